@@ -1,0 +1,278 @@
+"""The eval config: a YAML file of ``models:`` and ``tasks:``, decoded strictly.
+
+Example::
+
+    concurrency: 64                 # overall cap on requests in flight (all models)
+    out: results                    # where run directories are created
+    models:
+      - name: ref                   # label used in results/<run>/<name>/ (default: the model id)
+        endpoint: embedded          # or a base URL such as http://127.0.0.1:8000 (default embedded)
+        model: sieval-reference     # the model id sent on the wire
+        kind: completion            # completion | chat: picks the default dialect
+        dialect: openai_completions # default: openai_completions (completion), openai_chat (chat)
+        api_key_env: MY_KEY         # name of an env var holding the key (or api_key_file: path)
+        concurrency_limit: 16       # requests in flight for this model
+        timeout_s: 120              # per-request budget
+        request_defaults:
+          sampling.temperature: 0.0 # leaf path -> value; never overrides what a task sets
+    tasks:
+      - name: arc_easy
+        n: 100
+        num_fewshot: 25
+        seed: 1234
+        options: {}
+
+A key is never a literal in the file: ``api_key:`` is refused. An unknown key is an error with a
+close-match suggestion; a malformed file is an error with its line and column.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+import yaml
+
+from .errors import ConfigError
+from .ir.leaves import schema_match
+from .tasks.base import TaskConfig
+
+__all__ = ["EMBEDDED", "EvalConfig", "ModelConfig", "load_config", "parse_config"]
+
+EMBEDDED = "embedded"
+"""The ``endpoint`` value that starts sieval's in-process reference server."""
+
+REFERENCE_MODEL = "sieval-reference"
+"""The model id the embedded reference server serves (``reference.server.DEFAULT_MODEL_NAME``)."""
+
+DEFAULT_DIALECT = {"completion": "openai_completions", "chat": "openai_chat"}
+
+
+class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One ``models:`` entry."""
+
+    name: str = ""
+    """The label in results paths and reports; defaults to ``model``."""
+    endpoint: str = EMBEDDED
+    """A base URL (``http://host:port``, no ``/v1``) or ``embedded`` for the reference server."""
+    model: str = ""
+    """The model id sent on the wire; defaults to the reference server's model when embedded."""
+    kind: Literal["completion", "chat"] = "completion"
+    """The input kind; picks the default dialect."""
+    dialect: str = ""
+    """A dialect id from ``sieval dialects``; defaults from ``kind``."""
+    api_key_env: str | None = None
+    """Name of the environment variable holding the API key."""
+    api_key_file: str | None = None
+    """Path of a file whose stripped content is the API key."""
+    concurrency_limit: int = 32
+    """Requests in flight at once for this model."""
+    request_defaults: dict[str, Any] = msgspec.field(default_factory=dict)
+    """Leaf path -> value (``sampling.temperature: 0.0``), applied where a task sets nothing."""
+    timeout_s: float = 600.0
+    """Client-side budget per request in seconds."""
+
+    @property
+    def dialect_id(self) -> str:
+        return self.dialect or DEFAULT_DIALECT[self.kind]
+
+    @property
+    def label(self) -> str:
+        return self.name or self.model or "reference"
+
+    def api_key(self) -> str | None:
+        """The key from ``api_key_env`` / ``api_key_file`` (``ConfigError`` when unreadable)."""
+        if self.api_key_env:
+            value = os.environ.get(self.api_key_env)
+            if not value:
+                raise ConfigError(
+                    f"model {self.label!r}: environment variable {self.api_key_env!r} "
+                    "(api_key_env) is not set; export it before running",
+                    path="api_key_env",
+                )
+            return value
+        if self.api_key_file:
+            try:
+                value = Path(self.api_key_file).expanduser().read_text().strip()
+            except OSError as exc:
+                raise ConfigError(
+                    f"model {self.label!r}: cannot read api_key_file {self.api_key_file!r} "
+                    f"({exc.strerror}); check the path",
+                    path="api_key_file",
+                ) from exc
+            if not value:
+                raise ConfigError(
+                    f"model {self.label!r}: api_key_file {self.api_key_file!r} is empty",
+                    path="api_key_file",
+                )
+            return value
+        return None
+
+    def identity(self) -> dict[str, Any]:
+        """What of this model can change a score: no secrets, no key names, no limits."""
+        return {
+            "endpoint": self.endpoint.rstrip("/"),
+            "model": self.model,
+            "dialect": self.dialect_id,
+            "request_defaults": dict(sorted(self.request_defaults.items())),
+        }
+
+
+class EvalConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A whole config file."""
+
+    models: list[ModelConfig]
+    tasks: list[TaskConfig]
+    concurrency: int = 64
+    """Overall cap on requests in flight across every model."""
+    out: str = "results"
+    """Directory under which a run directory is created."""
+    data_dir: str | None = None
+    """Dataset directory; ``--data-dir`` and ``SIEVAL_DATA_DIR`` take precedence."""
+
+
+def load_config(path: str | Path) -> EvalConfig:
+    """Read and check a YAML config; every problem is a ``ConfigError`` naming where it is."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read config {str(path)!r} ({exc.strerror})", path=str(path)
+        ) from exc
+    return parse_config(text, source=str(path))
+
+
+def parse_config(text: str, *, source: str = "<config>") -> EvalConfig:
+    """Decode a YAML config held in ``text`` (``source`` names it in errors)."""
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
+        raise ConfigError(
+            f"{where}: malformed YAML ({exc.problem or exc.context}); fix the syntax there",
+            path=where,
+        ) from exc
+    except yaml.YAMLError as exc:  # pragma: no cover - every PyYAML parse error is marked
+        raise ConfigError(f"{source}: malformed YAML ({exc})", path=source) from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            f"{source}: expected a mapping with 'models:' and 'tasks:', got {type(raw).__name__}",
+            path=source,
+        )
+    for i, entry in enumerate(raw.get("models") or []):
+        if isinstance(entry, dict):
+            _refuse_literal_key(entry, f"{source}: models[{i}]")
+            if isinstance(entry.get("request_defaults"), dict):
+                entry["request_defaults"] = _flatten(entry["request_defaults"])
+    try:
+        config = msgspec.convert(raw, EvalConfig)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"{source}: {_explain(str(exc))}", path=source) from exc
+    return _check(config, source)
+
+
+def _refuse_literal_key(entry: dict[str, Any], where: str) -> None:
+    for key in entry:
+        if isinstance(key, str) and key.lower() in {"api_key", "apikey", "key", "token"}:
+            raise ConfigError(
+                f"{where}: a literal {key!r} is refused so keys never land in files or results; "
+                "put the key in an environment variable and name it with 'api_key_env: VAR' "
+                "(or use 'api_key_file: PATH')",
+                path=f"{where}.{key}",
+            )
+
+
+def _flatten(tree: dict[str, Any]) -> dict[str, Any]:
+    """``{sampling: {temperature: 0}}`` and ``{sampling.temperature: 0}`` both become the latter
+    (one level: an ``options.*`` value may itself be a mapping)."""
+    flat: dict[str, Any] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict) and "." not in str(key):
+            flat.update({f"{key}.{k}": v for k, v in value.items()})
+        else:
+            flat[str(key)] = value
+    return flat
+
+
+_UNKNOWN = re.compile(r"Object contains unknown field `([^`]*)`(?: - at `\$(.*)`)?")
+
+
+def _explain(message: str) -> str:
+    """msgspec's message, with a close-match suggestion for an unknown field."""
+    match = _UNKNOWN.match(message)
+    if not match:
+        return message.replace(" - at `$", " (at `")
+    field, where = match.group(1), match.group(2) or ""
+    struct = _struct_at(where)
+    known = [f.name for f in msgspec.structs.fields(struct)]
+    close = difflib.get_close_matches(field, known, n=1, cutoff=0.5)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    at = where.lstrip(".") or "top level"
+    return f"unknown key {field!r} in {at}.{hint} Known keys: {', '.join(known)}."
+
+
+def _struct_at(where: str) -> type[msgspec.Struct]:
+    if where.startswith(".models"):
+        return ModelConfig
+    if where.startswith(".tasks"):
+        return TaskConfig
+    return EvalConfig
+
+
+def _check(config: EvalConfig, source: str) -> EvalConfig:
+    if not config.models:
+        raise ConfigError(f"{source}: 'models:' is empty; list at least one model", path="models")
+    if not config.tasks:
+        raise ConfigError(f"{source}: 'tasks:' is empty; list at least one task", path="tasks")
+    if config.concurrency < 1:
+        raise ConfigError(f"{source}: concurrency must be >= 1", path="concurrency")
+    labels: set[str] = set()
+    models: list[ModelConfig] = []
+    for i, model in enumerate(config.models):
+        where = f"{source}: models[{i}]"
+        if model.endpoint != EMBEDDED and not model.endpoint.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"{where}: endpoint {model.endpoint!r} is neither 'embedded' nor an http(s) URL",
+                path="endpoint",
+            )
+        if model.endpoint != EMBEDDED and not model.model:
+            raise ConfigError(f"{where}: 'model:' (the model id) is required", path="model")
+        if not model.model:
+            model = msgspec.structs.replace(model, model=REFERENCE_MODEL)
+        models.append(model)
+        if model.api_key_env and model.api_key_file:
+            raise ConfigError(
+                f"{where}: set one of api_key_env and api_key_file, not both", path="api_key_env"
+            )
+        if model.concurrency_limit < 1:
+            raise ConfigError(f"{where}: concurrency_limit must be >= 1", path="concurrency_limit")
+        if model.timeout_s <= 0:
+            raise ConfigError(f"{where}: timeout_s must be > 0", path="timeout_s")
+        for leaf in model.request_defaults:
+            head, _, name = leaf.partition(".")
+            if schema_match(leaf) is None or not name or head == "input":
+                raise ConfigError(
+                    f"{where}: request_defaults key {leaf!r} is not a request leaf such as "
+                    "'sampling.temperature' or 'options.min_p'",
+                    path=leaf,
+                )
+        if model.label in labels:
+            raise ConfigError(
+                f"{where}: two models are named {model.label!r}; give each a distinct 'name:'",
+                path="name",
+            )
+        labels.add(model.label)
+    names: set[str] = set()
+    for task in config.tasks:
+        if task.name in names:
+            raise ConfigError(f"{source}: task {task.name!r} is listed twice", path="tasks")
+        names.add(task.name)
+        if task.n is not None and task.n < 1:
+            raise ConfigError(f"{source}: task {task.name!r}: n must be >= 1", path="n")
+    return msgspec.structs.replace(config, models=models)

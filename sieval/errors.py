@@ -1,0 +1,117 @@
+"""The one error taxonomy of sieval.
+
+    SievalError                      anything sieval raises on purpose
+    ├── ConfigError                  a config, CLI argument or dataset location is wrong (no I/O done)
+    ├── Refused                      a request was decided against before any byte was sent
+    ├── ServerRejected               the server answered 4xx (other than 429) with its own message
+    ├── ContractViolation            a reply was short, inconsistent or malformed
+    └── TransportError               connect failure, timeout, 429 or 5xx after the retries
+        └── TransportTimeout         ... a timeout (also a builtin TimeoutError)
+
+Every error carries structured fields (the dialect, the leaf or JSON path, what was expected and
+what was received, the server) so that a record can store them, and its message is one sentence
+that names the fix. A sample that fails is recorded with ``error_class`` and the message, never
+scored as an answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ConfigError",
+    "ContractViolation",
+    "Refused",
+    "ServerRejected",
+    "SievalError",
+    "TransportError",
+    "TransportTimeout",
+]
+
+
+class SievalError(Exception):
+    """Root of every error sieval raises on purpose."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        dialect: str | None = None,
+        path: str | None = None,
+        expected: Any = None,
+        received: Any = None,
+        server: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.dialect = dialect
+        self.path = path
+        self.expected = expected
+        self.received = received
+        self.server = server
+
+    @property
+    def error_class(self) -> str:
+        """The taxonomy branch recorded per failed sample (e.g. ``"ServerRejected"``)."""
+        for cls in type(self).__mro__:
+            if cls in _BRANCHES:
+                return cls.__name__
+        return type(self).__name__
+
+    def to_record(self) -> dict[str, Any]:
+        """The error as plain data for a record (messages are already secret-free)."""
+        data: dict[str, Any] = {"class": self.error_class, "message": self.message}
+        for key in ("dialect", "path", "server"):
+            value = getattr(self, key)
+            if value is not None:
+                data[key] = value
+        return data
+
+
+class ConfigError(SievalError, ValueError):
+    """Raised when a config file, CLI argument or data location cannot be used as given."""
+
+
+class Refused(SievalError):
+    """Raised before I/O when a request leaf cannot be honoured or the request is invalid."""
+
+
+class ServerRejected(SievalError):
+    """Raised when the server answers a 4xx (not 429); carries the server's own message."""
+
+    def __init__(self, message: str, *, status: int, server_message: str, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.status = status
+        self.server_message = server_message
+
+    def to_record(self) -> dict[str, Any]:
+        data = super().to_record()
+        data["status"] = self.status
+        return data
+
+
+class ContractViolation(SievalError):
+    """Raised when a reply is short, inconsistent or malformed: it is not believed."""
+
+
+class TransportError(SievalError):
+    """Raised when the server could not be reached or kept failing (connect, 429, 5xx)."""
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1, **kw: Any):
+        super().__init__(message, **kw)
+        self.status = status
+        self.attempts = attempts
+
+    def to_record(self) -> dict[str, Any]:
+        data = super().to_record()
+        data["attempts"] = self.attempts
+        if self.status is not None:
+            data["status"] = self.status
+        return data
+
+
+class TransportTimeout(TransportError, TimeoutError):
+    """Raised when a connect or read budget ran out on every attempt."""
+
+
+_BRANCHES = (ConfigError, Refused, ServerRejected, ContractViolation, TransportError)

@@ -1,0 +1,49 @@
+"""Request defaults from a model's config, applied to leaves the caller left at their default."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from ..errors import ConfigError
+from .leaves import schema_match
+from .request import Request
+
+__all__ = ["with_defaults"]
+
+
+def with_defaults(request: Request, defaults: Mapping[str, Any]) -> Request:
+    """Fill ``group.field`` and ``options.key`` leaves that ``request`` leaves unset.
+
+    A default never overrides a value the request set itself (a task that asks for greedy
+    decoding stays greedy whatever the model config says).
+    """
+    if not defaults:
+        return request
+    groups: dict[str, dict[str, Any]] = {}
+    options = dict(request.options)
+    for path, value in defaults.items():
+        head, _, name = path.partition(".")
+        if schema_match(path) is None or not name or head == "input":
+            raise ConfigError(
+                f"request default {path!r} is not a request leaf such as 'sampling.temperature' "
+                "or 'options.min_p'",
+                path=path,
+            )
+        if head == "options":
+            options.setdefault(name, value)
+            continue
+        group = getattr(request, head)
+        field = next(f for f in msgspec.structs.fields(group) if f.name == name)
+        default = field.default if field.default is not msgspec.NODEFAULT else None
+        if getattr(group, name) == default:
+            groups.setdefault(head, {})[name] = tuple(value) if isinstance(value, list) else value
+    changes: dict[str, Any] = {
+        head: msgspec.structs.replace(getattr(request, head), **fields)
+        for head, fields in groups.items()
+    }
+    if options != request.options:
+        changes["options"] = options
+    return msgspec.structs.replace(request, **changes) if changes else request

@@ -1,0 +1,130 @@
+"""The provider-neutral response: per-choice channels plus per-request provenance.
+
+Absent, null and zero stay distinct: a channel the server did not return is ``UNSET``, and a
+usage count the server did not report is ``UNSET``, never 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from .request import IRStruct
+
+__all__ = [
+    "Choice",
+    "Decision",
+    "Response",
+    "StructuredValue",
+    "Timings",
+    "Token",
+    "ToolCall",
+    "TopEntry",
+    "Usage",
+]
+
+
+class TopEntry(IRStruct):
+    """One alternative at a position."""
+
+    token: str
+    logprob: float
+    token_id: int | UnsetType = UNSET
+
+
+class Token(IRStruct):
+    """One input or sampled token."""
+
+    text: str
+    """The token as the server decoded it (a BOS reads e.g. ``<bos>`` and covers no text)."""
+    logprob: float | None | UnsetType = UNSET
+    """Natural-log probability; ``None`` only for the unscored first input position."""
+    token_id: int | UnsetType = UNSET
+    offset: int | UnsetType = UNSET
+    """Character offset where the token starts in its text (the prompt for input tokens, the
+    choice's text for sampled ones); a token spans up to the next token's offset."""
+    top: tuple[TopEntry, ...] | UnsetType = UNSET
+    """The top-k alternatives, most likely first; the scored token is marked by ``scored_rank``."""
+    scored_rank: int | UnsetType = UNSET
+    """Index in ``top`` of this token, or -1 when it is not among the top-k."""
+
+
+class StructuredValue(IRStruct):
+    """A parsed structured output; the wrapper keeps JSON ``null`` apart from "absent"."""
+
+    value: Any
+
+
+class ToolCall(IRStruct):
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class Choice(IRStruct):
+    index: int
+    text: str
+    """The generated text only (never the echoed prompt)."""
+    finish_reason: str | UnsetType = UNSET
+    """The server's own word (``stop``, ``length``, ...), not normalised."""
+    stop_reason: str | int | None | UnsetType = UNSET
+    tokens: tuple[Token, ...] | UnsetType = UNSET
+    """Sampled tokens with logprobs (and top-k, ids) when requested."""
+    token_ids: tuple[int, ...] | UnsetType = UNSET
+    structured_output: StructuredValue | UnsetType = UNSET
+    reasoning: str | UnsetType = UNSET
+    tool_calls: tuple[ToolCall, ...] | UnsetType = UNSET
+
+
+class Usage(IRStruct):
+    input_tokens: int | UnsetType = UNSET
+    output_tokens: int | UnsetType = UNSET
+    cached_tokens: int | UnsetType = UNSET
+    reported_total_tokens: int | UnsetType = UNSET
+    """The server's own total, kept only when it disagrees with input + output."""
+
+    @property
+    def total_tokens(self) -> int | UnsetType:
+        if self.input_tokens is UNSET or self.output_tokens is UNSET:
+            return UNSET
+        return self.input_tokens + self.output_tokens
+
+
+class Decision(IRStruct):
+    """What a dialect did with one active leaf, before any I/O."""
+
+    leaf: str
+    outcome: Literal["consumed", "noop", "refused"]
+    detail: str
+    """The wire body path written (consumed) or the reason (noop, refused)."""
+
+
+class Timings(IRStruct):
+    started: float
+    """Unix time the call started."""
+    queued_s: float = 0.0
+    """Time spent waiting for a concurrency slot."""
+    first_byte_s: float = 0.0
+    total_s: float = 0.0
+    """Wall time of the whole call including retries."""
+    attempts: int = 1
+
+
+class Response(IRStruct):
+    choices: tuple[Choice, ...]
+    input_tokens: tuple[Token, ...] | UnsetType = UNSET
+    """Scored input tokens, first unscored, with offsets into the prompt text."""
+    usage: Usage = msgspec.field(default_factory=Usage)
+    model: str | UnsetType = UNSET
+    """The model id the server reported."""
+    requested_model: str | UnsetType = UNSET
+    system_fingerprint: str | UnsetType = UNSET
+    dialect: str | UnsetType = UNSET
+    ledger: tuple[Decision, ...] = ()
+    wire_body: dict[str, Any] | UnsetType = UNSET
+    """The body sent, secrets redacted."""
+    timings: Timings | UnsetType = UNSET
+    warnings: tuple[str, ...] = ()
+    """Facts about this reply a reader must know (e.g. the server shortened max_tokens)."""

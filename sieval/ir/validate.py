@@ -1,0 +1,78 @@
+"""Request invariants that a single field type cannot express; each error names its leaf."""
+
+from __future__ import annotations
+
+import math
+
+from msgspec import UNSET
+
+from ..errors import Refused
+from .request import ChatInput, CompletionInput, ImagePart, Request
+
+__all__ = ["validate"]
+
+
+def _refuse(path: str, received: object, why: str) -> Refused:
+    return Refused(f"invalid request: {path}={received!r} {why}", path=path, received=received)
+
+
+def validate(request: Request) -> None:
+    """Raise ``Refused`` naming the first leaf that breaks an invariant; return None otherwise."""
+    _validate_input(request)
+    s = request.sampling
+    if s.n < 1:
+        raise _refuse("sampling.n", s.n, "must be at least 1")
+    if s.temperature is not UNSET and not (math.isfinite(s.temperature) and s.temperature >= 0):
+        raise _refuse("sampling.temperature", s.temperature, "must be a finite number >= 0")
+    if s.top_p is not UNSET and not (0 < s.top_p <= 1):
+        raise _refuse("sampling.top_p", s.top_p, "must be in (0, 1]")
+    if s.max_tokens is not UNSET and s.max_tokens < 0:
+        raise _refuse("sampling.max_tokens", s.max_tokens, "must be >= 0")
+    if s.stop is not UNSET and any(stop == "" for stop in s.stop):
+        raise _refuse("sampling.stop", s.stop, "must not contain an empty string")
+    if s.n > 1 and s.temperature == 0:
+        raise _refuse("sampling.n", s.n, "needs temperature > 0: greedy choices are all equal")
+    c = request.scoring
+    if c.input_top_k < 0:
+        raise _refuse("scoring.input_top_k", c.input_top_k, "must be >= 0")
+    if c.sampled_top_k < 0:
+        raise _refuse("scoring.sampled_top_k", c.sampled_top_k, "must be >= 0")
+    if c.input_top_k and not c.input_logprobs:
+        raise _refuse("scoring.input_top_k", c.input_top_k, "needs scoring.input_logprobs=true")
+    if c.sampled_top_k and not c.sampled_logprobs:
+        raise _refuse(
+            "scoring.sampled_top_k", c.sampled_top_k, "needs scoring.sampled_logprobs=true"
+        )
+    o = request.structured_output
+    if o.format == "json_schema" and o.schema is UNSET:
+        raise _refuse("structured_output.schema", UNSET, "is required with format json_schema")
+    if o.format != "json_schema" and o.schema is not UNSET:
+        raise _refuse("structured_output.schema", "<schema>", "is only valid with json_schema")
+    r = request.reasoning
+    if r.effort is not UNSET and r.budget_tokens is not UNSET:
+        raise _refuse("reasoning.budget_tokens", r.budget_tokens, "excludes reasoning.effort")
+    if r.budget_tokens is not UNSET and r.budget_tokens < 1:
+        raise _refuse("reasoning.budget_tokens", r.budget_tokens, "must be >= 1")
+    t = request.scheduling.timeout_s
+    if t is not UNSET and not (math.isfinite(t) and t > 0):
+        raise _refuse("scheduling.timeout_s", t, "must be a positive number of seconds")
+
+
+def _validate_input(request: Request) -> None:
+    inp = request.input
+    if isinstance(inp, CompletionInput):
+        has_text, has_ids = inp.text is not UNSET, inp.token_ids is not UNSET
+        if has_text == has_ids:
+            raise _refuse(
+                "input.completion.text", inp.text, "and input.completion.token_ids: set exactly one"
+            )
+        if has_ids and not inp.token_ids:
+            raise _refuse("input.completion.token_ids", (), "must not be empty")
+        return
+    assert isinstance(inp, ChatInput)
+    if not inp.messages:
+        raise _refuse("input.chat.messages", (), "must hold at least one message")
+    for message in inp.messages:
+        for part in message.content:
+            if isinstance(part, ImagePart) and (part.url is UNSET) == (part.data is UNSET):
+                raise _refuse("input.chat.messages.content.image", part, "needs url xor data")

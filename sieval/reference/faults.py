@@ -1,0 +1,152 @@
+"""Fault injection for the reference server (off by default).
+
+A fault is set for the whole server (``ReferenceServer(faults="...")`` / ``sieval serve
+--fault``) or per request with a header; the header wins. Grammar::
+
+    x-sieval-fault: MODE [; OPTION=VALUE]...
+    x-sieval-fault-key: ANY-STRING        (optional; groups requests for ``times``)
+
+MODE                    effect
+``429``                 429 with a ``Retry-After`` header and an OpenAI-style error body
+``500`` / ``503``       that status with vLLM's error envelope
+``reset``               200 headers, half the body, then the TCP connection is aborted
+``delay``               sleep ``seconds`` (default 30) before serving normally
+``truncate``            200 ``application/json`` whose body is the reply cut in half
+``html``                an HTML error page; ``status=502`` (default) or ``status=200``
+``short-prompt-logprobs``  the last ``prompt_logprobs`` position is dropped, and with echo
+                        logprobs one prompt position (index 1) is dropped from all four lists
+``topk-short``          one entry is dropped from every top-k dict (``top_logprobs`` and
+                        ``prompt_logprobs``) that has at least two
+``nan``                 every non-null logprob becomes ``NaN`` (the bare JSON token, as
+                        Python's ``json`` writes it)
+``usage-off``           ``usage.prompt_tokens`` (and ``total_tokens``) is one more than the echo
+
+OPTION                  meaning
+``times=N``             only the first N requests with the same key fail; later ones are served
+                        normally (the key is ``x-sieval-fault-key``, else the fault text itself)
+``retry-after=S``       the ``Retry-After`` header value for 429 / 503 (default 1 for 429)
+``seconds=S``           the ``delay`` length
+``status=N``            the ``html`` status
+
+Example: ``x-sieval-fault: 429; times=2; retry-after=0`` with ``x-sieval-fault-key: t1`` gives
+429, 429, then normal replies.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["BODY_MODES", "MODES", "Fault", "FaultBook", "alter_reply", "parse_fault"]
+
+MODES = frozenset(
+    {
+        "429",
+        "500",
+        "503",
+        "reset",
+        "delay",
+        "truncate",
+        "html",
+        "short-prompt-logprobs",
+        "topk-short",
+        "nan",
+        "usage-off",
+    }
+)
+#: Modes that alter a normal reply's JSON body rather than replacing it.
+BODY_MODES = frozenset({"short-prompt-logprobs", "topk-short", "nan", "usage-off"})
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One parsed fault specification."""
+
+    mode: str
+    text: str
+    options: dict[str, str] = field(default_factory=dict)
+
+    def number(self, key: str, default: float) -> float:
+        """A numeric option, or ``default``."""
+        value = self.options.get(key)
+        return default if value is None else float(value)
+
+
+def parse_fault(text: str) -> Fault:
+    """Parse ``MODE[; k=v]...``; raises ValueError naming the problem."""
+    parts = [p.strip() for p in text.split(";") if p.strip()]
+    if not parts:
+        raise ValueError("empty x-sieval-fault")
+    mode = parts[0].lower()
+    if mode not in MODES:
+        raise ValueError(f"unknown fault mode {mode!r}; known: {', '.join(sorted(MODES))}")
+    options: dict[str, str] = {}
+    for part in parts[1:]:
+        key, sep, value = part.partition("=")
+        if not sep:
+            raise ValueError(f"fault option {part!r} is not KEY=VALUE")
+        options[key.strip().lower()] = value.strip()
+    for key in ("times", "retry-after", "seconds", "status"):
+        if key in options:
+            try:
+                float(options[key])
+            except ValueError as exc:
+                raise ValueError(f"fault option {key}={options[key]!r} is not a number") from exc
+    return Fault(mode, text.strip(), options)
+
+
+class FaultBook:
+    """Counts requests per fault key, so ``times=N`` can stop failing after N."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def fires(self, fault: Fault, key: str | None) -> bool:
+        """Whether this request should get the fault (and count it)."""
+        if "times" not in fault.options:
+            return True
+        limit = int(fault.number("times", 0))
+        k = key or fault.text
+        with self._lock:
+            count = self._seen.get(k, 0) + 1
+            self._seen[k] = count
+        return count <= limit
+
+
+def alter_reply(body: dict[str, Any], mode: str) -> dict[str, Any]:
+    """Apply a body-altering fault to a non-stream completions reply (in place)."""
+    if mode == "usage-off":
+        usage = body.get("usage") or {}
+        usage["prompt_tokens"] = usage.get("prompt_tokens", 0) + 1
+        usage["total_tokens"] = usage.get("total_tokens", 0) + 1
+        return body
+    for choice in body.get("choices", []):
+        lp = choice.get("logprobs")
+        plp = choice.get("prompt_logprobs")
+        if mode == "short-prompt-logprobs":
+            if plp:
+                plp.pop()
+            if lp and lp.get("tokens") and len(lp["tokens"]) > 1:
+                for key in ("tokens", "token_logprobs", "top_logprobs", "text_offset"):
+                    del lp[key][1]
+        elif mode == "topk-short":
+            for d in [*(lp["top_logprobs"] if lp else []), *(plp or [])]:
+                if d and len(d) >= 2:
+                    d.pop(next(reversed(d)))
+        elif mode == "nan":
+            if lp:
+                lp["token_logprobs"] = [
+                    None if x is None else math.nan for x in lp["token_logprobs"]
+                ]
+                for d in lp["top_logprobs"]:
+                    if d:
+                        for k in d:
+                            d[k] = math.nan
+            for d in plp or []:
+                if d:
+                    for v in d.values():
+                        v["logprob"] = math.nan
+    return body

@@ -1,0 +1,21 @@
+"""Pure scoring functions over ``Response``: continuation log-likelihood, choice picking, letter
+log-probabilities, and final-number extraction."""
+
+from .choice import argmax, pick_acc, pick_acc_norm
+from .continuation import ContinuationScore, continuation_score
+from .letters import letter_logprobs, spelled_letter
+from .numbers import extract_flexible, extract_strict, gold_number, normalize_number
+
+__all__ = [
+    "ContinuationScore",
+    "argmax",
+    "continuation_score",
+    "extract_flexible",
+    "extract_strict",
+    "gold_number",
+    "letter_logprobs",
+    "normalize_number",
+    "pick_acc",
+    "pick_acc_norm",
+    "spelled_letter",
+]

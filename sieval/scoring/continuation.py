@@ -1,0 +1,113 @@
+"""Log-likelihood of a continuation from the scored input tokens of ``context + continuation``.
+
+Token spans come from the character offsets the dialect returns: a token starts at its
+``offset`` and ends where the next token starts (the last one at the end of the prompt). A
+token belongs to the continuation when it starts at or after ``context_chars``; a BOS covers no
+text (it shares its offset with the next token) and so stays in the context. A token that starts
+in the context and ends in the continuation means the tokenizer merged the two; its logprob
+cannot be split, so the score is refused rather than guessed.
+"""
+
+from __future__ import annotations
+
+import msgspec
+from msgspec import UNSET
+
+from ..errors import ContractViolation
+from ..ir.response import Response, Token
+
+__all__ = ["ContinuationScore", "continuation_score"]
+
+
+class ContinuationScore(msgspec.Struct, frozen=True, kw_only=True):
+    logprob_sum: float
+    """Sum of the natural-log probabilities of the continuation's tokens."""
+    n_tokens: int
+    n_chars: int
+    """Characters of the continuation text (the acc_norm denominator)."""
+    n_bytes: int
+    """UTF-8 bytes of the continuation text (the bits-per-byte denominator)."""
+    is_greedy: bool | None
+    """Every continuation token was the top-1 alternative; None when no top-k was returned."""
+
+
+def _offsets(tokens: tuple[Token, ...], prompt_chars: int) -> list[int]:
+    offsets = []
+    for i, token in enumerate(tokens):
+        if token.offset is UNSET:
+            raise ContractViolation(
+                f"input token {i} ({token.text!r}) has no character offset, so the continuation "
+                "cannot be located; use a dialect that returns input token offsets",
+                path=f"input_tokens[{i}].offset",
+            )
+        if not 0 <= token.offset <= prompt_chars or (offsets and token.offset < offsets[-1]):
+            raise ContractViolation(
+                f"input token {i} ({token.text!r}) has offset {token.offset}, outside the prompt "
+                f"(0..{prompt_chars}) or before the previous token: the offsets are inconsistent",
+                path=f"input_tokens[{i}].offset",
+                received=token.offset,
+            )
+        offsets.append(token.offset)
+    return offsets
+
+
+def continuation_score(
+    response: Response, context_chars: int, continuation: str
+) -> ContinuationScore:
+    """Score ``continuation`` given that the request's prompt was ``context + continuation`` and
+    the context is ``context_chars`` characters long.
+
+    Raises ``ContractViolation`` when the input tokens are missing, lack offsets or a logprob
+    inside the continuation, or when a token straddles the context/continuation boundary.
+    """
+    if not continuation:
+        raise ValueError("continuation_score needs a non-empty continuation")
+    tokens = response.input_tokens
+    if tokens is UNSET or not tokens:
+        raise ContractViolation(
+            "the response has no scored input tokens; the request must set "
+            "scoring.input_logprobs=True on a dialect that supports input scoring",
+            path="input_tokens",
+        )
+    prompt_chars = context_chars + len(continuation)
+    offsets = _offsets(tokens, prompt_chars)
+    ends = [*offsets[1:], prompt_chars]
+    total, count = 0.0, 0
+    greedy: bool | None = True
+    for i, (token, start, end) in enumerate(zip(tokens, offsets, ends, strict=True)):
+        if start < context_chars < end:
+            raise ContractViolation(
+                f"input token {i} ({token.text!r}) spans characters {start}..{end}, across the "
+                f"context/continuation boundary at {context_chars}: the tokenizer merged them; "
+                "end the context so the continuation starts a token (e.g. give the continuation "
+                "a leading space)",
+                path=f"input_tokens[{i}]",
+                expected=context_chars,
+                received=(start, end),
+            )
+        if start < context_chars or start == prompt_chars:
+            continue
+        if not isinstance(token.logprob, float | int):
+            raise ContractViolation(
+                f"input token {i} ({token.text!r}) inside the continuation has no logprob",
+                path=f"input_tokens[{i}].logprob",
+            )
+        total += token.logprob
+        count += 1
+        if token.top is UNSET or token.scored_rank is UNSET:
+            greedy = None
+        elif greedy is not None:
+            greedy = greedy and token.scored_rank == 0
+    if count == 0:
+        raise ContractViolation(
+            f"no input token starts inside the continuation (characters {context_chars}.."
+            f"{prompt_chars}); the scored tokens do not cover the prompt",
+            path="input_tokens",
+        )
+    return ContinuationScore(
+        logprob_sum=total,
+        n_tokens=count,
+        n_chars=len(continuation),
+        n_bytes=len(continuation.encode("utf-8")),
+        is_greedy=greedy,
+    )

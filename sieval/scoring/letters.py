@@ -1,0 +1,58 @@
+"""Next-token letter log-probabilities read from the first sampled position's top-k list.
+
+The candidates are the top-k entries plus the scored (sampled) token itself. A candidate spells
+a letter when it equals the letter after removing leading whitespace and SentencePiece's word
+marker ``▁`` (so ``"A"``, ``" A"`` and ``"▁A"`` all count); when several spellings of one letter
+appear, the largest log-probability is taken (the most likely spelling, not a sum: the top-k is
+truncated, so a sum would depend on k). A letter missing from the list fails the sample: an argmax
+over the letters that happened to make the cut would be a different, easier task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from msgspec import UNSET
+
+from ..errors import ContractViolation
+from ..ir.response import Response
+
+__all__ = ["letter_logprobs", "spelled_letter"]
+
+
+def spelled_letter(token: str) -> str:
+    """The token text without leading whitespace and ``▁`` markers."""
+    return token.lstrip().lstrip("▁").lstrip()
+
+
+def letter_logprobs(response: Response, letters: Sequence[str]) -> dict[str, float]:
+    """``{letter: logprob}`` at the first sampled position, every letter present or an error."""
+    choice = response.choices[0] if response.choices else None
+    tokens = choice.tokens if choice is not None else UNSET
+    if tokens is UNSET or not tokens or tokens[0].top is UNSET:
+        raise ContractViolation(
+            "the response has no top-k list at the first sampled position; the request must set "
+            "scoring.sampled_logprobs=True and scoring.sampled_top_k",
+            path="choices[0].tokens[0].top",
+        )
+    first = tokens[0]
+    top = first.top if first.top is not UNSET else ()
+    candidates = [(entry.token, entry.logprob) for entry in top]
+    if isinstance(first.logprob, float):
+        candidates.append((first.text, first.logprob))
+    wanted = set(letters)
+    found: dict[str, float] = {}
+    for text, logprob in candidates:
+        letter = spelled_letter(text)
+        if letter in wanted:
+            found[letter] = max(logprob, found.get(letter, float("-inf")))
+    missing = [letter for letter in letters if letter not in found]
+    if missing:
+        raise ContractViolation(
+            f"letters {', '.join(missing)} are not in the top-{len(top)} next-token list, so the "
+            "answer cannot be scored over all choices; raise the task's top_k option",
+            path="choices[0].tokens[0].top",
+            expected=list(letters),
+            received=sorted(found),
+        )
+    return {letter: found[letter] for letter in letters}

@@ -1,0 +1,92 @@
+"""The contract every task follows: data -> named IR requests -> per-sample metrics -> aggregate.
+
+A task speaks only the IR. It declares what it needs from a dialect (``requirements``) so a run
+can be refused before its first request when the chosen dialect cannot serve it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import msgspec
+
+from ..ir.request import Request
+from ..ir.response import Response
+
+__all__ = ["Requirement", "Sample", "SampleResult", "Task", "TaskConfig"]
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A capability key the dialect must support (see ``ir/capabilities.py``), with a reason."""
+
+    capability: str
+    why: str
+    min_top_k: int = 0
+    """For ``input_top_k`` / ``sampled_top_k``: the smallest k the task will ask for."""
+
+
+class TaskConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What a config's ``tasks:`` entry may set; everything that can change a score."""
+
+    name: str
+    n: int | None = None
+    """How many samples to evaluate (the first n in the task's fixed order); None = all."""
+    num_fewshot: int | None = None
+    """Shots per prompt; None = the task's default."""
+    seed: int = 1234
+    """Seed for shot sampling and any other draw the task makes."""
+    options: dict[str, Any] = msgspec.field(default_factory=dict)
+    """Task-specific options, e.g. ``top_k`` for CLP."""
+
+
+class Sample(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    """Stable across runs: the resume key."""
+    data: dict[str, Any]
+    gold: Any
+    group: str | None = None
+    """For tasks reported per group (MMLU subject)."""
+
+
+class SampleResult(msgspec.Struct, kw_only=True):
+    prediction: Any
+    gold: Any
+    metrics: dict[str, float]
+    channels: dict[str, Any] = msgspec.field(default_factory=dict)
+    """The response channels the score used (e.g. continuation token logprobs and offsets)."""
+
+
+class Task(Protocol):
+    name: str
+    protocol: str
+    """The scoring protocol in one line, recorded with every result."""
+    headline: str
+    """The metric reported first."""
+    requirements: Sequence[Requirement]
+
+    def data_files(self, data_dir: Path) -> list[Path]:
+        """The files this task reads (their checksums enter the run identity)."""
+        ...
+
+    def load(self, data_dir: Path, config: TaskConfig) -> list[Sample]:
+        """All evaluation samples in a fixed order (shots already drawn into ``data``)."""
+        ...
+
+    def requests(self, sample: Sample, config: TaskConfig) -> Mapping[str, Request]:
+        """Named requests for one sample; they may run concurrently."""
+        ...
+
+    def score(
+        self, sample: Sample, responses: Mapping[str, Response], config: TaskConfig
+    ) -> SampleResult:
+        """Metrics of one sample from its responses; raise a ``SievalError`` if they cannot be
+        trusted (a failed sample is recorded as failed, never as wrong)."""
+        ...
+
+    def aggregate(self, results: Sequence[tuple[Sample, SampleResult]]) -> dict[str, Any]:
+        """Run-level metrics (means, per-group breakdowns)."""
+        ...

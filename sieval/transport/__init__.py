@@ -1,0 +1,48 @@
+"""The transport: one async HTTP JSON client, a fake for tests, redaction and the wire log.
+
+Typical use, one transport per model for its whole lifetime:
+
+    from sieval.transport import HttpRequest, HttpTransport
+
+    async with HttpTransport(limits=Limits(concurrency=8)) as transport:
+        reply = await transport.send(HttpRequest(url=url, headers=auth, body=payload))
+"""
+
+from sieval.transport.backoff import backoff_delay, retry_after_s
+from sieval.transport.client import HttpTransport
+from sieval.transport.config import Limits, Timeouts
+from sieval.transport.fake import FakeTransport, Handler, json_reply
+from sieval.transport.probe import get_json
+from sieval.transport.redaction import (
+    REDACTED,
+    collect_secrets,
+    redact,
+    redact_headers,
+    redact_json,
+    redact_url,
+)
+from sieval.transport.types import HttpReply, HttpRequest, Timings, Transport
+from sieval.transport.wirelog import WireLog
+
+__all__ = [
+    "REDACTED",
+    "FakeTransport",
+    "Handler",
+    "HttpReply",
+    "HttpRequest",
+    "HttpTransport",
+    "Limits",
+    "Timeouts",
+    "Timings",
+    "Transport",
+    "WireLog",
+    "backoff_delay",
+    "collect_secrets",
+    "get_json",
+    "json_reply",
+    "redact",
+    "redact_headers",
+    "redact_json",
+    "redact_url",
+    "retry_after_s",
+]

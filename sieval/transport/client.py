@@ -1,0 +1,297 @@
+"""``HttpTransport``: the one real transport, an aiohttp client that retries with care.
+
+One ``aiohttp.ClientSession`` is opened on the first ``send`` and kept until ``aclose``.
+Each endpoint (scheme, host, port) gets at most ``Limits.concurrency`` requests in flight.
+An attempt is retried only after a connect error, a timeout, a cut-short body, HTTP 429 or
+HTTP 5xx; any other status, 4xx included, is returned as an ``HttpReply`` for the dialect to
+judge. Backoff is described in ``sieval.transport.backoff``. Exceptions are translated once,
+through ``sieval.transport.errors.RULES``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random as _random
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+import aiohttp
+import msgspec
+import yarl
+
+from sieval.errors import TransportError
+from sieval.transport.backoff import backoff_delay, retry_after_s
+from sieval.transport.config import Limits, Timeouts
+from sieval.transport.errors import classify
+from sieval.transport.redaction import collect_secrets, redact, redact_url
+from sieval.transport.types import HttpReply, HttpRequest, Timings
+from sieval.transport.wirelog import WireLog
+
+__all__ = ["HttpTransport", "excerpt"]
+
+logger = logging.getLogger("sieval.transport")
+
+EXCERPT_CHARS = 300
+
+
+def excerpt(body: bytes, secrets: tuple[str, ...], limit: int = EXCERPT_CHARS) -> str:
+    """A one-line, redacted excerpt of ``body`` of at most ``limit`` characters."""
+    text = " ".join(redact(body.decode("utf-8", errors="replace"), secrets).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _retryable(status: int) -> bool:
+    return status == 429 or status >= 500
+
+
+def _plural(n: int) -> str:
+    return f"{n} attempt" if n == 1 else f"{n} attempts"
+
+
+class _Raw(msgspec.Struct, frozen=True):
+    """One attempt's reply before it becomes an ``HttpReply``."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    first_byte_s: float
+    total_s: float
+
+
+class _Exchange(msgspec.Struct, frozen=True):
+    """What stays the same across the attempts of one ``send``."""
+
+    request: HttpRequest
+    headers: dict[str, str]
+    secrets: tuple[str, ...]
+    shown_url: str
+    endpoint: str
+    timeout: aiohttp.ClientTimeout
+    exchange_id: str
+
+
+class HttpTransport:
+    """Sends ``HttpRequest``s over one pooled aiohttp session.
+
+    ``sleep`` and ``random`` are seams for tests: backoff calls ``await sleep(seconds)`` and
+    draws jitter from ``random()`` in [0, 1).
+    """
+
+    def __init__(
+        self,
+        *,
+        timeouts: Timeouts | None = None,
+        limits: Limits | None = None,
+        wire_log: WireLog | str | Path | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        random: Callable[[], float] = _random.random,
+        trust_env: bool = False,
+        user_agent: str = "sieval",
+    ) -> None:
+        self.timeouts = timeouts or Timeouts()
+        self.limits = limits or Limits()
+        self.wire_log = WireLog(wire_log) if isinstance(wire_log, str | Path) else wire_log
+        self._sleep = sleep
+        self._random = random
+        self._trust_env = trust_env
+        self._user_agent = user_agent
+        self._session: aiohttp.ClientSession | None = None
+        self._gates: dict[str, asyncio.Semaphore] = {}
+        self._closed = False
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the session and the wire log; later ``send`` calls raise ``RuntimeError``."""
+        self._closed = True
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+        if self.wire_log is not None:
+            self.wire_log.close()
+
+    async def send(self, request: HttpRequest) -> HttpReply:
+        """Send ``request``, retrying as described above, and return the full reply."""
+        ex = self._prepare(request)
+        started, wall0 = time.time(), time.monotonic()
+        attempt = 0
+        while True:
+            attempt += 1
+            began = time.monotonic()
+            try:
+                raw = await self._attempt(ex)
+            except Exception as exc:
+                failure = classify(exc)
+                if failure is None:
+                    raise
+                detail = redact_url(f"{type(exc).__name__}: {exc}".rstrip(": "), ex.secrets)
+                self._log_wire(ex, attempt, error=detail, total_s=time.monotonic() - began)
+                if failure.rule.retry and attempt <= self.limits.retries:
+                    await self._pause(ex, attempt, f"{failure.rule.what}: {detail}", None)
+                    continue
+                head = f"{request.method} {ex.shown_url} failed after {_plural(attempt)}"
+                raise failure.to_error(head, detail, attempt, ex.endpoint) from exc
+            self._log_wire(ex, attempt, raw=raw)
+            if _retryable(raw.status):
+                if attempt <= self.limits.retries:
+                    wait = retry_after_s(raw.headers.get("retry-after"))
+                    await self._pause(ex, attempt, f"HTTP {raw.status}", wait)
+                    continue
+                raise self._status_error(ex, raw, attempt)
+            timings = Timings(
+                started=started,
+                first_byte_s=raw.first_byte_s,
+                total_s=raw.total_s,
+                wall_s=time.monotonic() - wall0,
+            )
+            return HttpReply(
+                status=raw.status,
+                headers=raw.headers,
+                body=raw.body,
+                attempts=attempt,
+                timings=timings,
+                exchange_id=ex.exchange_id,
+            )
+
+    def _prepare(self, request: HttpRequest) -> _Exchange:
+        """Resolve defaults, secrets and the endpoint once per ``send``."""
+        if self._closed:
+            raise RuntimeError("HttpTransport is closed; create a new one to send more requests")
+        headers = dict(request.headers)
+        present = {name.lower() for name in headers}
+        if request.body is not None and "content-type" not in present:
+            headers["Content-Type"] = "application/json"
+        if "accept" not in present:
+            headers["Accept"] = "text/event-stream" if request.stream else "application/json"
+        secrets = collect_secrets(request.headers, request.secrets, request.url)
+        url = yarl.URL(request.url)
+        t = request.timeout or self.timeouts
+        return _Exchange(
+            request=request,
+            headers=headers,
+            secrets=secrets,
+            shown_url=redact_url(request.url, secrets),
+            endpoint=f"{url.scheme}://{url.host}:{url.port}",
+            timeout=aiohttp.ClientTimeout(total=t.total, sock_connect=t.connect, sock_read=t.read),
+            exchange_id=uuid.uuid4().hex,
+        )
+
+    def _open(self) -> aiohttp.ClientSession:
+        """The session, opened on first use (inside the running loop)."""
+        if self._session is None:
+            connector = aiohttp.TCPConnector(limit=0, limit_per_host=self.limits.concurrency)
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                trust_env=self._trust_env,
+                headers={"User-Agent": self._user_agent},
+            )
+        return self._session
+
+    async def _attempt(self, ex: _Exchange) -> _Raw:
+        """One try: wait for a slot on the endpoint, send, read the whole body."""
+        session = self._open()
+        # The gate queues requests before aiohttp starts its clock, so the time spent waiting
+        # for a slot is not charged to Timeouts.total (the connector's own limit would be).
+        gate = self._gates.setdefault(ex.endpoint, asyncio.Semaphore(self.limits.concurrency))
+        async with gate:
+            t0 = time.monotonic()
+            async with session.request(
+                ex.request.method,
+                ex.request.url,
+                headers=ex.headers,
+                data=ex.request.body,
+                timeout=ex.timeout,
+            ) as resp:
+                headers_s = time.monotonic() - t0
+                first_byte_s: float | None = None
+                chunks: list[bytes] = []
+                async for chunk in resp.content.iter_any():
+                    if first_byte_s is None:
+                        first_byte_s = time.monotonic() - t0
+                    chunks.append(chunk)
+                headers: dict[str, str] = {}
+                for name, value in resp.headers.items():
+                    key = name.lower()
+                    headers[key] = f"{headers[key]}, {value}" if key in headers else value
+                return _Raw(
+                    status=resp.status,
+                    headers=headers,
+                    body=b"".join(chunks),
+                    first_byte_s=headers_s if first_byte_s is None else first_byte_s,
+                    total_s=time.monotonic() - t0,
+                )
+
+    async def _pause(self, ex: _Exchange, attempt: int, reason: str, wait: float | None) -> None:
+        """Log the retry and sleep the backoff."""
+        delay = backoff_delay(attempt, self.limits, self._random, wait)
+        logger.info(
+            "retrying %s %s in %.2f s: attempt %d of %d failed (%s)",
+            ex.request.method,
+            ex.shown_url,
+            delay,
+            attempt,
+            self.limits.retries + 1,
+            reason,
+        )
+        await self._sleep(delay)
+
+    def _status_error(self, ex: _Exchange, raw: _Raw, attempts: int) -> TransportError:
+        """The error raised when 429/5xx outlasted the retries."""
+        fix = (
+            "the server is rate-limiting; lower Limits.concurrency or raise Limits.retries"
+            if raw.status == 429
+            else "check the server's logs, or raise Limits.retries"
+        )
+        return TransportError(
+            f"{ex.request.method} {ex.shown_url} answered HTTP {raw.status} on "
+            f"{_plural(attempts)} (body: {excerpt(raw.body, ex.secrets)!r}); {fix}",
+            status=raw.status,
+            attempts=attempts,
+            server=ex.endpoint,
+            received=raw.status,
+        )
+
+    def _log_wire(
+        self,
+        ex: _Exchange,
+        attempt: int,
+        *,
+        raw: _Raw | None = None,
+        error: str | None = None,
+        total_s: float = 0.0,
+    ) -> None:
+        """Append one attempt to the wire log, if there is one."""
+        if self.wire_log is None:
+            return
+        self.wire_log.record(
+            exchange_id=ex.exchange_id,
+            attempt=attempt,
+            method=ex.request.method,
+            url=ex.request.url,
+            request_headers=ex.headers,
+            request_body=ex.request.body,
+            secrets=ex.secrets,
+            status=None if raw is None else raw.status,
+            reply_headers=None if raw is None else raw.headers,
+            reply_body=None if raw is None else raw.body,
+            error=error,
+            timings=(
+                {"first_byte_s": raw.first_byte_s, "total_s": raw.total_s}
+                if raw is not None
+                else {"total_s": total_s}
+            ),
+        )

@@ -1,0 +1,95 @@
+"""Frozen budgets for the transport: how long to wait and how hard to push.
+
+Forms:
+
+    Timeouts()                          connect 10 s, read 300 s, total 600 s per attempt
+    Timeouts(read=30)                   a shorter gap allowed between received bytes
+    replace(Timeouts(), total=60)       a per-call variant (``msgspec.structs.replace``)
+    Limits(concurrency=8, retries=0)    8 requests in flight per endpoint, never retry
+"""
+
+from __future__ import annotations
+
+import math
+
+import msgspec
+
+from sieval.errors import ConfigError
+
+__all__ = ["Limits", "Timeouts"]
+
+
+def _check_positive(owner: str, field: str, value: object, example: str) -> None:
+    """Raise ``ConfigError`` unless ``value`` is a positive, finite number."""
+    ok = (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value > 0
+    )
+    if not ok:
+        raise ConfigError(
+            f"{owner}.{field}={value!r} is not a positive number of seconds; "
+            f"pass a finite number above zero, e.g. {owner}({field}={example})",
+            path=f"{owner}.{field}",
+            expected="positive finite number",
+            received=value,
+        )
+
+
+def _check_count(owner: str, field: str, value: object, minimum: int, example: str) -> None:
+    """Raise ``ConfigError`` unless ``value`` is an int of at least ``minimum``."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ConfigError(
+            f"{owner}.{field}={value!r} is not a whole number >= {minimum}; "
+            f"pass e.g. {owner}({field}={example})",
+            path=f"{owner}.{field}",
+            expected=f"int >= {minimum}",
+            received=value,
+        )
+
+
+class Timeouts(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Time budgets of one attempt, in seconds."""
+
+    total: float = 600.0
+    """The whole attempt: connect, send, headers and the full body."""
+    connect: float = 10.0
+    """Opening the TCP (and TLS) connection."""
+    read: float = 300.0
+    """The longest gap between two reads from the socket (headers included)."""
+
+    def __post_init__(self) -> None:
+        _check_positive("Timeouts", "total", self.total, "600")
+        _check_positive("Timeouts", "connect", self.connect, "10")
+        _check_positive("Timeouts", "read", self.read, "300")
+
+
+class Limits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """How many requests run at once per endpoint, and how failures are retried."""
+
+    concurrency: int = 32
+    """Requests in flight at once per endpoint (scheme, host and port)."""
+    retries: int = 4
+    """Extra attempts after the first, for connect errors, timeouts, 429 and 5xx only."""
+    backoff_base_s: float = 0.5
+    """Ceiling of the first backoff; it doubles with every retry (full jitter below it)."""
+    backoff_max_s: float = 30.0
+    """Largest ceiling of a backoff drawn by the transport."""
+    retry_after_max_s: float = 120.0
+    """Longest wait honoured from a server's ``Retry-After`` header."""
+
+    def __post_init__(self) -> None:
+        _check_count("Limits", "concurrency", self.concurrency, 1, "32")
+        _check_count("Limits", "retries", self.retries, 0, "4")
+        _check_positive("Limits", "backoff_base_s", self.backoff_base_s, "0.5")
+        _check_positive("Limits", "backoff_max_s", self.backoff_max_s, "30")
+        _check_positive("Limits", "retry_after_max_s", self.retry_after_max_s, "120")
+        if self.backoff_max_s < self.backoff_base_s:
+            raise ConfigError(
+                f"Limits.backoff_max_s={self.backoff_max_s!r} is below "
+                f"backoff_base_s={self.backoff_base_s!r}; pass a cap at least as large as the base",
+                path="Limits.backoff_max_s",
+                expected=f">= {self.backoff_base_s!r}",
+                received=self.backoff_max_s,
+            )
