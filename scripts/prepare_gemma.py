@@ -64,7 +64,10 @@ def _add_bos(out: Path) -> None:
     bos_id = vocab_id.get(BOS, BOS_ID) if isinstance(vocab_id, dict) else BOS_ID
     data["post_processor"] = {
         "type": "TemplateProcessing",
-        "single": [{"SpecialToken": {"id": BOS, "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+        "single": [
+            {"SpecialToken": {"id": BOS, "type_id": 0}},
+            {"Sequence": {"id": "A", "type_id": 0}},
+        ],
         "pair": [
             {"SpecialToken": {"id": BOS, "type_id": 0}},
             {"Sequence": {"id": "A", "type_id": 0}},

@@ -30,49 +30,97 @@ CASES: list[tuple[str, str, str, str, dict | None]] = [
         "echo_score",
         "POST",
         "/v1/completions",
-        {"model": MODEL, "prompt": QA, "echo": True, "logprobs": 0, "max_tokens": 1, "temperature": 0.0},
+        {
+            "model": MODEL,
+            "prompt": QA,
+            "echo": True,
+            "logprobs": 0,
+            "max_tokens": 1,
+            "temperature": 0.0,
+        },
     ),
     (
         "openai_completions",
         "echo_top3",
         "POST",
         "/v1/completions",
-        {"model": MODEL, "prompt": QA, "echo": True, "logprobs": 3, "max_tokens": 1, "temperature": 0.0},
+        {
+            "model": MODEL,
+            "prompt": QA,
+            "echo": True,
+            "logprobs": 3,
+            "max_tokens": 1,
+            "temperature": 0.0,
+        },
     ),
     (
         "openai_completions",
         "echo_max_tokens_0",
         "POST",
         "/v1/completions",
-        {"model": MODEL, "prompt": QA, "echo": True, "logprobs": 1, "max_tokens": 0, "temperature": 0.0},
+        {
+            "model": MODEL,
+            "prompt": QA,
+            "echo": True,
+            "logprobs": 1,
+            "max_tokens": 0,
+            "temperature": 0.0,
+        },
     ),
     (
         "openai_completions",
         "echo_cjk",
         "POST",
         "/v1/completions",
-        {"model": MODEL, "prompt": "中国的首都是北京。", "echo": True, "logprobs": 2, "max_tokens": 1, "temperature": 0.0},
+        {
+            "model": MODEL,
+            "prompt": "中国的首都是北京。",
+            "echo": True,
+            "logprobs": 2,
+            "max_tokens": 1,
+            "temperature": 0.0,
+        },
     ),
     (
         "openai_completions",
         "gen_top5",
         "POST",
         "/v1/completions",
-        {"model": MODEL, "prompt": "The capital of France is", "logprobs": 5, "max_tokens": 8, "temperature": 0.0},
+        {
+            "model": MODEL,
+            "prompt": "The capital of France is",
+            "logprobs": 5,
+            "max_tokens": 8,
+            "temperature": 0.0,
+        },
     ),
     (
         "openai_completions",
         "gen_stop",
         "POST",
         "/v1/completions",
-        {"model": MODEL, "prompt": "1, 2, 3, 4,", "max_tokens": 30, "temperature": 0.0, "stop": [" 8"]},
+        {
+            "model": MODEL,
+            "prompt": "1, 2, 3, 4,",
+            "max_tokens": 30,
+            "temperature": 0.0,
+            "stop": [" 8"],
+        },
     ),
     (
         "openai_completions",
         "n2_temp1",
         "POST",
         "/v1/completions",
-        {"model": MODEL, "prompt": "Once upon a time", "n": 2, "temperature": 1.0, "seed": 7, "logprobs": 2, "max_tokens": 6},
+        {
+            "model": MODEL,
+            "prompt": "Once upon a time",
+            "n": 2,
+            "temperature": 1.0,
+            "seed": 7,
+            "logprobs": 2,
+            "max_tokens": 6,
+        },
     ),
     (
         "openai_completions",
@@ -80,8 +128,13 @@ CASES: list[tuple[str, str, str, str, dict | None]] = [
         "POST",
         "/v1/completions",
         {
-            "model": MODEL, "prompt": "The capital of France is", "max_tokens": 6, "temperature": 0.0,
-            "logprobs": 1, "stream": True, "stream_options": {"include_usage": True},
+            "model": MODEL,
+            "prompt": "The capital of France is",
+            "max_tokens": 6,
+            "temperature": 0.0,
+            "logprobs": 1,
+            "stream": True,
+            "stream_options": {"include_usage": True},
         },
     ),
     (
@@ -90,8 +143,14 @@ CASES: list[tuple[str, str, str, str, dict | None]] = [
         "POST",
         "/v1/completions",
         {
-            "model": MODEL, "prompt": QA, "max_tokens": 1, "temperature": 0.0, "echo": True,
-            "logprobs": 2, "stream": True, "stream_options": {"include_usage": True},
+            "model": MODEL,
+            "prompt": QA,
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "echo": True,
+            "logprobs": 2,
+            "stream": True,
+            "stream_options": {"include_usage": True},
         },
     ),
     (
@@ -142,8 +201,12 @@ CASES: list[tuple[str, str, str, str, dict | None]] = [
         "POST",
         "/v1/completions",
         {
-            "model": MODEL, "prompt": QA, "max_tokens": 1, "temperature": 0.0,
-            "prompt_logprobs": 3, "return_token_ids": True,
+            "model": MODEL,
+            "prompt": QA,
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "prompt_logprobs": 3,
+            "return_token_ids": True,
         },
     ),
     (
@@ -152,8 +215,12 @@ CASES: list[tuple[str, str, str, str, dict | None]] = [
         "POST",
         "/v1/completions",
         {
-            "model": MODEL, "prompt": "中国的首都是北京。", "max_tokens": 1, "temperature": 0.0,
-            "prompt_logprobs": 1, "return_token_ids": True,
+            "model": MODEL,
+            "prompt": "中国的首都是北京。",
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "prompt_logprobs": 1,
+            "return_token_ids": True,
         },
     ),
     (
@@ -162,8 +229,14 @@ CASES: list[tuple[str, str, str, str, dict | None]] = [
         "POST",
         "/v1/completions",
         {
-            "model": MODEL, "prompt": "Once upon a time", "n": 2, "temperature": 1.0, "seed": 7,
-            "max_tokens": 6, "logprobs": 2, "return_token_ids": True,
+            "model": MODEL,
+            "prompt": "Once upon a time",
+            "n": 2,
+            "temperature": 1.0,
+            "seed": 7,
+            "max_tokens": 6,
+            "logprobs": 2,
+            "return_token_ids": True,
         },
     ),
     (
@@ -172,8 +245,13 @@ CASES: list[tuple[str, str, str, str, dict | None]] = [
         "POST",
         "/v1/completions",
         {
-            "model": MODEL, "prompt": "The capital of France is", "max_tokens": 4, "temperature": 0.0,
-            "logprobs": 3, "return_tokens_as_token_ids": True, "return_token_ids": True,
+            "model": MODEL,
+            "prompt": "The capital of France is",
+            "max_tokens": 4,
+            "temperature": 0.0,
+            "logprobs": 3,
+            "return_tokens_as_token_ids": True,
+            "return_token_ids": True,
         },
     ),
     (
@@ -182,7 +260,10 @@ CASES: list[tuple[str, str, str, str, dict | None]] = [
         "POST",
         "/v1/completions",
         {
-            "model": MODEL, "prompt": "A person as JSON:", "max_tokens": 60, "temperature": 0.0,
+            "model": MODEL,
+            "prompt": "A person as JSON:",
+            "max_tokens": 60,
+            "temperature": 0.0,
             "structured_outputs": {
                 "json": {
                     "type": "object",
@@ -199,7 +280,10 @@ CASES: list[tuple[str, str, str, str, dict | None]] = [
         "POST",
         "/v1/completions",
         {
-            "model": MODEL, "prompt": "A person as JSON:", "max_tokens": 3, "temperature": 0.0,
+            "model": MODEL,
+            "prompt": "A person as JSON:",
+            "max_tokens": 3,
+            "temperature": 0.0,
             "structured_outputs": {
                 "json": {
                     "type": "object",
@@ -215,8 +299,13 @@ CASES: list[tuple[str, str, str, str, dict | None]] = [
         "POST",
         "/v1/completions",
         {
-            "model": MODEL, "prompt": "Once upon a time", "max_tokens": 8, "temperature": 1.0, "seed": 3,
-            "min_p": 0.1, "repetition_penalty": 1.3,
+            "model": MODEL,
+            "prompt": "Once upon a time",
+            "max_tokens": 8,
+            "temperature": 1.0,
+            "seed": 3,
+            "min_p": 0.1,
+            "repetition_penalty": 1.3,
         },
     ),
     (
@@ -239,8 +328,13 @@ CASES: list[tuple[str, str, str, str, dict | None]] = [
         "POST",
         "/v1/completions",
         {
-            "model": MODEL, "prompt": QA, "max_tokens": 1, "temperature": 0.0, "echo": True,
-            "logprobs": 1, "return_token_ids": True,
+            "model": MODEL,
+            "prompt": QA,
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "echo": True,
+            "logprobs": 1,
+            "return_token_ids": True,
         },
     ),
 ]
@@ -262,7 +356,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("base")
     parser.add_argument("--only")
-    parser.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "tests/fixtures"))
+    parser.add_argument(
+        "--out", default=str(Path(__file__).resolve().parent.parent / "tests/fixtures")
+    )
     args = parser.parse_args()
     _, _, version_text = call(args.base, "GET", "/version", None)
     version = json.loads(version_text)["version"]

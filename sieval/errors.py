@@ -1,7 +1,7 @@
 """The one error taxonomy of sieval.
 
     SievalError                      anything sieval raises on purpose
-    ├── ConfigError                  a config, CLI argument or dataset location is wrong (no I/O done)
+    ├── ConfigError                  a config, CLI argument or data location is wrong (no I/O)
     ├── Refused                      a request was decided against before any byte was sent
     ├── ServerRejected               the server answered 4xx (other than 429) with its own message
     ├── ContractViolation            a reply was short, inconsistent or malformed

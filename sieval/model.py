@@ -49,6 +49,7 @@ class Model:
         request_defaults: Mapping[str, Any] | None = None,
         wire_log: WireLog | str | Path | None = None,
         transport: Transport | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         if concurrency < 1:
             raise ConfigError(
@@ -60,9 +61,12 @@ class Model:
         self._api_key = api_key
         self._secrets = (api_key,) if api_key else ()
         self.request_defaults = dict(request_defaults or {})
+        self.headers = dict(headers or {})
         self.timeouts = timeouts or Timeouts()
         self._transport = transport or HttpTransport(
-            timeouts=self.timeouts, limits=limits or Limits(concurrency=concurrency), wire_log=wire_log
+            timeouts=self.timeouts,
+            limits=limits or Limits(concurrency=concurrency),
+            wire_log=wire_log,
         )
         self._slots = asyncio.Semaphore(concurrency)
         self.concurrency = concurrency
@@ -94,7 +98,9 @@ class Model:
         if request.scheduling.timeout_s is not msgspec.UNSET:
             budget = float(request.scheduling.timeout_s)
             timeout = msgspec.structs.replace(self.timeouts, total=budget, read=budget)
-        headers = self.dialect.auth_headers(self._api_key) if self._api_key else {}
+        headers = dict(self.headers)
+        if self._api_key:
+            headers.update(self.dialect.auth_headers(self._api_key))
         http = HttpRequest(
             url=self.base_url + lowered.route,
             method=lowered.method,
@@ -115,7 +121,7 @@ class Model:
             if exc.server is None:
                 exc.server = redact_url(self.base_url, self._secrets)
             raise
-        return msgspec.structs.replace(
+        completed: Response = msgspec.structs.replace(
             response,
             requested_model=self.model_id,
             ledger=lowered.ledger,
@@ -128,3 +134,4 @@ class Model:
                 attempts=reply.attempts,
             ),
         )
+        return completed

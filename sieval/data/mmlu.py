@@ -72,6 +72,6 @@ def load_mmlu(data_dir: Path, subject: str, split: str) -> list[MmluItem]:
         hub = hub_rows("mmlu", "cais/mmlu", subject, _HUB_SPLIT[split], [path])
         rows = [(r["question"], tuple(r["choices"]), LETTERS[int(r["answer"])]) for r in hub]
     return [
-        MmluItem(subject=subject, index=i, question=q, options=opts, answer=ans)  # type: ignore[arg-type]
+        MmluItem(subject=subject, index=i, question=q, options=opts, answer=ans)
         for i, (q, opts, ans) in enumerate(rows)
     ]

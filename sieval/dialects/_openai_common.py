@@ -1,4 +1,4 @@
-"""Pieces shared by the OpenAI-shaped wires: error envelopes, SSE framing, top-k and usage checks."""
+"""Pieces shared by the OpenAI-shaped wires: error envelopes, SSE framing, top-k, usage."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def lift_usage(usage: WireUsage | None) -> Usage:
 
 
 def server_message(body: bytes) -> str:
-    """The server's own error message from any envelope vLLM, SGLang or OpenAI use, else the text."""
+    """The server's own message from any vLLM, SGLang or OpenAI error envelope, else the text."""
     try:
         data = msgspec.json.decode(body)
     except msgspec.DecodeError:
@@ -135,7 +135,7 @@ def decode_json(dialect: str, body: bytes, type_: Any) -> Any:
 
 
 def parse_sse(dialect: str, body: bytes) -> list[bytes]:
-    """The ``data:`` payloads of an SSE body up to ``[DONE]``; a missing terminator is a violation."""
+    """The ``data:`` payloads of an SSE body up to ``[DONE]``; no terminator is a violation."""
     events: list[bytes] = []
     done = False
     for block in body.replace(b"\r\n", b"\n").split(b"\n\n"):
@@ -185,7 +185,11 @@ def top_entries(
     check_finite(dialect, where, list(entries.values()))
     count = len(entries)
     scored_in = scored_text in entries
-    if count not in (k, k + 1) or (count == k + 1 and not scored_in) or (count == k and not scored_in):
+    if (
+        count not in (k, k + 1)
+        or (count == k + 1 and not scored_in)
+        or (count == k and not scored_in)
+    ):
         raise ContractViolation(
             f"{dialect}: {where} lists {count} alternatives for top-k={k} "
             f"(scored token {scored_text!r} {'present' if scored_in else 'absent'}); expected k, "

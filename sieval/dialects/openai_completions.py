@@ -337,7 +337,9 @@ def _offsets(
     out: list[int] = []
     for i in range(first, len(lp.tokens)):
         offset = lp.text_offset[i] - shift
-        end = lp.text_offset[i + 1] - shift if i + 1 < len(lp.tokens) else offset + len(lp.tokens[i])
+        end = (
+            lp.text_offset[i + 1] - shift if i + 1 < len(lp.tokens) else offset + len(lp.tokens[i])
+        )
         token = lp.tokens[i]
         fallback = token == "" or "\ufffd" in token  # byte pieces decode to nothing or U+FFFD
         if not (0 <= offset <= end <= len(text)) or (not fallback and text[offset:end] != token):
@@ -429,7 +431,9 @@ def _split_echo(
             )
         offsets = offsets[:p] + [o - len(prompt) for o in offsets[p:]]
     scored = tuple(_token(dialect, lp, i, k, offsets[i], where) for i in range(p))
-    generated = tuple(_token(dialect, lp, i, k, offsets[i], where) for i in range(p, len(lp.tokens)))
+    generated = tuple(
+        _token(dialect, lp, i, k, offsets[i], where) for i in range(p, len(lp.tokens))
+    )
     return scored, generated
 
 
@@ -534,4 +538,3 @@ class _Chunk(msgspec.Struct):
     system_fingerprint: str | None = None
     usage: WireUsage | None = None
     error: dict[str, Any] | None = None
-

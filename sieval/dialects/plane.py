@@ -79,7 +79,7 @@ class ParsedChoice:
     index: int
     text: str
     finish_reason: str | msgspec.UnsetType = UNSET
-    stop_reason: str | int | None | msgspec.UnsetType = UNSET
+    stop_reason: str | int | msgspec.UnsetType | None = UNSET
 
 
 @dataclass(frozen=True)
@@ -199,7 +199,7 @@ def _show(value: Any) -> str:
 
 
 def lower(dialect: Dialect, request: Request, model_id: str) -> Lowered:
-    """Decide every active leaf and build the wire body, or raise ``Refused`` (no I/O either way)."""
+    """Decide every active leaf and build the wire body, or raise ``Refused`` (no I/O)."""
     validate(request)
     body = dialect.base_body(request, model_id)
     ledger: list[Decision] = []
@@ -217,7 +217,8 @@ def lower(dialect: Dialect, request: Request, model_id: str) -> Lowered:
         first = refused[0]
         more = f" (and {len(refused) - 1} more: {', '.join(d.leaf for d in refused[1:])})"
         raise Refused(
-            f"{dialect.id} refused {first.leaf}={_show(leaves.get(first.leaf, True))}: {first.detail}"
+            f"{dialect.id} refused {first.leaf}={_show(leaves.get(first.leaf, True))}: "
+            + first.detail
             + (more if len(refused) > 1 else ""),
             dialect=dialect.id,
             path=first.leaf,
@@ -242,7 +243,9 @@ def lower(dialect: Dialect, request: Request, model_id: str) -> Lowered:
     )
 
 
-def lift(dialect: Dialect, lowered: Lowered, status: int, headers: Mapping[str, str], body: bytes):
+def lift(
+    dialect: Dialect, lowered: Lowered, status: int, headers: Mapping[str, str], body: bytes
+) -> Response:
     """Turn a reply into a ``Response`` or raise a typed error; enforce the channel guarantees."""
     parsed = dialect.parse(lowered, status, headers, body)
     wanted = set(requested_channels(lowered.request))

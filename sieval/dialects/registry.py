@@ -44,14 +44,23 @@ def _active(dialect: Dialect) -> DialectRow:
         family=dialect.family,
         input_kinds=tuple(sorted(dialect.input_kinds)),
         modalities=tuple(sorted(dialect.modalities)),
-        seed="supported" if seed == "supported" else "unsupported" if seed == "no" else "conditional",
+        seed="supported"
+        if seed == "supported"
+        else "unsupported"
+        if seed == "no"
+        else "conditional",
         capabilities=dict(caps),
         dialect=dialect,
     )
 
 
 def _planned(
-    id: str, route: str, family: str, inputs: tuple[str, ...], modalities: tuple[str, ...], seed: str
+    id: str,
+    route: str,
+    family: str,
+    inputs: tuple[str, ...],
+    modalities: tuple[str, ...],
+    seed: str,
 ) -> DialectRow:
     return DialectRow(
         id=id,

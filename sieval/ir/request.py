@@ -41,7 +41,7 @@ class IRStruct(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=
 # -- input -------------------------------------------------------------------------------------
 
 
-class CompletionInput(IRStruct, tag="completion"):
+class CompletionInput(IRStruct, frozen=True, tag="completion"):
     """A raw prompt for a completion wire: text, or token ids, never both."""
 
     text: str | UnsetType = UNSET
@@ -52,11 +52,11 @@ class CompletionInput(IRStruct, tag="completion"):
     """Fill-in-the-middle text after the insertion point; unset means no FIM."""
 
 
-class TextPart(IRStruct, tag="text"):
+class TextPart(IRStruct, frozen=True, tag="text"):
     text: str
 
 
-class ImagePart(IRStruct, tag="image"):
+class ImagePart(IRStruct, frozen=True, tag="image"):
     url: str | UnsetType = UNSET
     """An http(s) URL; exactly one of ``url`` and ``data`` is set."""
     data: str | UnsetType = UNSET
@@ -66,13 +66,13 @@ class ImagePart(IRStruct, tag="image"):
     detail: Literal["low", "high", "auto"] | UnsetType = UNSET
 
 
-class ToolCallPart(IRStruct, tag="tool_call"):
+class ToolCallPart(IRStruct, frozen=True, tag="tool_call"):
     call_id: str
     name: str
     arguments: dict[str, Any]
 
 
-class ToolResultPart(IRStruct, tag="tool_result"):
+class ToolResultPart(IRStruct, frozen=True, tag="tool_result"):
     call_id: str
     result: Any
     is_error: bool | UnsetType = UNSET
@@ -81,13 +81,13 @@ class ToolResultPart(IRStruct, tag="tool_result"):
 Part = TextPart | ImagePart | ToolCallPart | ToolResultPart
 
 
-class Message(IRStruct):
+class Message(IRStruct, frozen=True):
     role: Literal["system", "developer", "user", "assistant", "tool"]
     content: tuple[Part, ...]
     name: str | UnsetType = UNSET
 
 
-class ChatInput(IRStruct, tag="chat"):
+class ChatInput(IRStruct, frozen=True, tag="chat"):
     """A conversation for a chat wire."""
 
     messages: tuple[Message, ...]
@@ -96,7 +96,7 @@ class ChatInput(IRStruct, tag="chat"):
 # -- groups ------------------------------------------------------------------------------------
 
 
-class Sampling(IRStruct):
+class Sampling(IRStruct, frozen=True):
     temperature: float | UnsetType = UNSET
     """Softmax temperature; 0 means greedy. Unset: the server's default (vLLM: the model's)."""
     top_p: float | UnsetType = UNSET
@@ -115,7 +115,7 @@ class Sampling(IRStruct):
     presence_penalty: float | UnsetType = UNSET
 
 
-class Scoring(IRStruct):
+class Scoring(IRStruct, frozen=True):
     input_logprobs: bool = False
     """Return the log-probability of every input token (the first one is unscored)."""
     input_top_k: int = 0
@@ -128,7 +128,7 @@ class Scoring(IRStruct):
     """Fill token ids on input and sampled tokens and on top-k entries."""
 
 
-class StructuredOutput(IRStruct):
+class StructuredOutput(IRStruct, frozen=True):
     format: Literal["text", "json_object", "json_schema"] = "text"
     schema: dict[str, Any] | UnsetType = UNSET
     """The JSON schema; required with ``json_schema``."""
@@ -137,32 +137,32 @@ class StructuredOutput(IRStruct):
     """Ask the server to enforce the schema exactly; unset leaves it to the server."""
 
 
-class Reasoning(IRStruct):
+class Reasoning(IRStruct, frozen=True):
     effort: Literal["none", "minimal", "low", "medium", "high"] | UnsetType = UNSET
     budget_tokens: int | UnsetType = UNSET
     summary: Literal["auto", "concise", "detailed"] | UnsetType = UNSET
 
 
-class FunctionTool(IRStruct):
+class FunctionTool(IRStruct, frozen=True):
     name: str
     parameters: dict[str, Any]
     description: str | UnsetType = UNSET
 
 
-class Tools(IRStruct):
+class Tools(IRStruct, frozen=True):
     functions: tuple[FunctionTool, ...] = ()
     choice: Literal["auto", "none", "required"] | UnsetType = UNSET
     parallel: bool | UnsetType = UNSET
 
 
-class Scheduling(IRStruct):
+class Scheduling(IRStruct, frozen=True):
     stream: bool = False
     """Receive the reply as a stream; the Response is the same either way."""
     timeout_s: float | UnsetType = UNSET
     """Client-side budget for this call in seconds, applied by the transport."""
 
 
-class Request(IRStruct):
+class Request(IRStruct, frozen=True):
     """One model call. ``options`` holds engine-specific extras a dialect explicitly allows."""
 
     input: CompletionInput | ChatInput

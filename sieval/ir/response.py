@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 
-class TopEntry(IRStruct):
+class TopEntry(IRStruct, frozen=True):
     """One alternative at a position."""
 
     token: str
@@ -34,12 +34,12 @@ class TopEntry(IRStruct):
     token_id: int | UnsetType = UNSET
 
 
-class Token(IRStruct):
+class Token(IRStruct, frozen=True):
     """One input or sampled token."""
 
     text: str
     """The token as the server decoded it (a BOS reads e.g. ``<bos>`` and covers no text)."""
-    logprob: float | None | UnsetType = UNSET
+    logprob: float | UnsetType | None = UNSET
     """Natural-log probability; ``None`` only for the unscored first input position."""
     token_id: int | UnsetType = UNSET
     offset: int | UnsetType = UNSET
@@ -51,25 +51,25 @@ class Token(IRStruct):
     """Index in ``top`` of this token, or -1 when it is not among the top-k."""
 
 
-class StructuredValue(IRStruct):
+class StructuredValue(IRStruct, frozen=True):
     """A parsed structured output; the wrapper keeps JSON ``null`` apart from "absent"."""
 
     value: Any
 
 
-class ToolCall(IRStruct):
+class ToolCall(IRStruct, frozen=True):
     call_id: str
     name: str
     arguments: dict[str, Any]
 
 
-class Choice(IRStruct):
+class Choice(IRStruct, frozen=True):
     index: int
     text: str
     """The generated text only (never the echoed prompt)."""
     finish_reason: str | UnsetType = UNSET
     """The server's own word (``stop``, ``length``, ...), not normalised."""
-    stop_reason: str | int | None | UnsetType = UNSET
+    stop_reason: str | int | UnsetType | None = UNSET
     tokens: tuple[Token, ...] | UnsetType = UNSET
     """Sampled tokens with logprobs (and top-k, ids) when requested."""
     token_ids: tuple[int, ...] | UnsetType = UNSET
@@ -78,7 +78,7 @@ class Choice(IRStruct):
     tool_calls: tuple[ToolCall, ...] | UnsetType = UNSET
 
 
-class Usage(IRStruct):
+class Usage(IRStruct, frozen=True):
     input_tokens: int | UnsetType = UNSET
     output_tokens: int | UnsetType = UNSET
     cached_tokens: int | UnsetType = UNSET
@@ -92,7 +92,7 @@ class Usage(IRStruct):
         return self.input_tokens + self.output_tokens
 
 
-class Decision(IRStruct):
+class Decision(IRStruct, frozen=True):
     """What a dialect did with one active leaf, before any I/O."""
 
     leaf: str
@@ -101,7 +101,7 @@ class Decision(IRStruct):
     """The wire body path written (consumed) or the reason (noop, refused)."""
 
 
-class Timings(IRStruct):
+class Timings(IRStruct, frozen=True):
     started: float
     """Unix time the call started."""
     queued_s: float = 0.0
@@ -112,7 +112,7 @@ class Timings(IRStruct):
     attempts: int = 1
 
 
-class Response(IRStruct):
+class Response(IRStruct, frozen=True):
     choices: tuple[Choice, ...]
     input_tokens: tuple[Token, ...] | UnsetType = UNSET
     """Scored input tokens, first unscored, with offsets into the prompt text."""

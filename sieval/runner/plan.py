@@ -88,7 +88,8 @@ def default_tasks() -> Mapping[str, Task]:
         raise ConfigError(
             "no task registry is installed (sieval.tasks.registry is missing)", path="tasks"
         ) from exc
-    return TASKS
+    registry: Mapping[str, Task] = TASKS
+    return registry
 
 
 def _pick(kind: str, wanted: Sequence[str], known: Sequence[str]) -> list[str]:

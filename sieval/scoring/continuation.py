@@ -32,7 +32,7 @@ class ContinuationScore(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def _offsets(tokens: tuple[Token, ...], prompt_chars: int) -> list[int]:
-    offsets = []
+    offsets: list[int] = []
     for i, token in enumerate(tokens):
         if token.offset is UNSET:
             raise ContractViolation(
@@ -40,10 +40,11 @@ def _offsets(tokens: tuple[Token, ...], prompt_chars: int) -> list[int]:
                 "cannot be located; use a dialect that returns input token offsets",
                 path=f"input_tokens[{i}].offset",
             )
-        if not 0 <= token.offset <= prompt_chars or (offsets and token.offset < offsets[-1]):
+        previous = offsets[-1] if offsets else 0
+        if not previous <= token.offset <= prompt_chars or (i == 0 and token.offset != 0):
             raise ContractViolation(
-                f"input token {i} ({token.text!r}) has offset {token.offset}, outside the prompt "
-                f"(0..{prompt_chars}) or before the previous token: the offsets are inconsistent",
+                f"input token {i} ({token.text!r}) has offset {token.offset}, but offsets must "
+                f"start at 0, never decrease and stay within the prompt (0..{prompt_chars})",
                 path=f"input_tokens[{i}].offset",
                 received=token.offset,
             )
@@ -98,12 +99,8 @@ def continuation_score(
             greedy = None
         elif greedy is not None:
             greedy = greedy and token.scored_rank == 0
-    if count == 0:
-        raise ContractViolation(
-            f"no input token starts inside the continuation (characters {context_chars}.."
-            f"{prompt_chars}); the scored tokens do not cover the prompt",
-            path="input_tokens",
-        )
+    # count >= 1 here: some token covers character context_chars, and it either starts there
+    # (counted) or started earlier (a straddle, raised above).
     return ContinuationScore(
         logprob_sum=total,
         n_tokens=count,

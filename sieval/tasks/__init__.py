@@ -1,0 +1,1 @@
+"""Tasks: one small module per benchmark (data -> IR requests -> metrics), found by the registry."""

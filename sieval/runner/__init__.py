@@ -1,0 +1,33 @@
+"""The evaluation engine: bounded async runs, append-only records, resume, and the report.
+
+    from sieval.config import load_config
+    from sieval.runner import RunOptions, run_eval
+
+    result = run_eval(load_config("eval.yaml"), RunOptions(limit=20))
+"""
+
+from .engine import RunOptions, RunResult, arun_eval, run_eval
+from .plan import check_capabilities, plan_run
+from .progress import NullProgress, PlainProgress, ProgressSink, RichProgress, make_progress
+from .records import SCHEMA_VERSION, Record, RequestRecord, read_records
+from .report import DENOMINATOR, load_report
+
+__all__ = [
+    "DENOMINATOR",
+    "SCHEMA_VERSION",
+    "NullProgress",
+    "PlainProgress",
+    "ProgressSink",
+    "Record",
+    "RequestRecord",
+    "RichProgress",
+    "RunOptions",
+    "RunResult",
+    "arun_eval",
+    "check_capabilities",
+    "load_report",
+    "make_progress",
+    "plan_run",
+    "read_records",
+    "run_eval",
+]

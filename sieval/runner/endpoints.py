@@ -1,0 +1,105 @@
+"""Endpoints: start the embedded reference server, probe each endpoint before the run.
+
+The probe is ``GET {base}/v1/models`` (``/health`` when that route is absent) with a short budget
+and no retries, so an unreachable endpoint fails the run before anything is written. ``/version``
+and the served model ids are kept for provenance when the server offers them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import msgspec
+
+from ..dialects.registry import get_dialect
+from ..errors import ConfigError, ServerRejected, SievalError
+from ..transport import HttpTransport, Limits, Timeouts, Transport, get_json, redact_url
+
+__all__ = ["PROBE_TIMEOUTS", "Provenance", "embedded_server", "probe"]
+
+PROBE_TIMEOUTS = Timeouts(total=5.0, connect=3.0, read=5.0)
+
+
+class Provenance(msgspec.Struct, kw_only=True):
+    """What the server says about itself, recorded in ``report.json``."""
+
+    endpoint: str
+    """The base URL, redacted (``embedded`` for the reference server)."""
+    server_version: Any = None
+    """The ``/version`` reply, when the server has one."""
+    served_models: list[str] = msgspec.field(default_factory=list)
+    """The ids ``/v1/models`` lists."""
+
+
+@contextlib.asynccontextmanager
+async def embedded_server(model_id: str) -> AsyncIterator[str]:
+    """Run sieval's reference server in this process for the block; yields its base URL."""
+    from ..reference.server import ReferenceServer  # lazy: only `endpoint: embedded` needs it
+
+    async with ReferenceServer(port=0, model_name=model_id) as server:
+        yield server.url
+
+
+async def probe(
+    base_url: str,
+    *,
+    dialect: str,
+    api_key: str | None,
+    transport: Transport | None = None,
+    shown: str | None = None,
+) -> Provenance:
+    """Check that ``base_url`` answers; ``ConfigError`` naming the URL when it does not."""
+    own = transport is None
+    client: Transport = transport or HttpTransport(
+        timeouts=PROBE_TIMEOUTS, limits=Limits(concurrency=2, retries=0)
+    )
+    secrets = (api_key,) if api_key else ()
+    headers = get_dialect(dialect).auth_headers(api_key) if api_key else {}
+    name = shown or redact_url(base_url, secrets)
+    base = base_url.rstrip("/")
+
+    async def get(path: str) -> Any:
+        return await get_json(
+            client, base + path, headers=headers, secrets=secrets, timeout=PROBE_TIMEOUTS
+        )
+
+    try:
+        try:
+            models = await get("/v1/models")
+        except ServerRejected as exc:
+            if exc.status in (401, 403):
+                raise ConfigError(
+                    f"{name} refused the API key (HTTP {exc.status} on /v1/models); check the "
+                    "key's environment variable",
+                    server=name,
+                ) from exc
+            await get("/health")
+            models = None
+        except SievalError as exc:
+            raise ConfigError(
+                f"cannot reach {name}: {exc.message}; check that the server is up and the "
+                "endpoint URL is right",
+                server=name,
+            ) from exc
+        try:
+            version = await get("/version")
+        except SievalError:
+            version = None
+        return Provenance(endpoint=name, server_version=version, served_models=_ids(models))
+    except SievalError as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(
+            f"cannot reach {name}: {exc.message}; check that the server is up", server=name
+        ) from exc
+    finally:
+        if own:
+            await client.aclose()
+
+
+def _ids(models: Any) -> list[str]:
+    if isinstance(models, dict) and isinstance(models.get("data"), list):
+        return [str(m["id"]) for m in models["data"] if isinstance(m, dict) and "id" in m]
+    return []

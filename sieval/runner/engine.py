@@ -1,0 +1,461 @@
+"""The evaluation engine: plan, probe, run every (model, task) pair, write records and report.
+
+Typical use::
+
+    result = run_eval(load_config("eval.yaml"), RunOptions(data_dir=Path("../shared/data")))
+    print(result.run_dir, result.exit_code)
+
+Concurrency: each model has its own limit (``concurrency_limit``) and all models share a global
+cap; a request waits for its model's slot first and only then for a global one, so a saturated
+model never holds global slots idle. The requests of one sample run concurrently. Samples are
+scheduled with at most ``concurrency_limit`` samples in flight per (model, task) pair, so a
+million-sample task never becomes a million asyncio tasks.
+
+Failures: a sample whose request or score raises is recorded with the error's class and message
+and never scored. On ``--resume`` recorded *scored* samples are skipped and recorded *failed*
+samples are run again (their old line stays; the newest line per sample id wins).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..config import EMBEDDED, EvalConfig, ModelConfig
+from ..errors import ConfigError, SievalError
+from ..ir.request import ChatInput, Request
+from ..ir.response import Response, Timings
+from ..model import Model
+from ..tasks.base import Sample, Task
+from ..transport import Timeouts, Transport, redact_json
+from .endpoints import Provenance, embedded_server, probe
+from .identity import changed_inputs, fingerprint
+from .plan import Plan, PlannedModel, PlannedTask, plan_run, select
+from .progress import NullProgress, ProgressSink
+from .records import SCHEMA_VERSION, Record, RecordWriter, RequestRecord, read_records
+from .report import build_report, write_report
+
+__all__ = ["RunOptions", "RunResult", "arun_eval", "run_eval"]
+
+TransportFactory = Callable[[ModelConfig], Transport]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What the command line adds to a config; ``None`` means "use the config's value"."""
+
+    out: Path | None = None
+    """Directory in which the run directory is created (config ``out``, default ``results``)."""
+    resume: Path | None = None
+    """An existing run directory to complete."""
+    data_dir: Path | None = None
+    """Dataset dir; else ``SIEVAL_DATA_DIR``, else the config's ``data_dir``, else ``data``."""
+    limit: int | None = None
+    """Cap every task's ``n`` (it enters the run identity like ``n`` does)."""
+    concurrency: int | None = None
+    """Global cap on requests in flight (config ``concurrency``)."""
+    models: Sequence[str] = ()
+    tasks: Sequence[str] = ()
+    wire_log: bool = False
+    """Write ``<run>/<model>/wire.jsonl`` (every attempt, secrets redacted)."""
+    run_name: str | None = None
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    report: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> int:
+        return sum(int(r["samples"]["failed"]) for r in self.report["results"])
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every sample was scored, 1 when the run finished with failed samples."""
+        return 1 if self.failed else 0
+
+
+def run_eval(
+    config: EvalConfig,
+    options: RunOptions | None = None,
+    *,
+    tasks: Mapping[str, Task] | None = None,
+    transport_factory: TransportFactory | None = None,
+    progress: ProgressSink | None = None,
+) -> RunResult:
+    """Run ``config`` to completion (synchronous wrapper of ``arun_eval``)."""
+    return asyncio.run(
+        arun_eval(
+            config,
+            options,
+            tasks=tasks,
+            transport_factory=transport_factory,
+            progress=progress,
+        )
+    )
+
+
+def resolve_data_dir(config: EvalConfig, options: RunOptions) -> Path:
+    if options.data_dir is not None:
+        return options.data_dir
+    env = os.environ.get("SIEVAL_DATA_DIR")
+    if env:
+        return Path(env)
+    return Path(config.data_dir) if config.data_dir else Path("data")
+
+
+async def arun_eval(
+    config: EvalConfig,
+    options: RunOptions | None = None,
+    *,
+    tasks: Mapping[str, Task] | None = None,
+    transport_factory: TransportFactory | None = None,
+    progress: ProgressSink | None = None,
+) -> RunResult:
+    """Check everything (``ConfigError`` before any directory is made), then run and report."""
+    options = options or RunOptions()
+    config = select(config, options.models, options.tasks)
+    if options.concurrency is not None and options.concurrency < 1:
+        raise ConfigError("--concurrency must be >= 1", path="concurrency")
+    plan = plan_run(
+        config, data_dir=resolve_data_dir(config, options), limit=options.limit, tasks=tasks
+    )
+    warnings: list[str] = []
+    if options.resume is not None:
+        run_dir = options.resume
+        _check_resume(run_dir, plan)
+    else:
+        run_dir = _new_run_dir(Path(options.out or config.out), options.run_name, plan.identity)
+    async with contextlib.AsyncExitStack() as stack:
+        urls: dict[str, str] = {}
+        transports: dict[str, Transport] = {}
+        provenance: dict[str, Provenance] = {}
+        for pm in plan.models:
+            cfg = pm.config
+            if cfg.endpoint == EMBEDDED:
+                urls[pm.label] = await stack.enter_async_context(embedded_server(cfg.model))
+            else:
+                urls[pm.label] = cfg.endpoint.rstrip("/")
+            if transport_factory is not None:
+                transports[pm.label] = transport_factory(cfg)
+            provenance[pm.label] = await probe(
+                urls[pm.label],
+                dialect=cfg.dialect_id,
+                api_key=pm.api_key,
+                transport=transports.get(pm.label),
+                shown=EMBEDDED if cfg.endpoint == EMBEDDED else None,
+            )
+        # every check passed: only now does the run directory come into being
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if options.resume is None:
+            _write_json(run_dir / "run.json", _run_json(plan))
+        global_cap = asyncio.Semaphore(options.concurrency or config.concurrency)
+        sink = progress or NullProgress()
+        engine = _Engine(plan, run_dir, global_cap, sink)
+        started = time.time()
+        t0 = time.perf_counter()
+        try:
+            for pm in plan.models:
+                model = Model(
+                    dialect=pm.config.dialect_id,
+                    base_url=urls[pm.label],
+                    model_id=pm.config.model,
+                    api_key=pm.api_key,
+                    concurrency=pm.config.concurrency_limit,
+                    timeouts=_timeouts(pm.config.timeout_s),
+                    request_defaults=pm.config.request_defaults,
+                    wire_log=(run_dir / pm.dirname / "wire.jsonl") if options.wire_log else None,
+                    transport=transports.get(pm.label),
+                )
+                stack.push_async_callback(model.aclose)
+                engine.models[pm.label] = _Runtime(pm, model)
+            warnings.extend(engine.prepare())
+            await engine.run()
+        finally:
+            sink.close()
+            engine.close()
+        wall = time.perf_counter() - t0
+    report = build_report(
+        plan,
+        run_dir,
+        provenance=provenance,
+        started=started,
+        wall_s=wall,
+        requests=sum(rt.calls for rt in engine.models.values()),
+        samples_run=engine.samples_run,
+        resumed=options.resume is not None,
+        warnings=warnings,
+    )
+    write_report(run_dir, report)
+    return RunResult(run_dir=run_dir, report=report, warnings=warnings)
+
+
+def _timeouts(timeout_s: float) -> Timeouts:
+    return Timeouts(total=timeout_s, connect=min(10.0, timeout_s), read=min(300.0, timeout_s))
+
+
+def _run_json(plan: Plan) -> dict[str, Any]:
+    return {
+        "identity": plan.identity,
+        "inputs": plan.inputs,
+        "created": time.time(),
+        "records_schema_version": SCHEMA_VERSION,
+    }
+
+
+def _write_json(path: Path, data: Any) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n")
+    os.replace(tmp, path)
+
+
+def _new_run_dir(out: Path, name: str | None, identity: str) -> Path:
+    if name:
+        path = out / name
+        if path.exists():
+            raise ConfigError(
+                f"run directory {str(path)!r} already exists; use --resume {path} to complete it",
+                path="out",
+            )
+        return path
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    base = f"{stamp}-{identity.removeprefix('sha256:')[:8]}"
+    path, i = out / base, 1
+    while path.exists():
+        i += 1
+        path = out / f"{base}-{i}"
+    return path
+
+
+def _check_resume(run_dir: Path, plan: Plan) -> None:
+    meta = run_dir / "run.json"
+    if not meta.is_file():
+        raise ConfigError(
+            f"{str(run_dir)!r} is not a sieval run directory (no run.json); pass the directory "
+            "an earlier 'sieval eval' printed",
+            path="resume",
+        )
+    try:
+        stored = msgspec.json.decode(meta.read_bytes())
+        old_identity, old_inputs = stored["identity"], stored["inputs"]
+    except (msgspec.DecodeError, KeyError, TypeError) as exc:
+        raise ConfigError(f"{meta}: unreadable run metadata ({exc})", path="resume") from exc
+    if old_identity == plan.identity:
+        return
+    changes = changed_inputs(old_inputs, plan.inputs)
+    if not changes and fingerprint(old_inputs) != old_identity:
+        changes = ["run.json was edited: its identity does not match its inputs"]
+    raise ConfigError(
+        f"cannot resume {str(run_dir)!r}: the run identity changed ({old_identity[:15]}... -> "
+        f"{plan.identity[:15]}...); changed inputs: " + "; ".join(changes or ["(unknown)"]),
+        path="resume",
+    )
+
+
+@dataclass
+class _Runtime:
+    planned: PlannedModel
+    model: Model
+    calls: int = 0
+    slots: asyncio.Semaphore = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.slots = asyncio.Semaphore(self.planned.config.concurrency_limit)
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return (self.planned.api_key,) if self.planned.api_key else ()
+
+
+@dataclass
+class _Unit:
+    runtime: _Runtime
+    task: PlannedTask
+    writer: RecordWriter
+    todo: list[Sample]
+
+    @property
+    def key(self) -> str:
+        return f"{self.runtime.planned.label}/{self.task.name}"
+
+
+class _Engine:
+    def __init__(
+        self, plan: Plan, run_dir: Path, global_cap: asyncio.Semaphore, sink: ProgressSink
+    ) -> None:
+        self.plan = plan
+        self.run_dir = run_dir
+        self.global_cap = global_cap
+        self.sink = sink
+        self.models: dict[str, _Runtime] = {}
+        self.units: list[_Unit] = []
+        self.samples_run = 0
+
+    def prepare(self) -> list[str]:
+        """Open each unit's records file, repair a crash's torn line, list what is left to run."""
+        notes = []
+        for label, runtime in self.models.items():
+            for pt in self.plan.tasks:
+                path = self.run_dir / runtime.planned.dirname / pt.name / "records.jsonl"
+                seen = read_records(path, repair=True)
+                if seen.truncated_bytes:
+                    notes.append(
+                        f"{label}/{pt.name}: ignored a truncated last record "
+                        f"({seen.truncated_bytes} bytes) left by an interrupted run; "
+                        "that sample runs again"
+                    )
+                done = {i for i, r in seen.records.items() if r.status == "ok"}
+                todo = [s for s in pt.samples if s.id not in done]
+                unit = _Unit(runtime, pt, RecordWriter(path), todo)
+                self.units.append(unit)
+                self.sink.start(unit.key, len(pt.samples), len(pt.samples) - len(todo))
+        return notes
+
+    def close(self) -> None:
+        for unit in self.units:
+            unit.writer.close()
+
+    async def run(self) -> None:
+        await asyncio.gather(*(self._run_unit(unit) for unit in self.units))
+
+    async def _run_unit(self, unit: _Unit) -> None:
+        limit = unit.runtime.planned.config.concurrency_limit
+        pending: set[asyncio.Task[None]] = set()
+        try:
+            for sample in unit.todo:
+                if len(pending) >= limit:
+                    done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                    for finished in done:
+                        finished.result()
+                pending.add(asyncio.create_task(self._sample(unit, sample)))
+            if pending:
+                done, _ = await asyncio.wait(pending)
+                for finished in done:
+                    finished.result()
+        finally:
+            for task in pending:
+                task.cancel()
+
+    async def _call(self, runtime: _Runtime, request: Request) -> Response:
+        async with runtime.slots, self.global_cap:
+            runtime.calls += 1
+            return await runtime.model.run(request)
+
+    async def _sample(self, unit: _Unit, sample: Sample) -> None:
+        runtime, pt = unit.runtime, unit.task
+        started = time.time()
+        t0 = time.perf_counter()
+        requests: dict[str, RequestRecord] = {}
+        error: dict[str, Any] | None = None
+        result = None
+        reported: str | None = None
+        try:
+            named = dict(pt.task.requests(sample, pt.config))
+            replies = await asyncio.gather(
+                *(self._call(runtime, r) for r in named.values()), return_exceptions=True
+            )
+            responses: dict[str, Response] = {}
+            for (name, request), reply in zip(named.items(), replies, strict=True):
+                if isinstance(reply, BaseException):
+                    if not isinstance(reply, Exception):  # pragma: no cover - cancellation
+                        raise reply
+                    requests[name] = self._failed_request(runtime, request, reply)
+                    error = error or _error_record(reply, runtime.secrets)
+                else:
+                    responses[name] = reply
+                    requests[name] = _request_record(request, reply)
+                    if reported is None and isinstance(reply.model, str):
+                        reported = reply.model
+            if error is None:
+                result = pt.task.score(sample, responses, pt.config)
+        except Exception as exc:
+            error = _error_record(exc, runtime.secrets)
+        record = Record(
+            schema_version=SCHEMA_VERSION,
+            sample_id=sample.id,
+            status="failed" if error is not None or result is None else "ok",
+            model=runtime.planned.label,
+            task=pt.name,
+            group=sample.group,
+            requests=requests,
+            channels=dict(result.channels) if result is not None and error is None else {},
+            prediction=result.prediction if result is not None and error is None else None,
+            gold=sample.gold,
+            metrics=(
+                {k: float(v) for k, v in result.metrics.items()}
+                if result is not None and error is None
+                else {}
+            ),
+            error=error,
+            reported_model=reported,
+            started=started,
+            duration_s=time.perf_counter() - t0,
+        )
+        unit.writer.write(record)
+        self.samples_run += 1
+        self.sink.advance(unit.key, record.status == "ok")
+
+    def _failed_request(
+        self, runtime: _Runtime, request: Request, exc: Exception
+    ) -> RequestRecord:
+        body: dict[str, Any] | None = None
+        ledger: list[dict[str, str]] = []
+        try:
+            _, lowered = runtime.model.prepare(request)
+        except SievalError:
+            pass
+        else:
+            body = redact_json(lowered.body, runtime.secrets)
+            ledger = [msgspec.to_builtins(d) for d in lowered.ledger]
+        return RequestRecord(
+            prompt=_prompt(request),
+            body=body,
+            ledger=ledger,
+            error=_error_record(exc, runtime.secrets),
+        )
+
+
+def _error_record(exc: BaseException, secrets: tuple[str, ...]) -> dict[str, Any]:
+    """The error as record data, secrets redacted once more (a server may echo a header)."""
+    if isinstance(exc, SievalError):
+        data = exc.to_record()
+    else:  # a bug in task code: recorded and counted like any failure, never scored
+        data = {"class": "InternalError", "message": f"{type(exc).__name__}: {exc}"}
+    redacted: dict[str, Any] = redact_json(data, secrets)
+    return redacted
+
+
+def _prompt(request: Request) -> Any:
+    if isinstance(request.input, ChatInput):
+        return msgspec.to_builtins(request.input.messages)
+    return msgspec.to_builtins(request.input)
+
+
+def _request_record(request: Request, response: Response) -> RequestRecord:
+    usage = {
+        k: v
+        for k, v in msgspec.to_builtins(response.usage).items()
+        if isinstance(v, int) and not isinstance(v, bool)
+    }
+    timings = (
+        msgspec.to_builtins(response.timings) if isinstance(response.timings, Timings) else {}
+    )
+    return RequestRecord(
+        prompt=_prompt(request),
+        body=response.wire_body if isinstance(response.wire_body, dict) else None,
+        ledger=[msgspec.to_builtins(d) for d in response.ledger],
+        reported_model=response.model if isinstance(response.model, str) else None,
+        usage=usage,
+        timings=timings,
+        warnings=list(response.warnings),
+    )

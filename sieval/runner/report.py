@@ -1,0 +1,158 @@
+"""``report.json``: per (model, task) metrics, sample and failure counts, identity, provenance.
+
+The report is always rebuilt from the records files, so an interrupted-then-resumed run and an
+uninterrupted one report the same figures. Metrics come from ``task.aggregate`` over the scored
+samples only, in the task's sample order; failed samples are counted beside them (``samples``,
+``failures``) and never enter a metric as right or wrong.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from ..errors import ConfigError
+from ..tasks.base import Sample, SampleResult
+from .identity import sieval_version
+from .records import SCHEMA_VERSION, read_records
+
+if TYPE_CHECKING:
+    from .endpoints import Provenance
+    from .plan import Plan
+
+__all__ = ["DENOMINATOR", "REPORT_VERSION", "build_report", "load_report", "write_report"]
+
+REPORT_VERSION = 1
+
+DENOMINATOR = (
+    "metrics are computed over scored samples only; failed samples are counted in "
+    "samples.failed and failures (by error class) beside them and are never scored as wrong; "
+    "samples.missing counts samples with no record (an interrupted run)"
+)
+
+_EXAMPLES = 3
+
+
+def build_report(
+    plan: Plan,
+    run_dir: Path,
+    *,
+    provenance: dict[str, Provenance],
+    started: float,
+    wall_s: float,
+    requests: int,
+    samples_run: int,
+    resumed: bool,
+    warnings: list[str],
+) -> dict[str, Any]:
+    results = []
+    for pm in plan.models:
+        prov = provenance.get(pm.label)
+        for pt in plan.tasks:
+            seen = read_records(run_dir / pm.dirname / pt.name / "records.jsonl").records
+            scored: list[tuple[Sample, SampleResult]] = []
+            failures: Counter[str] = Counter()
+            examples: list[dict[str, Any]] = []
+            reported: set[str] = set()
+            missing = 0
+            for sample in pt.samples:
+                record = seen.get(sample.id)
+                if record is None:
+                    missing += 1
+                    continue
+                if record.reported_model:
+                    reported.add(record.reported_model)
+                if record.status == "ok":
+                    scored.append(
+                        (
+                            sample,
+                            SampleResult(
+                                prediction=record.prediction,
+                                gold=record.gold,
+                                metrics=record.metrics,
+                                channels=record.channels,
+                            ),
+                        )
+                    )
+                    continue
+                error = record.error or {"class": "Unknown", "message": ""}
+                failures[str(error.get("class"))] += 1
+                if len(examples) < _EXAMPLES:
+                    examples.append({"sample_id": sample.id, **error})
+            metrics = pt.task.aggregate(scored) if scored else {}
+            results.append(
+                {
+                    "model": pm.label,
+                    "task": pt.name,
+                    "protocol": pt.task.protocol,
+                    "headline": pt.task.headline,
+                    "metrics": msgspec.to_builtins(metrics),
+                    "samples": {
+                        "total": len(pt.samples),
+                        "scored": len(scored),
+                        "failed": sum(failures.values()),
+                        "missing": missing,
+                    },
+                    "failures": dict(sorted(failures.items())),
+                    "failure_examples": examples,
+                    "provenance": {
+                        "requested_model": pm.config.model,
+                        "reported_models": sorted(reported),
+                        "dialect": pm.config.dialect_id,
+                        "endpoint": prov.endpoint if prov else None,
+                        "server_version": prov.server_version if prov else None,
+                        "served_models": prov.served_models if prov else [],
+                    },
+                }
+            )
+    return {
+        "report_version": REPORT_VERSION,
+        "records_schema_version": SCHEMA_VERSION,
+        "sieval_version": sieval_version(),
+        "run": {
+            "dir": str(run_dir),
+            "identity": plan.identity,
+            "inputs": plan.inputs,
+            "resumed": resumed,
+        },
+        "denominator": DENOMINATOR,
+        "results": results,
+        "timings": {
+            "started": started,
+            "wall_s": wall_s,
+            "requests": requests,
+            "requests_per_s": requests / wall_s if wall_s > 0 else 0.0,
+            "samples_run": samples_run,
+        },
+        "warnings": warnings,
+    }
+
+
+def write_report(run_dir: Path, report: dict[str, Any]) -> Path:
+    path = run_dir / "report.json"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n")
+    os.replace(tmp, path)
+    return path
+
+
+def load_report(run_dir: Path) -> dict[str, Any]:
+    """Read ``RUN_DIR/report.json`` (``ConfigError`` when absent or unreadable)."""
+    path = run_dir / "report.json"
+    try:
+        data = msgspec.json.decode(path.read_bytes())
+    except FileNotFoundError as exc:
+        raise ConfigError(
+            f"{str(run_dir)!r} has no report.json; is it a run directory? (a run that was "
+            "interrupted writes its report when resumed to the end)",
+            path="report",
+        ) from exc
+    except msgspec.DecodeError as exc:
+        raise ConfigError(f"{path}: not valid JSON ({exc})", path="report") from exc
+    if not isinstance(data, dict) or "results" not in data:
+        raise ConfigError(f"{path}: not a sieval report", path="report")
+    return data

@@ -1,0 +1,96 @@
+"""Small helpers the task modules share: option checks, shot drawing, request shapes, means."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeVar
+
+from ..errors import ConfigError
+from ..ir.request import CompletionInput, Request, Sampling, Scoring
+from ..scoring.continuation import ContinuationScore
+from .base import Sample, SampleResult, TaskConfig
+
+T = TypeVar("T")
+
+SHOT_SEPARATOR = "\n\n"
+"""Between two shots, and between the last shot and the target."""
+
+
+def check_options(task: str, config: TaskConfig, allowed: Iterable[str] = ()) -> None:
+    """Refuse an option the task does not read (a typo would otherwise be silently ignored)."""
+    unknown = sorted(set(config.options) - set(allowed))
+    if unknown:
+        raise ConfigError(
+            f"task {task} has no option {', '.join(unknown)}; "
+            f"it accepts: {', '.join(sorted(allowed)) or '(none)'}",
+            path=f"tasks.{task}.options",
+            received=unknown,
+        )
+
+
+def num_shots(task: str, config: TaskConfig, default: int) -> int:
+    """``config.num_fewshot`` or the task's default."""
+    k = default if config.num_fewshot is None else config.num_fewshot
+    if k < 0:
+        raise ConfigError(
+            f"task {task}: num_fewshot must be >= 0, got {k}",
+            path=f"tasks.{task}.num_fewshot",
+            received=k,
+        )
+    return k
+
+
+def draw_shots(task: str, pool: Sequence[T], k: int, seed: int) -> list[T]:
+    """k distinct items of ``pool`` drawn with ``random.Random(seed)`` (same seed, same shots)."""
+    if k > len(pool):
+        raise ConfigError(
+            f"task {task}: num_fewshot={k} but the shot pool holds only {len(pool)} items",
+            path=f"tasks.{task}.num_fewshot",
+            received=k,
+        )
+    return random.Random(seed).sample(list(pool), k)
+
+
+def join_shots(shots: Iterable[str]) -> str:
+    """The few-shot prefix: shots separated by blank lines, then a blank line (or "" for 0)."""
+    return "".join(shot + SHOT_SEPARATOR for shot in shots)
+
+
+def scoring_request(text: str) -> Request:
+    """Input scoring of ``text``; the one generated token (max_tokens=1, as 0 is refused on some
+    vLLM routes) is ignored."""
+    return Request(
+        input=CompletionInput(text=text),
+        sampling=Sampling(temperature=0.0, max_tokens=1),
+        scoring=Scoring(input_logprobs=True),
+    )
+
+
+def score_channels(scores: Sequence[ContinuationScore]) -> list[dict[str, Any]]:
+    """What a choice score used, for the record."""
+    return [
+        {"logprob_sum": s.logprob_sum, "n_tokens": s.n_tokens, "n_chars": s.n_chars,
+         "is_greedy": s.is_greedy}
+        for s in scores
+    ]  # fmt: skip
+
+
+def means(results: Sequence[tuple[Sample, SampleResult]]) -> dict[str, Any]:
+    """``{metric: mean}`` over the results, plus ``n``."""
+    out: dict[str, Any] = {"n": len(results)}
+    if not results:
+        return out
+    for key in results[0][1].metrics:
+        out[key] = sum(r.metrics[key] for _, r in results) / len(results)
+    return out
+
+
+def grouped_means(
+    results: Sequence[tuple[Sample, SampleResult]], key: Any
+) -> dict[str, dict[str, Any]]:
+    """``means`` per group, where ``key(sample)`` names the group; groups sorted."""
+    groups: dict[str, list[tuple[Sample, SampleResult]]] = {}
+    for sample, result in results:
+        groups.setdefault(key(sample), []).append((sample, result))
+    return {name: means(groups[name]) for name in sorted(groups)}

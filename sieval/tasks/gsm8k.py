@@ -1,0 +1,112 @@
+"""GSM8K, k-shot, greedy generation for base models, scored by exact match of the final number.
+
+Cobbe et al. 2021, "Training Verifiers to Solve Math Word Problems",
+https://arxiv.org/abs/2110.14168
+
+k seeded train shots (default 8) as ``Question: {q}\\nAnswer: {full solution}`` joined by blank
+lines, then the target question. Headline ``exact_match``: the first ``#### N`` of the generation
+against the gold ``#### N`` (commas, ``$`` and a trailing period dropped). ``flexible_exact_match``
+takes the last number in the generation instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..data.gsm8k import gsm8k_file, load_gsm8k
+from ..errors import ConfigError, ContractViolation
+from ..ir.request import CompletionInput, Request, Sampling
+from ..ir.response import Response
+from ..scoring import extract_flexible, extract_strict, gold_number
+from ._shared import check_options, draw_shots, join_shots, means, num_shots
+from .base import Requirement, Sample, SampleResult, TaskConfig
+
+QUERY = "Question: {question}\nAnswer:"
+SHOT = "Question: {question}\nAnswer: {answer}"
+STOP = ("Question:", "</s>", "<|im_end|>")
+DEFAULT_SHOTS = 8
+DEFAULT_MAX_TOKENS = 256
+SHOT_SPLIT, EVAL_SPLIT = "train", "test"
+
+
+def _max_tokens(config: TaskConfig) -> int:
+    value = config.options.get("max_tokens", DEFAULT_MAX_TOKENS)
+    if not isinstance(value, int) or value < 1:
+        raise ConfigError(
+            f"task gsm8k_kshot_base_gen: option max_tokens must be an integer >= 1, got {value!r}",
+            path="tasks.gsm8k_kshot_base_gen.options.max_tokens",
+            received=value,
+        )
+    return value
+
+
+class Gsm8kBaseGen:
+    name = "gsm8k_kshot_base_gen"
+    headline = "exact_match"
+    protocol = (
+        "greedy generation (temperature 0, max_tokens 256, stop Question:/</s>/<|im_end|>) after "
+        "k seeded train shots; exact_match = first '#### N' == gold, flexible_exact_match = last "
+        "number == gold (commas, '$', trailing '.' removed)"
+    )
+    requirements = (
+        Requirement("text_prompt", "the k-shot prompt is raw text"),
+        Requirement("sampling", "greedy decoding, max_tokens and stop are set explicitly"),
+    )
+
+    def data_files(self, data_dir: Path) -> list[Path]:
+        return [gsm8k_file(data_dir, SHOT_SPLIT), gsm8k_file(data_dir, EVAL_SPLIT)]
+
+    def load(self, data_dir: Path, config: TaskConfig) -> list[Sample]:
+        check_options(self.name, config, ("max_tokens",))
+        _max_tokens(config)
+        k = num_shots(self.name, config, DEFAULT_SHOTS)
+        pool = load_gsm8k(data_dir, SHOT_SPLIT) if k else []
+        shots = draw_shots(self.name, pool, k, config.seed)
+        fewshot = join_shots(SHOT.format(question=s.question, answer=s.answer) for s in shots)
+        shot_ids = [f"{SHOT_SPLIT}/{s.index}" for s in shots]
+        return [
+            Sample(
+                id=f"{EVAL_SPLIT}/{item.index}",
+                data={
+                    "fewshot": fewshot,
+                    "query": QUERY.format(question=item.question),
+                    "shot_ids": shot_ids,
+                },
+                gold=gold_number(item.answer),
+            )
+            for item in load_gsm8k(data_dir, EVAL_SPLIT)
+        ]
+
+    def requests(self, sample: Sample, config: TaskConfig) -> Mapping[str, Request]:
+        return {
+            "gen": Request(
+                input=CompletionInput(text=sample.data["fewshot"] + sample.data["query"]),
+                sampling=Sampling(temperature=0.0, max_tokens=_max_tokens(config), stop=STOP),
+            )
+        }
+
+    def score(
+        self, sample: Sample, responses: Mapping[str, Response], config: TaskConfig
+    ) -> SampleResult:
+        response = responses["gen"]
+        if not response.choices:
+            raise ContractViolation("the generation reply has no choices", path="choices")
+        text = response.choices[0].text
+        strict, flexible = extract_strict(text), extract_flexible(text)
+        return SampleResult(
+            prediction=strict,
+            gold=sample.gold,
+            metrics={
+                "exact_match": float(strict == sample.gold),
+                "flexible_exact_match": float(flexible == sample.gold),
+            },
+            channels={"text": text, "strict": strict, "flexible": flexible},
+        )
+
+    def aggregate(self, results: Sequence[tuple[Sample, SampleResult]]) -> dict[str, Any]:
+        return means(results)
+
+
+TASK = Gsm8kBaseGen()

@@ -1,0 +1,97 @@
+"""Fuzz every lift: a malformed reply raises a sieval error or lifts; it never crashes otherwise."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from conftest import load_fixture
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sieval.dialects.plane import lift, lower
+from sieval.dialects.registry import get_dialect
+from sieval.errors import SievalError
+from sieval.ir.request import Request, Sampling, Scheduling, Scoring
+
+D = get_dialect("openai_completions")
+QA = "Question: What is the capital of France?\nAnswer: Paris"
+ECHO = lower(
+    D,
+    Request.completion(
+        QA,
+        sampling=Sampling(temperature=0.0, max_tokens=1),
+        scoring=Scoring(input_logprobs=True, input_top_k=3),
+    ),
+    "gemma-3-270m",
+)
+STREAM = lower(
+    D,
+    Request.completion(
+        "The capital of France is",
+        sampling=Sampling(temperature=0.0, max_tokens=6),
+        scoring=Scoring(sampled_logprobs=True, sampled_top_k=1),
+        scheduling=Scheduling(stream=True),
+    ),
+    "gemma-3-270m",
+)
+REPLY = load_fixture("openai_completions", "echo_top3")["reply"]
+SSE = load_fixture("openai_completions", "stream")["reply_sse"]
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 70) | st.floats() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+def _paths(node: Any, prefix: tuple = ()) -> list[tuple]:
+    out = [prefix]
+    if isinstance(node, dict):
+        for key, value in node.items():
+            out += _paths(value, (*prefix, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node[:3]):
+            out += _paths(value, (*prefix, i))
+    return out
+
+
+PATHS = _paths(REPLY)[1:]
+
+
+def _set(node: Any, path: tuple, value: Any) -> None:
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+
+
+def _lift_or_sieval_error(lowered, body: bytes) -> None:
+    try:
+        response = lift(D, lowered, 200, {}, body)
+    except SievalError:
+        return
+    assert len(response.choices) == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(PATHS), json_values)
+def test_mutated_reply(path: tuple, value: Any) -> None:
+    reply = copy.deepcopy(REPLY)
+    _set(reply, path, value)
+    _lift_or_sieval_error(ECHO, json.dumps(reply).encode())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=200))
+def test_arbitrary_bytes(body: bytes) -> None:
+    _lift_or_sieval_error(ECHO, body)
+    _lift_or_sieval_error(STREAM, body)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, len(SSE)), st.text(max_size=8))
+def test_cut_or_spliced_stream(cut: int, junk: str) -> None:
+    _lift_or_sieval_error(STREAM, (SSE[:cut] + junk + SSE[cut:]).encode())

@@ -1,0 +1,74 @@
+"""Request invariants: each error names the leaf."""
+
+from __future__ import annotations
+
+import pytest
+
+from sieval.errors import Refused
+from sieval.ir.request import (
+    ChatInput,
+    CompletionInput,
+    ImagePart,
+    Message,
+    Reasoning,
+    Request,
+    Sampling,
+    Scheduling,
+    Scoring,
+    StructuredOutput,
+)
+from sieval.ir.validate import validate
+
+BAD = [
+    (Request(input=CompletionInput()), "input.completion.text"),
+    (Request(input=CompletionInput(text="a", token_ids=(1,))), "input.completion.text"),
+    (Request(input=CompletionInput(token_ids=())), "input.completion.token_ids"),
+    (Request(input=ChatInput(messages=())), "input.chat.messages"),
+    (
+        Request(input=ChatInput(messages=(Message(role="user", content=(ImagePart(),)),))),
+        "input.chat.messages.content.image",
+    ),
+    (Request.completion("x", sampling=Sampling(n=0)), "sampling.n"),
+    (Request.completion("x", sampling=Sampling(temperature=-1.0)), "sampling.temperature"),
+    (Request.completion("x", sampling=Sampling(temperature=float("nan"))), "sampling.temperature"),
+    (Request.completion("x", sampling=Sampling(top_p=0.0)), "sampling.top_p"),
+    (Request.completion("x", sampling=Sampling(max_tokens=-1)), "sampling.max_tokens"),
+    (Request.completion("x", sampling=Sampling(stop=("",))), "sampling.stop"),
+    (Request.completion("x", sampling=Sampling(n=2, temperature=0.0)), "sampling.n"),
+    (Request.completion("x", scoring=Scoring(input_top_k=-1)), "scoring.input_top_k"),
+    (Request.completion("x", scoring=Scoring(sampled_top_k=-2)), "scoring.sampled_top_k"),
+    (Request.completion("x", scoring=Scoring(input_top_k=5)), "scoring.input_top_k"),
+    (Request.completion("x", scoring=Scoring(sampled_top_k=5)), "scoring.sampled_top_k"),
+    (
+        Request.completion("x", structured_output=StructuredOutput(format="json_schema")),
+        "structured_output.schema",
+    ),
+    (
+        Request.completion("x", structured_output=StructuredOutput(schema={"type": "object"})),
+        "structured_output.schema",
+    ),
+    (
+        Request.completion("x", reasoning=Reasoning(effort="low", budget_tokens=100)),
+        "reasoning.budget_tokens",
+    ),
+    (Request.completion("x", reasoning=Reasoning(budget_tokens=0)), "reasoning.budget_tokens"),
+    (Request.completion("x", scheduling=Scheduling(timeout_s=0.0)), "scheduling.timeout_s"),
+]
+
+
+@pytest.mark.parametrize(("request_", "leaf"), BAD, ids=[leaf for _, leaf in BAD])
+def test_invalid_request_names_its_leaf(request_: Request, leaf: str) -> None:
+    with pytest.raises(Refused) as info:
+        validate(request_)
+    assert info.value.path == leaf
+    assert leaf in str(info.value)
+
+
+def test_a_valid_request_passes() -> None:
+    validate(
+        Request.completion(
+            "x",
+            sampling=Sampling(n=2, temperature=0.7, top_p=0.9, max_tokens=0, stop=("\n",)),
+            scoring=Scoring(input_logprobs=True, input_top_k=3, sampled_logprobs=True),
+        )
+    )
