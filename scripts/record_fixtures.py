@@ -320,7 +320,7 @@ CASES: list[tuple[str, str, str, str, dict | None]] = [
         "error_prompt_logprobs_101",
         "POST",
         "/v1/completions",
-        {"model": MODEL, "prompt": QA, "max_tokens": 1, "prompt_logprobs": 101},
+        {"model": MODEL, "prompt": QA, "max_tokens": 1, "prompt_logprobs": 101, "return_token_ids": True},
     ),
     (
         "vllm_native",

@@ -35,7 +35,9 @@ def task_registry() -> Mapping[str, Task]:
 
 
 def _fail(exc: ConfigError) -> typer.Exit:
-    Console(stderr=True, highlight=False).print(f"[bold red]error:[/] {exc.message}", markup=True)
+    Console(stderr=True, highlight=False, soft_wrap=True).print(
+        f"[bold red]error:[/] {exc.message}", markup=True
+    )
     return typer.Exit(EXIT_BAD_INPUT)
 
 
@@ -56,7 +58,7 @@ def eval_command(
     wire_log: bool = typer.Option(False, "--wire-log", help="Log every exchange (redacted)."),
 ) -> None:
     """Evaluate the config's models on its tasks; exit 0 ok, 1 failed samples, 2 bad input."""
-    console = Console(stderr=True)
+    console = Console(stderr=True, soft_wrap=True)
     try:
         result = run_eval(
             load_config(config),

@@ -10,6 +10,7 @@ the prompt text and every token is checked against the slice it claims.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,6 +45,7 @@ from .plane import (
 )
 
 ID = "openai_completions"
+_SPECIAL = re.compile(r"^<[^<>\s]+>$")  # e.g. <bos>, <eos>, <end_of_turn>
 MAX_STOP = 4  # OpenAI and vLLM 0.32 (VLLM_MAX_STOP_STRINGS) both cap stop at 4 strings
 
 # -- the decision table -------------------------------------------------------------------------
@@ -258,6 +260,7 @@ def check_reply(dialect: str, lowered: Lowered, reply: _Reply) -> Parsed:
                 stop_reason=choice.stop_reason,
             )
         )
+    warnings = _clamp_warnings(dialect, request, choices, sampled, usage)
     if not request.scoring.sampled_logprobs:
         sampled = [UNSET] * len(parsed)
     return Parsed(
@@ -265,7 +268,35 @@ def check_reply(dialect: str, lowered: Lowered, reply: _Reply) -> Parsed:
         model=reply.model if reply.model is not None else UNSET,
         system_fingerprint=reply.system_fingerprint or UNSET,
         wire=Lifted(input_tokens=input_tokens, sampled_tokens=sampled, usage=usage),
+        warnings=warnings,
     )
+
+
+def _clamp_warnings(
+    dialect: str, request: Request, choices: list[_Choice], sampled: list[Any], usage: Usage
+) -> tuple[str, ...]:
+    """vLLM 0.32 silently shortens max_tokens to max_model_len - prompt_tokens (wire reference
+    7.6): a ``length`` finish before max_tokens is that clamp, and the reader must know."""
+    limit = request.sampling.max_tokens
+    if limit is UNSET or limit == 0:
+        return ()
+    out: list[str] = []
+    for choice, tokens in zip(choices, sampled, strict=True):
+        ids = getattr(choice, "token_ids", None)
+        count: int | None = None
+        if ids is not None:
+            count = len(ids)
+        elif tokens is not UNSET:
+            count = len(tokens)
+        elif len(choices) == 1 and isinstance(usage.output_tokens, int):
+            count = usage.output_tokens
+        if choice.finish_reason == "length" and count is not None and count < limit:
+            out.append(
+                f"{dialect}: choice {choice.index} ended for length after {count} of max_tokens="
+                f"{limit} tokens: the server shortened max_tokens to fit its context window "
+                f"(prompt {usage.input_tokens} tokens), so this generation is cut by the context"
+            )
+    return tuple(out)
 
 
 def _ordered_choices(dialect: str, choices: list[_Choice], n: int) -> list[_Choice]:
@@ -329,28 +360,34 @@ def _check_echo_counts(dialect: str, choices: list[_Choice], usage: Usage, req: 
         )
 
 
-def _offsets(
-    dialect: str, choice: _Choice, text: str, lp: _Logprobs, shift: int, first: int
-) -> list[int]:
-    """``text_offset`` re-based on ``text`` from position ``first``, each token checked on it."""
+def _offsets(dialect: str, choice: _Choice, text: str, lp: _Logprobs, base: int) -> list[int]:
+    """``text_offset`` re-based on ``text``, each token checked against the slice it claims.
+
+    vLLM counts offsets over token strings, so a special token the text leaves out (``<bos>``
+    before an echoed prompt, ``<eos>`` after a completion) shifts every later offset by its length
+    (wire reference 1.4): such a token covers no text here.
+    """
     where = f"choices[{choice.index}].logprobs"
     out: list[int] = []
-    for i in range(first, len(lp.tokens)):
+    shift = base
+    for i, token in enumerate(lp.tokens):
         offset = lp.text_offset[i] - shift
-        end = (
-            lp.text_offset[i + 1] - shift if i + 1 < len(lp.tokens) else offset + len(lp.tokens[i])
-        )
-        token = lp.tokens[i]
-        fallback = token == "" or "\ufffd" in token  # byte pieces decode to nothing or U+FFFD
-        if not (0 <= offset <= end <= len(text)) or (not fallback and text[offset:end] != token):
+        inside = 0 <= offset <= len(text) and (not out or offset >= out[-1])
+        if inside and text.startswith(token, offset):
+            out.append(offset)
+        elif inside and _SPECIAL.match(token):
+            out.append(offset)
+            shift += len(token)
+        elif inside and (token == "" or "\ufffd" in token):  # byte pieces decode to "" or U+FFFD
+            out.append(offset)
+        else:
+            found = text[max(offset, 0) : max(offset, 0) + len(token)]
             raise ContractViolation(
                 f"{dialect}: {where}.text_offset[{i}]={lp.text_offset[i]} does not locate token "
-                f"{token!r} in the text (found {text[max(offset, 0) : max(end, 0)]!r}): offsets "
-                "cannot be trusted",
+                f"{token!r} in the text (found {found!r}): offsets cannot be trusted",
                 dialect=dialect,
                 path=f"{where}.text_offset[{i}]",
             )
-        out.append(offset)
     return out
 
 
@@ -414,13 +451,8 @@ def _split_echo(
         )
     offsets: list[Any] = [UNSET] * len(lp.tokens)
     if isinstance(prompt, str):
-        # vLLM counts offsets over token strings, so a BOS the text does not hold (e.g. "<bos>")
-        # shifts every later offset by its length (wire reference 1.4).
-        bos = not prompt.startswith(lp.tokens[0]) or lp.tokens[0] == ""
-        shift = len(lp.tokens[0]) if bos else 0
         full = choice.text
-        first = 1 if bos else 0
-        offsets = ([0] if bos else []) + _offsets(dialect, choice, full, lp, shift, first)
+        offsets = _offsets(dialect, choice, full, lp, 0)
         prompt_end = offsets[p] if p < len(lp.tokens) else len(full)
         if prompt_end != len(prompt):
             raise ContractViolation(
@@ -453,8 +485,7 @@ def _sampled_tokens(dialect: str, choice: _Choice, text: str, k: int) -> tuple[T
             dialect=dialect,
             path=f"{where}.token_logprobs",
         )
-    shift = lp.text_offset[0] if lp.text_offset else 0
-    offsets = _offsets(dialect, choice, text, lp, shift, 0)
+    offsets = _offsets(dialect, choice, text, lp, lp.text_offset[0] if lp.text_offset else 0)
     return tuple(_token(dialect, lp, i, k, offsets[i], where) for i in range(len(lp.tokens)))
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..errors import ConfigError
-from . import openai_completions
+from . import openai_completions, vllm_native
 from .plane import Dialect, capability_outcomes
 
 __all__ = ["REGISTRY", "DialectRow", "get_dialect", "rows"]
@@ -116,14 +116,7 @@ _ROWS = (
         ("text", "image"),
         "conditional",
     ),
-    _planned(
-        "vllm_native",
-        "/v1/completions",
-        "openai-compatible HTTP (Bearer)",
-        ("completion",),
-        ("text",),
-        "supported",
-    ),
+    _active(vllm_native.DIALECT),
 )
 
 REGISTRY: dict[str, DialectRow] = {row.id: row for row in _ROWS}

@@ -1,9 +1,9 @@
 """The evaluation engine: bounded async runs, append-only records, resume, and the report.
 
-    from sieval.config import load_config
-    from sieval.runner import RunOptions, run_eval
+from sieval.config import load_config
+from sieval.runner import RunOptions, run_eval
 
-    result = run_eval(load_config("eval.yaml"), RunOptions(limit=20))
+result = run_eval(load_config("eval.yaml"), RunOptions(limit=20))
 """
 
 from .engine import RunOptions, RunResult, arun_eval, run_eval

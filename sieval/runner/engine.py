@@ -405,9 +405,7 @@ class _Engine:
         self.samples_run += 1
         self.sink.advance(unit.key, record.status == "ok")
 
-    def _failed_request(
-        self, runtime: _Runtime, request: Request, exc: Exception
-    ) -> RequestRecord:
+    def _failed_request(self, runtime: _Runtime, request: Request, exc: Exception) -> RequestRecord:
         body: dict[str, Any] | None = None
         ledger: list[dict[str, str]] = []
         try:
@@ -447,9 +445,7 @@ def _request_record(request: Request, response: Response) -> RequestRecord:
         for k, v in msgspec.to_builtins(response.usage).items()
         if isinstance(v, int) and not isinstance(v, bool)
     }
-    timings = (
-        msgspec.to_builtins(response.timings) if isinstance(response.timings, Timings) else {}
-    )
+    timings = msgspec.to_builtins(response.timings) if isinstance(response.timings, Timings) else {}
     return RequestRecord(
         prompt=_prompt(request),
         body=response.wire_body if isinstance(response.wire_body, dict) else None,

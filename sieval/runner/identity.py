@@ -78,4 +78,3 @@ def changed_inputs(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
 def _show(value: Any) -> str:
     text = canonical_json(value)
     return text if len(text) <= 80 else text[:77] + "..."
-

@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from ..config import EMBEDDED, EvalConfig, ModelConfig
+from ..config import EvalConfig, ModelConfig
 from ..dialects.plane import lower
 from ..dialects.registry import REGISTRY, get_dialect
 from ..errors import ConfigError, Refused
@@ -237,7 +237,3 @@ def plan_run(
         identity=fingerprint(inputs),
         inputs=inputs,
     )
-
-
-def embedded(model: ModelConfig) -> bool:
-    return model.endpoint == EMBEDDED

@@ -162,9 +162,3 @@ def read_records(path: Path, *, repair: bool = False) -> ReadResult:
                     file.write(b"\n")
             lines.append(tail)
     return ReadResult(records=records, lines=len(lines), truncated_bytes=truncated)
-
-
-def encode_record(record: Record) -> dict[str, Any]:
-    """The record as plain data (for tests and tools)."""
-    data: dict[str, Any] = msgspec.to_builtins(record)
-    return data

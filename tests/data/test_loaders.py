@@ -135,7 +135,7 @@ def test_local_files_win(tmp_path: Path) -> None:
     row = {"activity_label": "L", "ctx_a": "A.", "ctx_b": "b", "endings": ["e"] * 4, "label": 2}
     (folder / "hellaswag_val.jsonl").write_text(json.dumps(row) + "\n\n")
     with bz2.open(folder / "hellaswag_val_full.txt.bz2", "wt") as fh:
-        fh.write("L: A. b\n0\ne\ne\ne\ne\n")
+        fh.write("L: A. b\n0\ne\ne\ne\ne")  # no final newline
     assert hellaswag_file(tmp_path, "validation") == folder / "hellaswag_val.jsonl"
     assert load_hellaswag(tmp_path, "validation")[0].label == 2
     (folder / "hellaswag_val.jsonl").unlink()

@@ -386,3 +386,19 @@ def test_missing_requested_channel_is_a_contract_violation() -> None:
     )
     with pytest.raises(ContractViolation, match="logprobs"):
         lift(D, lower(D, request, MODEL), 200, {}, reply_bytes(fixture))
+
+
+def test_special_tokens_the_text_leaves_out_cover_no_text() -> None:
+    """A generated <eos> is in ``tokens`` but not in ``text``, like the echoed <bos>."""
+
+    def eos(reply: dict) -> None:
+        choice = reply["choices"][0]
+        choice["text"] = choice["text"][:-1]
+        choice["logprobs"]["tokens"][-1] = "<eos>"
+        top = choice["logprobs"]["top_logprobs"][-1]
+        top["<eos>"] = top.pop("\n")
+
+    lowered, body = mutated("echo_top3", eos)
+    r = lift(D, lowered, 200, {}, body)
+    assert r.choices[0].text == ""
+    assert r.input_tokens[-1].text == " Paris" and r.input_tokens[-1].offset == len(QA) - 6

@@ -1,6 +1,6 @@
 """Run (or resume) a fake-task eval against URL; used as a subprocess by test_resume_kill.
 
-    python resume_worker.py URL DATA_DIR OUT RUN_NAME [--resume RUN_DIR]
+python resume_worker.py URL DATA_DIR OUT RUN_NAME [--resume RUN_DIR]
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from fakes import FakeTask  # noqa: E402
+from fakes import FakeTask
 
-from sieval.config import parse_config  # noqa: E402
-from sieval.runner import RunOptions, run_eval  # noqa: E402
+from sieval.config import parse_config
+from sieval.runner import RunOptions, run_eval
 
 
 def main(argv: list[str]) -> int:

@@ -124,5 +124,11 @@ def test_sum_is_exactly_the_tokens_after_a_token_boundary(
     # moving the boundary one character into a multi-character token must be refused
     inside = next((i for i in range(1, cut) if len(pieces[i]) > 1), None)
     if inside is not None:
+        at = offsets[inside] + 1
         with pytest.raises(ContractViolation, match="merged"):
-            continuation_score(reply(*tokens), offsets[inside] + 1, "".join(pieces)[offsets[inside] + 1 :])
+            continuation_score(reply(*tokens), at, "".join(pieces)[at:])
+
+
+def test_greedy_stays_unknown_once_a_token_lacks_top() -> None:
+    tokens = (tok("Q", 0, None), tok(" a", 1, -0.1), tok(" b", 3, -0.2, 0))
+    assert continuation_score(reply(*tokens), 1, " a b").is_greedy is None

@@ -52,3 +52,10 @@ def test_a_missing_letter_fails_with_the_letters_and_k() -> None:
 def test_no_top_k_list(response: Response) -> None:
     with pytest.raises(ContractViolation, match="no top-k list"):
         letter_logprobs(response, ABCD)
+
+
+def test_an_unscored_sampled_token_is_ignored() -> None:
+    entries = tuple(TopEntry(token=t, logprob=-1.0) for t in ABCD)
+    token = Token(text="A", top=entries, scored_rank=0)
+    response = Response(choices=(Choice(index=0, text="A", tokens=(token,)),))
+    assert letter_logprobs(response, ABCD) == dict.fromkeys(ABCD, -1.0)

@@ -1,0 +1,156 @@
+"""Config parsing: strict keys with suggestions, YAML positions, no literal keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sieval.config import EMBEDDED, REFERENCE_MODEL, load_config, parse_config
+from sieval.errors import ConfigError
+
+GOOD = """
+concurrency: 8
+models:
+  - name: local
+    endpoint: http://127.0.0.1:8000/
+    model: gemma
+    api_key_env: SIEVAL_TEST_KEY
+    concurrency_limit: 4
+    request_defaults:
+      sampling.temperature: 0.0
+      sampling: {top_p: 0.9}
+      options: {min_p: 0.1}
+  - endpoint: embedded
+tasks:
+  - name: arc_easy_kshot_ppl
+    n: 10
+    num_fewshot: 5
+    seed: 7
+    options: {x: 1}
+"""
+
+
+def test_good_config_decodes_with_defaults() -> None:
+    config = parse_config(GOOD)
+    local, ref = config.models
+    assert config.concurrency == 8
+    assert local.dialect_id == "openai_completions"
+    assert local.request_defaults == {
+        "sampling.temperature": 0.0,
+        "sampling.top_p": 0.9,
+        "options.min_p": 0.1,
+    }
+    assert (
+        ref.endpoint == EMBEDDED and ref.model == REFERENCE_MODEL and ref.label == REFERENCE_MODEL
+    )
+    assert config.tasks[0].n == 10 and config.tasks[0].seed == 7
+    assert "api_key_env" not in local.identity() and local.identity()["endpoint"].endswith("8000")
+
+
+def test_chat_kind_defaults_to_openai_chat() -> None:
+    config = parse_config("models: [{endpoint: embedded, kind: chat}]\ntasks: [{name: t}]")
+    assert config.models[0].dialect_id == "openai_chat"
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("models: [{endpoint: embedded, modle: x}]\ntasks: [{name: t}]", "Did you mean 'model'?"),
+        ("models: [{endpoint: embedded}]\ntasks: [{name: t, num_fewshots: 3}]", "'num_fewshot'"),
+        ("modles: []\nmodels: [{}]\ntasks: [{name: t}]", "Did you mean 'models'?"),
+    ],
+)
+def test_unknown_key_suggests_close_match(text: str, needle: str) -> None:
+    with pytest.raises(ConfigError, match="unknown key") as info:
+        parse_config(text, source="eval.yaml")
+    assert needle in str(info.value) and "eval.yaml" in str(info.value)
+
+
+def test_unknown_key_without_close_match_lists_known_keys() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config("models: [{zzzzzz: 1}]\ntasks: [{name: t}]")
+    assert "Did you mean" not in str(info.value) and "Known keys: name, endpoint" in str(info.value)
+
+
+def test_wrong_type_names_the_path() -> None:
+    with pytest.raises(ConfigError, match=r"concurrency_limit"):
+        parse_config("models: [{concurrency_limit: many}]\ntasks: [{name: t}]")
+
+
+def test_malformed_yaml_gives_file_line_and_column() -> None:
+    text = "models:\n  - name: a\n    endpoint: [unclosed\ntasks: []\n"
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, source="eval.yaml")
+    assert "eval.yaml:4:" in str(info.value) and "malformed YAML" in str(info.value)
+
+
+@pytest.mark.parametrize("key", ["api_key", "API_KEY", "token"])
+def test_literal_api_key_is_refused(key: str) -> None:
+    with pytest.raises(ConfigError, match="api_key_env") as info:
+        parse_config(f"models: [{{endpoint: embedded, {key}: sk-secret}}]\ntasks: [{{name: t}}]")
+    assert "sk-secret" not in str(info.value)
+
+
+def test_api_key_from_env_and_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SIEVAL_TEST_KEY", "sk-from-env-123")
+    (tmp_path / "key").write_text("sk-from-file-456\n")
+    (tmp_path / "empty").write_text("\n")
+    config = parse_config(
+        "models:\n"
+        "  - {name: a, api_key_env: SIEVAL_TEST_KEY}\n"
+        f"  - {{name: b, api_key_file: {tmp_path / 'key'}}}\n"
+        "  - {name: c}\n"
+        f"  - {{name: d, api_key_file: {tmp_path / 'missing'}}}\n"
+        f"  - {{name: e, api_key_file: {tmp_path / 'empty'}}}\n"
+        "  - {name: f, api_key_env: SIEVAL_UNSET_VAR_XYZ}\n"
+        "tasks: [{name: t}]"
+    )
+    a, b, c, d, e, f = config.models
+    assert a.api_key() == "sk-from-env-123"
+    assert b.api_key() == "sk-from-file-456"
+    assert c.api_key() is None
+    with pytest.raises(ConfigError, match="cannot read api_key_file"):
+        d.api_key()
+    with pytest.raises(ConfigError, match="is empty"):
+        e.api_key()
+    with pytest.raises(ConfigError, match="SIEVAL_UNSET_VAR_XYZ"):
+        f.api_key()
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("- a\n- b", "expected a mapping"),
+        ("models: []\ntasks: [{name: t}]", "'models:' is empty"),
+        ("models: [{}]\ntasks: []", "'tasks:' is empty"),
+        ("concurrency: 0\nmodels: [{}]\ntasks: [{name: t}]", "concurrency must be"),
+        ("models: [{endpoint: ftp://x, model: m}]\ntasks: [{name: t}]", "neither 'embedded'"),
+        ("models: [{endpoint: 'http://x'}]\ntasks: [{name: t}]", "'model:' (the model id)"),
+        (
+            "models: [{api_key_env: A, api_key_file: B}]\ntasks: [{name: t}]",
+            "not both",
+        ),
+        ("models: [{concurrency_limit: 0}]\ntasks: [{name: t}]", "concurrency_limit must"),
+        ("models: [{timeout_s: 0}]\ntasks: [{name: t}]", "timeout_s must"),
+        (
+            "models: [{request_defaults: {sampling.temprature: 0}}]\ntasks: [{name: t}]",
+            "not a request leaf",
+        ),
+        ("models: [{}, {}]\ntasks: [{name: t}]", "two models are named"),
+        ("models: [{}]\ntasks: [{name: t}, {name: t}]", "listed twice"),
+        ("models: [{}]\ntasks: [{name: t, n: 0}]", "n must be >= 1"),
+    ],
+)
+def test_invalid_configs(text: str, needle: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config(text)
+    assert needle in str(info.value)
+
+
+def test_load_config_reads_a_file_and_names_a_missing_one(tmp_path: Path) -> None:
+    path = tmp_path / "eval.yaml"
+    path.write_text(GOOD)
+    assert load_config(path).models[0].label == "local"
+    with pytest.raises(ConfigError, match="cannot read config"):
+        load_config(tmp_path / "nope.yaml")

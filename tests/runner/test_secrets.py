@@ -1,0 +1,54 @@
+"""An API key given through api_key_env never lands in records, report, logs or the wire log."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sieval.config import parse_config
+from sieval.runner import PlainProgress, RunOptions, arun_eval
+
+from .fakes import FakeTask, serve, write_data
+
+KEY = "sk-test-SECRET-0123456789abcdef"
+
+
+async def test_api_key_never_written(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.setenv("SIEVAL_TEST_KEY", KEY)
+    data = tmp_path / "data"
+    write_data(data, ["aa", "reject", "ccc"])  # the 400 reply echoes the auth header back
+    seen: list[dict[str, Any]] = []
+    async with serve(key=KEY, seen=seen) as url:
+        config = parse_config(
+            "models:\n"
+            f"  - {{name: m, endpoint: '{url}', model: fake-model, api_key_env: SIEVAL_TEST_KEY}}\n"
+            "tasks: [{name: fake_qa}]"
+        )
+        result = await arun_eval(
+            config,
+            RunOptions(out=tmp_path / "results", data_dir=data, wire_log=True),
+            tasks={"fake_qa": FakeTask()},
+            progress=PlainProgress(interval_s=0.0),
+        )
+    # the key did reach the server, so the checks below are meaningful
+    assert any(s["auth"] == f"Bearer {KEY}" for s in seen if s["path"] == "/v1/completions")
+    assert result.failed == 1
+    wire = result.run_dir / "m" / "wire.jsonl"
+    assert wire.is_file() and wire.stat().st_size > 0
+    files = [p for p in result.run_dir.rglob("*") if p.is_file()]
+    assert {p.name for p in files} >= {"records.jsonl", "report.json", "run.json", "wire.jsonl"}
+    for path in files:
+        assert KEY not in path.read_text(), path
+    assert "bad prompt reject" in (result.run_dir / "m" / "fake_qa" / "records.jsonl").read_text()
+    out, err = capsys.readouterr()
+    assert KEY not in out + err + caplog.text
+    assert KEY not in repr(result) and "SIEVAL_TEST_KEY" not in str(result.report["run"])

@@ -1,0 +1,79 @@
+"""gsm8k_kshot_base_gen: prompt, shots, greedy request, strict vs flexible exact match."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sieval.errors import ConfigError, ContractViolation
+from sieval.ir.request import Sampling
+from sieval.ir.response import Response
+from sieval.tasks.base import TaskConfig
+from sieval.tasks.gsm8k import TASK
+
+from .helpers import generated, prompt_of
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    folder = tmp_path / "gsm8k"
+    folder.mkdir()
+    train = [{"question": f"T{i}?", "answer": f"{i}+1 = <<{i}+1={i + 1}>>{i + 1}\n#### {i + 1}"}
+             for i in range(4)]  # fmt: skip
+    test = [{"question": "How many?", "answer": "2*500 = 1000\n#### 1,000"}]
+    for split, rows in (("train", train), ("test", test)):
+        (folder / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return tmp_path
+
+
+def test_exact_prompt_and_request(tiny: Path) -> None:
+    config = TaskConfig(name=TASK.name, num_fewshot=2, seed=3)
+    (sample,) = TASK.load(tiny, config)
+    assert (sample.id, sample.gold) == ("test/0", "1000")
+    a, b = (int(s.split("/")[1]) for s in sample.data["shot_ids"])
+    expected = (
+        f"Question: T{a}?\nAnswer: {a}+1 = <<{a}+1={a + 1}>>{a + 1}\n#### {a + 1}\n\n"
+        f"Question: T{b}?\nAnswer: {b}+1 = <<{b}+1={b + 1}>>{b + 1}\n#### {b + 1}\n\n"
+        "Question: How many?\nAnswer:"
+    )
+    requests = TASK.requests(sample, config)
+    assert list(requests) == ["gen"]
+    assert prompt_of(requests["gen"]) == expected
+    assert requests["gen"].sampling == Sampling(
+        temperature=0.0, max_tokens=256, stop=("Question:", "</s>", "<|im_end|>")
+    )
+    longer = TaskConfig(name=TASK.name, options={"max_tokens": 512})
+    assert TASK.requests(sample, longer)["gen"].sampling.max_tokens == 512
+    with pytest.raises(ConfigError):
+        TASK.load(tiny, TaskConfig(name=TASK.name, options={"max_tokens": 0}))
+
+
+def test_real_data_shots(data_dir: Path) -> None:
+    config = TaskConfig(name=TASK.name)
+    samples = TASK.load(data_dir, config)
+    assert len(samples) == 1319 and samples[0].gold == "18"
+    shots = samples[0].data["shot_ids"]
+    assert len(shots) == 8 and all(s.startswith("train/") for s in shots)
+    assert TASK.load(data_dir, config)[0].data["shot_ids"] == shots
+    assert len(TASK.data_files(data_dir)) == 2
+
+
+def test_strict_and_flexible_disagree(tiny: Path) -> None:
+    config = TaskConfig(name=TASK.name, num_fewshot=0)
+    (sample,) = TASK.load(tiny, config)
+    cases = {
+        " 2*500 = 1,000\n#### 1,000": {"exact_match": 1.0, "flexible_exact_match": 1.0},
+        " 2*500 = 1000 apples.": {"exact_match": 0.0, "flexible_exact_match": 1.0},
+        " #### 1000\nThen 3 more.": {"exact_match": 1.0, "flexible_exact_match": 0.0},
+    }
+    results = []
+    for text, metrics in cases.items():
+        result = TASK.score(sample, {"gen": generated(text)}, config)
+        assert result.metrics == metrics, text
+        results.append((sample, result))
+    assert TASK.aggregate(results) == {
+        "n": 3, "exact_match": 2 / 3, "flexible_exact_match": 2 / 3}  # fmt: skip
+    with pytest.raises(ContractViolation):
+        TASK.score(sample, {"gen": Response(choices=())}, config)

@@ -1,0 +1,114 @@
+"""hellaswag_kshot_ppl: lm-eval query text, shot sources, requests, acc / acc_norm."""
+
+from __future__ import annotations
+
+import bz2
+import json
+from pathlib import Path
+
+import pytest
+
+from sieval.data.hellaswag import HellaSwagItem
+from sieval.tasks.base import TaskConfig
+from sieval.tasks.hellaswag import TASK, preprocess, query
+
+from .helpers import prompt_of, scored
+
+
+def item(ctx_a: str, ctx_b: str, derived: bool = False) -> HellaSwagItem:
+    return HellaSwagItem(index=0, activity_label="Label", ctx_a=ctx_a, ctx_b=ctx_b,
+                         endings=("e",) * 4, label=0, derived=derived)  # fmt: skip
+
+
+def test_preprocess() -> None:
+    assert preprocess(" How to x [title] Do y. [step] He  goes. ") == "How to x. Do y. He goes."
+    assert preprocess("a [header] b [substeps] c") == "a b c"
+
+
+def test_query_original_and_derived() -> None:
+    assert query(item("A man is on a roof.", "he IS")) == "Label: A man is on a roof. He is"
+    assert query(item("A man is on a roof.", "")) == "Label: A man is on a roof."
+    assert query(item("A man is on a roof. he", "", derived=True)) == (
+        "Label: A man is on a roof. He"
+    )
+    assert query(item("the man", "", derived=True)) == "Label: The man"
+
+
+def test_real_first_sample_and_validation_shots(data_dir: Path) -> None:
+    config = TaskConfig(name=TASK.name)
+    samples = TASK.load(data_dir, config)
+    first = samples[0]
+    assert first.id == "validation/0" and first.gold == 3
+    assert first.data["query"] == "Roof shingle removal: A man is sitting on a roof. He"
+    assert first.data["endings"][3] == "starts pulling up roofing on a roof."
+    assert first.data["shot_split"] == "validation"
+    common = samples[0].data["shot_ids"]
+    assert len(common) == 10
+    for sample in samples:
+        shots = sample.data["shot_ids"]
+        assert sample.id not in shots and len(set(shots)) == 10
+    replaced = [s for s in samples if s.data["shot_ids"] != common]
+    assert sorted(s.id for s in replaced) == sorted(common)  # only the shots themselves differ
+    for sample in replaced:
+        assert sample.data["fewshot"].count("\n\n") == 10
+    assert TASK.load(data_dir, config)[5].data["shot_ids"] == samples[5].data["shot_ids"]
+    assert [p.name for p in TASK.data_files(data_dir)] == ["hellaswag_val_full.txt.bz2"]
+
+
+def write(tmp_path: Path, train: bool) -> Path:
+    folder = tmp_path / "hellaswag"
+    folder.mkdir()
+    with bz2.open(folder / "hellaswag_val_full.txt.bz2", "wt", encoding="utf-8") as fh:
+        fh.write("Cooking: A cook cuts. she\n1\nsings.\nfries it.\nsleeps.\nflies.\n")
+        fh.write("Running: A man runs.\n0\nHe stops.\nHe flies.\nHe swims.\nHe sings.\n")
+    if train:
+        row = {"activity_label": "Golf", "ctx_a": "A man swings.", "ctx_b": "the ball",
+               "endings": ["flies [title] far.", "x", "y", "z"], "label": 0}  # fmt: skip
+        (folder / "hellaswag_train.jsonl").write_text(json.dumps(row) + "\n")
+    return tmp_path
+
+
+def test_exact_prompt_with_a_train_shot(tmp_path: Path) -> None:
+    data_dir = write(tmp_path, train=True)
+    config = TaskConfig(name=TASK.name, num_fewshot=1)
+    sample = TASK.load(data_dir, config)[0]
+    assert sample.data["shot_split"] == "train" and sample.data["shot_ids"] == ["train/0"]
+    requests = TASK.requests(sample, config)
+    assert list(requests) == ["choice:0", "choice:1", "choice:2", "choice:3"]
+    assert prompt_of(requests["choice:1"]) == (
+        "Golf: A man swings. The ball flies. far.\n\nCooking: A cook cuts. She fries it."
+    )
+    assert len(TASK.data_files(data_dir)) == 2
+
+
+def test_validation_shots_exclude_the_item(tmp_path: Path) -> None:
+    data_dir = write(tmp_path, train=False)
+    samples = TASK.load(data_dir, TaskConfig(name=TASK.name, num_fewshot=1))
+    assert [s.data["shot_ids"] for s in samples] == [["validation/1"], ["validation/0"]]
+    assert samples[0].data["fewshot"] == "Running: A man runs. He stops.\n\n"
+    zero = TASK.load(data_dir, TaskConfig(name=TASK.name, num_fewshot=0))
+    assert zero[0].data["fewshot"] == "" and zero[0].data["shot_split"] == "validation"
+
+
+def test_acc_and_acc_norm(tmp_path: Path) -> None:
+    config = TaskConfig(name=TASK.name, num_fewshot=0)
+    sample = TASK.load(write(tmp_path, train=False), config)[0]
+    requests = TASK.requests(sample, config)
+    context = len("Cooking: A cook cuts. She")
+    # " sings."(7) -1.4, " fries it."(10) -1.5, " sleeps."(8) -4.0, " flies."(7) -3.0
+    # acc -> 0 (-1.4); acc_norm -> 1 (-0.15 per char vs -0.2)
+    logprobs = (-1.4, -1.5, -4.0, -3.0)
+    responses = {name: scored(prompt_of(r), context, lp)
+                 for (name, r), lp in zip(requests.items(), logprobs, strict=True)}  # fmt: skip
+    result = TASK.score(sample, responses, config)
+    assert result.metrics == {"acc": 0.0, "acc_norm": 1.0}
+    assert result.prediction == 1
+    assert TASK.aggregate([(sample, result)])["acc_norm"] == 1.0
+
+
+@pytest.mark.parametrize("k", [2, 5])
+def test_too_many_validation_shots(tmp_path: Path, k: int) -> None:
+    from sieval.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="shot pool"):
+        TASK.load(write(tmp_path, train=False), TaskConfig(name=TASK.name, num_fewshot=k))

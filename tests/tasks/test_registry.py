@@ -1,0 +1,48 @@
+"""The task table is discovered from modules; every task is well-formed."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from sieval.errors import ConfigError
+from sieval.ir.capabilities import CAPABILITIES
+from sieval.tasks.registry import TASKS, discover, get_task
+
+NAMES = ["arc_easy_kshot_ppl", "gsm8k_kshot_base_gen", "hellaswag_kshot_ppl", "mmlu_kshot_clp"]
+
+
+def test_the_four_seed_tasks() -> None:
+    assert list(TASKS) == NAMES
+    for name, task in TASKS.items():
+        assert task.name == name and task.protocol and task.headline
+        assert {r.capability for r in task.requirements} <= set(CAPABILITIES)
+        assert "text_prompt" in {r.capability for r in task.requirements}
+    clp = {r.capability: r for r in TASKS["mmlu_kshot_clp"].requirements}
+    assert clp["sampled_top_k"].min_top_k == 100
+
+
+def test_get_task_suggests_a_close_name() -> None:
+    assert get_task("mmlu_kshot_clp") is TASKS["mmlu_kshot_clp"]
+    with pytest.raises(ConfigError, match="Did you mean 'mmlu_kshot_clp'"):
+        get_task("mmlu_kshot_cl")
+    with pytest.raises(ConfigError, match="Known tasks"):
+        get_task("zzz")
+
+
+def test_discover_reads_module_level_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "faketasks"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "one.py").write_text("class T:\n    name = 'one'\nTASK = T()\n")
+    (package / "helper.py").write_text("X = 1\n")
+    (package / "_private.py").write_text("raise RuntimeError('never imported')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert list(discover("faketasks")) == ["one"]
+    (package / "two.py").write_text("class T:\n    name = 'one'\nTASK = T()\n")
+    with pytest.raises(AssertionError, match="two task modules"):
+        discover("faketasks")
+    for name in [m for m in sys.modules if m.startswith("faketasks")]:
+        monkeypatch.delitem(sys.modules, name)
