@@ -320,7 +320,13 @@ CASES: list[tuple[str, str, str, str, dict | None]] = [
         "error_prompt_logprobs_101",
         "POST",
         "/v1/completions",
-        {"model": MODEL, "prompt": QA, "max_tokens": 1, "prompt_logprobs": 101, "return_token_ids": True},
+        {
+            "model": MODEL,
+            "prompt": QA,
+            "max_tokens": 1,
+            "prompt_logprobs": 101,
+            "return_token_ids": True,
+        },
     ),
     (
         "vllm_native",

@@ -27,7 +27,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-
 import msgspec
 from aiohttp import web
 
