@@ -67,6 +67,9 @@ class RunOptions:
     wire_log: bool = False
     """Write ``<run>/<model>/wire.jsonl`` (every attempt, secrets redacted)."""
     run_name: str | None = None
+    record_tokens: bool = False
+    """Keep every input and sampled token (text, logprob, id, top-k) in the records: the evidence
+    ``sieval parity`` compares; large for long prompts, so off by default."""
 
 
 @dataclass
@@ -161,7 +164,7 @@ async def arun_eval(
             _write_json(run_dir / "run.json", _run_json(plan))
         global_cap = asyncio.Semaphore(options.concurrency or config.concurrency)
         sink = progress or NullProgress()
-        engine = _Engine(plan, run_dir, global_cap, sink)
+        engine = _Engine(plan, run_dir, global_cap, sink, record_tokens=options.record_tokens)
         started = time.time()
         t0 = time.perf_counter()
         try:
@@ -291,8 +294,15 @@ class _Unit:
 
 class _Engine:
     def __init__(
-        self, plan: Plan, run_dir: Path, global_cap: asyncio.Semaphore, sink: ProgressSink
+        self,
+        plan: Plan,
+        run_dir: Path,
+        global_cap: asyncio.Semaphore,
+        sink: ProgressSink,
+        *,
+        record_tokens: bool = False,
     ) -> None:
+        self.record_tokens = record_tokens
         self.plan = plan
         self.run_dir = run_dir
         self.global_cap = global_cap
@@ -373,7 +383,7 @@ class _Engine:
                     error = error or _error_record(reply, runtime.secrets)
                 else:
                     responses[name] = reply
-                    requests[name] = _request_record(request, reply)
+                    requests[name] = _request_record(request, reply, self.record_tokens)
                     if reported is None and isinstance(reply.model, str):
                         reported = reply.model
             if error is None:
@@ -439,7 +449,29 @@ def _prompt(request: Request) -> Any:
     return msgspec.to_builtins(request.input)
 
 
-def _request_record(request: Request, response: Response) -> RequestRecord:
+def _token_rows(tokens: Any) -> list[list[Any]] | None:
+    """Tokens as compact rows ``[text, logprob, token_id, [[alt, logprob], ...]]``."""
+    if not isinstance(tokens, tuple):
+        return None
+    rows: list[list[Any]] = []
+    for t in tokens:
+        top = [[e.token, e.logprob] for e in t.top] if isinstance(t.top, tuple) else None
+        logprob = t.logprob if isinstance(t.logprob, float) else None
+        token_id = t.token_id if isinstance(t.token_id, int) else None
+        rows.append([t.text, logprob, token_id, top])
+    return rows
+
+
+def _evidence(response: Response) -> dict[str, Any]:
+    return {
+        "input": _token_rows(response.input_tokens),
+        "choices": [{"text": c.text, "tokens": _token_rows(c.tokens)} for c in response.choices],
+    }
+
+
+def _request_record(
+    request: Request, response: Response, record_tokens: bool = False
+) -> RequestRecord:
     usage = {
         k: v
         for k, v in msgspec.to_builtins(response.usage).items()
@@ -454,4 +486,5 @@ def _request_record(request: Request, response: Response) -> RequestRecord:
         usage=usage,
         timings=timings,
         warnings=list(response.warnings),
+        tokens=_evidence(response) if record_tokens else None,
     )

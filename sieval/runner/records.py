@@ -51,6 +51,8 @@ class RequestRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     timings: dict[str, float] = msgspec.field(default_factory=dict)
     warnings: list[str] = msgspec.field(default_factory=list)
     error: dict[str, Any] | None = None
+    tokens: dict[str, Any] | None = None
+    """With ``--record-tokens``: every input and sampled token as ``[text, logprob, id, top]``."""
 
 
 class Record(msgspec.Struct, kw_only=True):

@@ -1,0 +1,55 @@
+"""``sieval probe``: rerun a dialect's live evidence against a real server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ..errors import ConfigError
+from ..runner.probe import ProbeResult, run_probe
+from .app import app
+from .eval import EXIT_BAD_INPUT
+
+
+def render_probe(results: list[ProbeResult]) -> Table:
+    table = Table(title="sieval probe")
+    for column in ("case", "expected", "outcome", "", "detail"):
+        table.add_column(column, overflow="fold")
+    for r in results:
+        verdict = "pass" if r.passed else "FAIL"
+        table.add_row(escape(r.case), r.expect, r.outcome, verdict, escape(r.detail))
+    return table
+
+
+@app.command("probe")
+def probe_command(
+    dialect: str = typer.Option("vllm_native", "--dialect", help="The dialect to probe."),
+    endpoint: str = typer.Option(..., "--endpoint", help="Base URL, e.g. http://127.0.0.1:8000."),
+    model: str = typer.Option(..., "--model", help="The served model id."),
+    api_key_env: str | None = typer.Option(None, "--api-key-env", help="Env var with the key."),
+    wire_log: Path | None = typer.Option(None, "--wire-log", help="Write every exchange here."),
+    json_out: Path | None = typer.Option(None, "--json", help="Write the results as JSON here."),
+) -> None:
+    """Exercise every claim of a dialect against a live server; exit 0 when all hold."""
+    key = os.environ.get(api_key_env) if api_key_env else None
+    try:
+        facts, results = asyncio.run(
+            run_probe(dialect, endpoint, model, api_key=key, wire_log=wire_log)
+        )
+    except ConfigError as exc:
+        Console(stderr=True).print(f"[bold red]error:[/] {exc.message}", highlight=False)
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    console = Console(width=180)
+    console.print(f"server: {json.dumps(facts, default=str)[:400]}", highlight=False)
+    console.print(render_probe(results))
+    if json_out is not None:
+        payload = {"facts": facts, "results": [r.__dict__ for r in results]}
+        json_out.write_text(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
+    raise typer.Exit(0 if all(r.passed for r in results) else 1)
