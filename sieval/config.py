@@ -132,7 +132,8 @@ class EvalConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     out: str = "results"
     """Directory under which a run directory is created."""
     data_dir: str | None = None
-    """Dataset directory; ``--data-dir`` and ``SIEVAL_DATA_DIR`` take precedence."""
+    """Dataset directory (relative to the config file); ``--data-dir`` and ``SIEVAL_DATA_DIR``
+    take precedence."""
 
 
 def load_config(path: str | Path) -> EvalConfig:
@@ -144,7 +145,12 @@ def load_config(path: str | Path) -> EvalConfig:
         raise ConfigError(
             f"cannot read config {str(path)!r} ({exc.strerror})", path=str(path)
         ) from exc
-    return parse_config(text, source=str(path))
+    config = parse_config(text, source=str(path))
+    if config.data_dir and not Path(config.data_dir).expanduser().is_absolute():
+        # a relative data_dir means "relative to this file", so the command works from any cwd
+        anchored = str((path.parent / config.data_dir).resolve())
+        config = msgspec.structs.replace(config, data_dir=anchored)
+    return config
 
 
 def parse_config(text: str, *, source: str = "<config>") -> EvalConfig:

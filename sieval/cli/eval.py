@@ -80,7 +80,7 @@ def eval_command(
     out_console = Console(width=160)
     for warning in result.warnings:
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)
-    for table in render_report(result.report):
+    for table in render_report(result.report, brief=True):
         out_console.print(table)
     out_console.print(f"run directory: {result.run_dir}", highlight=False)
     if result.failed:
@@ -135,7 +135,23 @@ def _scalars(metrics: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def render_report(report: Mapping[str, Any]) -> list[Table]:
+BRIEF_GROUP = 12
+"""``sieval eval`` folds a metric group with more entries than this (MMLU's 57 subjects) into a
+one-line pointer; ``sieval report`` prints everything."""
+
+
+def _brief(metrics: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    kept: dict[str, Any] = {}
+    folded: list[str] = []
+    for key, value in metrics.items():
+        if isinstance(value, Mapping) and len(value) > BRIEF_GROUP:
+            folded.append(f"{key} ({len(value)} entries)")
+        else:
+            kept[key] = value
+    return kept, folded
+
+
+def render_report(report: Mapping[str, Any], *, brief: bool = False) -> list[Table]:
     """The summary table, one metrics table per (model, task), and the provenance table."""
     summary = Table(title=f"sieval run {report['run']['identity'][:19]}")
     for column in ("model", "task", "headline", "value", "scored", "failed", "missing", "failures"):
@@ -159,9 +175,13 @@ def render_report(report: Mapping[str, Any]) -> list[Table]:
             str(samples["missing"]),
             ", ".join(f"{k}={v}" for k, v in result["failures"].items()) or "-",
         )
-        flat = _scalars(metrics)
+        shown, folded = _brief(metrics) if brief else (metrics, [])
+        flat = _scalars(shown)
         if len(flat) > 1:
-            detail = Table(title=f"{result['model']} / {result['task']}")
+            caption = (
+                f"{', '.join(folded)}: see sieval report RUN_DIR or report.json" if folded else None
+            )
+            detail = Table(title=f"{result['model']} / {result['task']}", caption=caption)
             detail.add_column("metric")
             detail.add_column("value", justify="right")
             for key, value in flat.items():

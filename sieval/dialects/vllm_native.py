@@ -147,14 +147,6 @@ def base_body(request: Request, model_id: str) -> dict[str, Any]:
 # -- the response channels ----------------------------------------------------------------------
 
 
-def _lift_input(parsed: Parsed, lowered: Lowered) -> Any:
-    return parsed.wire.input_tokens
-
-
-def _lift_sampled(parsed: Parsed, lowered: Lowered) -> Any:
-    return tuple(parsed.wire.sampled_tokens)
-
-
 def _lift_ids(parsed: Parsed, lowered: Lowered) -> Any:
     return tuple(parsed.wire.token_ids)
 
@@ -163,32 +155,21 @@ def _lift_structured(parsed: Parsed, lowered: Lowered) -> Any:
     return tuple(parsed.wire.structured)
 
 
-def _lift_usage(parsed: Parsed, lowered: Lowered) -> Any:
-    return parsed.wire.usage
-
-
 CHANNELS: dict[str, ChannelRule] = {
-    "input_logprobs": ChannelRule(Guarantee.PRESENT_OR_ERROR, _lift_input),
-    "input_top_k": ChannelRule(Guarantee.PRESENT_OR_ERROR),
-    "sampled_logprobs": ChannelRule(Guarantee.PRESENT_OR_ERROR, _lift_sampled),
-    "sampled_top_k": ChannelRule(Guarantee.PRESENT_OR_ERROR),
+    **oc.CHANNELS,  # input, sampled and usage lift from the same fields of ``Lifted``
     "token_ids": ChannelRule(Guarantee.PRESENT_OR_ERROR, _lift_ids),
     "structured_output": ChannelRule(Guarantee.PRESENT_OR_ERROR, _lift_structured),
-    "reasoning": ChannelRule(Guarantee.NEVER),
-    "tool_calls": ChannelRule(Guarantee.NEVER),
-    "usage": ChannelRule(Guarantee.BEST_EFFORT, _lift_usage),
 }
 
 
 # -- lower and lift -----------------------------------------------------------------------------
 
 
-class Lifted(msgspec.Struct):
-    input_tokens: Any
-    sampled_tokens: list[Any]
+class Lifted(oc.Lifted):
+    """openai_completions' material plus token ids and parsed structured output per choice."""
+
     token_ids: list[Any]
     structured: list[Any]
-    usage: Any
 
 
 def parse(lowered: Lowered, status: int, headers: Mapping[str, str], body: bytes) -> Parsed:
@@ -215,7 +196,13 @@ def parse(lowered: Lowered, status: int, headers: Mapping[str, str], body: bytes
         choices=parsed.choices,
         model=parsed.model,
         system_fingerprint=parsed.system_fingerprint,
-        wire=Lifted(input_tokens, sampled, ids, structured, parsed.wire.usage),
+        wire=Lifted(
+            input_tokens=input_tokens,
+            sampled_tokens=sampled,
+            usage=parsed.wire.usage,
+            token_ids=ids,
+            structured=structured,
+        ),
         warnings=parsed.warnings,
     )
 
