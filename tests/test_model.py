@@ -226,3 +226,15 @@ async def test_400_is_never_retried(reference) -> None:
         with pytest.raises(ServerRejected, match="greater than max allowed") as info:
             await model.run(request)
     assert info.value.status == 400
+
+
+async def test_short_prompt_logprobs_is_refused_by_vllm_native(reference) -> None:
+    model = Model(
+        dialect="vllm_native",
+        base_url=reference.url,
+        model_id=reference.model_name,
+        headers={"x-sieval-fault": "short-prompt-logprobs"},
+    )
+    async with model:
+        with pytest.raises(ContractViolation, match="counted differently"):
+            await model.run(SCORE)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import types
 import typing
+from dataclasses import dataclass
 from typing import Any, Union, get_args, get_origin
 
 import msgspec
@@ -61,18 +62,48 @@ def _tag(cls: type[msgspec.Struct]) -> str:
     return tag if isinstance(tag, str) else cls.__name__.lower()
 
 
-def _hints(cls: type[msgspec.Struct]) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+@dataclass(frozen=True)
+class _Field:
+    """What the walkers need to know of one field, worked out once per Struct class."""
+
+    name: str
+    required: bool
+    default: Any
+    """The default value (a factory's result, only ever compared against), or NODEFAULT."""
+    variants: tuple[type[msgspec.Struct], ...] | None
+    item: Any
+    """The element type of a sequence of Structs, else None."""
+    open: bool
+
+
+@functools.cache
+def _shape(cls: type[msgspec.Struct]) -> tuple[_Field, ...]:
+    hints = typing.get_type_hints(cls)
+    out = []
+    for f in msgspec.structs.fields(cls):
+        tp = hints[f.name]
+        item = _sequence_item(tp)
+        default = f.default
+        if default is msgspec.NODEFAULT and f.default_factory is not msgspec.NODEFAULT:
+            default = f.default_factory()
+        out.append(
+            _Field(
+                name=f.name,
+                required=f.required,
+                default=default,
+                variants=_struct_variants(tp),
+                item=item if item is not None and _struct_variants(item) is not None else None,
+                open=_is_open_mapping(tp),
+            )
+        )
+    return tuple(out)
 
 
 def _walk_schema(cls: type[msgspec.Struct], prefix: str, in_element: bool) -> list[str]:
     out: list[str] = []
-    hints = _hints(cls)
-    for field in msgspec.structs.fields(cls):
-        tp = hints[field.name]
+    for field in _shape(cls):
         path = f"{prefix}{field.name}"
-        variants = _struct_variants(tp)
-        item = _sequence_item(tp)
+        variants, item = field.variants, field.item
         if variants is not None and len(variants) == 1 and not in_element:
             out += _walk_schema(variants[0], path + ".", in_element=False)
         elif variants is not None:
@@ -81,13 +112,13 @@ def _walk_schema(cls: type[msgspec.Struct], prefix: str, in_element: bool) -> li
                 if in_element:
                     out.append(vpath)
                 out += _walk_schema(variant, vpath + ".", in_element=in_element)
-        elif item is not None and _struct_variants(item) is not None:
+        elif item is not None:
             if not in_element or not field.required:
                 out.append(path)
             out += _walk_element(item, path)
         elif in_element and field.required:
             continue
-        elif _is_open_mapping(tp):
+        elif field.open:
             out.append(path + OPEN_SUFFIX)
         else:
             out.append(path)
@@ -122,24 +153,11 @@ def schema_match(path: str) -> str | None:
     return wildcard if wildcard in leaves else None
 
 
-def _default(field: msgspec.structs.FieldInfo) -> Any:
-    if field.default is not msgspec.NODEFAULT:
-        return field.default
-    if field.default_factory is not msgspec.NODEFAULT:
-        return field.default_factory()
-    return msgspec.NODEFAULT
-
-
 def _walk_value(obj: msgspec.Struct, prefix: str, in_element: bool, out: dict[str, Any]) -> None:
-    cls = type(obj)
-    hints = _hints(cls)
-    for field in msgspec.structs.fields(cls):
+    for field in _shape(type(obj)):
         value = getattr(obj, field.name)
-        tp = hints[field.name]
         path = f"{prefix}{field.name}"
-        variants = _struct_variants(tp)
-        item = _sequence_item(tp)
-        default = _default(field)
+        variants, default = field.variants, field.default
         if variants is not None and isinstance(value, msgspec.Struct):
             if len(variants) == 1 and not in_element:
                 _walk_value(value, path + ".", False, out)
@@ -148,7 +166,7 @@ def _walk_value(obj: msgspec.Struct, prefix: str, in_element: bool, out: dict[st
                 if in_element:
                     out[vpath] = True
                 _walk_value(value, vpath + ".", in_element, out)
-        elif item is not None and _struct_variants(item) is not None:
+        elif field.item is not None:
             if value is msgspec.UNSET or value == default:
                 continue
             if not in_element or not field.required:
@@ -157,7 +175,7 @@ def _walk_value(obj: msgspec.Struct, prefix: str, in_element: bool, out: dict[st
                 _walk_element_value(element, path, out)
         elif in_element and field.required:
             continue
-        elif _is_open_mapping(tp):
+        elif field.open:
             for key, entry in value.items():
                 out[f"{path}.{key}"] = entry
         elif default is msgspec.NODEFAULT or value != default:

@@ -1,0 +1,41 @@
+"""A server fault ends in a failed record with its error class, never in a score."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from sieval.config import parse_config
+from sieval.reference import ReferenceServer
+from sieval.runner import RunOptions, arun_eval
+
+DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
+
+
+@pytest.mark.parametrize(
+    ("fault", "error_class"),
+    [("nan", "ContractViolation"), ("usage-off", "ContractViolation"), ("500", "TransportError")],
+)
+async def test_faulty_replies_are_failures_not_scores(tmp_path: Path, fault, error_class) -> None:
+    async with ReferenceServer(port=0, faults=fault) as server:
+        config = parse_config(
+            f"""
+models:
+  - {{name: ref, endpoint: "{server.url}", model: {server.model_name}, timeout_s: 5}}
+tasks:
+  - {{name: arc_easy_kshot_ppl, n: 2, num_fewshot: 1}}
+"""
+        )
+        result = await arun_eval(config, RunOptions(out=tmp_path, data_dir=DATA))
+    entry = result.report["results"][0]
+    assert entry["samples"] == {"total": 2, "scored": 0, "failed": 2, "missing": 0}
+    assert entry["failures"] == {error_class: 2}
+    assert result.exit_code == 1
+    records = (result.run_dir / "ref" / "arc_easy_kshot_ppl" / "records.jsonl").read_text()
+    for line in records.splitlines():
+        record = json.loads(line)
+        assert record["status"] == "failed" and record["metrics"] == {}
+        assert record["prediction"] is None and record["error"]["class"] == error_class
