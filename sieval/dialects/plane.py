@@ -13,7 +13,7 @@ channel guarantees. Both are pure.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import msgspec
@@ -143,7 +143,6 @@ class Dialect:
     auth_headers: Callable[[str], dict[str, str]]
     route_for: Callable[[Request], str] | None = None
     doc: str = ""
-    notes: Mapping[str, str] = field(default_factory=dict)
 
     def check(self) -> None:
         """The import-time self-check: every leaf decided, every channel known and ruled."""

@@ -30,6 +30,7 @@ from ..ir.channels import Guarantee
 from ..ir.leaves import schema_leaves
 from ..ir.request import CompletionInput, Request
 from ..ir.response import StructuredValue, Token, TopEntry
+from . import _completions_reply as reply_checks
 from . import openai_completions as oc
 from ._openai_common import check_finite, decode_json, reply_error
 from .plane import (
@@ -165,7 +166,7 @@ CHANNELS: dict[str, ChannelRule] = {
 # -- lower and lift -----------------------------------------------------------------------------
 
 
-class Lifted(oc.Lifted):
+class Lifted(reply_checks.Lifted):
     """openai_completions' material plus token ids and parsed structured output per choice."""
 
     token_ids: list[Any]
@@ -176,7 +177,7 @@ def parse(lowered: Lowered, status: int, headers: Mapping[str, str], body: bytes
     if not 200 <= status < 300:
         raise reply_error(ID, status, body)
     reply = decode_json(ID, body, _Reply)
-    parsed = oc.check_reply(ID, lowered, reply)
+    parsed = reply_checks.check_reply(ID, lowered, reply)
     choices = sorted(reply.choices, key=lambda c: c.index)
     request = lowered.request
     input_tokens: Any = UNSET
@@ -364,11 +365,11 @@ class _Entry(msgspec.Struct):
     decoded_token: str
 
 
-class _Choice(oc._Choice):
+class _Choice(reply_checks.Choice):
     prompt_logprobs: list[dict[str, _Entry] | None] | None = None
     prompt_token_ids: list[int] | None = None
     token_ids: list[int] | None = None
 
 
-class _Reply(oc._Reply):
+class _Reply(reply_checks.Reply):
     choices: list[_Choice]  # type: ignore[assignment]
