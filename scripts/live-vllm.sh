@@ -5,6 +5,7 @@
 #   scripts/live-vllm.sh start          start the server on loopback and wait for /health
 #   scripts/live-vllm.sh stop           stop the server started by `start`
 #   scripts/live-vllm.sh url            print the base URL of the running server
+#   scripts/live-vllm.sh healthy        exit 0 when the server answers /health
 #
 # Everything heavy lives in $SIEVAL_CACHE (default ~/.cache/sieval), outside the checkout, keyed by
 # versions, so a second run on the same machine reuses the environment and the prepared model.
@@ -51,7 +52,10 @@ setup_model() {
 
 url() { echo "http://$HOST:$PORT"; }
 
-healthy() { curl -fsS -m 2 "$(url)/health" >/dev/null 2>&1; }
+healthy() {
+  python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' \
+    "$(url)/health" >/dev/null 2>&1
+}
 
 start() {
   mkdir -p "$RUN_DIR"
@@ -90,5 +94,6 @@ case "${1:-}" in
   start) start ;;
   stop) stop ;;
   url) url ;;
-  *) sed -n '2,9p' "$0"; exit 2 ;;
+  healthy) healthy ;;
+  *) sed -n '2,10p' "$0"; exit 2 ;;
 esac
