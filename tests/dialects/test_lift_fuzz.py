@@ -95,3 +95,29 @@ def test_arbitrary_bytes(body: bytes) -> None:
 @given(st.integers(0, len(SSE)), st.text(max_size=8))
 def test_cut_or_spliced_stream(cut: int, junk: str) -> None:
     _lift_or_sieval_error(STREAM, (SSE[:cut] + junk + SSE[cut:]).encode())
+
+
+NATIVE = get_dialect("vllm_native")
+NATIVE_LOWERED = lower(
+    NATIVE,
+    Request.completion(
+        QA,
+        sampling=Sampling(temperature=0.0, max_tokens=1),
+        scoring=Scoring(input_logprobs=True, input_top_k=3, token_ids=True),
+    ),
+    "gemma-3-270m",
+)
+NATIVE_REPLY = load_fixture("vllm_native", "prompt_logprobs_top3_ids")["reply"]
+NATIVE_PATHS = _paths(NATIVE_REPLY)[1:]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(NATIVE_PATHS), json_values)
+def test_mutated_vllm_native_reply(path: tuple, value: Any) -> None:
+    reply = copy.deepcopy(NATIVE_REPLY)
+    _set(reply, path, value)
+    try:
+        response = lift(NATIVE, NATIVE_LOWERED, 200, {}, json.dumps(reply).encode())
+    except SievalError:
+        return
+    assert len(response.input_tokens) == response.usage.input_tokens
