@@ -15,6 +15,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ..data.source import file_sha256 as data_sha256
+
 __all__ = [
     "canonical_json",
     "changed_inputs",
@@ -36,11 +38,7 @@ def fingerprint(value: Any) -> str:
 
 
 def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as file:
-        for block in iter(lambda: file.read(1 << 20), b""):
-            digest.update(block)
-    return "sha256:" + digest.hexdigest()
+    return "sha256:" + data_sha256(path)
 
 
 def sieval_version() -> str:
