@@ -12,13 +12,17 @@ from rich.table import Table
 from ..config import load_config
 from ..errors import ConfigError
 from ..runner import RunOptions, make_progress
-from ..runner.parity import ParityResult, run_parity
+from ..runner.parity import CallDiff, ParityResult, run_parity
 from .app import app
 from .eval import EXIT_BAD_INPUT, task_registry
 
 
 def _metric(value: float | None) -> str:
     return "-" if value is None else f"{value:.4f}"
+
+
+def _diff(d: CallDiff) -> str:
+    return f"{d.max_abs_diff:.3g}" + ("" if d.texts_equal else ", texts differ")
 
 
 def render_parity(result: ParityResult) -> Table:
@@ -36,12 +40,13 @@ def render_parity(result: ParityResult) -> Table:
         "sampled/top-k",
         "max |diff| 1v2",
         "texts 1v2",
-        "max |diff| 1v3",
+        "1v3 (control)",
+        "2v3",
         "identical",
     ):
         table.add_column(column)
     for t in result.tasks:
-        d, c = t.versus_b, t.control
+        d, c, j = t.versus_b, t.control, t.adjacent
         table.add_row(
             t.task,
             t.headline,
@@ -52,7 +57,8 @@ def render_parity(result: ParityResult) -> Table:
             f"{d.sampled_logprobs}/{d.top_k_logprobs}",
             f"{d.max_abs_diff:.3g}",
             "equal" if d.texts_equal else "DIFFER",
-            f"{c.max_abs_diff:.3g}",
+            _diff(c),
+            _diff(j),
             "yes" if t.identical else "NO",
         )
     return table
@@ -70,6 +76,9 @@ def parity_command(
     out: Path | None = typer.Option(None, "--out", help="Create the run directories in DIR."),
     data_dir: Path | None = typer.Option(None, "--data-dir", help="Dataset directory."),
     json_out: Path | None = typer.Option(None, "--json", help="Also write the comparison here."),
+    warmup: bool = typer.Option(
+        False, "--warmup", help="Run dialect A once first, uncompared (warms server caches)."
+    ),
 ) -> None:
     """Run the tasks through two dialects and a control pass; exit 0 only when identical."""
     console = Console(stderr=True, soft_wrap=True)
@@ -86,6 +95,7 @@ def parity_command(
             ),
             tasks=task_registry(),
             progress=make_progress(console),
+            warmup=warmup,
         )
     except ConfigError as exc:
         console.print(f"[bold red]error:[/] {exc.message}", highlight=False)

@@ -67,7 +67,9 @@ class TaskParity:
     versus_b: CallDiff
     """Pass 1 (dialect A) against pass 2 (dialect B)."""
     control: CallDiff
-    """Pass 1 against pass 3 (dialect A again)."""
+    """Pass 1 against pass 3 (dialect A again): what the server itself varies."""
+    adjacent: CallDiff
+    """Pass 2 (B) against pass 3 (A): the two dialects on the same, later server state."""
 
     @property
     def identical(self) -> bool:
@@ -85,6 +87,8 @@ class ParityResult:
     dialects: tuple[str, str, str]
     runs: list[RunResult]
     tasks: list[TaskParity]
+    warmup: RunResult | None = None
+    """An uncompared first pass of dialect A that brought the server to a steady state."""
 
     @property
     def identical(self) -> bool:
@@ -94,6 +98,7 @@ class ParityResult:
         return {
             "dialects": list(self.dialects),
             "runs": [str(r.run_dir) for r in self.runs],
+            "warmup": str(self.warmup.run_dir) if self.warmup else None,
             "identical": self.identical,
             "tasks": [
                 {
@@ -104,6 +109,7 @@ class ParityResult:
                     "identical": t.identical,
                     "versus_b": msgspec.to_builtins(t.versus_b.__dict__),
                     "control": msgspec.to_builtins(t.control.__dict__),
+                    "adjacent": msgspec.to_builtins(t.adjacent.__dict__),
                 }
                 for t in self.tasks
             ],
@@ -194,8 +200,13 @@ def run_parity(
     *,
     tasks: Mapping[str, Task] | None = None,
     progress: ProgressSink | None = None,
+    warmup: bool = False,
 ) -> ParityResult:
-    """Evaluate ``config``'s (single) model through dialect A, B, then A; compare the passes."""
+    """Evaluate ``config``'s (single) model through dialect A, B, then A; compare the passes.
+
+    ``warmup`` first runs dialect A once, uncompared: a server's caches (vLLM's prefix cache) can
+    make the first pass differ from later ones, which the control pass would otherwise show.
+    """
     if len(dialects) != 2 or dialects[0] == dialects[1]:
         raise ConfigError(
             "parity needs two different dialects, e.g. --dialects openai_completions,vllm_native",
@@ -213,7 +224,9 @@ def run_parity(
     order = (a, b, a)
     out = Path(options.out or config.out)
     runs: list[RunResult] = []
-    for i, dialect in enumerate(order):
+    passes = [(f"0-warmup-{a}", a)] if warmup else []
+    passes += [(f"{i + 1}-{d}", d) for i, d in enumerate(order)]
+    for label, dialect in passes:
         model = msgspec.structs.replace(models[0], dialect=dialect)
         cfg = msgspec.structs.replace(config, models=[model])
         pass_options = RunOptions(
@@ -223,10 +236,11 @@ def run_parity(
             concurrency=options.concurrency,
             tasks=options.tasks,
             wire_log=options.wire_log,
-            run_name=f"{options.run_name or 'parity'}-{i + 1}-{dialect}",
+            run_name=f"{options.run_name or 'parity'}-{label}",
             record_tokens=True,
         )
         runs.append(run_eval(cfg, pass_options, tasks=tasks, progress=progress))
+    warm = runs.pop(0) if warmup else None
     model_dir = safe_name(models[0].label)
     task_names = [entry["task"] for entry in runs[0].report["results"]]
     parity: list[TaskParity] = []
@@ -241,6 +255,7 @@ def run_parity(
                 failed=[h[1] for h in heads],
                 versus_b=compare_records(recs[0], recs[1]),
                 control=compare_records(recs[0], recs[2]),
+                adjacent=compare_records(recs[1], recs[2]),
             )
         )
-    return ParityResult(dialects=order, runs=runs, tasks=parity)
+    return ParityResult(dialects=order, runs=runs, tasks=parity, warmup=warm)
