@@ -262,13 +262,16 @@ CASES: list[tuple[str, str, str, str, dict | None]] = [
         {
             "model": MODEL,
             "prompt": "A person as JSON:",
-            "max_tokens": 60,
+            "max_tokens": 40,
             "temperature": 0.0,
             "structured_outputs": {
                 "json": {
                     "type": "object",
-                    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
-                    "required": ["name", "age"],
+                    "properties": {
+                        "name": {"type": "string", "enum": ["Ann", "Bob", "Eve"]},
+                        "adult": {"type": "boolean"},
+                    },
+                    "required": ["name", "adult"],
                     "additionalProperties": False,
                 }
             },

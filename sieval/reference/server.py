@@ -30,11 +30,12 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from sieval.reference.completions import CompletionSettings, complete, render, stream_chunks
+from sieval.reference.completions import CompletionSettings, render
 from sieval.reference.errors import VllmError, plain
 from sieval.reference.faults import BODY_MODES, Fault, FaultBook, alter_reply, parse_fault
 from sieval.reference.lm import ReferenceModel, get_model
 from sieval.reference.replay import ReplayBook
+from sieval.reference.replies import complete, stream_chunks
 
 __all__ = [
     "DEFAULT_MODEL_NAME",

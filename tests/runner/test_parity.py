@@ -31,8 +31,11 @@ def test_two_dialects_on_the_reference_server_are_identical(tmp_path: Path) -> N
         parse_config(CONFIG),
         ["openai_completions", "vllm_native"],
         RunOptions(out=tmp_path, data_dir=DATA),
+        warmup=True,
     )
     assert result.dialects == ("openai_completions", "vllm_native", "openai_completions")
+    assert result.warmup is not None
+    assert result.warmup.run_dir.name == "parity-0-warmup-openai_completions"
     assert [r.run_dir.name for r in result.runs] == [
         "parity-1-openai_completions",
         "parity-2-vllm_native",
@@ -43,6 +46,7 @@ def test_two_dialects_on_the_reference_server_are_identical(tmp_path: Path) -> N
     assert arc.versus_b.calls == 2 * 8  # four choices and four unconditional calls per sample
     assert arc.versus_b.input_logprobs > 100
     assert arc.versus_b.max_abs_diff == 0.0 and arc.versus_b.texts_equal
+    assert arc.control.calls == arc.adjacent.calls == 16
     assert by_task["mmlu_kshot_clp"].versus_b.top_k_logprobs == 3 * 100
     assert by_task["gsm8k_kshot_base_gen"].versus_b.calls == 2
     assert result.identical
