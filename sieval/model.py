@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from .dialects.plane import Dialect, lift, lower
+from .dialects.plane import Dialect, Lowered, lift, lower
 from .dialects.registry import get_dialect
 from .errors import ConfigError, SievalError
 from .ir.defaults import with_defaults
@@ -86,7 +86,7 @@ class Model:
     async def aclose(self) -> None:
         await self._transport.aclose()
 
-    def prepare(self, request: Request) -> tuple[Request, Any]:
+    def prepare(self, request: Request) -> tuple[Request, Lowered]:
         """The request with this model's defaults applied, and its lowering (pure, no I/O)."""
         request = with_defaults(request, self.request_defaults)
         return request, lower(self.dialect, request, self.model_id)
