@@ -32,7 +32,22 @@ PERSON = {
     "required": ["name", "age"],
 }
 
+PERSON_ENUM = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "enum": ["Ann", "Bob", "Eve"]},
+        "adult": {"type": "boolean"},
+    },
+    "required": ["name", "adult"],
+    "additionalProperties": False,
+}
+
 CASES: dict[str, Request] = {
+    "json_schema": Request.completion(
+        "A person as JSON:",
+        sampling=Sampling(temperature=0.0, max_tokens=40),
+        structured_output=StructuredOutput(format="json_schema", schema=PERSON_ENUM),
+    ),
     "prompt_logprobs_top3_ids": Request.completion(
         QA, sampling=GREEDY_1, scoring=Scoring(input_logprobs=True, input_top_k=3)
     ),
@@ -134,6 +149,12 @@ def test_options_are_forwarded_as_top_level_fields() -> None:
         "repetition_penalty"
     )
     assert r.choices[0].text
+
+
+def test_structured_output_from_vllm_is_parsed() -> None:
+    r = run("json_schema")
+    assert r.choices[0].structured_output.value == {"name": "Bob", "adult": True}
+    assert r.choices[0].finish_reason == "stop"
 
 
 def test_structured_output_cut_at_max_tokens_is_a_contract_violation() -> None:
