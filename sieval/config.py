@@ -38,7 +38,7 @@ import msgspec
 import yaml
 
 from .errors import ConfigError
-from .ir.leaves import schema_match
+from .ir.defaults import check_default_leaf
 from .tasks.base import TaskConfig
 
 __all__ = ["EMBEDDED", "EvalConfig", "ModelConfig", "load_config", "parse_config"]
@@ -261,13 +261,7 @@ def _check(config: EvalConfig, source: str) -> EvalConfig:
         if model.timeout_s <= 0:
             raise ConfigError(f"{where}: timeout_s must be > 0", path="timeout_s")
         for leaf in model.request_defaults:
-            head, _, name = leaf.partition(".")
-            if schema_match(leaf) is None or not name or head == "input":
-                raise ConfigError(
-                    f"{where}: request_defaults key {leaf!r} is not a request leaf such as "
-                    "'sampling.temperature' or 'options.min_p'",
-                    path=leaf,
-                )
+            check_default_leaf(leaf, where=f"{where}: ")
         if model.label in labels:
             raise ConfigError(
                 f"{where}: two models are named {model.label!r}; give each a distinct 'name:'",

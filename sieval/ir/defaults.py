@@ -11,7 +11,18 @@ from ..errors import ConfigError
 from .leaves import schema_match
 from .request import Request
 
-__all__ = ["with_defaults"]
+__all__ = ["check_default_leaf", "with_defaults"]
+
+
+def check_default_leaf(path: str, where: str = "") -> None:
+    """Raise ``ConfigError`` unless ``path`` is a leaf a model's request defaults may set."""
+    head, _, name = path.partition(".")
+    if schema_match(path) is None or not name or head == "input":
+        raise ConfigError(
+            f"{where}request default {path!r} is not a request leaf such as "
+            "'sampling.temperature' or 'options.min_p'",
+            path=path,
+        )
 
 
 def with_defaults(request: Request, defaults: Mapping[str, Any]) -> Request:
@@ -25,13 +36,10 @@ def with_defaults(request: Request, defaults: Mapping[str, Any]) -> Request:
     groups: dict[str, dict[str, Any]] = {}
     options = dict(request.options)
     for path, value in defaults.items():
+        check_default_leaf(path)
+        if value is None:  # a YAML null: nothing to fill
+            continue
         head, _, name = path.partition(".")
-        if schema_match(path) is None or not name or head == "input":
-            raise ConfigError(
-                f"request default {path!r} is not a request leaf such as 'sampling.temperature' "
-                "or 'options.min_p'",
-                path=path,
-            )
         if head == "options":
             options.setdefault(name, value)
             continue
