@@ -209,5 +209,4 @@ DIALECT = Dialect(
     base_body=base_body,
     parse=parse,
     auth_headers=bearer,
-    doc=__doc__ or "",
 )

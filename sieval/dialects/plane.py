@@ -142,7 +142,7 @@ class Dialect:
     parse: Callable[[Lowered, int, Mapping[str, str], bytes], Parsed]
     auth_headers: Callable[[str], dict[str, str]]
     route_for: Callable[[Request], str] | None = None
-    doc: str = ""
+    """For wires whose path depends on the request (Gemini puts the model in it)."""
 
     def check(self) -> None:
         """The import-time self-check: every leaf decided, every channel known and ruled."""

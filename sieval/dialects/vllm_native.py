@@ -352,7 +352,6 @@ DIALECT = Dialect(
     base_body=base_body,
     parse=parse,
     auth_headers=oc.DIALECT.auth_headers,
-    doc=__doc__ or "",
 )
 
 
