@@ -28,6 +28,8 @@ from .recorded_cases import CASES, QA
 
 D = get_dialect("openai_completions")
 MODEL = "gemma-3-270m"
+
+
 def run(name: str, request: Request | None = None) -> Response:
     fixture = load_fixture("openai_completions", name)
     request = request or CASES[name]
