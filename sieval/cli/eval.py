@@ -8,7 +8,6 @@ is created.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -212,18 +211,6 @@ def render_report(report: Mapping[str, Any], *, brief: bool = False) -> list[Tab
     return tables
 
 
-def _defaults(task: Task) -> dict[str, Any]:
-    declared = getattr(task, "defaults", None)
-    if isinstance(declared, Mapping):
-        return dict(declared)
-    module = sys.modules.get(type(task).__module__)
-    return {
-        name.removeprefix("DEFAULT_").lower(): value
-        for name, value in sorted(vars(module).items() if module else [])
-        if name.startswith("DEFAULT_") and isinstance(value, int | float | str)
-    }
-
-
 def render_tasks(registry: Mapping[str, Task]) -> Table:
     table = Table(title="sieval tasks", show_lines=True)
     for column in ("task", "headline", "requirements", "defaults", "protocol"):
@@ -233,7 +220,7 @@ def render_tasks(registry: Mapping[str, Task]) -> Table:
             name,
             task.headline,
             "\n".join(f"{r.capability}: {r.why}" for r in task.requirements),
-            ", ".join(f"{k}={v}" for k, v in _defaults(task).items()) or "-",
+            ", ".join(f"{k}={v}" for k, v in getattr(task, "defaults", {}).items()) or "-",
             task.protocol,
         )
     return table

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from ..data.arc import arc_easy_file, load_arc_easy
@@ -41,6 +42,7 @@ SHOT_SPLIT, EVAL_SPLIT = "train", "test"
 class ArcEasyPPL:
     name = "arc_easy_kshot_ppl"
     headline = "acc_norm"
+    defaults = MappingProxyType({"num_fewshot": DEFAULT_SHOTS})
     protocol = (
         "loglikelihood of ' {choice}' after k seeded train shots + 'Question: {q}\\nAnswer:' via "
         "input scoring; acc = argmax sum, acc_norm = argmax sum/chars (lm-eval), acc_uncond = "

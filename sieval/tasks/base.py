@@ -67,6 +67,8 @@ class Task(Protocol):
     headline: str
     """The metric reported first."""
     requirements: Sequence[Requirement]
+    defaults: Mapping[str, Any]
+    """What ``num_fewshot`` and the task's options default to (shown by ``sieval tasks``)."""
 
     def data_files(self, data_dir: Path) -> list[Path]:
         """The files this task reads (their checksums enter the run identity)."""

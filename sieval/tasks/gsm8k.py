@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from ..data.gsm8k import gsm8k_file, load_gsm8k
@@ -45,6 +46,7 @@ def _max_tokens(config: TaskConfig) -> int:
 class Gsm8kBaseGen:
     name = "gsm8k_kshot_base_gen"
     headline = "exact_match"
+    defaults = MappingProxyType({"num_fewshot": DEFAULT_SHOTS, "max_tokens": DEFAULT_MAX_TOKENS})
     protocol = (
         "greedy generation (temperature 0, max_tokens 256, stop Question:/</s>/<|im_end|>) after "
         "k seeded train shots; exact_match = first '#### N' == gold, flexible_exact_match = last "

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from ..data.hellaswag import HellaSwagItem, hellaswag_file, load_hellaswag
@@ -72,6 +73,7 @@ def _shot(item: HellaSwagItem) -> str:
 class HellaSwagPPL:
     name = "hellaswag_kshot_ppl"
     headline = "acc_norm"
+    defaults = MappingProxyType({"num_fewshot": DEFAULT_SHOTS})
     protocol = (
         "loglikelihood of ' {ending}' after k seeded shots (train, else validation minus the "
         "item) + lm-eval's preprocessed query via input scoring; acc = argmax sum, "

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from itertools import zip_longest
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from ..data.mmlu import SUBJECTS, MmluItem, load_mmlu, mmlu_file
@@ -56,6 +57,7 @@ def _top_k(config: TaskConfig) -> int:
 class MmluCLP:
     name = "mmlu_kshot_clp"
     headline = "acc"
+    defaults = MappingProxyType({"num_fewshot": DEFAULT_SHOTS, "top_k": DEFAULT_TOP_K})
     protocol = (
         "next-token logprob of the letters A-D (stripped of leading space/'▁', max over "
         "spellings) read from the top-k list after k dev shots in hendrycks' format; "

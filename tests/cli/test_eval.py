@@ -116,7 +116,7 @@ def test_tasks_with_the_real_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.undo()
     result = runner.invoke(app, ["tasks"])
     assert result.exit_code == 0, result.output
-    assert "mmlu_kshot_clp" in result.output and "shots=5" in result.output
+    assert "mmlu_kshot_clp" in result.output and "num_fewshot=5" in result.output
 
 
 def test_tasks_without_registry_exits_2(monkeypatch: pytest.MonkeyPatch) -> None:
