@@ -125,7 +125,7 @@ class Model:
             response,
             requested_model=self.model_id,
             ledger=lowered.ledger,
-            wire_body=redact_json(lowered.body, self._secrets),
+            wire_body=redact_json(lowered.body, self._secrets) if self._secrets else lowered.body,
             timings=Timings(
                 started=started,
                 queued_s=queued,

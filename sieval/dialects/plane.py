@@ -124,6 +124,8 @@ class Lowered:
     stream: bool
     ledger: tuple[Decision, ...]
     request: Request
+    channels: frozenset[str] = frozenset()
+    """The response channels the request asks for (decided with the leaves, checked by lift)."""
     method: str = "POST"
 
 
@@ -141,8 +143,6 @@ class Dialect:
     base_body: Callable[[Request, str], dict[str, Any]]
     parse: Callable[[Lowered, int, Mapping[str, str], bytes], Parsed]
     auth_headers: Callable[[str], dict[str, str]]
-    route_for: Callable[[Request], str] | None = None
-    """For wires whose path depends on the request (Gemini puts the model in it)."""
 
     def check(self) -> None:
         """The import-time self-check: every leaf decided, every channel known and ruled."""
@@ -205,7 +205,8 @@ def lower(dialect: Dialect, request: Request, model_id: str) -> Lowered:
     leaves = active_leaves(request)
     for leaf, value in leaves.items():
         ledger.append(_decide(dialect, LeafContext(request, leaf, value, body)))
-    for name in requested_channels(request):
+    wanted = frozenset(requested_channels(request))
+    for name in sorted(wanted):
         rule = dialect.channels[name]
         if rule.guarantee == Guarantee.NEVER:
             ledger.append(
@@ -231,14 +232,14 @@ def lower(dialect: Dialect, request: Request, model_id: str) -> Lowered:
                 dialect=dialect.id,
                 path=d.leaf,
             )
-    route = dialect.route_for(request) if dialect.route_for else dialect.route
     return Lowered(
         dialect=dialect.id,
-        route=route,
+        route=dialect.route,
         body=body,
         stream=request.scheduling.stream,
         ledger=tuple(ledger),
         request=request,
+        channels=wanted,
     )
 
 
@@ -247,7 +248,7 @@ def lift(
 ) -> Response:
     """Turn a reply into a ``Response`` or raise a typed error; enforce the channel guarantees."""
     parsed = dialect.parse(lowered, status, headers, body)
-    wanted = set(requested_channels(lowered.request))
+    wanted = lowered.channels
     n = len(parsed.choices)
     per_choice: list[dict[str, Any]] = [{} for _ in range(n)]
     top: dict[str, Any] = {}
@@ -294,7 +295,7 @@ def lift(
     return response
 
 
-def _enforce(dialect: Dialect, wanted: set[str], response: Response) -> None:
+def _enforce(dialect: Dialect, wanted: frozenset[str], response: Response) -> None:
     for name, rule in dialect.channels.items():
         present = CHANNELS[name].present(response)
         if rule.guarantee == Guarantee.NEVER and present:

@@ -19,6 +19,7 @@ entries cannot be seen from the map.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,7 +36,6 @@ from . import openai_completions as oc
 from ._openai_common import check_finite, decode_json, reply_error
 from .plane import (
     ChannelRule,
-    Dialect,
     Encode,
     LeafContext,
     Lowered,
@@ -139,10 +139,6 @@ ROWS: dict[str, Row] = {
     "scheduling.stream": NoOp("sent as one non-streaming POST; the Response is the same"),
     "options.*": Encode(_option),
 }
-
-
-def base_body(request: Request, model_id: str) -> dict[str, Any]:
-    return {"model": model_id}
 
 
 # -- the response channels ----------------------------------------------------------------------
@@ -341,18 +337,8 @@ def _first_text_and_offsets(
     return first, offsets
 
 
-DIALECT = Dialect(
-    id=ID,
-    route="/v1/completions",
-    family="openai-compatible HTTP (Bearer)",
-    input_kinds=frozenset({"completion"}),
-    modalities=frozenset({"text"}),
-    rows=ROWS,
-    channels=CHANNELS,
-    base_body=base_body,
-    parse=parse,
-    auth_headers=oc.DIALECT.auth_headers,
-)
+# the same route, family, inputs and auth as openai_completions; its own rows, channels and parse
+DIALECT = dataclasses.replace(oc.DIALECT, id=ID, rows=ROWS, channels=CHANNELS, parse=parse)
 
 
 # -- private wire Structs (only the fields sieval reads) ------------------------------------------

@@ -143,9 +143,14 @@ def schema_leaves() -> tuple[str, ...]:
     return tuple(_walk_schema(Request, "", in_element=False))
 
 
+@functools.cache
+def _schema_set() -> frozenset[str]:
+    return frozenset(schema_leaves())
+
+
 def schema_match(path: str) -> str | None:
     """The schema leaf an active path belongs to (``options.min_p`` -> ``options.*``)."""
-    leaves = schema_leaves()
+    leaves = _schema_set()
     if path in leaves:
         return path
     head = path.split(".", 1)[0]

@@ -41,6 +41,18 @@ def num_shots(task: str, config: TaskConfig, default: int) -> int:
     return k
 
 
+def int_option(task: str, config: TaskConfig, name: str, default: int, minimum: int) -> int:
+    """An integer task option with its default, refused below ``minimum`` (named in the error)."""
+    value = config.options.get(name, default)
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ConfigError(
+            f"task {task}: option {name} must be an integer >= {minimum}, got {value!r}",
+            path=f"tasks.{task}.options.{name}",
+            received=value,
+        )
+    return value
+
+
 def draw_shots(task: str, pool: Sequence[T], k: int, seed: int) -> list[T]:
     """k distinct items of ``pool`` drawn with ``random.Random(seed)`` (same seed, same shots)."""
     if k > len(pool):

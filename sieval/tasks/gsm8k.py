@@ -17,11 +17,11 @@ from types import MappingProxyType
 from typing import Any
 
 from ..data.gsm8k import gsm8k_file, load_gsm8k
-from ..errors import ConfigError, ContractViolation
+from ..errors import ContractViolation
 from ..ir.request import CompletionInput, Request, Sampling
 from ..ir.response import Response
 from ..scoring import extract_flexible, extract_strict, gold_number
-from ._shared import check_options, draw_shots, join_shots, means, num_shots
+from ._shared import check_options, draw_shots, int_option, join_shots, means, num_shots
 from .base import Requirement, Sample, SampleResult, TaskConfig
 
 QUERY = "Question: {question}\nAnswer:"
@@ -33,14 +33,7 @@ SHOT_SPLIT, EVAL_SPLIT = "train", "test"
 
 
 def _max_tokens(config: TaskConfig) -> int:
-    value = config.options.get("max_tokens", DEFAULT_MAX_TOKENS)
-    if not isinstance(value, int) or value < 1:
-        raise ConfigError(
-            f"task gsm8k_kshot_base_gen: option max_tokens must be an integer >= 1, got {value!r}",
-            path="tasks.gsm8k_kshot_base_gen.options.max_tokens",
-            received=value,
-        )
-    return value
+    return int_option(Gsm8kBaseGen.name, config, "max_tokens", DEFAULT_MAX_TOKENS, 1)
 
 
 class Gsm8kBaseGen:

@@ -25,7 +25,7 @@ from ..errors import ConfigError
 from ..ir.request import CompletionInput, Request, Sampling, Scoring
 from ..ir.response import Response
 from ..scoring import argmax, letter_logprobs
-from ._shared import check_options, grouped_means, join_shots, means, num_shots
+from ._shared import check_options, grouped_means, int_option, join_shots, means, num_shots
 from .base import Requirement, Sample, SampleResult, TaskConfig
 
 HEADER = "The following are multiple choice questions (with answers) about {subject}.\n\n"
@@ -43,15 +43,7 @@ def _question(item: MmluItem, template: str = QUESTION) -> str:
 
 
 def _top_k(config: TaskConfig) -> int:
-    top_k = config.options.get("top_k", DEFAULT_TOP_K)
-    if not isinstance(top_k, int) or top_k < len(LETTERS):
-        raise ConfigError(
-            f"task mmlu_kshot_clp: option top_k must be an integer >= {len(LETTERS)}, "
-            f"got {top_k!r}",
-            path="tasks.mmlu_kshot_clp.options.top_k",
-            received=top_k,
-        )
-    return top_k
+    return int_option(MmluCLP.name, config, "top_k", DEFAULT_TOP_K, len(LETTERS))
 
 
 class MmluCLP:

@@ -20,6 +20,7 @@ from sieval.ir.request import (
     StructuredOutput,
 )
 from sieval.ir.response import Response
+from sieval.runner.probe import PERSON as PERSON_ENUM  # the schema the fixture recorded
 
 D = get_dialect("vllm_native")
 OC = get_dialect("openai_completions")
@@ -30,16 +31,6 @@ PERSON = {
     "type": "object",
     "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
     "required": ["name", "age"],
-}
-
-PERSON_ENUM = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string", "enum": ["Ann", "Bob", "Eve"]},
-        "adult": {"type": "boolean"},
-    },
-    "required": ["name", "adult"],
-    "additionalProperties": False,
 }
 
 CASES: dict[str, Request] = {

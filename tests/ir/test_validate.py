@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from sieval.dialects.plane import lower
+from sieval.dialects.registry import get_dialect
 from sieval.errors import Refused
 from sieval.ir.request import (
     ChatInput,
@@ -64,11 +66,27 @@ def test_invalid_request_names_its_leaf(request_: Request, leaf: str) -> None:
     assert leaf in str(info.value)
 
 
-def test_a_valid_request_passes() -> None:
-    validate(
-        Request.completion(
-            "x",
-            sampling=Sampling(n=2, temperature=0.7, top_p=0.9, max_tokens=0, stop=("\n",)),
-            scoring=Scoring(input_logprobs=True, input_top_k=3, sampled_logprobs=True),
-        )
-    )
+@pytest.mark.parametrize(
+    ("request_", "expected"),
+    [
+        (
+            Request.completion("x", sampling=Sampling(n=2, temperature=0.7, top_p=1.0)),
+            {"n": 2, "top_p": 1.0},
+        ),
+        (
+            Request.completion(
+                "x",
+                sampling=Sampling(max_tokens=0, temperature=0.0),
+                scoring=Scoring(input_logprobs=True),
+            ),
+            {"max_tokens": 0, "echo": True},
+        ),
+        (Request.completion("x", scoring=Scoring(input_logprobs=True)), {"logprobs": 0}),
+        (Request(input=CompletionInput(token_ids=(2, 5))), {"prompt": [2, 5]}),
+    ],
+    ids=["n2-top_p-1", "max_tokens-0", "top_k-0", "token-ids"],
+)
+def test_boundary_values_are_legal_and_reach_the_wire(request_: Request, expected: dict) -> None:
+    """The edges of each rule pass validation (an over-strict check would refuse them)."""
+    body = lower(get_dialect("openai_completions"), request_, "m").body
+    assert {key: body[key] for key in expected} == expected

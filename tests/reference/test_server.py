@@ -74,6 +74,8 @@ async def test_serve_forever_cancels() -> None:
 
     task = asyncio.create_task(serve_forever("127.0.0.1", 0))
     await asyncio.sleep(0.05)
+    assert not task.done(), "serve_forever must keep serving until cancelled"
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
+    assert task.done()
