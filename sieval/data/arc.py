@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
+from .rows import bad_row, hub_where, jsonl_rows, typed_rows
 from .source import hub_rows
 
 __all__ = ["ArcItem", "arc_easy_file", "load_arc_easy"]
+
+_HUB = ("allenai/ai2_arc", "ARC-Easy")
 
 
 class ArcItem(msgspec.Struct, frozen=True, kw_only=True):
@@ -22,28 +23,66 @@ class ArcItem(msgspec.Struct, frozen=True, kw_only=True):
     """Index of the correct choice."""
 
 
+class _Choices(msgspec.Struct):
+    text: list[str]
+    label: list[str]
+
+
+class _Row(msgspec.Struct):
+    id: str
+    question: str
+    choices: _Choices
+    answerKey: str  # the schema's spelling
+
+
+_decoder = msgspec.json.Decoder(_Row)
+
+
 def arc_easy_file(data_dir: Path, split: str) -> Path:
     """``arc_easy/ARC-Easy-{split}.jsonl`` (split: train, validation, test)."""
     return data_dir / "arc_easy" / f"ARC-Easy-{split}.jsonl"
 
 
-def _item(row: dict[str, Any]) -> ArcItem:
-    labels = tuple(row["choices"]["label"])
+def _item(where: str, row: _Row) -> ArcItem:
+    texts, labels = row.choices.text, row.choices.label
+    if len(texts) != len(labels):
+        raise bad_row(where, f"{len(texts)} choice texts but {len(labels)} labels")
+    if len(labels) < 2:
+        raise bad_row(where, f"a multiple-choice item needs at least two choices, got {labels}")
+    for i, label in enumerate(labels):
+        if label in labels[:i]:
+            raise bad_row(where, f"label {label!r} appears twice")
+    for label, text in zip(labels, texts, strict=True):
+        if not text.strip():  # acc_norm divides by the choice's length
+            raise bad_row(where, f"choice {label} is empty")
+    if row.answerKey not in labels:
+        raise bad_row(
+            where, f"answerKey {row.answerKey!r} is not one of the labels {', '.join(labels)}"
+        )
     return ArcItem(
-        id=row["id"],
-        question=row["question"],
-        choices=tuple(row["choices"]["text"]),
-        labels=labels,
-        answer=labels.index(row["answerKey"]),
+        id=row.id,
+        question=row.question,
+        choices=tuple(texts),
+        labels=tuple(labels),
+        answer=labels.index(row.answerKey),
     )
 
 
 def load_arc_easy(data_dir: Path, split: str) -> list[ArcItem]:
-    """All rows of a split in file order; the hub's ``allenai/ai2_arc`` when the file is absent."""
+    """All rows of a split in file order; the hub's ``allenai/ai2_arc`` when the file is absent.
+
+    A malformed or inconsistent row (or an id used twice) is a ``ConfigError`` naming its line."""
     path = arc_easy_file(data_dir, split)
     if path.is_file():
-        with path.open(encoding="utf-8") as fh:
-            rows = [json.loads(line) for line in fh if line.strip()]
+        rows = jsonl_rows(path, _decoder)
     else:
-        rows = hub_rows("arc_easy", "allenai/ai2_arc", "ARC-Easy", split, [path])
-    return [_item(row) for row in rows]
+        hub = hub_rows("arc_easy", *_HUB, split, [path])
+        rows = typed_rows(hub, _Row, hub_where(*_HUB, split))
+    items: list[ArcItem] = []
+    seen: dict[str, str] = {}
+    for where, row in rows:
+        if row.id in seen:
+            raise bad_row(where, f"id {row.id!r} is already used at {seen[row.id]}")
+        seen[row.id] = where
+        items.append(_item(where, row))
+    return items

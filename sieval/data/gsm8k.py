@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-import json
+import re
 from pathlib import Path
 
 import msgspec
 
+from .rows import bad_row, hub_where, jsonl_rows, typed_rows
 from .source import hub_rows
 
 __all__ = ["Gsm8kItem", "gsm8k_file", "load_gsm8k"]
+
+_HUB = ("openai/gsm8k", "main")
+FINAL_MARKER = "#### "
+"""lm-eval's gold is what follows the last ``#### `` of the solution."""
+_FINAL_NUMBER = re.compile(r"-?[0-9.,]*[0-9][0-9.,]*")
+"""What lm-eval's strict-match could extract after ``#### `` (so a gold that can be matched)."""
 
 
 class Gsm8kItem(msgspec.Struct, frozen=True, kw_only=True):
@@ -20,20 +27,37 @@ class Gsm8kItem(msgspec.Struct, frozen=True, kw_only=True):
     """The full worked solution, ending in ``#### N``."""
 
 
+class _Row(msgspec.Struct):
+    question: str
+    answer: str
+
+
+_decoder = msgspec.json.Decoder(_Row)
+
+
 def gsm8k_file(data_dir: Path, split: str) -> Path:
     """``gsm8k/{split}.jsonl`` (split: train, test)."""
     return data_dir / "gsm8k" / f"{split}.jsonl"
 
 
+def _item(index: int, where: str, row: _Row) -> Gsm8kItem:
+    _, marker, final = row.answer.rpartition(FINAL_MARKER)
+    if not marker:
+        raise bad_row(where, "the answer has no final '#### N' line (with one space after ####)")
+    if not _FINAL_NUMBER.fullmatch(final):
+        raise bad_row(where, f"{final!r} after the last '#### ' is not a number")
+    return Gsm8kItem(index=index, question=row.question, answer=row.answer)
+
+
 def load_gsm8k(data_dir: Path, split: str) -> list[Gsm8kItem]:
-    """All rows of a split in file order; the hub's ``openai/gsm8k`` when the file is absent."""
+    """All rows of a split in file order; the hub's ``openai/gsm8k`` when the file is absent.
+
+    A malformed row, or an answer whose final ``#### N`` is missing or not a number, is a
+    ``ConfigError`` naming its line."""
     path = gsm8k_file(data_dir, split)
     if path.is_file():
-        with path.open(encoding="utf-8") as fh:
-            rows = [json.loads(line) for line in fh if line.strip()]
+        rows = jsonl_rows(path, _decoder)
     else:
-        rows = hub_rows("gsm8k", "openai/gsm8k", "main", split, [path])
-    return [
-        Gsm8kItem(index=i, question=row["question"], answer=row["answer"])
-        for i, row in enumerate(rows)
-    ]
+        hub = hub_rows("gsm8k", *_HUB, split, [path])
+        rows = typed_rows(hub, _Row, hub_where(*_HUB, split))
+    return [_item(i, where, row) for i, (where, row) in enumerate(rows)]

@@ -8,18 +8,18 @@ Local files, in order of preference per split:
   ``[...]`` markers. The ``ctx_a`` / ``ctx_b`` split is lost there, so items read from it carry
   ``derived=True``, the whole context in ``ctx_a`` and an empty ``ctx_b``.
 
-Absent both, the hub's ``Rowan/hellaswag`` is used.
+Absent both, the hub's ``Rowan/hellaswag`` is used. A malformed or inconsistent item (a label
+that is not an ending index, an empty ending, a truncated six-line block) is a ``ConfigError``
+naming its line.
 """
 
 from __future__ import annotations
 
-import bz2
-import json
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
+from .rows import bad_row, hub_where, jsonl_rows, no_samples, read_bz2_text, typed_rows
 from .source import hub_rows
 
 __all__ = ["HellaSwagItem", "hellaswag_file", "load_hellaswag"]
@@ -38,6 +38,8 @@ class HellaSwagItem(msgspec.Struct, frozen=True, kw_only=True):
     label: int
     derived: bool = False
     """True when read from the derived text format (``ctx_b`` unknown, text pre-cleaned)."""
+    where: str = ""
+    """Where the item was read: ``FILE:LINE`` of its first line, or ``hub ... row I``."""
 
 
 def _candidates(data_dir: Path, split: str) -> list[Path]:
@@ -54,35 +56,80 @@ def hellaswag_file(data_dir: Path, split: str) -> Path | None:
     return next((p for p in _candidates(data_dir, split) if p.is_file()), None)
 
 
-def _from_row(index: int, row: dict[str, Any]) -> HellaSwagItem:
+class _Row(msgspec.Struct):
+    activity_label: str
+    ctx_a: str
+    ctx_b: str
+    endings: list[str]
+    label: int | str
+    """An int in the original release, a digit string on the hub."""
+
+
+_decoder = msgspec.json.Decoder(_Row)
+
+
+def _label(where: str, label: int | str, n_endings: int) -> int:
+    text = str(label)
+    if not (text.isascii() and text.isdigit() and int(text) < n_endings):
+        raise bad_row(where, f"label {label!r} is not an ending index 0-{n_endings - 1}")
+    return int(text)
+
+
+def _endings(where: str, endings: list[str]) -> tuple[str, ...]:
+    if len(endings) < 2:
+        raise bad_row(where, f"an item needs at least two endings, got {len(endings)}")
+    for i, ending in enumerate(endings):
+        if not ending.strip():  # acc_norm divides by the ending's length
+            raise bad_row(where, f"ending {i} is empty")
+    return tuple(endings)
+
+
+def _from_row(index: int, where: str, row: _Row) -> HellaSwagItem:
+    endings = _endings(where, row.endings)
     return HellaSwagItem(
         index=index,
-        activity_label=row["activity_label"],
-        ctx_a=row["ctx_a"],
-        ctx_b=row["ctx_b"],
-        endings=tuple(row["endings"]),
-        label=int(row["label"]),
+        activity_label=row.activity_label,
+        ctx_a=row.ctx_a,
+        ctx_b=row.ctx_b,
+        endings=endings,
+        label=_label(where, row.label, len(endings)),
+        where=where,
     )
 
 
 def _read_derived(path: Path) -> list[HellaSwagItem]:
-    with bz2.open(path, "rt", encoding="utf-8") as fh:
-        lines = fh.read().split("\n")
-    if lines and lines[-1] == "":
+    lines = read_bz2_text(path).split("\n")
+    while lines and lines[-1] == "":
         lines.pop()
+    if not lines:
+        raise no_samples(str(path))
     items = []
-    for i in range(len(lines) // _LINES_PER_ITEM):
-        head, label, *endings = lines[i * _LINES_PER_ITEM : (i + 1) * _LINES_PER_ITEM]
-        activity, _, ctx = head.partition(": ")
+    for start in range(0, len(lines), _LINES_PER_ITEM):
+        block = lines[start : start + _LINES_PER_ITEM]
+        head_at = f"{path}:{start + 1}"
+        if len(block) < _LINES_PER_ITEM:
+            raise bad_row(
+                head_at,
+                f"the last item has {len(block)} of its {_LINES_PER_ITEM} lines "
+                "(<activity_label>: <context>, label, four endings): the file is truncated",
+            )
+        head, label, *endings = block
+        activity, sep, ctx = head.partition(": ")
+        if not sep:
+            raise bad_row(head_at, "expected '<activity_label>: <context>'")
+        for i, ending in enumerate(endings):
+            if not ending.strip():
+                raise bad_row(f"{path}:{start + 3 + i}", f"ending {i} is empty")
         items.append(
             HellaSwagItem(
-                index=i,
+                index=start // _LINES_PER_ITEM,
                 activity_label=activity,
                 ctx_a=ctx,
                 ctx_b="",
                 endings=tuple(endings),
-                label=int(label),
+                label=_label(f"{path}:{start + 2}", label, len(endings)),
                 derived=True,
+                where=head_at,
             )
         )
     return items
@@ -92,10 +139,10 @@ def load_hellaswag(data_dir: Path, split: str) -> list[HellaSwagItem]:
     """All items of a split in the original order (split: train, validation)."""
     path = hellaswag_file(data_dir, split)
     if path is None:
-        rows = hub_rows("hellaswag", "Rowan/hellaswag", None, split, _candidates(data_dir, split))
-        return [_from_row(i, row) for i, row in enumerate(rows)]
-    if path.name == _DERIVED:
+        hub = hub_rows("hellaswag", "Rowan/hellaswag", None, split, _candidates(data_dir, split))
+        rows = typed_rows(hub, _Row, hub_where("Rowan/hellaswag", None, split))
+    elif path.name == _DERIVED:
         return _read_derived(path)
-    with path.open(encoding="utf-8") as fh:
-        rows = [json.loads(line) for line in fh if line.strip()]
-    return [_from_row(i, row) for i, row in enumerate(rows)]
+    else:
+        rows = jsonl_rows(path, _decoder)
+    return [_from_row(i, where, row) for i, (where, row) in enumerate(rows)]

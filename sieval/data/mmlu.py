@@ -8,11 +8,11 @@ lm-evaluation-harness differs in one place: it files ``anatomy`` under STEM; we 
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import msgspec
 
+from .rows import bad_row, csv_rows, hub_where, typed_rows
 from .source import hub_rows
 
 __all__ = ["CATEGORIES", "SUBJECTS", "MmluItem", "load_mmlu", "mmlu_file"]
@@ -60,18 +60,49 @@ def mmlu_file(data_dir: Path, subject: str, split: str) -> Path:
 
 
 _HUB_SPLIT = {"dev": "dev", "val": "validation", "test": "test"}
+_FIELDS = "question, A, B, C, D, answer letter"
+
+
+class _HubRow(msgspec.Struct):
+    question: str
+    choices: tuple[str, str, str, str]
+    answer: int
+
+
+def _csv_item(subject: str, index: int, where: str, record: list[str]) -> MmluItem:
+    if len(record) != 6:
+        raise bad_row(where, f"expected 6 fields ({_FIELDS}), got {len(record)}")
+    question, a, b, c, d, answer = record
+    if answer not in LETTERS:
+        raise bad_row(where, f"answer {answer!r} is not one of {', '.join(LETTERS)}")
+    return MmluItem(
+        subject=subject, index=index, question=question, options=(a, b, c, d), answer=answer
+    )
+
+
+def _hub_item(subject: str, index: int, where: str, row: _HubRow) -> MmluItem:
+    if not 0 <= row.answer < len(LETTERS):
+        raise bad_row(where, f"answer {row.answer} is not an index 0-3")
+    return MmluItem(
+        subject=subject,
+        index=index,
+        question=row.question,
+        options=row.choices,
+        answer=LETTERS[row.answer],
+    )
 
 
 def load_mmlu(data_dir: Path, subject: str, split: str) -> list[MmluItem]:
-    """One subject's rows in file order; the hub's ``cais/mmlu`` when the file is absent."""
+    """One subject's rows in file order; the hub's ``cais/mmlu`` when the file is absent.
+
+    A record without six fields or with an answer outside A-D is a ``ConfigError`` naming the
+    line it starts on."""
     path = mmlu_file(data_dir, subject, split)
     if path.is_file():
-        with path.open(encoding="utf-8", newline="") as fh:
-            rows = [(q, (a, b, c, d), ans) for q, a, b, c, d, ans in csv.reader(fh)]
-    else:
-        hub = hub_rows("mmlu", "cais/mmlu", subject, _HUB_SPLIT[split], [path])
-        rows = [(r["question"], tuple(r["choices"]), LETTERS[int(r["answer"])]) for r in hub]
-    return [
-        MmluItem(subject=subject, index=i, question=q, options=opts, answer=ans)
-        for i, (q, opts, ans) in enumerate(rows)
-    ]
+        return [
+            _csv_item(subject, i, where, record) for i, (where, record) in enumerate(csv_rows(path))
+        ]
+    hub_split = _HUB_SPLIT[split]
+    hub = hub_rows("mmlu", "cais/mmlu", subject, hub_split, [path])
+    rows = typed_rows(hub, _HubRow, hub_where("cais/mmlu", subject, hub_split))
+    return [_hub_item(subject, i, where, row) for i, (where, row) in enumerate(rows)]

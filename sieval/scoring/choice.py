@@ -1,11 +1,13 @@
 """Pick an answer from per-choice scores.
 
 - ``acc``: the choice with the largest log-likelihood sum.
-- ``acc_norm``: the largest sum divided by the continuation's character count (the
-  lm-evaluation-harness definition; not tokens, not bytes).
+- ``acc_norm``: the largest sum divided by the character count of the choice text itself, without
+  the target delimiter it was scored with: lm-evaluation-harness scores ``" " + choice`` but
+  divides by ``len(choice)`` (``completion_len`` in ``ConfigurableTask.process_results``). Not
+  tokens, not bytes, and not ``ContinuationScore.n_chars`` (which counts the delimiter).
 
-Ties go to the lowest index (the first choice listed), so a prediction never depends on
-dictionary or set order.
+Ties go to the lowest index (the first choice listed), as ``numpy.argmax`` does, so a prediction
+never depends on dictionary or set order.
 """
 
 from __future__ import annotations
@@ -33,6 +35,12 @@ def pick_acc(scores: Sequence[ContinuationScore]) -> int:
     return argmax([s.logprob_sum for s in scores])
 
 
-def pick_acc_norm(scores: Sequence[ContinuationScore]) -> int:
-    """The choice with the highest log-likelihood per character."""
-    return argmax([s.logprob_sum / s.n_chars for s in scores])
+def pick_acc_norm(scores: Sequence[ContinuationScore], choices: Sequence[str]) -> int:
+    """The choice with the highest log-likelihood per character of ``choices[i]``, the choice
+    text without the delimiter (leading space) its continuation was scored with."""
+    if len(scores) != len(choices):
+        raise ValueError(f"acc_norm got {len(scores)} scores but {len(choices)} choices")
+    empty = next((i for i, choice in enumerate(choices) if not choice), None)
+    if empty is not None:
+        raise ValueError(f"acc_norm divides by the choice's length, but choice {empty} is empty")
+    return argmax([s.logprob_sum / len(c) for s, c in zip(scores, choices, strict=True)])

@@ -24,9 +24,11 @@ class ContinuationScore(msgspec.Struct, frozen=True, kw_only=True):
     """Sum of the natural-log probabilities of the continuation's tokens."""
     n_tokens: int
     n_chars: int
-    """Characters of the continuation text (the acc_norm denominator)."""
+    """Characters of the continuation text as scored, delimiter included (``" fire"``: 5). Not
+    the acc_norm denominator, which is the choice without its delimiter (see ``choice.py``)."""
     n_bytes: int
-    """UTF-8 bytes of the continuation text (the bits-per-byte denominator)."""
+    """UTF-8 bytes of the continuation text as scored, delimiter included: the bytes the summed
+    logprobs cover (the bits-per-byte denominator)."""
     is_greedy: bool | None
     """Every continuation token was the top-1 alternative; None when no top-k was returned."""
 

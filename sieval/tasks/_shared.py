@@ -79,12 +79,15 @@ def scoring_request(text: str) -> Request:
     )
 
 
-def score_channels(scores: Sequence[ContinuationScore]) -> list[dict[str, Any]]:
-    """What a choice score used, for the record."""
+def score_channels(
+    scores: Sequence[ContinuationScore], choices: Sequence[str]
+) -> list[dict[str, Any]]:
+    """What a choice score used, for the record: ``n_chars`` counts the continuation as scored
+    (delimiter included), ``norm_chars`` the choice acc_norm divides by (without it)."""
     return [
         {"logprob_sum": s.logprob_sum, "n_tokens": s.n_tokens, "n_chars": s.n_chars,
-         "is_greedy": s.is_greedy}
-        for s in scores
+         "norm_chars": len(c), "is_greedy": s.is_greedy}
+        for s, c in zip(scores, choices, strict=True)
     ]  # fmt: skip
 
 

@@ -3,10 +3,13 @@
 Clark et al. 2018, "Think you have Solved Question Answering? Try ARC, the AI2 Reasoning
 Challenge", https://arxiv.org/abs/1803.05457
 
-Headline ``acc_norm`` (sum / characters): with 25 shots this is the widely published
-lm-evaluation-harness / Open LLM Leaderboard setting. ``acc_uncond`` (Brown et al. 2020: the
-choice's log-likelihood after the context minus after a bare ``Answer:``) is the prior SiEval
-headline and is reported alongside, as is plain ``acc``.
+The text is lm-evaluation-harness's ``arc_easy``: ``Question: {question}\\nAnswer:``, each choice
+scored as ``" {choice}"``, shots joined by blank lines. Headline ``acc_norm`` as lm-eval defines
+it: the sum divided by ``len(choice)``, the characters of the choice text without the leading
+space it was scored with. 25 shots is the Open LLM Leaderboard's setting for ARC (its
+ARC-Challenge task); lm-eval's ``arc_easy`` itself defaults to 0 shots and draws its own shots.
+``acc_uncond`` (Brown et al. 2020: the choice's log-likelihood after the context minus after a
+bare ``Answer:``) is the prior SiEval headline and is reported alongside, as is plain ``acc``.
 """
 
 from __future__ import annotations
@@ -45,8 +48,9 @@ class ArcEasyPPL:
     defaults = MappingProxyType({"num_fewshot": DEFAULT_SHOTS})
     protocol = (
         "loglikelihood of ' {choice}' after k seeded train shots + 'Question: {q}\\nAnswer:' via "
-        "input scoring; acc = argmax sum, acc_norm = argmax sum/chars (lm-eval), acc_uncond = "
-        "argmax sum minus the sum after a bare 'Answer:' (Brown et al.); ties -> lowest index"
+        "input scoring; acc = argmax sum, acc_norm = argmax sum/len(choice), characters of the "
+        "choice without its leading space (lm-eval), acc_uncond = argmax sum minus the sum "
+        "after a bare 'Answer:' (Brown et al.); ties -> lowest index"
     )
     requirements = (
         Requirement("text_prompt", "each choice is scored as a raw-text prompt"),
@@ -103,7 +107,7 @@ class ArcEasyPPL:
         ]
         picks = {
             "acc": pick_acc(cond),
-            "acc_norm": pick_acc_norm(cond),
+            "acc_norm": pick_acc_norm(cond, sample.data["choices"]),
             "acc_uncond": argmax(
                 [c.logprob_sum - u.logprob_sum for c, u in zip(cond, uncond, strict=True)]
             ),
@@ -112,7 +116,10 @@ class ArcEasyPPL:
             prediction=picks[self.headline],
             gold=sample.gold,
             metrics={name: float(pick == sample.gold) for name, pick in picks.items()},
-            channels={"choices": score_channels(cond), "unconditional": score_channels(uncond)},
+            channels={
+                "choices": score_channels(cond, sample.data["choices"]),
+                "unconditional": score_channels(uncond, sample.data["choices"]),
+            },
         )
 
     def aggregate(self, results: Sequence[tuple[Sample, SampleResult]]) -> dict[str, Any]:

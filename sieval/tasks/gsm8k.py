@@ -4,9 +4,12 @@ Cobbe et al. 2021, "Training Verifiers to Solve Math Word Problems",
 https://arxiv.org/abs/2110.14168
 
 k seeded train shots (default 8) as ``Question: {q}\\nAnswer: {full solution}`` joined by blank
-lines, then the target question. Headline ``exact_match``: the first ``#### N`` of the generation
-against the gold ``#### N`` (commas, ``$`` and a trailing period dropped). ``flexible_exact_match``
-takes the last number in the generation instead.
+lines, then the target question; the prompt, stop strings and greedy decoding are
+lm-evaluation-harness's ``gsm8k`` task (which defaults to 5 shots). Both metrics are its
+``exact_match`` (see ``scoring/numbers.py``): headline ``exact_match`` over its strict-match
+filter (the first ``#### N``, exactly one space after ``####``), ``flexible_exact_match`` over its
+flexible-extract filter (the last number-like run); prediction and gold solution lose commas,
+``$``, everything through the last ``#### `` and one trailing period.
 """
 
 from __future__ import annotations
@@ -42,8 +45,10 @@ class Gsm8kBaseGen:
     defaults = MappingProxyType({"num_fewshot": DEFAULT_SHOTS, "max_tokens": DEFAULT_MAX_TOKENS})
     protocol = (
         "greedy generation (temperature 0, max_tokens 256, stop Question:/</s>/<|im_end|>) after "
-        "k seeded train shots; exact_match = first '#### N' == gold, flexible_exact_match = last "
-        "number == gold (commas, '$', trailing '.' removed)"
+        "k seeded train shots; exact_match = lm-eval strict-match, the first '#### (-?[0-9.,]+)'; "
+        "flexible_exact_match = lm-eval flexible-extract, the last '(-?[$0-9.,]{2,})|(-?[0-9]+)'; "
+        "answer and gold solution compared after removing ',', '$', everything through the last "
+        "'#### ' and one trailing '.', lowercased (lm-eval gsm8k exact_match)"
     )
     requirements = (
         Requirement("text_prompt", "the k-shot prompt is raw text"),

@@ -3,10 +3,18 @@
 Zellers et al. 2019, "HellaSwag: Can a Machine Really Finish Your Sentence?",
 https://arxiv.org/abs/1905.07830
 
-The text is lm-evaluation-harness's: the query is ``{activity_label}: {ctx_a} {ctx_b.capitalize()}``
-and query and endings are cleaned by ``preprocess``; each ending is scored as ``" {ending}"``.
-From the derived local file (``ctx_b`` unknown) the first letter of the context's last sentence
-fragment is upper-cased instead, an approximation of ``ctx_b.capitalize()``.
+The text is lm-evaluation-harness's (``tasks/hellaswag/utils.py``): the query is
+``preprocess({activity_label}: {ctx_a} {ctx_b.capitalize()})``, the endings are
+``preprocess(ending)``, and each is scored as ``" {ending}"``. ``acc_norm`` is lm-eval's: the sum
+divided by ``len(ending)``, the preprocessed ending without the leading space.
+
+Read from the original JSON Lines (or the hub), the text is exactly lm-eval's. The derived local
+file differs in two ways that cannot be undone. ``ctx_b`` is unknown there, so the first letter of
+the context's last sentence fragment is upper-cased instead, an approximation of
+``ctx_b.capitalize()`` (which also lower-cases the rest of ``ctx_b``, and ``ctx_b`` need not start
+that fragment). And the file was already cleaned by its maker's own rules, close to
+``preprocess`` but not identical (see the data's SOURCE.md); ``preprocess`` runs again on top,
+removing the ``[...]`` markers those rules left.
 
 Shots (default 10) come from train when it is available (a local ``hellaswag_train.jsonl``, or the
 hub when the evaluation set also comes from the hub). Otherwise they come from validation and
@@ -23,6 +31,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..data.hellaswag import HellaSwagItem, hellaswag_file, load_hellaswag
+from ..errors import ConfigError
 from ..ir.request import Request
 from ..ir.response import Response
 from ..scoring import continuation_score, pick_acc, pick_acc_norm
@@ -66,6 +75,20 @@ def query(item: HellaSwagItem) -> str:
     return preprocess(QUERY.format(activity_label=item.activity_label, ctx=ctx))
 
 
+def clean_endings(item: HellaSwagItem) -> list[str]:
+    """The preprocessed endings; one that cleans to nothing is refused (acc_norm divides by its
+    length)."""
+    cleaned = [preprocess(e) for e in item.endings]
+    for i, ending in enumerate(cleaned):
+        if not ending:
+            raise ConfigError(
+                f"{item.where}: ending {i} ({item.endings[i]!r}) is empty after lm-eval's "
+                "preprocess, so acc_norm cannot divide by its length; fix or remove the item",
+                path=item.where,
+            )
+    return cleaned
+
+
 def _shot(item: HellaSwagItem) -> str:
     return query(item) + CONTINUATION.format(ending=preprocess(item.endings[item.label]))
 
@@ -77,7 +100,8 @@ class HellaSwagPPL:
     protocol = (
         "loglikelihood of ' {ending}' after k seeded shots (train, else validation minus the "
         "item) + lm-eval's preprocessed query via input scoring; acc = argmax sum, "
-        "acc_norm = argmax sum/chars (lm-eval); ties -> lowest index"
+        "acc_norm = argmax sum/len(ending), characters of the preprocessed ending without its "
+        "leading space (lm-eval); ties -> lowest index"
     )
     requirements = (
         Requirement("text_prompt", "each ending is scored as a raw-text prompt"),
@@ -119,7 +143,7 @@ class HellaSwagPPL:
                         if shots is common
                         else join_shots(map(_shot, shots)),
                         "query": query(item),
-                        "endings": [preprocess(e) for e in item.endings],
+                        "endings": clean_endings(item),
                         "shot_ids": [f"{shot_split}/{s.index}" for s in shots],
                         "shot_split": shot_split,
                     },
@@ -143,12 +167,13 @@ class HellaSwagPPL:
             continuation_score(responses[f"choice:{i}"], context, CONTINUATION.format(ending=e))
             for i, e in enumerate(sample.data["endings"])
         ]
-        picks = {"acc": pick_acc(scores), "acc_norm": pick_acc_norm(scores)}
+        endings = sample.data["endings"]
+        picks = {"acc": pick_acc(scores), "acc_norm": pick_acc_norm(scores, endings)}
         return SampleResult(
             prediction=picks[self.headline],
             gold=sample.gold,
             metrics={name: float(pick == sample.gold) for name, pick in picks.items()},
-            channels={"choices": score_channels(scores)},
+            channels={"choices": score_channels(scores, endings)},
         )
 
     def aggregate(self, results: Sequence[tuple[Sample, SampleResult]]) -> dict[str, Any]:

@@ -3,13 +3,19 @@
 Hendrycks et al. 2021, "Measuring Massive Multitask Language Understanding",
 https://arxiv.org/abs/2009.03300
 
-The prompt is the original ``evaluate.py`` wording: a subject header, the first k dev rows of the
-same subject (default 5, in file order), then the target ending in ``Answer:``. One request reads
-the top-k (default 100, option ``top_k``) next-token list; the prediction is the argmax over the
-four letters (ties -> the earliest letter); a letter outside the top-k fails the sample. Samples
-interleave subjects (row 0 of every subject in alphabetical order, then row 1, ...) so that a small
-``n`` spans many subjects. ``acc`` is the micro-average, with per-subject and per-category
-(STEM / humanities / social sciences / other) breakdowns.
+The prompt is the original ``evaluate.py`` (hendrycks/test) wording: a subject header, the first k
+dev rows of the same subject (default 5, in file order), then the target ending in ``Answer:``.
+Two details differ from one or the other reference: the header has one space before the subject,
+as lm-evaluation-harness's ``mmlu`` description has (``evaluate.py`` prints two), and questions are
+used as written, as ``evaluate.py`` does (lm-eval strips them). One request reads the top-k
+(default 100, option ``top_k``) next-token list; the prediction is the argmax over the four letters
+(ties -> the earliest letter); a letter outside the top-k fails the sample. This is neither
+``evaluate.py``'s scoring (the `` A`` entry of the top-100 only, -100 when absent) nor lm-eval's
+(the full log-likelihood of each continuation `` A`` ... `` D``).
+
+Samples interleave subjects (row 0 of every subject in alphabetical order, then row 1, ...) so
+that a small ``n`` spans many subjects. ``acc`` is the micro-average, with per-subject and
+per-category (STEM / humanities / social sciences / other) breakdowns.
 """
 
 from __future__ import annotations

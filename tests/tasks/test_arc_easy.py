@@ -82,9 +82,12 @@ def test_acc_acc_norm_and_acc_uncond_can_all_differ(tiny: Path) -> None:
                           gold=2)  # fmt: skip
     requests = TASK.requests(sample, config)
     context = len("Question: What is hot?\nAnswer:")
-    # sums -1.0 / -2.1 / -1.2 over 2 / 7 / 3 chars -> acc 0, acc_norm 1 (-0.3 per char)
-    # unconditional -0.2 / -0.5 / -0.9 -> differences -0.8 / -1.6 / -0.3 -> acc_uncond 2
-    cond, uncond = (-1.0, -2.1, -1.2), (-0.2, -0.5, -0.9)
+    # sums -1.0 / -3.0 / -1.2 -> acc 0.
+    # acc_norm divides by len(choice), the choice without its leading space (lm-eval):
+    # over 1 / 6 / 2 chars -> -1.0 / -0.5 / -0.6 -> 1. (Over the scored " a" / " bbbbbb" /
+    # " cc", 2 / 7 / 3 chars, it would be -0.5 / -0.43 / -0.4 -> 2.)
+    # unconditional -0.2 / -0.5 / -0.9 -> differences -0.8 / -2.5 / -0.3 -> acc_uncond 2
+    cond, uncond = (-1.0, -3.0, -1.2), (-0.2, -0.5, -0.9)
     responses = {f"choice:{i}": scored(prompt_of(requests[f"choice:{i}"]), context, lp)
                  for i, lp in enumerate(cond)}  # fmt: skip
     for i, lp in enumerate(uncond):
@@ -92,7 +95,9 @@ def test_acc_acc_norm_and_acc_uncond_can_all_differ(tiny: Path) -> None:
     result = TASK.score(sample, responses, config)
     assert result.metrics == {"acc": 0.0, "acc_norm": 0.0, "acc_uncond": 1.0}
     assert (result.prediction, result.gold) == (1, 2)
+    # the record keeps both lengths: what was scored (" bbbbbb") and what acc_norm divided by
     assert result.channels["choices"][1]["n_chars"] == 7
+    assert result.channels["choices"][1]["norm_chars"] == 6
     aggregate = TASK.aggregate([(sample, result)])
     assert aggregate == {"n": 1, "acc": 0.0, "acc_norm": 0.0, "acc_uncond": 1.0}
     assert TASK.aggregate([]) == {"n": 0}

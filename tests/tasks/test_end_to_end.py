@@ -25,5 +25,6 @@ async def test_hellaswag_scores_through_the_dialect(data_dir: Path) -> None:
             assert set(result.metrics) == {"acc", "acc_norm"}
             for i, channel in enumerate(result.channels["choices"]):
                 assert channel["n_chars"] == len(" " + sample.data["endings"][i])
+                assert channel["norm_chars"] == len(sample.data["endings"][i])
                 assert 1 <= channel["n_tokens"] <= channel["n_chars"]
                 assert channel["logprob_sum"] < 0

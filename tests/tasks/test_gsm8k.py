@@ -77,3 +77,25 @@ def test_strict_and_flexible_disagree(tiny: Path) -> None:
         "n": 3, "exact_match": 2 / 3, "flexible_exact_match": 2 / 3}  # fmt: skip
     with pytest.raises(ContractViolation):
         TASK.score(sample, {"gen": Response(choices=())}, config)
+
+
+@pytest.mark.parametrize(
+    ("text", "exact", "flexible"),
+    [
+        # lm-eval's strict-match wants exactly "#### " and a digit, sign, "." or "," run
+        (" ####1000", 0.0, 1.0),
+        (" #### $1,000", 0.0, 1.0),
+        (" ####\n1000", 0.0, 1.0),
+        (" #### 1,000.", 1.0, 1.0),
+        # flexible-extract keeps "." inside a number and takes the last match
+        (" 1.000 apples", 0.0, 0.0),
+        (" It is 1000 or .1000", 0.0, 0.0),
+        (" #### 1000\nThen 1000.", 1.0, 1.0),
+    ],
+)
+def test_exact_match_is_lm_evals(tiny: Path, text: str, exact: float, flexible: float) -> None:
+    config = TaskConfig(name=TASK.name, num_fewshot=0)
+    (sample,) = TASK.load(tiny, config)
+    result = TASK.score(sample, {"gen": generated(text)}, config)
+    assert result.metrics == {"exact_match": exact, "flexible_exact_match": flexible}
+    assert result.prediction == result.channels["strict"]

@@ -95,15 +95,57 @@ def test_acc_and_acc_norm(tmp_path: Path) -> None:
     sample = TASK.load(write(tmp_path, train=False), config)[0]
     requests = TASK.requests(sample, config)
     context = len("Cooking: A cook cuts. She")
-    # " sings."(7) -1.4, " fries it."(10) -1.5, " sleeps."(8) -4.0, " flies."(7) -3.0
-    # acc -> 0 (-1.4); acc_norm -> 1 (-0.15 per char vs -0.2)
-    logprobs = (-1.4, -1.5, -4.0, -3.0)
+    # sums -1.0 / -1.47 / -4.0 / -3.0 -> acc 0.
+    # acc_norm divides by len(ending), the preprocessed ending without its leading space
+    # (lm-eval): "sings." 6, "fries it." 9, "sleeps." 7, "flies." 6 -> -0.1667 / -0.1633 /
+    # -0.57 / -0.5 -> 1, the gold. (Over the scored " sings." 7 and " fries it." 10 it would be
+    # -0.1429 / -0.147 -> 0.)
+    logprobs = (-1.0, -1.47, -4.0, -3.0)
     responses = {name: scored(prompt_of(r), context, lp)
                  for (name, r), lp in zip(requests.items(), logprobs, strict=True)}  # fmt: skip
     result = TASK.score(sample, responses, config)
     assert result.metrics == {"acc": 0.0, "acc_norm": 1.0}
     assert result.prediction == 1
+    assert [c["norm_chars"] for c in result.channels["choices"]] == [6, 9, 7, 6]
     assert TASK.aggregate([(sample, result)])["acc_norm"] == 1.0
+
+
+def test_acc_norm_divides_by_the_preprocessed_ending(tmp_path: Path) -> None:
+    # lm-eval's choices are preprocess(ending); acc_norm divides by their length.
+    folder = tmp_path / "hellaswag"
+    folder.mkdir()
+    row = {"activity_label": "Cooking", "ctx_a": "A cook cuts.", "ctx_b": "she",
+           "endings": ["x [step] y", "abcdef", "u", "v"], "label": 1}  # fmt: skip
+    (folder / "hellaswag_val.jsonl").write_text(json.dumps(row) + "\n")
+    config = TaskConfig(name=TASK.name, num_fewshot=0)
+    (sample,) = TASK.load(tmp_path, config)
+    requests = TASK.requests(sample, config)
+    assert prompt_of(requests["choice:0"]) == "Cooking: A cook cuts. She x y"
+    context = len("Cooking: A cook cuts. She")
+    # "x y" (3 chars) -1.0 -> -0.333; "abcdef" (6) -1.9 -> -0.317: acc_norm 1, the gold.
+    # By the raw ending (10 chars, -0.1) or the scored " x y" (4, -0.25 vs " abcdef" -0.27)
+    # it would be 0.
+    logprobs = (-1.0, -1.9, -5.0, -5.0)
+    responses = {name: scored(prompt_of(r), context, lp)
+                 for (name, r), lp in zip(requests.items(), logprobs, strict=True)}  # fmt: skip
+    result = TASK.score(sample, responses, config)
+    assert result.metrics == {"acc": 0.0, "acc_norm": 1.0}
+
+
+def test_an_ending_that_preprocesses_to_nothing_is_refused(tmp_path: Path) -> None:
+    from sieval.errors import ConfigError
+
+    folder = tmp_path / "hellaswag"
+    folder.mkdir()
+    rows = [{"activity_label": "L", "ctx_a": "A.", "ctx_b": "b", "endings": ["e", "f", "g", "h"],
+             "label": 0}]  # fmt: skip
+    rows.append({**rows[0], "endings": ["e", "[step]", "g", "h"]})
+    (folder / "hellaswag_val.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(
+        ConfigError, match="ending 1 .* is empty after lm-eval's preprocess"
+    ) as info:
+        TASK.load(tmp_path, TaskConfig(name=TASK.name, num_fewshot=0))
+    assert info.value.path == f"{folder / 'hellaswag_val.jsonl'}:2"
 
 
 @pytest.mark.parametrize("k", [2, 5])
