@@ -40,8 +40,8 @@ from typing import Any
 import aiohttp
 
 from sieval import Model
-from sieval.dialects.plane import lift, lower
 from sieval.dialects.registry import get_dialect
+from sieval.dialects.table import lift, lower
 from sieval.ir.request import Request
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,6 +16,8 @@ scored as an answer.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from typing import Any
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "SievalError",
     "TransportError",
     "TransportTimeout",
+    "did_you_mean",
 ]
 
 
@@ -75,6 +78,11 @@ class ConfigError(SievalError, ValueError):
 class Refused(SievalError):
     """Raised before I/O when a request leaf cannot be honoured or the request is invalid."""
 
+    def __init__(self, message: str, *, ledger: tuple[Any, ...] = (), **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.ledger = ledger
+        """The dialect's decisions up to the refusal (``Decision`` values), for the record."""
+
 
 class ServerRejected(SievalError):
     """Raised when the server answers a 4xx (not 429); carries the server's own message."""
@@ -115,3 +123,9 @@ class TransportTimeout(TransportError, TimeoutError):
 
 
 _BRANCHES = (ConfigError, Refused, ServerRejected, ContractViolation, TransportError)
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` Did you mean 'x'?`` for the closest known name, or ``""`` (for "unknown ..." errors)."""
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f" Did you mean {close[0]!r}?" if close else ""

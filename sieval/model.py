@@ -1,40 +1,85 @@
-"""``Model`` = dialect + transport + limits: ``await model.run(Request) -> Response``.
+"""``Model`` = dialect + transport: ``await model.call(Request) -> Call``.
 
 Typical use, one ``Model`` per endpoint for the whole run:
 
     async with Model(dialect="openai_completions", base_url="http://127.0.0.1:8000",
                      model_id="gemma-3-270m") as model:
-        response = await model.run(Request.completion("2+2=", sampling=Sampling(max_tokens=4)))
+        call = await model.call(Request.completion("2+2=", sampling=Sampling(max_tokens=4)))
+        print(call.body, call.ledger)        # what was sent, and why each leaf went where
+        response = call.result()             # the checked Response, or the typed error raised
 
 Every active request leaf is decided before a byte is sent (``Refused`` otherwise), the reply is
-checked before it is believed (``ContractViolation``), and the response carries the decision
-ledger, the redacted body sent, and timings.
+checked before it is believed (``ContractViolation``), and the ``Call`` keeps what happened either
+way: the lowering, the redacted body, the status, attempts and timings, the response or the error.
+``run()`` is ``call()`` followed by ``result()``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from .dialects.plane import Dialect, Lowered, lift, lower
 from .dialects.registry import get_dialect
-from .errors import ConfigError, SievalError
+from .dialects.table import Auth, Dialect, Lowered, lift, lower
+from .errors import Refused, SievalError
 from .ir.defaults import with_defaults
 from .ir.request import Request
-from .ir.response import Response, Timings
-from .transport import HttpRequest, HttpTransport, Limits, Timeouts, Transport, WireLog
+from .ir.response import Decision, Response
+from .transport import HttpRequest, HttpTransport, Limits, Timeouts, Timings, Transport, WireLog
 from .transport.redaction import redact_json, redact_url
 
-__all__ = ["Model"]
+__all__ = ["Call", "Model", "prepare"]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One model call as it happened: what was decided and sent, and what came back."""
+
+    request: Request
+    """The request with the model's defaults applied (what was lowered)."""
+    dialect: str
+    url: str
+    """The URL posted to, secrets redacted (empty when refused before I/O)."""
+    body: dict[str, Any] | None
+    """The wire body sent, secrets redacted (``None`` when refused before it was complete)."""
+    ledger: tuple[Decision, ...]
+    """The dialect's decision for every active leaf (up to the refusal, when refused)."""
+    response: Response | None = None
+    error: SievalError | None = None
+    status: int | None = None
+    """The HTTP status of the last attempt (``None`` when nothing was answered)."""
+    attempts: int = 0
+    timings: Timings | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.response is not None
+
+    def result(self) -> Response:
+        """The response, or the call's error raised."""
+        if self.response is None:
+            assert self.error is not None
+            raise self.error
+        return self.response
+
+
+def prepare(
+    dialect: Dialect, request: Request, model_id: str, defaults: Mapping[str, Any]
+) -> Lowered:
+    """A request with a model's defaults applied, lowered (pure, no I/O; ``Refused`` on refusal)."""
+    return lower(dialect, with_defaults(request, defaults), model_id)
 
 
 class Model:
-    """One model behind one endpoint, reached through one dialect."""
+    """One model behind one endpoint, reached through one dialect.
+
+    ``limits.concurrency`` caps requests in flight to the endpoint (the transport owns
+    connections); scheduling samples is the caller's business (the engine's, in a run).
+    """
 
     def __init__(
         self,
@@ -43,37 +88,31 @@ class Model:
         base_url: str,
         model_id: str,
         api_key: str | None = None,
-        concurrency: int = 32,
         limits: Limits | None = None,
         timeouts: Timeouts | None = None,
         request_defaults: Mapping[str, Any] | None = None,
         wire_log: WireLog | str | Path | None = None,
         transport: Transport | None = None,
         headers: Mapping[str, str] | None = None,
+        auth: Auth | None = None,
     ) -> None:
-        if concurrency < 1:
-            raise ConfigError(
-                f"concurrency_limit must be >= 1, got {concurrency}", path="concurrency_limit"
-            )
         self.dialect = get_dialect(dialect) if isinstance(dialect, str) else dialect
         self.base_url = base_url.rstrip("/")
         self.model_id = model_id
-        self._api_key = api_key
         self._secrets = (api_key,) if api_key else ()
         self.request_defaults = dict(request_defaults or {})
-        self.headers = dict(headers or {})
+        self.auth = auth or self.dialect.auth
+        self.headers = {**dict(headers or {}), **self.auth.headers(api_key)}
         self.timeouts = timeouts or Timeouts()
+        self.limits = limits or Limits()
         self._transport = transport or HttpTransport(
-            timeouts=self.timeouts,
-            limits=limits or Limits(concurrency=concurrency),
-            wire_log=wire_log,
+            timeouts=self.timeouts, limits=self.limits, wire_log=wire_log
         )
-        self._slots = asyncio.Semaphore(concurrency)
-        self.concurrency = concurrency
+        self._shown = redact_url(self.base_url, self._secrets)
 
     def __repr__(self) -> str:
         return (
-            f"Model(dialect={self.dialect.id!r}, base_url={redact_url(self.base_url)!r}, "
+            f"Model(dialect={self.dialect.id!r}, base_url={self._shown!r}, "
             f"model_id={self.model_id!r})"
         )
 
@@ -86,52 +125,57 @@ class Model:
     async def aclose(self) -> None:
         await self._transport.aclose()
 
-    def prepare(self, request: Request) -> tuple[Request, Lowered]:
-        """The request with this model's defaults applied, and its lowering (pure, no I/O)."""
-        request = with_defaults(request, self.request_defaults)
-        return request, lower(self.dialect, request, self.model_id)
+    def prepare(self, request: Request) -> Lowered:
+        """The request with this model's defaults applied, lowered (pure, no I/O)."""
+        return prepare(self.dialect, request, self.model_id, self.request_defaults)
 
     async def run(self, request: Request) -> Response:
-        """Decide, send, check. Raises ``Refused`` before any I/O, or the error the reply earns."""
-        _, lowered = self.prepare(request)
+        """Decide, send, check: the Response, or the error the call earned (``Refused`` before
+        any I/O)."""
+        return (await self.call(request)).result()
+
+    async def call(self, request: Request) -> Call:
+        """Decide, send, check, and keep what happened; sieval errors are kept, not raised."""
+        request = with_defaults(request, self.request_defaults)
+        try:
+            lowered = lower(self.dialect, request, self.model_id)
+        except Refused as exc:
+            return Call(request, self.dialect.id, "", None, tuple(exc.ledger), error=self._own(exc))
+        url = self.base_url + lowered.path
+        sent = Call(
+            request=request,
+            dialect=self.dialect.id,
+            url=redact_url(url, self._secrets),
+            body=redact_json(lowered.body, self._secrets) if self._secrets else lowered.body,
+            ledger=lowered.ledger,
+        )
         timeout: Timeouts | None = None
         if request.scheduling.timeout_s is not msgspec.UNSET:
             budget = float(request.scheduling.timeout_s)
             timeout = msgspec.structs.replace(self.timeouts, total=budget, read=budget)
-        headers = dict(self.headers)
-        if self._api_key:
-            headers.update(self.dialect.auth_headers(self._api_key))
         http = HttpRequest(
-            url=self.base_url + lowered.route,
+            url=url,
             method=lowered.method,
-            headers=headers,
+            headers=self.headers,
             body=msgspec.json.encode(lowered.body),
             stream=lowered.stream,
             secrets=self._secrets,
             timeout=timeout,
         )
-        started = time.time()
-        t0 = time.perf_counter()
         try:
-            async with self._slots:
-                queued = time.perf_counter() - t0
-                reply = await self._transport.send(http)
+            reply = await self._transport.send(http)
+        except SievalError as exc:
+            return replace(sent, error=self._own(exc), attempts=getattr(exc, "attempts", 1))
+        answered = replace(
+            sent, status=reply.status, attempts=reply.attempts, timings=reply.timings
+        )
+        try:
             response = lift(self.dialect, lowered, reply.status, reply.headers, reply.body)
         except SievalError as exc:
-            if exc.server is None:
-                exc.server = redact_url(self.base_url, self._secrets)
-            raise
-        completed: Response = msgspec.structs.replace(
-            response,
-            requested_model=self.model_id,
-            ledger=lowered.ledger,
-            wire_body=redact_json(lowered.body, self._secrets) if self._secrets else lowered.body,
-            timings=Timings(
-                started=started,
-                queued_s=queued,
-                first_byte_s=reply.timings.first_byte_s,
-                total_s=time.perf_counter() - t0,
-                attempts=reply.attempts,
-            ),
-        )
-        return completed
+            return replace(answered, error=self._own(exc))
+        return replace(answered, response=response)
+
+    def _own(self, exc: SievalError) -> SievalError:
+        if exc.server is None:
+            exc.server = self._shown
+        return exc

@@ -57,25 +57,47 @@ async def test_refusal_opens_no_connection(request_: Request) -> None:
     assert transport.calls == []
 
 
-async def test_response_carries_ledger_body_and_timings() -> None:
+async def test_the_call_keeps_ledger_body_status_and_timings() -> None:
     model, transport = fake_model(recorded("echo_top3"), api_key=SECRET)
     request = Request.completion(
         QA,
         sampling=Sampling(temperature=0.0, max_tokens=1),
         scoring=Scoring(input_logprobs=True, input_top_k=3),
     )
-    response = await model.run(request)
+    call = await model.call(request)
     assert len(transport.calls) == 1
     sent = transport.calls[0]
-    assert sent.url == "http://127.0.0.1:9/v1/completions"
+    assert sent.url == "http://127.0.0.1:9/v1/completions" == call.url
     assert sent.headers["Authorization"] == f"Bearer {SECRET}"
-    assert json.loads(sent.body) == response.wire_body
-    assert response.wire_body["echo"] is True and response.wire_body["logprobs"] == 3
-    assert {d.leaf: d.detail for d in response.ledger}["scoring.input_top_k"] == "logprobs"
-    assert response.requested_model == "gemma-3-270m" and response.model == "gemma-3-270m"
-    assert response.dialect == "openai_completions"
-    assert response.timings.total_s >= 0 and response.timings.attempts == 1
+    assert json.loads(sent.body) == call.body
+    assert call.body["echo"] is True and call.body["logprobs"] == 3
+    assert {d.leaf: d.path for d in call.ledger}["scoring.input_top_k"] == "logprobs"
+    assert call.status == 200 and call.attempts == 1 and call.error is None
+    assert call.timings is not None and call.timings.total_s >= 0
+    response = call.result()
+    assert response.model == "gemma-3-270m" and response.dialect == "openai_completions"
     assert len(response.input_tokens) == 14
+
+
+async def test_a_failed_call_keeps_what_was_sent_and_the_error() -> None:
+    model, _ = fake_model(lambda request: json_reply({"error": {"message": "no"}}, 400))
+    call = await model.call(Request.completion(QA, sampling=Sampling(max_tokens=1)))
+    assert call.status == 400 and call.response is None
+    assert isinstance(call.error, ServerRejected) and call.body["max_tokens"] == 1
+    assert call.ledger and call.error.server == "http://127.0.0.1:9"
+    with pytest.raises(ServerRejected):
+        call.result()
+
+
+async def test_a_refused_call_sends_nothing_and_keeps_the_partial_ledger() -> None:
+    model, transport = fake_model(recorded("echo_top3"))
+    call = await model.call(Request.completion(QA, sampling=Sampling(top_k=3, seed=1)))
+    assert transport.calls == [] and call.body is None and isinstance(call.error, Refused)
+    assert {d.leaf: d.outcome for d in call.ledger} == {
+        "input.completion.text": "consumed",
+        "sampling.top_k": "refused",
+        "sampling.seed": "consumed",
+    }
 
 
 async def test_request_defaults_fill_only_unset_leaves() -> None:
@@ -164,8 +186,8 @@ async def test_scoring_round_trip_agrees_with_the_reference_model(reference) -> 
 
 async def test_429_with_retry_after_is_retried_then_succeeds(reference) -> None:
     async with live_model(reference, "429; times=1; retry-after=0") as model:
-        response = await model.run(SCORE)
-    assert response.timings.attempts == 2
+        call = await model.call(SCORE)
+    assert call.ok and call.attempts == 2
 
 
 async def test_500_is_retried_then_transport_error(reference) -> None:
@@ -177,7 +199,7 @@ async def test_500_is_retried_then_transport_error(reference) -> None:
 
 async def test_503_once_then_success(reference) -> None:
     async with live_model(reference, "503; times=1") as model:
-        assert (await model.run(SCORE)).timings.attempts == 2
+        assert (await model.call(SCORE)).attempts == 2
 
 
 async def test_reset_mid_body_is_a_transport_error(reference) -> None:

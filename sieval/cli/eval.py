@@ -16,28 +16,18 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ..config import load_config
 from ..errors import ConfigError
 from ..runner import RunOptions, load_report, make_progress, run_eval
-from ..runner.plan import default_tasks
+from ..runner.config import load_config
 from ..tasks.base import Task
+from . import common
 from .app import app
 
-__all__ = ["render_report", "render_tasks", "task_registry"]
-
-EXIT_OK, EXIT_FAILED_SAMPLES, EXIT_BAD_INPUT = 0, 1, 2
-
-
-def task_registry() -> Mapping[str, Task]:
-    """The tasks the CLI knows (a seam for tests)."""
-    return default_tasks()
+__all__ = ["render_report", "render_tasks"]
 
 
 def _fail(exc: ConfigError) -> typer.Exit:
-    Console(stderr=True, highlight=False, soft_wrap=True).print(
-        f"[bold red]error:[/] {exc.message}", markup=True
-    )
-    return typer.Exit(EXIT_BAD_INPUT)
+    return common.fail(exc.message)
 
 
 @app.command("eval")
@@ -71,7 +61,7 @@ def eval_command(
                 tasks=tuple(task),
                 wire_log=wire_log,
             ),
-            tasks=task_registry(),
+            tasks=common.task_registry(),
             progress=make_progress(console),
         )
     except ConfigError as exc:
@@ -95,7 +85,7 @@ def eval_command(
 def tasks_command() -> None:
     """List the tasks with their protocol, requirements and defaults."""
     try:
-        registry = task_registry()
+        registry = common.task_registry()
     except ConfigError as exc:
         raise _fail(exc) from None
     Console(width=200).print(render_tasks(registry))

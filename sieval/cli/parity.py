@@ -9,12 +9,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ..config import load_config
+from ..audit.parity import CallDiff, ParityResult, run_parity
 from ..errors import ConfigError
 from ..runner import RunOptions, make_progress
-from ..runner.parity import CallDiff, ParityResult, run_parity
+from ..runner.config import load_config
+from . import common
 from .app import app
-from .eval import EXIT_BAD_INPUT, task_registry
 
 
 def _metric(value: float | None) -> str:
@@ -93,13 +93,12 @@ def parity_command(
                 models=tuple(model),
                 tasks=tuple(task),
             ),
-            tasks=task_registry(),
+            tasks=common.task_registry(),
             progress=make_progress(console),
             warmup=warmup,
         )
     except ConfigError as exc:
-        console.print(f"[bold red]error:[/] {exc.message}", highlight=False)
-        raise typer.Exit(EXIT_BAD_INPUT) from None
+        raise common.fail(exc.message) from None
     Console(width=200).print(render_parity(result))
     for t in result.tasks:
         for where in t.versus_b.mismatches:

@@ -12,10 +12,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ..audit.probe import ProbeResult, run_probe
 from ..errors import ConfigError
-from ..runner.probe import ProbeResult, run_probe
+from . import common
 from .app import app
-from .eval import EXIT_BAD_INPUT
 
 
 def render_probe(results: list[ProbeResult]) -> Table:
@@ -30,7 +30,7 @@ def render_probe(results: list[ProbeResult]) -> Table:
 
 @app.command("probe")
 def probe_command(
-    dialect: str = typer.Option("vllm_native", "--dialect", help="The dialect to probe."),
+    dialect: str = typer.Option(..., "--dialect", help="The dialect to probe."),
     endpoint: str = typer.Option(..., "--endpoint", help="Base URL, e.g. http://127.0.0.1:8000."),
     model: str = typer.Option(..., "--model", help="The served model id."),
     api_key_env: str | None = typer.Option(None, "--api-key-env", help="Env var with the key."),
@@ -44,8 +44,7 @@ def probe_command(
             run_probe(dialect, endpoint, model, api_key=key, wire_log=wire_log)
         )
     except ConfigError as exc:
-        Console(stderr=True).print(f"[bold red]error:[/] {exc.message}", highlight=False)
-        raise typer.Exit(EXIT_BAD_INPUT) from None
+        raise common.fail(exc.message) from None
     console = Console(width=180)
     console.print(f"server: {json.dumps(facts, default=str)[:400]}", highlight=False)
     console.print(render_probe(results))

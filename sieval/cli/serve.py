@@ -13,14 +13,12 @@ import os
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from ..reference import DEFAULT_MODEL_NAME, ReferenceServer
+from . import common
 from .app import app
 
 __all__ = ["is_loopback", "render_banner"]
-
-EXIT_OK, EXIT_BAD_INPUT = 0, 2
 
 
 def is_loopback(host: str) -> bool:
@@ -46,10 +44,7 @@ def render_banner(server: ReferenceServer) -> str:
 
 
 def _fail(message: str) -> typer.Exit:
-    Console(stderr=True, highlight=False, soft_wrap=True).print(
-        f"[bold red]error:[/] {message}", markup=True
-    )
-    return typer.Exit(EXIT_BAD_INPUT)
+    return common.fail(message)
 
 
 async def _serve(server: ReferenceServer) -> None:  # pragma: no cover - run in a subprocess

@@ -1,148 +1,138 @@
-"""The registry of all seven dialect ids, with import-time self-checks.
+"""The registry of dialects: every module of this package with a ``DIALECT`` is found and checked.
 
-An active row comes from its dialect module's ``DIALECT`` table; a planned row names only what the
-wire is (family, inputs, modalities, seed) until its module lands. Capability outcomes are derived
-from the tables (``plane.capability_outcomes``), never written here.
+A new dialect is one module (``dialects/<id>.py`` declaring ``DIALECT``); nothing here changes.
+``PLANNED`` names the ids whose module has not landed yet, and why, so binding one fails with a
+message instead of "unknown". What a dialect supports is derived from its table
+(``table.capability_outcomes``), never written here.
 """
 
 from __future__ import annotations
 
-import difflib
+import functools
+import importlib
+import pkgutil
 from dataclasses import dataclass
 from typing import Literal
 
-from ..errors import ConfigError
-from . import openai_completions, vllm_native
-from .plane import Dialect, capability_outcomes
+from ..errors import ConfigError, did_you_mean
+from ..ir.request import ChatInput, CompletionInput
+from .table import Dialect, Refuse, capability_outcomes
 
-__all__ = ["REGISTRY", "DialectRow", "get_dialect", "rows"]
+__all__ = ["PLANNED", "DialectRow", "get_dialect", "registry", "rows"]
 
-Status = Literal["active", "not yet implemented"]
+PLANNED: dict[str, str] = {
+    "openai_chat": "POST /v1/chat/completions: lands with the chat dialects (vLLM's chat route)",
+    "openai_responses": "POST /v1/responses: lands with the chat dialects (vLLM's route)",
+    "anthropic_messages": "POST /v1/messages: lands with the chat dialects (vLLM's route)",
+    "google_genai": ":generateContent: lands with LiteLLM's Gemini-wire proxy as the real server",
+    "sglang_native": "POST /generate: lands with a real SGLang server in the live suite",
+}
+"""Dialect ids without a module yet, and why."""
+
+_NOT_DIALECTS = frozenset({"body", "checks", "envelopes", "registry", "table", "wire"})
+
+Status = Literal["active", "planned"]
 
 
 @dataclass(frozen=True)
 class DialectRow:
+    """What ``sieval dialects`` shows for one id, derived from its table."""
+
     id: str
     status: Status
     route: str
-    family: str
+    auth: str
     input_kinds: tuple[str, ...]
-    modalities: tuple[str, ...]
-    seed: Literal["supported", "unsupported", "best-effort", "conditional"]
     capabilities: dict[str, str]
+    summary: str
     dialect: Dialect | None = None
+
+
+def _input_kinds(dialect: Dialect) -> tuple[str, ...]:
+    kinds = []
+    if not isinstance(dialect.row_for("input.completion.text"), Refuse):
+        kinds.append(CompletionInput.__struct_config__.tag)
+    if not isinstance(dialect.row_for("input.chat.messages"), Refuse):
+        kinds.append(ChatInput.__struct_config__.tag)
+    return tuple(str(k) for k in kinds)
 
 
 def _active(dialect: Dialect) -> DialectRow:
     dialect.check()
-    caps = capability_outcomes(dialect)
-    seed = caps["seed"]
     return DialectRow(
         id=dialect.id,
         status="active",
-        route=dialect.route,
-        family=dialect.family,
-        input_kinds=tuple(sorted(dialect.input_kinds)),
-        modalities=tuple(sorted(dialect.modalities)),
-        seed="supported"
-        if seed == "supported"
-        else "unsupported"
-        if seed == "no"
-        else "conditional",
-        capabilities=dict(caps),
+        route=dialect.endpoint.path,
+        auth=dialect.auth.describe(),
+        input_kinds=_input_kinds(dialect),
+        capabilities=dict(capability_outcomes(dialect)),
+        summary=dialect.summary,
         dialect=dialect,
     )
 
 
-def _planned(
-    id: str,
-    route: str,
-    family: str,
-    inputs: tuple[str, ...],
-    modalities: tuple[str, ...],
-    seed: str,
-) -> DialectRow:
-    return DialectRow(
-        id=id,
-        status="not yet implemented",
-        route=route,
-        family=family,
-        input_kinds=inputs,
-        modalities=modalities,
-        seed=seed,  # type: ignore[arg-type]
-        capabilities={},
-    )
+def _discover() -> dict[str, Dialect]:
+    found: dict[str, Dialect] = {}
+    for info in pkgutil.iter_modules(_package_path()):
+        if info.name.startswith("_") or info.name in _NOT_DIALECTS:
+            continue
+        module = importlib.import_module(f"{__package__}.{info.name}")
+        dialect = getattr(module, "DIALECT", None)
+        if not isinstance(dialect, Dialect):
+            continue
+        if dialect.id in found:
+            raise AssertionError(f"dialect id {dialect.id!r} is declared twice")
+        found[dialect.id] = dialect
+    return found
 
 
-_ROWS = (
-    _active(openai_completions.DIALECT),
-    _planned(
-        "openai_chat",
-        "/v1/chat/completions",
-        "openai-compatible HTTP (Bearer)",
-        ("chat",),
-        ("text", "image"),
-        "supported",
-    ),
-    _planned(
-        "openai_responses",
-        "/v1/responses",
-        "openai-compatible HTTP (Bearer)",
-        ("chat",),
-        ("text", "image"),
-        "unsupported",
-    ),
-    _planned(
-        "anthropic_messages",
-        "/v1/messages",
-        "Anthropic HTTP (x-api-key + anthropic-version)",
-        ("chat",),
-        ("text", "image"),
-        "unsupported",
-    ),
-    _planned(
-        "google_genai",
-        "/v1beta/models/{model}:generateContent",
-        "Google HTTP (x-goog-api-key)",
-        ("chat",),
-        ("text", "image"),
-        "supported",
-    ),
-    _planned(
-        "sglang_native",
-        "/generate",
-        "SGLang HTTP (Bearer)",
-        ("completion",),
-        ("text", "image"),
-        "conditional",
-    ),
-    _active(vllm_native.DIALECT),
-)
+def _package_path() -> list[str]:
+    package = importlib.import_module(__package__ or "sieval.dialects")
+    return list(package.__path__)
 
-REGISTRY: dict[str, DialectRow] = {row.id: row for row in _ROWS}
-assert len(REGISTRY) == 7, "the registry must list all seven dialect ids exactly once"
+
+@functools.cache
+def registry() -> dict[str, DialectRow]:
+    """Every dialect id: the active ones (checked), then the planned ones."""
+    active = {d.id: _active(d) for d in sorted(_discover().values(), key=lambda d: d.id)}
+    overlap = set(active) & set(PLANNED)
+    if overlap:
+        raise AssertionError(f"{sorted(overlap)} are active and still listed in PLANNED")
+    planned = {
+        id_: DialectRow(
+            id=id_,
+            status="planned",
+            route="",
+            auth="",
+            input_kinds=(),
+            capabilities={},
+            summary=why,
+        )
+        for id_, why in PLANNED.items()
+    }
+    return {**active, **planned}
 
 
 def rows() -> tuple[DialectRow, ...]:
-    return _ROWS
+    return tuple(registry().values())
 
 
 def get_dialect(dialect_id: str) -> Dialect:
     """The active dialect for an id, or ``ConfigError`` naming what exists and what works."""
-    row = REGISTRY.get(dialect_id)
-    active = sorted(r.id for r in _ROWS if r.status == "active")
+    known = registry()
+    row = known.get(dialect_id)
+    active = sorted(r.id for r in known.values() if r.dialect is not None)
     if row is None:
-        close = difflib.get_close_matches(dialect_id, REGISTRY, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
         raise ConfigError(
-            f"unknown dialect {dialect_id!r}.{hint} Known ids: {', '.join(REGISTRY)}.",
+            f"unknown dialect {dialect_id!r}.{did_you_mean(dialect_id, known)} Known ids: "
+            f"{', '.join(known)}.",
             path="dialect",
             received=dialect_id,
         )
     if row.dialect is None:
         raise ConfigError(
-            f"dialect {dialect_id!r} is registered but not yet implemented; "
-            f"active dialects: {', '.join(active)}",
+            f"dialect {dialect_id!r} is not implemented yet ({row.summary}); active dialects: "
+            f"{', '.join(active)}",
             path="dialect",
             received=dialect_id,
         )

@@ -18,7 +18,6 @@ __all__ = [
     "Decision",
     "Response",
     "StructuredValue",
-    "Timings",
     "Token",
     "ToolCall",
     "TopEntry",
@@ -84,6 +83,8 @@ class Usage(IRStruct, frozen=True):
     cached_tokens: int | UnsetType = UNSET
     reported_total_tokens: int | UnsetType = UNSET
     """The server's own total, kept only when it disagrees with input + output."""
+    reasoning_tokens: int | UnsetType = UNSET
+    """Output tokens spent on reasoning, when the server reports them (part of output_tokens)."""
 
     @property
     def total_tokens(self) -> int | UnsetType:
@@ -93,38 +94,40 @@ class Usage(IRStruct, frozen=True):
 
 
 class Decision(IRStruct, frozen=True):
-    """What a dialect did with one active leaf, before any I/O."""
+    """What a dialect did with one request leaf, before any I/O."""
 
     leaf: str
-    outcome: Literal["consumed", "noop", "refused"]
-    detail: str
-    """The wire body path written (consumed) or the reason (noop, refused)."""
+    """The leaf, dotted; list elements carry their index
+    (``input.chat.messages[2].content[0].image``)."""
+    outcome: Literal["consumed", "noop", "refused", "defaulted"]
+    """``consumed``: written to ``path``; ``noop``: dropping it changes nothing (``reason``);
+    ``refused``: it cannot be honoured (``reason``); ``defaulted``: the request left it unset and
+    the wire requires it, so ``path`` was filled (``reason`` says with what and why)."""
+    path: str | UnsetType = UNSET
+    """The wire body path written (list indices included), for consumed and defaulted leaves."""
+    reason: str | UnsetType = UNSET
+    """Why, for noop, refused and defaulted leaves."""
 
-
-class Timings(IRStruct, frozen=True):
-    started: float
-    """Unix time the call started."""
-    queued_s: float = 0.0
-    """Time spent waiting for a concurrency slot."""
-    first_byte_s: float = 0.0
-    total_s: float = 0.0
-    """Wall time of the whole call including retries."""
-    attempts: int = 1
+    @property
+    def detail(self) -> str:
+        """The path when consumed, else the reason: one line for a table."""
+        if self.outcome == "consumed":
+            return str(self.path)
+        if self.outcome == "defaulted":
+            return f"{self.path} ({self.reason})"
+        return str(self.reason)
 
 
 class Response(IRStruct, frozen=True):
+    """What the server answered, checked. What was sent and how long it took is in ``Call``."""
+
     choices: tuple[Choice, ...]
     input_tokens: tuple[Token, ...] | UnsetType = UNSET
     """Scored input tokens, first unscored, with offsets into the prompt text."""
     usage: Usage = msgspec.field(default_factory=Usage)
     model: str | UnsetType = UNSET
     """The model id the server reported."""
-    requested_model: str | UnsetType = UNSET
     system_fingerprint: str | UnsetType = UNSET
     dialect: str | UnsetType = UNSET
-    ledger: tuple[Decision, ...] = ()
-    wire_body: dict[str, Any] | UnsetType = UNSET
-    """The body sent, secrets redacted."""
-    timings: Timings | UnsetType = UNSET
     warnings: tuple[str, ...] = ()
     """Facts about this reply a reader must know (e.g. the server shortened max_tokens)."""

@@ -1,11 +1,11 @@
 """The evaluation engine: bounded async runs, append-only records, resume, and the report.
 
-from sieval.config import load_config
-from sieval.runner import RunOptions, run_eval
+from sieval.runner import RunOptions, load_config, run_eval
 
 result = run_eval(load_config("eval.yaml"), RunOptions(limit=20))
 """
 
+from .config import EvalConfig, ModelConfig, load_config, parse_config
 from .engine import RunOptions, RunResult, arun_eval, run_eval
 from .plan import check_capabilities, plan_run
 from .progress import NullProgress, PlainProgress, ProgressSink, RichProgress, make_progress
@@ -15,6 +15,8 @@ from .report import DENOMINATOR, load_report
 __all__ = [
     "DENOMINATOR",
     "SCHEMA_VERSION",
+    "EvalConfig",
+    "ModelConfig",
     "NullProgress",
     "PlainProgress",
     "ProgressSink",
@@ -25,8 +27,10 @@ __all__ = [
     "RunResult",
     "arun_eval",
     "check_capabilities",
+    "load_config",
     "load_report",
     "make_progress",
+    "parse_config",
     "plan_run",
     "read_records",
     "run_eval",

@@ -5,11 +5,12 @@ Typical use::
     result = run_eval(load_config("eval.yaml"), RunOptions(data_dir=Path("../shared/data")))
     print(result.run_dir, result.exit_code)
 
-Concurrency: each model has its own limit (``concurrency_limit``) and all models share a global
-cap; a request waits for its model's slot first and only then for a global one, so a saturated
-model never holds global slots idle. The requests of one sample run concurrently. Samples are
-scheduled with at most ``concurrency_limit`` samples in flight per (model, task) pair, so a
-million-sample task never becomes a million asyncio tasks.
+Concurrency has one owner per layer. The engine schedules: each model has its own limit
+(``concurrency_limit``) and all models share a global cap; a request waits for its model's slot
+first and only then for a global one, so a saturated model never holds global slots idle. The
+requests of one sample run concurrently, and at most ``concurrency_limit`` samples are in flight
+per (model, task) pair, so a million-sample task never becomes a million asyncio tasks. The
+transport owns connections (``Limits.concurrency`` per endpoint, the same number).
 
 Failures: a sample whose request or score raises is recorded with the error's class and message
 and never scored. On ``--resume`` recorded *scored* samples are skipped and recorded *failed*
@@ -29,16 +30,16 @@ from typing import Any
 
 import msgspec
 
-from ..config import EMBEDDED, EvalConfig, ModelConfig
 from ..errors import ConfigError, SievalError
 from ..ir.request import ChatInput, Request
-from ..ir.response import Response, Timings
-from ..model import Model
+from ..ir.response import Response
+from ..model import Call, Model
 from ..tasks.base import Sample, Task
-from ..transport import Timeouts, Transport, redact_json
-from .endpoints import Provenance, embedded_server, probe
+from ..transport import Limits, Timeouts, Transport, redact_json
+from .config import EMBEDDED, EvalConfig, ModelConfig
 from .identity import changed_inputs, fingerprint
 from .plan import Plan, PlannedModel, PlannedTask, plan_run, select
+from .preflight import Provenance, embedded_server, preflight
 from .progress import NullProgress, ProgressSink
 from .records import SCHEMA_VERSION, Record, RecordWriter, RequestRecord, read_records
 from .report import build_report, write_report
@@ -151,9 +152,9 @@ async def arun_eval(
                 urls[pm.label] = cfg.endpoint.rstrip("/")
             if transport_factory is not None:
                 transports[pm.label] = transport_factory(cfg)
-            provenance[pm.label] = await probe(
+            provenance[pm.label] = await preflight(
                 urls[pm.label],
-                dialect=cfg.dialect_id,
+                dialect=pm.dialect,
                 api_key=pm.api_key,
                 transport=transports.get(pm.label),
                 shown=EMBEDDED if cfg.endpoint == EMBEDDED else None,
@@ -170,11 +171,11 @@ async def arun_eval(
         try:
             for pm in plan.models:
                 model = Model(
-                    dialect=pm.config.dialect_id,
+                    dialect=pm.dialect,
                     base_url=urls[pm.label],
                     model_id=pm.config.model,
                     api_key=pm.api_key,
-                    concurrency=pm.config.concurrency_limit,
+                    limits=Limits(concurrency=pm.config.concurrency_limit),
                     timeouts=_timeouts(pm.config.timeout_s),
                     request_defaults=pm.config.request_defaults,
                     wire_log=(run_dir / pm.dirname / "wire.jsonl") if options.wire_log else None,
@@ -356,10 +357,10 @@ class _Engine:
             for task in pending:
                 task.cancel()
 
-    async def _call(self, runtime: _Runtime, request: Request) -> Response:
+    async def _call(self, runtime: _Runtime, request: Request) -> Call:
         async with runtime.slots, self.global_cap:
             runtime.calls += 1
-            return await runtime.model.run(request)
+            return await runtime.model.call(request)
 
     async def _sample(self, unit: _Unit, sample: Sample) -> None:
         runtime, pt = unit.runtime, unit.task
@@ -371,21 +372,16 @@ class _Engine:
         reported: str | None = None
         try:
             named = dict(pt.task.requests(sample, pt.config))
-            replies = await asyncio.gather(
-                *(self._call(runtime, r) for r in named.values()), return_exceptions=True
-            )
+            calls = await asyncio.gather(*(self._call(runtime, r) for r in named.values()))
             responses: dict[str, Response] = {}
-            for (name, request), reply in zip(named.items(), replies, strict=True):
-                if isinstance(reply, BaseException):
-                    if not isinstance(reply, Exception):  # pragma: no cover - cancellation
-                        raise reply
-                    requests[name] = self._failed_request(runtime, request, reply)
-                    error = error or _error_record(reply, runtime.secrets)
-                else:
-                    responses[name] = reply
-                    requests[name] = _request_record(request, reply, self.record_tokens)
-                    if reported is None and isinstance(reply.model, str):
-                        reported = reply.model
+            for name, call in zip(named, calls, strict=True):
+                requests[name] = _request_record(call, runtime.secrets, self.record_tokens)
+                if call.response is None:
+                    error = error or requests[name].error
+                    continue
+                responses[name] = call.response
+                if reported is None and isinstance(call.response.model, str):
+                    reported = call.response.model
             if error is None:
                 result = pt.task.score(sample, responses, pt.config)
         except Exception as exc:
@@ -414,23 +410,6 @@ class _Engine:
         unit.writer.write(record)
         self.samples_run += 1
         self.sink.advance(unit.key, record.status == "ok")
-
-    def _failed_request(self, runtime: _Runtime, request: Request, exc: Exception) -> RequestRecord:
-        body: dict[str, Any] | None = None
-        ledger: list[dict[str, str]] = []
-        try:
-            _, lowered = runtime.model.prepare(request)
-        except SievalError:
-            pass
-        else:
-            body = redact_json(lowered.body, runtime.secrets)
-            ledger = [msgspec.to_builtins(d) for d in lowered.ledger]
-        return RequestRecord(
-            prompt=_prompt(request),
-            body=body,
-            ledger=ledger,
-            error=_error_record(exc, runtime.secrets),
-        )
 
 
 def _error_record(exc: BaseException, secrets: tuple[str, ...]) -> dict[str, Any]:
@@ -469,22 +448,27 @@ def _evidence(response: Response) -> dict[str, Any]:
     }
 
 
-def _request_record(
-    request: Request, response: Response, record_tokens: bool = False
-) -> RequestRecord:
-    usage = {
-        k: v
-        for k, v in msgspec.to_builtins(response.usage).items()
-        if isinstance(v, int) and not isinstance(v, bool)
-    }
-    timings = msgspec.to_builtins(response.timings) if isinstance(response.timings, Timings) else {}
+def _request_record(call: Call, secrets: tuple[str, ...], record_tokens: bool) -> RequestRecord:
+    """One request of a sample as it happened, from its ``Call`` (never lowered again)."""
+    response = call.response
+    usage: dict[str, int] = {}
+    if response is not None:
+        usage = {
+            k: v
+            for k, v in msgspec.to_builtins(response.usage).items()
+            if isinstance(v, int) and not isinstance(v, bool)
+        }
+    timings: dict[str, float] = {}
+    if call.timings is not None:
+        timings = {**msgspec.to_builtins(call.timings), "attempts": call.attempts}
     return RequestRecord(
-        prompt=_prompt(request),
-        body=response.wire_body if isinstance(response.wire_body, dict) else None,
-        ledger=[msgspec.to_builtins(d) for d in response.ledger],
-        reported_model=response.model if isinstance(response.model, str) else None,
+        prompt=_prompt(call.request),
+        body=call.body,
+        ledger=[msgspec.to_builtins(d) for d in call.ledger],
+        reported_model=response.model if response and isinstance(response.model, str) else None,
         usage=usage,
         timings=timings,
-        warnings=list(response.warnings),
-        tokens=_evidence(response) if record_tokens else None,
+        warnings=list(response.warnings) if response else [],
+        error=_error_record(call.error, secrets) if call.error is not None else None,
+        tokens=_evidence(response) if record_tokens and response else None,
     )

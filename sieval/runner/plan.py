@@ -1,14 +1,14 @@
-"""The pre-flight: everything decided before the first request, with no network I/O.
+"""The plan: everything decided before the first request, with no network I/O.
 
-``plan_run`` selects models and tasks, resolves every task by name, checks every (model, task)
-pair's requirements against the dialect's capabilities, loads every task's samples, hashes its
-data files, lowers the first sample's requests for each pair (a ``Refused`` stops the run here,
-with zero requests sent), and computes the run identity. Any problem is a ``ConfigError``.
+``plan_run`` selects models and tasks, resolves every task by name and every model's dialect
+(once), checks every (model, task) pair's requirements against the dialect's capabilities, loads
+every task's samples, hashes its data files, lowers the first sample's requests for each pair (a
+``Refused`` stops the run here, with zero requests sent), and computes the run identity. Any
+problem is a ``ConfigError``.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,12 +17,13 @@ from typing import Any
 
 import msgspec
 
-from ..config import EvalConfig, ModelConfig
-from ..dialects.plane import lower
-from ..dialects.registry import REGISTRY, get_dialect
-from ..errors import ConfigError, Refused
-from ..ir.defaults import with_defaults
+from ..dialects.registry import get_dialect, registry
+from ..dialects.table import Dialect
+from ..errors import ConfigError, Refused, did_you_mean
+from ..model import prepare
 from ..tasks.base import Sample, Task, TaskConfig
+from ..tasks.registry import TASKS
+from .config import EvalConfig, ModelConfig
 from .identity import file_sha256, fingerprint, sieval_version
 from .records import SCHEMA_VERSION
 
@@ -31,7 +32,6 @@ __all__ = [
     "PlannedModel",
     "PlannedTask",
     "check_capabilities",
-    "default_tasks",
     "plan_run",
     "select",
 ]
@@ -40,6 +40,8 @@ __all__ = [
 @dataclass(frozen=True)
 class PlannedModel:
     config: ModelConfig
+    dialect: Dialect
+    """Resolved once, here; the engine, the pre-flight and the Model all use this one."""
     api_key: str | None = field(default=None, repr=False)
 
     @property
@@ -78,27 +80,12 @@ def safe_name(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", label) or "_"
 
 
-def default_tasks() -> Mapping[str, Task]:
-    """The task registry (``sieval.tasks.registry.TASKS``)."""
-    try:
-        from ..tasks.registry import TASKS
-    except ModuleNotFoundError as exc:  # pragma: no cover - until the tasks piece lands
-        if exc.name != "sieval.tasks.registry":
-            raise
-        raise ConfigError(
-            "no task registry is installed (sieval.tasks.registry is missing)", path="tasks"
-        ) from exc
-    registry: Mapping[str, Task] = TASKS
-    return registry
-
-
 def _pick(kind: str, wanted: Sequence[str], known: Sequence[str]) -> list[str]:
     for name in wanted:
         if name not in known:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
             raise ConfigError(
-                f"unknown {kind} {name!r}.{hint} Known: {', '.join(known) or '(none)'}.",
+                f"unknown {kind} {name!r}.{did_you_mean(name, known)} Known: "
+                f"{', '.join(known) or '(none)'}.",
                 path=kind,
                 received=name,
             )
@@ -118,23 +105,21 @@ def select(config: EvalConfig, models: Sequence[str] = (), tasks: Sequence[str] 
     )
 
 
-def resolve_task(name: str, registry: Mapping[str, Task]) -> Task:
-    if name not in registry:
-        close = difflib.get_close_matches(name, list(registry), n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
+def resolve_task(name: str, tasks: Mapping[str, Task]) -> Task:
+    if name not in tasks:
         raise ConfigError(
-            f"unknown task {name!r}.{hint} Known tasks: {', '.join(sorted(registry)) or '(none)'} "
-            "(see 'sieval tasks').",
+            f"unknown task {name!r}.{did_you_mean(name, tasks)} Known tasks: "
+            f"{', '.join(sorted(tasks)) or '(none)'} (see 'sieval tasks').",
             path="tasks",
             received=name,
         )
-    return registry[name]
+    return tasks[name]
 
 
 def check_capabilities(model: ModelConfig, task: Task) -> None:
     """Refuse a (model, task) pair whose dialect cannot serve one of the task's requirements."""
     dialect = model.dialect_id
-    row = REGISTRY.get(dialect)
+    row = registry().get(dialect)
     if row is None or row.dialect is None:
         get_dialect(dialect)  # raises the registry's own message (unknown / not implemented)
     assert row is not None
@@ -142,7 +127,7 @@ def check_capabilities(model: ModelConfig, task: Task) -> None:
         if row.capabilities.get(req.capability) == "supported":
             continue
         others = [
-            r.id for r in REGISTRY.values() if r.capabilities.get(req.capability) == "supported"
+            r.id for r in registry().values() if r.capabilities.get(req.capability) == "supported"
         ]
         outcome = row.capabilities.get(req.capability, "no")
         verb = "supports only partly" if outcome == "partial" else "does not support"
@@ -154,20 +139,20 @@ def check_capabilities(model: ModelConfig, task: Task) -> None:
         )
 
 
-def _dry_lower(model: ModelConfig, planned: PlannedTask) -> None:
+def _dry_lower(model: PlannedModel, planned: PlannedTask) -> None:
     """Lower the first sample's requests: a refusal stops the run before any I/O."""
     if not planned.samples:
         return
-    dialect = get_dialect(model.dialect_id)
     sample = planned.samples[0]
+    cfg = model.config
     for name, request in planned.task.requests(sample, planned.config).items():
         try:
-            lower(dialect, with_defaults(request, model.request_defaults), model.model)
+            prepare(model.dialect, request, cfg.model, cfg.request_defaults)
         except Refused as exc:
             raise ConfigError(
-                f"model {model.label!r} cannot run task {planned.name!r}: request {name!r} of "
+                f"model {cfg.label!r} cannot run task {planned.name!r}: request {name!r} of "
                 f"sample {sample.id!r} was refused before I/O: {exc.message}",
-                dialect=dialect.id,
+                dialect=model.dialect.id,
                 path=exc.path,
             ) from exc
 
@@ -207,16 +192,19 @@ def plan_run(
     tasks: Mapping[str, Task] | None = None,
 ) -> Plan:
     """Check and load everything a run needs; raises ``ConfigError`` on the first problem."""
-    registry = tasks if tasks is not None else default_tasks()
-    resolved = [(resolve_task(tc.name, registry), _limited(tc, limit)) for tc in config.tasks]
+    known = tasks if tasks is not None else TASKS
+    resolved = [(resolve_task(tc.name, known), _limited(tc, limit)) for tc in config.tasks]
     for model in config.models:
         for task, _ in resolved:
             check_capabilities(model, task)
-    models = [PlannedModel(config=m, api_key=m.api_key()) for m in config.models]
+    models = [
+        PlannedModel(config=m, dialect=get_dialect(m.dialect_id), api_key=m.api_key())
+        for m in config.models
+    ]
     planned = [_load(task, tc, data_dir) for task, tc in resolved]
-    for model in config.models:
+    for pm in models:
         for p in planned:
-            _dry_lower(model, p)
+            _dry_lower(pm, p)
     inputs: dict[str, Any] = {
         "sieval_version": sieval_version(),
         "records_schema_version": SCHEMA_VERSION,

@@ -31,7 +31,7 @@ __all__ = [
     "read_records",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Version of the record schema below; enters the run identity."""
 
 FSYNC_INTERVAL_S = 1.0
@@ -45,7 +45,8 @@ class RequestRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     body: dict[str, Any] | None = None
     """The wire body sent, secrets redacted (``None`` when refused before lowering finished)."""
     ledger: list[dict[str, str]] = msgspec.field(default_factory=list)
-    """The dialect's decision per active leaf: ``{leaf, outcome, detail}``."""
+    """The dialect's decision per active leaf: ``{leaf, outcome, path}`` (consumed),
+    ``{leaf, outcome, reason}`` (noop, refused) or both (defaulted)."""
     reported_model: str | None = None
     usage: dict[str, int] = msgspec.field(default_factory=dict)
     timings: dict[str, float] = msgspec.field(default_factory=dict)

@@ -1,4 +1,4 @@
-"""``sieval dialects``: the matrix as a table and as data."""
+"""``sieval dialects``: the matrix as a table and as data, and one leaf across the tables."""
 
 from __future__ import annotations
 
@@ -19,8 +19,9 @@ def test_json_lists_seven_ids_with_derived_capabilities() -> None:
     assert rows["openai_completions"]["status"] == "active"
     assert rows["openai_completions"]["capabilities"]["input_scoring"] == "supported"
     assert rows["openai_completions"]["capabilities"]["token_ids"] == "no"
+    assert rows["openai_completions"]["auth"] == "Authorization: Bearer <key>"
     assert rows["vllm_native"]["capabilities"]["token_ids"] == "supported"
-    assert rows["anthropic_messages"]["status"] == "not yet implemented"
+    assert rows["anthropic_messages"]["status"] == "planned"
     assert rows["anthropic_messages"]["capabilities"] == {}
 
 
@@ -29,4 +30,26 @@ def test_table_shows_status_and_capabilities() -> None:
     assert result.exit_code == 0
     for word in ("openai_completions", "vllm_native", "google_genai", "input_scoring", "active"):
         assert word in result.stdout
-    assert "not yet implemented" in result.stdout
+    assert "planned" in result.stdout
+
+
+def test_leaf_prints_each_dialects_decision_from_its_table() -> None:
+    result = runner.invoke(app, ["dialects", "--leaf", "sampling.top_k", "--json"])
+    assert result.exit_code == 0
+    by_id = {d["dialect"]: d for d in json.loads(result.stdout)}
+    assert by_id["openai_completions"]["outcome"] == "refused"
+    assert "vllm_native" in by_id["openai_completions"]["detail"]
+    assert by_id["vllm_native"] == {
+        "dialect": "vllm_native",
+        "outcome": "consumed",
+        "detail": "written to top_k",
+    }
+    assert by_id["openai_chat"]["outcome"] == "planned"
+    table = runner.invoke(app, ["dialects", "--leaf", "scoring.input_logprobs"])
+    assert table.exit_code == 0 and "prompt_logprobs" in table.stdout
+
+
+def test_leaf_rejects_what_is_not_a_leaf_with_a_suggestion() -> None:
+    result = runner.invoke(app, ["dialects", "--leaf", "sampling.sead"])
+    assert result.exit_code == 2
+    assert "Did you mean 'sampling.seed'" in result.stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from sieval.cli import eval as eval_cli
+from sieval.cli import common as eval_cli
 from sieval.cli.main import app
 from sieval.tasks.base import Requirement
 

@@ -10,8 +10,8 @@ from conftest import load_fixture
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sieval.dialects.plane import lift, lower
 from sieval.dialects.registry import get_dialect
+from sieval.dialects.table import lift, lower
 from sieval.errors import SievalError
 from sieval.ir.request import Request, Sampling, Scheduling, Scoring
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from conftest import load_fixture, reply_bytes
 
-from sieval.dialects.plane import lift, lower
 from sieval.dialects.registry import get_dialect
+from sieval.dialects.table import lift, lower
 from sieval.errors import ContractViolation, Refused, ServerRejected, TransportError
 from sieval.ir.request import (
     ChatInput,

@@ -8,8 +8,9 @@ import json
 import pytest
 from conftest import load_fixture, reply_bytes
 
-from sieval.dialects.plane import lift, lower
+from sieval.audit.probe import PERSON as PERSON_ENUM  # the schema the fixture recorded
 from sieval.dialects.registry import get_dialect
+from sieval.dialects.table import lift, lower
 from sieval.errors import ContractViolation, Refused, ServerRejected
 from sieval.ir.request import (
     CompletionInput,
@@ -20,7 +21,6 @@ from sieval.ir.request import (
     StructuredOutput,
 )
 from sieval.ir.response import Response
-from sieval.runner.probe import PERSON as PERSON_ENUM  # the schema the fixture recorded
 
 D = get_dialect("vllm_native")
 OC = get_dialect("openai_completions")
@@ -186,7 +186,7 @@ def test_stream_is_a_noop_and_the_body_never_streams() -> None:
         scheduling=Scheduling(stream=True),
     )
     lowered = lower(D, req, MODEL)
-    assert "stream" not in lowered.body and lowered.stream is True
+    assert "stream" not in lowered.body and lowered.stream is False  # one plain POST, read as JSON
     assert {d.leaf: d.outcome for d in lowered.ledger}["scheduling.stream"] == "noop"
     assert load_fixture("vllm_native", "error_prompt_logprobs_stream")["status"] == 400
 

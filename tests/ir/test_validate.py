@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from sieval.dialects.plane import lower
 from sieval.dialects.registry import get_dialect
+from sieval.dialects.table import lower
 from sieval.errors import Refused
 from sieval.ir.request import (
     ChatInput,

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from sieval.config import parse_config
+from sieval.audit.parity import run_parity
+from sieval.audit.probe import run_probe
 from sieval.runner import RunOptions
-from sieval.runner.parity import run_parity
-from sieval.runner.probe import run_probe
+from sieval.runner.config import parse_config
 
 pytestmark = pytest.mark.live
 

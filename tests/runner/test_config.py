@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sieval.config import EMBEDDED, REFERENCE_MODEL, load_config, parse_config
 from sieval.errors import ConfigError
+from sieval.runner.config import EMBEDDED, REFERENCE_MODEL, load_config, parse_config
 
 GOOD = """
 concurrency: 8

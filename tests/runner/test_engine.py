@@ -10,10 +10,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from sieval.config import EvalConfig, parse_config
 from sieval.errors import ConfigError
 from sieval.ir.request import Scoring
 from sieval.runner import RunOptions, arun_eval, read_records
+from sieval.runner.config import EvalConfig, parse_config
 from sieval.runner.records import Record, RecordWriter
 from sieval.tasks.base import Requirement
 from sieval.transport import HttpRequest
@@ -57,7 +57,7 @@ async def test_run_writes_records_and_report(tmp_path: Path, data_dir: Path) -> 
     lines = (result.run_dir / "m" / "fake_qa" / "records.jsonl").read_text().splitlines()
     assert len(lines) == len(WORDS)
     first = json.loads(lines[0])
-    assert first["schema_version"] == 1 and first["status"] == "ok"
+    assert first["schema_version"] == 2 and first["status"] == "ok"
     assert set(first["requests"]) == {"r0", "r1"}
     request = first["requests"]["r0"]
     assert request["body"]["model"] == "fake-model" and request["body"]["max_tokens"] == 4
@@ -133,7 +133,7 @@ async def test_capability_mismatch_is_refused_before_any_request(
 
 
 async def test_unimplemented_dialect_is_refused(tmp_path: Path, data_dir: Path) -> None:
-    with pytest.raises(ConfigError, match="not yet implemented"):
+    with pytest.raises(ConfigError, match="not implemented yet"):
         await arun_eval(
             make_config(dialect="anthropic_messages"),
             options(tmp_path, data_dir),

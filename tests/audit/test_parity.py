@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from sieval.config import parse_config
+from sieval.audit.parity import compare_records, run_parity
 from sieval.errors import ConfigError
 from sieval.runner import RunOptions
-from sieval.runner.parity import compare_records, run_parity
+from sieval.runner.config import parse_config
 from sieval.runner.records import Record, RequestRecord
 
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))

@@ -1,8 +1,9 @@
-"""Endpoints: start the embedded reference server, probe each endpoint before the run.
+"""The pre-flight: start the embedded reference server, and ask each endpoint before the run.
 
-The probe is ``GET {base}/v1/models`` (``/health`` when that route is absent) with a short budget
-and no retries, so an unreachable endpoint fails the run before anything is written. ``/version``
-and the served model ids are kept for provenance when the server offers them.
+The dialect's ``Endpoint`` names the read-only routes: ``models`` (``GET /v1/models`` on OpenAI
+wires), falling back to ``health`` when that route is absent, with a short budget and no retries,
+so an unreachable endpoint fails the run before anything is written. ``version`` and the served
+model ids are kept for provenance when the server offers them.
 """
 
 from __future__ import annotations
@@ -13,13 +14,13 @@ from typing import Any
 
 import msgspec
 
-from ..dialects.registry import get_dialect
+from ..dialects.table import Dialect
 from ..errors import ConfigError, ServerRejected, SievalError
 from ..transport import HttpTransport, Limits, Timeouts, Transport, get_json, redact_url
 
-__all__ = ["PROBE_TIMEOUTS", "Provenance", "embedded_server", "probe"]
+__all__ = ["PREFLIGHT_TIMEOUTS", "Provenance", "embedded_server", "preflight"]
 
-PROBE_TIMEOUTS = Timeouts(total=5.0, connect=3.0, read=5.0)
+PREFLIGHT_TIMEOUTS = Timeouts(total=5.0, connect=3.0, read=5.0)
 
 
 class Provenance(msgspec.Struct, kw_only=True):
@@ -42,10 +43,10 @@ async def embedded_server(model_id: str) -> AsyncIterator[str]:
         yield server.url
 
 
-async def probe(
+async def preflight(
     base_url: str,
     *,
-    dialect: str,
+    dialect: Dialect,
     api_key: str | None,
     transport: Transport | None = None,
     shown: str | None = None,
@@ -53,29 +54,34 @@ async def probe(
     """Check that ``base_url`` answers; ``ConfigError`` naming the URL when it does not."""
     own = transport is None
     client: Transport = transport or HttpTransport(
-        timeouts=PROBE_TIMEOUTS, limits=Limits(concurrency=2, retries=0)
+        timeouts=PREFLIGHT_TIMEOUTS, limits=Limits(concurrency=2, retries=0)
     )
     secrets = (api_key,) if api_key else ()
-    headers = get_dialect(dialect).auth_headers(api_key) if api_key else {}
+    headers = dialect.auth.headers(api_key)
     name = shown or redact_url(base_url, secrets)
     base = base_url.rstrip("/")
+    routes = dialect.endpoint
 
     async def get(path: str) -> Any:
         return await get_json(
-            client, base + path, headers=headers, secrets=secrets, timeout=PROBE_TIMEOUTS
+            client, base + path, headers=headers, secrets=secrets, timeout=PREFLIGHT_TIMEOUTS
         )
 
     try:
         try:
-            models = await get("/v1/models")
+            models = await get(routes.models) if routes.models else None
+            if models is None and routes.health:
+                await get(routes.health)
         except ServerRejected as exc:
             if exc.status in (401, 403):
                 raise ConfigError(
-                    f"{name} refused the API key (HTTP {exc.status} on /v1/models); check the "
-                    "key's environment variable",
+                    f"{name} refused the API key (HTTP {exc.status} on {routes.models}); check "
+                    "the key's environment variable",
                     server=name,
                 ) from exc
-            await get("/health")
+            if not routes.health:
+                raise
+            await get(routes.health)
             models = None
         except SievalError as exc:
             raise ConfigError(
@@ -83,10 +89,12 @@ async def probe(
                 "endpoint URL is right",
                 server=name,
             ) from exc
-        try:
-            version = await get("/version")
-        except SievalError:
-            version = None
+        version = None
+        if routes.version:
+            try:
+                version = await get(routes.version)
+            except SievalError:
+                version = None
         return Provenance(endpoint=name, server_version=version, served_models=_ids(models))
     except SievalError as exc:
         if isinstance(exc, ConfigError):

@@ -37,9 +37,9 @@ from typing import Any, Literal
 import msgspec
 import yaml
 
-from .errors import ConfigError
-from .ir.defaults import check_default_leaf
-from .tasks.base import TaskConfig
+from ..errors import ConfigError
+from ..ir.defaults import check_default_leaf
+from ..tasks.base import TaskConfig
 
 __all__ = ["EMBEDDED", "EvalConfig", "ModelConfig", "load_config", "parse_config"]
 

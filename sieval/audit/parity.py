@@ -17,13 +17,13 @@ from typing import Any
 
 import msgspec
 
-from ..config import EvalConfig
 from ..errors import ConfigError
+from ..runner.config import EvalConfig
+from ..runner.engine import RunOptions, RunResult, run_eval
+from ..runner.plan import safe_name
+from ..runner.progress import ProgressSink
+from ..runner.records import Record, read_records
 from ..tasks.base import Task
-from .engine import RunOptions, RunResult, run_eval
-from .plan import safe_name
-from .progress import ProgressSink
-from .records import Record, read_records
 
 __all__ = ["CallDiff", "ParityResult", "TaskParity", "compare_records", "run_parity"]
 

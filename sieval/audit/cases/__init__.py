@@ -1,0 +1,1 @@
+"""Live probe cases, one module per dialect id, each declaring ``CASES``."""

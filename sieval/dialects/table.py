@@ -1,0 +1,751 @@
+"""The dialect as a spec: what a dialect module declares, and the only code that walks it.
+
+A dialect module declares data, and this module is the one place that interprets it:
+
+* ``Endpoint``, ``Auth`` and ``Stream``: where it posts (the path may hold ``{model}``; the
+  models, health and version paths the pre-flight reads), how it authenticates, and how a
+  streamed reply is framed and folded into the non-stream reply;
+* ``rows``: for each request leaf, or a whole prefix (``"input.chat.*"``), one row:
+
+  ``Field(path)``      the leaf's value, unchanged, at ``path``;
+  ``Encode(fn, keys)`` ``fn(leaf)`` returns an outcome for one leaf;
+  ``Group(fn, keys)``  ``fn(group)`` sees a whole group (``StructuredOutput``, the chat input) and
+                       returns an outcome for each of its active leaves, list elements included;
+  ``NoOp(reason)``     dropping the leaf changes nothing, and why;
+  ``Refuse(reason)``   the wire cannot honour it, and what to do instead.
+
+  An outcome is ``Write(path, value, also)`` (the leaf's wire evidence is ``path``),
+  ``Evidence(path)`` (carried by what another leaf of the group wrote), ``NoOp`` or ``Refuse``.
+  Encoders return writes; they never see a body, so no decision can depend on another's;
+* ``rules``: the only cross-leaf logic, ``Excludes`` and ``Requires``;
+* ``unset``: what the wire demands when the request leaves a leaf unset: ``Fill(path, value,
+  reason)``, recorded in the ledger as ``defaulted``, or ``Demand(reason)``, a refusal;
+* ``channels``: a ``Guarantee`` per response channel (unlisted channels are ``NEVER``);
+* ``reply`` and ``read``: the reply Struct (decoded by a decoder built once) and the function
+  that builds the ``Response`` from it, with a ``Checker`` for the wire-neutral checks.
+
+``lower()`` decides every active leaf in schema order, whatever the order of the rows or of the
+leaves, merges the writes (two values for one body path refuse the later leaf with a reason that
+names both), applies the rules and the unset rows, and checks the wire evidence: every consumed
+leaf's path exists in the body, list indices included. ``lift()`` turns a non-2xx status into the
+dialect's error, decodes or folds the reply, calls ``read`` and enforces the channel guarantees.
+Both are pure.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+from urllib.parse import quote
+
+import msgspec
+from msgspec import UNSET
+
+from ..errors import Refused, SievalError
+from ..ir.capabilities import CAPABILITIES, capability_of
+from ..ir.channels import CHANNELS, Guarantee, requested_channels
+from ..ir.leaves import active_leaves, schema_leaves, schema_match
+from ..ir.request import Request
+from ..ir.response import Decision, Response
+from ..ir.validate import validate
+from .body import Body, has_path, top_key
+from .checks import Checker
+from .envelopes import http_error
+
+__all__ = [
+    "BEARER",
+    "CLIENT_SIDE",
+    "Auth",
+    "Demand",
+    "Dialect",
+    "Encode",
+    "Endpoint",
+    "Evidence",
+    "Excludes",
+    "Field",
+    "Fill",
+    "Group",
+    "GroupInput",
+    "Leaf",
+    "Lowered",
+    "NoOp",
+    "Outcome",
+    "Refuse",
+    "Requires",
+    "Row",
+    "Stream",
+    "Write",
+    "capability_outcomes",
+    "describe_leaf",
+    "lift",
+    "lower",
+]
+
+PREFIX = ".*"
+
+# -- outcomes -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """The leaf goes to ``path`` with ``value`` (its wire evidence); ``also`` holds further
+    writes it needs (``stream_options`` with ``stream``)."""
+
+    path: str
+    value: Any
+    also: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """The leaf is carried by what another leaf of its group wrote at ``path``."""
+
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class NoOp:
+    """Dropping the leaf changes nothing; ``reason`` says why."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Refuse:
+    """The wire cannot honour the leaf; ``reason`` says what to do instead."""
+
+    reason: str
+
+
+Outcome = Write | Evidence | NoOp | Refuse
+
+# -- rows ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Leaf:
+    """What an ``Encode`` row sees: one active leaf and its value."""
+
+    path: str
+    value: Any
+
+    @property
+    def name(self) -> str:
+        """The last part of the path (the option's name for ``options.min_p``)."""
+        return self.path.rsplit(".", 1)[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class GroupInput:
+    """What a ``Group`` row sees: the group's value and which of its leaves are active."""
+
+    value: Any
+    """The request's value at the group prefix (``request.structured_output``, the ChatInput)."""
+    active: frozenset[str]
+    """The active schema leaves under the prefix."""
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+@dataclass(frozen=True)
+class Field:
+    """The leaf's value written unchanged (a tuple as a list) at ``path``."""
+
+    path: str
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return (top_key(self.path),)
+
+
+@dataclass(frozen=True)
+class Encode:
+    """``fn(leaf)`` decides one leaf; ``keys`` are the top-level body keys it may write."""
+
+    fn: Callable[[Leaf], Outcome]
+    keys: tuple[str, ...]
+    doc: str
+    """One line for ``sieval dialects --leaf``: what the encoder writes, and when it refuses."""
+
+
+@dataclass(frozen=True)
+class Group:
+    """``fn(group)`` decides every active leaf under the row's prefix at once.
+
+    It returns ``{leaf: outcome}`` with absolute leaf names; elements of lists carry their
+    index (``input.chat.messages[2].content[0].image``). Every active leaf of the group must
+    get at least one outcome; ``keys`` are the top-level body keys it may write. A leaf of the
+    group that the wire never takes gets its own ``Refuse`` row (an exact row wins over the
+    prefix), so the capability matrix, derived from rows, stays exact.
+    """
+
+    fn: Callable[[GroupInput], Mapping[str, Outcome]]
+    keys: tuple[str, ...]
+    doc: str
+
+
+Row = Field | Encode | Group | NoOp | Refuse
+
+CLIENT_SIDE = NoOp("a client-side budget applied by sieval's transport, not sent")
+"""The row for ``scheduling.timeout_s`` on every HTTP wire."""
+
+# -- cross-leaf rules and unset leaves ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Excludes:
+    """``leaf`` cannot be honoured together with ``other``: both active refuse ``leaf``."""
+
+    leaf: str
+    other: str
+    reason: str
+
+
+def _always(value: Any) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Requires:
+    """``leaf`` (when ``when(value)``) needs ``needs`` active, else ``leaf`` is refused."""
+
+    leaf: str
+    needs: str
+    reason: str
+    when: Callable[[Any], bool] = _always
+
+
+Rule = Excludes | Requires
+
+
+@dataclass(frozen=True)
+class Fill:
+    """The wire requires a field the request left unset: ``value`` at ``path``, recorded."""
+
+    path: str
+    value: Any
+    reason: str
+
+
+@dataclass(frozen=True)
+class Demand:
+    """The wire requires a field the request left unset and no default is safe: refuse."""
+
+    reason: str
+
+
+# -- wire facts ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a dialect posts, and the read-only routes the pre-flight asks first."""
+
+    path: str
+    """The request path; ``{model}`` is replaced by the URL-quoted model id."""
+    stream_path: str | None = None
+    """The path for a streamed call when it differs (Google's ``:streamGenerateContent``)."""
+    model_field: str | None = "model"
+    """The body field naming the model; ``None`` when the model is in the path (or absent)."""
+    models: str | None = "/v1/models"
+    """Lists the served model ids, or ``None`` when the wire has no such route."""
+    health: str | None = "/health"
+    version: str | None = "/version"
+    method: str = "POST"
+
+    def url_path(self, model_id: str, stream: bool) -> str:
+        template = self.stream_path if stream and self.stream_path else self.path
+        return template.replace("{model}", quote(model_id, safe=""))
+
+
+@dataclass(frozen=True)
+class Auth:
+    """How a key is sent: ``header: scheme key``; ``static`` headers go with or without one."""
+
+    header: str = "Authorization"
+    scheme: str | None = "Bearer"
+    static: Mapping[str, str] = field(default_factory=dict)
+
+    def headers(self, key: str | None) -> dict[str, str]:
+        out = dict(self.static)
+        if key:
+            out[self.header] = f"{self.scheme} {key}" if self.scheme else key
+        return out
+
+    def describe(self) -> str:
+        shown = f"{self.header}: {self.scheme + ' ' if self.scheme else ''}<key>"
+        extra = "".join(f" + {name}: {value}" for name, value in self.static.items())
+        return shown + extra
+
+
+BEARER = Auth()
+
+
+class Framing(Protocol):
+    """Splits a streamed body into events and checks that it ended where the wire says."""
+
+    def events(self, body: bytes, check: Checker) -> list[Any]: ...
+
+
+@dataclass(frozen=True)
+class Stream:
+    """A streamed reply: its framing, and the fold of its events into the reply Struct."""
+
+    framing: Framing
+    fold: Callable[[list[Any], Checker], Any]
+
+
+# -- the dialect --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """One wire protocol as data; support rows and capability outcomes are derived from it."""
+
+    id: str
+    endpoint: Endpoint
+    rows: Mapping[str, Row]
+    reply: Any
+    """The Struct type of a non-stream reply (declaring only the fields ``read`` uses)."""
+    read: Callable[[Lowered, Any, Checker], Response]
+    channels: Mapping[str, Guarantee] = field(default_factory=dict)
+    rules: tuple[Rule, ...] = ()
+    unset: Mapping[str, Fill | Demand] = field(default_factory=dict)
+    auth: Auth = BEARER
+    stream: Stream | None = None
+    error: Callable[[str, int, bytes], SievalError] = http_error
+    """The typed error for a non-2xx reply, from the wire's error envelope."""
+    summary: str = ""
+    """One line for ``sieval dialects``: the wire and the servers it was verified against."""
+
+    @functools.cached_property
+    def compiled(self) -> _Compiled:
+        return _compile(self)
+
+    def guarantee(self, channel: str) -> Guarantee:
+        return self.channels.get(channel, Guarantee.NEVER)
+
+    def row_for(self, schema_leaf: str) -> Row:
+        """The row that decides ``schema_leaf`` (an exact row wins over a prefix row)."""
+        return self.compiled.rows[schema_leaf][1]
+
+    def check(self) -> None:
+        """The import-time self-check; raises AssertionError naming what is wrong."""
+        self.compiled  # noqa: B018 - compiling checks rows, rules and channels
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    rows: dict[str, tuple[str, Row]]
+    """schema leaf -> (the row's key, the row)."""
+    rank: dict[str, int]
+    """schema leaf -> its position in schema order (the order decisions are made in)."""
+    decoder: msgspec.json.Decoder[Any]
+    owned_keys: frozenset[str]
+    """Top-level body keys the table writes: an option may never shadow one."""
+    groups: dict[str, tuple[int, tuple[str, ...]]] = field(default_factory=dict)
+    """Group row key -> (rank of its first leaf, the schema leaves it covers)."""
+
+
+def _covers(key: str, leaf: str) -> bool:
+    return leaf.startswith(key[: -len(PREFIX)] + ".") if key.endswith(PREFIX) else leaf == key
+
+
+def _compile(dialect: Dialect) -> _Compiled:
+    leaves = schema_leaves()
+    rank = {leaf: i for i, leaf in enumerate(leaves)}
+    resolved: dict[str, tuple[str, Row]] = {}
+    problems: list[str] = []
+    for key, row in dialect.rows.items():
+        if not any(_covers(key, leaf) for leaf in leaves):
+            problems.append(f"row {key!r} matches no schema leaf")
+        if isinstance(row, Group) and not key.endswith(PREFIX):
+            problems.append(f"group row {key!r} must be a prefix such as 'structured_output.*'")
+    for leaf in leaves:
+        exact = dialect.rows.get(leaf)
+        if exact is not None and not leaf.endswith(PREFIX):
+            resolved[leaf] = (leaf, exact)
+            continue
+        prefixes = [k for k in dialect.rows if k.endswith(PREFIX) and _covers(k, leaf)]
+        if leaf in dialect.rows:  # an open mapping's own row, e.g. "options.*"
+            prefixes.append(leaf)
+        if not prefixes:
+            problems.append(f"leaf {leaf!r} has no row")
+            continue
+        best = max(prefixes, key=len)
+        resolved[leaf] = (best, dialect.rows[best])
+    for rule in dialect.rules:
+        for name in (rule.leaf, rule.other if isinstance(rule, Excludes) else rule.needs):
+            if name not in rank:
+                problems.append(f"rule {rule!r} names {name!r}, not a schema leaf")
+    problems += [f"unset row for unknown leaf {k!r}" for k in dialect.unset if k not in rank]
+    problems += [f"unknown channel {c!r}" for c in dialect.channels if c not in CHANNELS]
+    if problems:
+        raise AssertionError(f"{dialect.id}: " + "; ".join(problems))
+    groups: dict[str, tuple[int, tuple[str, ...]]] = {}
+    owned: set[str] = set()
+    for leaf, (key, row) in resolved.items():
+        if isinstance(row, Group):
+            first, covered = groups.get(key, (rank[leaf], ()))
+            groups[key] = (min(first, rank[leaf]), (*covered, leaf))
+        if isinstance(row, Field | Encode | Group):
+            owned.update(row.keys)
+    owned.update(top_key(f.path) for f in dialect.unset.values() if isinstance(f, Fill))
+    if dialect.endpoint.model_field:
+        owned.add(dialect.endpoint.model_field)
+    return _Compiled(
+        rows=resolved,
+        rank=rank,
+        decoder=msgspec.json.Decoder(dialect.reply),
+        owned_keys=frozenset(owned),
+        groups=groups,
+    )
+
+
+# -- lowering -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """A wire call decided in full: the URL path, the body, and the ledger of every leaf."""
+
+    dialect: str
+    path: str
+    """The URL path (``{model}`` filled, the stream variant when streamed)."""
+    body: dict[str, Any]
+    stream: bool
+    ledger: tuple[Decision, ...]
+    request: Request
+    channels: frozenset[str] = frozenset()
+    """The response channels the request asks for (decided with the leaves, checked by lift)."""
+    method: str = "POST"
+
+
+_INDICES = re.compile(r"\[(\d+)\]")
+
+
+def _schema_of(ledger_leaf: str) -> str:
+    """``input.chat.messages[2].content[0].image`` -> ``input.chat.messages.content.image``."""
+    return _INDICES.sub("", ledger_leaf) if "[" in ledger_leaf else ledger_leaf
+
+
+def _indices(ledger_leaf: str) -> tuple[int, ...]:
+    return tuple(int(i) for i in _INDICES.findall(ledger_leaf)) if "[" in ledger_leaf else ()
+
+
+@dataclass
+class _Decided:
+    """One ledger entry in the making."""
+
+    leaf: str
+    outcome: Outcome
+    keys: tuple[str, ...]
+    order: tuple[int, tuple[int, ...], int]
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _group_value(request: Request, prefix: str) -> Any:
+    node: Any = request
+    for part in prefix.split("."):
+        if hasattr(node, part):
+            node = getattr(node, part)
+        else:  # a tagged variant's name, e.g. "chat" in "input.chat": the value stays
+            tag = getattr(getattr(node, "__struct_config__", None), "tag", None)
+            if tag != part:
+                return UNSET
+    return node
+
+
+def _decide_rows(
+    dialect: Dialect, request: Request, active: Mapping[str, Any]
+) -> tuple[list[_Decided], dict[str, str]]:
+    """Every active leaf's outcome, in schema order; plus ``schema leaf -> active path``."""
+    comp = dialect.compiled
+    by_schema: dict[str, str] = {}
+    decided: list[_Decided] = []
+    groups: dict[str, list[str]] = {}
+    for path in active:
+        schema = schema_match(path)
+        if schema is None or schema not in comp.rows:
+            decided.append(
+                _Decided(path, Refuse("no decision for this leaf"), (), (len(comp.rank), (), 0))
+            )
+            continue
+        by_schema.setdefault(schema, path)
+        key, row = comp.rows[schema]
+        if isinstance(row, Group):
+            groups.setdefault(key, []).append(schema)
+            continue
+        order = (comp.rank[schema], (), comp.rank[schema])
+        if isinstance(row, Field):
+            outcome: Outcome = Write(row.path, _plain(active[path]))
+        elif isinstance(row, Encode):
+            outcome = row.fn(Leaf(path, active[path]))
+        else:
+            outcome = row
+        keys = row.keys if isinstance(row, Field | Encode) else ()
+        decided.append(_Decided(path, outcome, keys, order))
+    for key, members in groups.items():
+        row = dialect.rows[key]
+        assert isinstance(row, Group)
+        first = comp.groups[key][0]
+        value = _group_value(request, key[: -len(PREFIX)])
+        outcomes = row.fn(GroupInput(value=value, active=frozenset(members)))
+        covered = set()
+        for leaf, outcome in outcomes.items():
+            schema = _schema_of(leaf)
+            if schema not in comp.rank or comp.rows[schema][0] != key:
+                outcome = Refuse(
+                    f"the {key} group decided {leaf!r}, which is not one of its leaves"
+                )
+            covered.add(schema)
+            decided.append(
+                _Decided(leaf, outcome, row.keys, (first, _indices(leaf), comp.rank.get(schema, 0)))
+            )
+        for schema in sorted(set(members) - covered, key=comp.rank.__getitem__):
+            decided.append(
+                _Decided(
+                    schema,
+                    Refuse(f"the {key} group returned no decision for it: a dialect bug"),
+                    (),
+                    (first, (), comp.rank[schema]),
+                )
+            )
+    decided.sort(key=lambda d: (d.order, d.leaf))
+    return decided, by_schema
+
+
+def _rule_refusals(
+    dialect: Dialect, active: Mapping[str, Any], by_schema: Mapping[str, str]
+) -> dict[str, str]:
+    """schema leaf -> reason, for every leaf a cross-leaf rule refuses."""
+    out: dict[str, str] = {}
+    for rule in dialect.rules:
+        if rule.leaf not in by_schema:
+            continue
+        if isinstance(rule, Excludes):
+            if rule.other in by_schema:
+                out.setdefault(rule.leaf, rule.reason)
+        elif rule.needs not in by_schema and rule.when(active[by_schema[rule.leaf]]):
+            out.setdefault(rule.leaf, rule.reason)
+    return out
+
+
+def lower(dialect: Dialect, request: Request, model_id: str) -> Lowered:
+    """Decide every active leaf and build the wire body, or raise ``Refused`` (no I/O)."""
+    validate(request)
+    return decide(dialect, request, model_id, active_leaves(request))
+
+
+def decide(dialect: Dialect, request: Request, model_id: str, active: Mapping[str, Any]) -> Lowered:
+    """``lower`` for a given map of active leaves (any order: the result never depends on it)."""
+    decided, by_schema = _decide_rows(dialect, request, active)
+    ruled = _rule_refusals(dialect, active, by_schema)
+    wanted = requested_channels(by_schema)
+    for channel in wanted:
+        trigger = CHANNELS[channel].trigger
+        if dialect.guarantee(channel) == Guarantee.NEVER and trigger is not None:
+            ruled.setdefault(
+                trigger, f"this wire never returns {channel} ({CHANNELS[channel].doc})"
+            )
+    endpoint = dialect.endpoint
+    body = Body({endpoint.model_field: model_id} if endpoint.model_field else None)
+    ledger: list[Decision] = []
+    stream = False
+    for d in decided:
+        outcome = d.outcome
+        reason = ruled.get(_schema_of(d.leaf))
+        if reason is not None and not isinstance(outcome, Refuse):
+            outcome = Refuse(reason)
+        if isinstance(outcome, Write):
+            outcome = _merge(body, d, outcome)
+        if isinstance(outcome, Write | Evidence):
+            ledger.append(Decision(leaf=d.leaf, outcome="consumed", path=outcome.path))
+            stream = stream or d.leaf == "scheduling.stream"
+        elif isinstance(outcome, NoOp):
+            ledger.append(Decision(leaf=d.leaf, outcome="noop", reason=outcome.reason))
+        else:
+            ledger.append(Decision(leaf=d.leaf, outcome="refused", reason=outcome.reason))
+    for leaf, when_unset in dialect.unset.items():
+        if leaf in by_schema:
+            continue
+        if isinstance(when_unset, Demand):
+            ledger.append(Decision(leaf=leaf, outcome="refused", reason=when_unset.reason))
+            continue
+        conflict = body.write(when_unset.path, when_unset.value, leaf)
+        if conflict is not None:
+            reason = (
+                f"its default conflicts with {conflict.other} at {conflict.path}: a dialect bug"
+            )
+            ledger.append(Decision(leaf=leaf, outcome="refused", reason=reason))
+        else:
+            ledger.append(
+                Decision(
+                    leaf=leaf,
+                    outcome="defaulted",
+                    path=when_unset.path,
+                    reason=f"{_show(when_unset.value)}: {when_unset.reason}",
+                )
+            )
+    _refuse_if_any(dialect, ledger, active)
+    _check_evidence(dialect, body, ledger, stream)
+    return Lowered(
+        dialect=dialect.id,
+        path=endpoint.url_path(model_id, stream),
+        body=body.data,
+        stream=stream,
+        ledger=tuple(ledger),
+        request=request,
+        channels=wanted,
+        method=endpoint.method,
+    )
+
+
+def _merge(body: Body, d: _Decided, write: Write) -> Write | Refuse:
+    writes = {write.path: write.value, **write.also}
+    stray = [p for p in writes if top_key(p) not in d.keys]
+    if stray:
+        return Refuse(f"the row writes {stray} outside its declared keys {d.keys}: a dialect bug")
+    for path, value in writes.items():
+        conflict = body.write(path, value, d.leaf)
+        if conflict is not None:
+            return Refuse(
+                f"{conflict.other} already wrote {_show(conflict.existing)} to body field "
+                f"{conflict.path!r} and this leaf needs {_show(conflict.new)} there: the wire "
+                "has one field for both, so ask for values that agree"
+            )
+    return write
+
+
+def _refuse_if_any(dialect: Dialect, ledger: list[Decision], active: Mapping[str, Any]) -> None:
+    refused = [d for d in ledger if d.outcome == "refused"]
+    if not refused:
+        return
+    first = refused[0]
+    more = f" (and {len(refused) - 1} more: {', '.join(d.leaf for d in refused[1:])})"
+    if first.leaf in active:
+        shown = f"={_show(active[first.leaf])}"
+    else:
+        shown = " (unset)" if first.leaf in dialect.unset else ""
+    raise Refused(
+        f"{dialect.id} refused {first.leaf}{shown}: {first.reason}"
+        + (more if len(refused) > 1 else ""),
+        dialect=dialect.id,
+        path=first.leaf,
+        received=[d.leaf for d in refused],
+        ledger=tuple(ledger),
+    )
+
+
+def _check_evidence(dialect: Dialect, body: Body, ledger: list[Decision], stream: bool) -> None:
+    """Every consumed path exists in the body; a path starting with ``/`` is carried by the URL
+    (Google streams through another path) and must be the endpoint's path for this call."""
+    endpoint = dialect.endpoint
+    url = endpoint.stream_path if stream and endpoint.stream_path else endpoint.path
+    holes = body.holes()
+    missing = [
+        d
+        for d in ledger
+        if isinstance(d.path, str)
+        and not (d.path == url if d.path.startswith("/") else has_path(body.data, d.path))
+    ]
+    if holes or missing:
+        what = f"list slots {holes} were never written" if holes else ""
+        if missing:
+            first = missing[0]
+            what = f"it claims it wrote {first.leaf} to {first.path!r}, a path the body lacks"
+        raise Refused(
+            f"{dialect.id}: {what}: a dialect bug, please report it",
+            dialect=dialect.id,
+            path=missing[0].leaf if missing else None,
+            ledger=tuple(ledger),
+        )
+
+
+# -- lifting ------------------------------------------------------------------------------------
+
+
+def lift(
+    dialect: Dialect, lowered: Lowered, status: int, headers: Mapping[str, str], body: bytes
+) -> Response:
+    """Turn a reply into a ``Response`` or raise a typed error; enforce the channel guarantees."""
+    if not 200 <= status < 300:
+        raise dialect.error(dialect.id, status, body)
+    check = Checker(dialect.id)
+    if lowered.stream:
+        if dialect.stream is None:  # pragma: no cover - lower() never streams such a dialect
+            raise AssertionError(f"{dialect.id} has no stream framing")
+        reply = dialect.stream.fold(dialect.stream.framing.events(body, check), check)
+    else:
+        reply = check.decode(body, dialect.compiled.decoder)
+    response = dialect.read(lowered, reply, check)
+    _enforce(dialect, lowered.channels, response, check)
+    return response
+
+
+def _enforce(dialect: Dialect, wanted: frozenset[str], response: Response, check: Checker) -> None:
+    for name, channel in CHANNELS.items():
+        guarantee = dialect.guarantee(name)
+        if guarantee == Guarantee.BEST_EFFORT:
+            continue
+        present = channel.present(response)
+        if guarantee == Guarantee.NEVER and present:
+            raise check.violation(name, f"the reply carries {name}, which this wire never returns")
+        if guarantee == Guarantee.PRESENT_OR_ERROR and name in wanted and not present:
+            raise check.violation(
+                name,
+                f"{name} was requested and is missing from the reply; the server ignored the "
+                "request for it",
+            )
+
+
+# -- what the tables say ------------------------------------------------------------------------
+
+
+Support = Literal["supported", "partial", "no"]
+
+
+def _accepts(row: Row) -> bool:
+    return not isinstance(row, Refuse)
+
+
+def capability_outcomes(dialect: Dialect) -> dict[str, Support]:
+    """Per capability key: supported (every owned leaf has a row that is not a refusal), no, or
+    partial. A ``Group`` or ``Encode`` row counts as accepting: it may still refuse values."""
+    kinds: dict[str, set[bool]] = {key: set() for key in CAPABILITIES}
+    for leaf in schema_leaves():
+        kinds[capability_of(leaf)].add(_accepts(dialect.row_for(leaf)))
+    out: dict[str, Support] = {}
+    for key, seen in kinds.items():
+        out[key] = "supported" if seen == {True} else "no" if seen == {False} else "partial"
+    return out
+
+
+def describe_leaf(dialect: Dialect, leaf: str) -> tuple[str, str]:
+    """``(outcome, detail)`` for one schema leaf, from the table: what ``--leaf`` prints."""
+    schema = schema_match(leaf)
+    if schema is None:
+        raise KeyError(leaf)
+    key, row = dialect.compiled.rows[schema]
+    via = f" (row {key})" if key != schema else ""
+    if isinstance(row, Field):
+        return "consumed", f"written to {row.path}{via}"
+    if isinstance(row, Encode | Group):
+        return "encoded", f"{row.doc} [writes {', '.join(row.keys)}]{via}"
+    if isinstance(row, NoOp):
+        return "noop", row.reason + via
+    return "refused", row.reason + via
+
+
+def accepted_leaves(dialect: Dialect) -> Iterable[str]:
+    """The schema leaves whose row is not a refusal."""
+    return (leaf for leaf in schema_leaves() if _accepts(dialect.row_for(leaf)))

@@ -1,0 +1,1 @@
+"""Converters shared by the dialects of one wire family, and the stream framings."""

@@ -1,0 +1,254 @@
+"""vLLM's own fields on its OpenAI routes, as rows that compose with an OpenAI table.
+
+vLLM 0.32.0 (wire reference section 7): ``prompt_logprobs`` (keyed by token id, complete or
+refused), ``return_token_ids``, ``structured_outputs``, ``top_k`` and a few engine options. vLLM
+accepts and ignores an unknown field (0.3), so an option is forwarded only when it is on the list
+below, and never when it names a body field the IR already owns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from ...ir.leaves import schema_leaves
+from ...ir.request import Scoring, StructuredOutput
+from ...ir.response import Token, TopEntry
+from ..checks import Checker
+from ..table import (
+    Encode,
+    Evidence,
+    Field,
+    Group,
+    GroupInput,
+    Leaf,
+    NoOp,
+    Outcome,
+    Refuse,
+    Row,
+    Write,
+)
+from .openai_completions import Choice
+
+__all__ = [
+    "FORWARDED_OPTIONS",
+    "PromptEntry",
+    "VllmChoice",
+    "extra_rows",
+    "prompt_tokens",
+    "sampled_ids",
+    "with_ids",
+]
+
+FORWARDED_OPTIONS = frozenset({"min_p", "repetition_penalty", "stop_token_ids"})
+_IR_NAMES = frozenset(leaf.rsplit(".", 1)[-1] for leaf in schema_leaves())
+
+
+def _scoring(group: GroupInput) -> dict[str, Outcome]:
+    """``prompt_logprobs`` for the input (with ``return_token_ids``, so completeness is counted
+    against the prompt's ids) and ``logprobs`` for sampled positions: separate counts."""
+    s: Scoring = group.value
+    out: dict[str, Outcome] = {}
+    if s.input_logprobs:
+        out["scoring.input_logprobs"] = Write(
+            "prompt_logprobs", s.input_top_k, also={"return_token_ids": True}
+        )
+    if s.input_top_k:
+        out["scoring.input_top_k"] = Write("prompt_logprobs", s.input_top_k)
+    if s.sampled_logprobs:
+        out["scoring.sampled_logprobs"] = Write("logprobs", s.sampled_top_k)
+    if s.sampled_top_k:
+        out["scoring.sampled_top_k"] = Write("logprobs", s.sampled_top_k)
+    return out
+
+
+def _structured(group: GroupInput) -> dict[str, Outcome]:
+    """``structured_outputs.json`` (the schema) or ``structured_outputs.json_object``."""
+    o: StructuredOutput = group.value
+    out: dict[str, Outcome] = {}
+    if o.format == "json_object":
+        out["structured_output.format"] = Write("structured_outputs.json_object", True)
+    elif o.format == "json_schema":
+        out["structured_output.format"] = Evidence("structured_outputs.json")
+        out["structured_output.schema"] = Write("structured_outputs.json", o.schema)
+    if o.name is not UNSET:
+        out["structured_output.name"] = NoOp("structured_outputs takes no name")
+    if o.strict is not UNSET:
+        out["structured_output.strict"] = (
+            NoOp("vLLM's grammar is always strict")
+            if o.strict
+            else Refuse("vLLM's structured decoding is always strict; drop strict=false")
+        )
+    return out
+
+
+def _max_tokens(leaf: Leaf) -> Outcome:
+    if leaf.value == 0:
+        return Refuse("vLLM answers 400 to max_tokens=0 on this route; ask for 1 and ignore it")
+    return Write("max_tokens", leaf.value)
+
+
+def _options(owned: frozenset[str]) -> Encode:
+    def encode(leaf: Leaf) -> Outcome:
+        name = leaf.name
+        if name in owned or name in _IR_NAMES:
+            return Refuse(f"option {name!r} names a field the IR owns; set that leaf instead")
+        if name not in FORWARDED_OPTIONS:
+            allowed = ", ".join(sorted(FORWARDED_OPTIONS))
+            return Refuse(f"vLLM silently ignores unknown fields, so only {allowed} are forwarded")
+        return Write(name, leaf.value)
+
+    return Encode(
+        encode, tuple(sorted(FORWARDED_OPTIONS)), "min_p, repetition_penalty, stop_token_ids"
+    )
+
+
+def extra_rows(owned: frozenset[str]) -> dict[str, Row]:
+    """vLLM's rows over an OpenAI route's table; ``owned`` are that table's body keys."""
+    return {
+        "sampling.top_k": Field("top_k"),
+        "sampling.max_tokens": Encode(_max_tokens, ("max_tokens",), "max_tokens, at least 1"),
+        "scoring.*": Group(
+            _scoring,
+            ("prompt_logprobs", "logprobs", "return_token_ids"),
+            "prompt_logprobs (+ return_token_ids) for input, logprobs for sampled positions",
+        ),
+        "scoring.token_ids": Field("return_token_ids"),
+        "structured_output.*": Group(
+            _structured, ("structured_outputs",), "structured_outputs.json / .json_object"
+        ),
+        "options.*": _options(owned | {"prompt_logprobs", "return_token_ids", "top_k"}),
+    }
+
+
+# -- reply pieces -------------------------------------------------------------------------------
+
+
+class PromptEntry(msgspec.Struct):
+    logprob: float
+    rank: int
+    decoded_token: str
+
+
+class VllmChoice(Choice):
+    prompt_logprobs: list[dict[str, PromptEntry] | None] | None = None
+    prompt_token_ids: list[int] | None = None
+    token_ids: list[int] | None = None
+
+
+def sampled_ids(check: Checker, choice: VllmChoice) -> tuple[int, ...]:
+    if choice.token_ids is None:
+        raise check.violation(
+            f"choices[{choice.index}].token_ids",
+            f"choices[{choice.index}].token_ids is missing although return_token_ids was sent",
+        )
+    return tuple(choice.token_ids)
+
+
+def with_ids(check: Checker, tokens: tuple[Token, ...], ids: tuple[int, ...]) -> tuple[Token, ...]:
+    if len(tokens) != len(ids):
+        raise check.violation(
+            "choices[].token_ids",
+            f"{len(ids)} sampled token ids for {len(tokens)} sampled logprobs",
+        )
+    return tuple(msgspec.structs.replace(t, token_id=i) for t, i in zip(tokens, ids, strict=True))
+
+
+def prompt_tokens(
+    check: Checker,
+    where: str,
+    entries: list[dict[str, PromptEntry] | None] | None,
+    ids: list[int] | None,
+    reported: Any,
+    prompt: str | None,
+    k: int,
+) -> tuple[Token, ...]:
+    """``prompt_logprobs`` as scored input tokens: counted three ways, null at position 0 only,
+    top-k exact and ranked, the first token's text recovered as the prompt prefix the decoded
+    tokens leave (a BOS leaves "")."""
+    if entries is None or ids is None:
+        raise check.violation(
+            f"{where}.prompt_logprobs",
+            f"{where} has no prompt_logprobs/prompt_token_ids although both were requested",
+        )
+    check.agree(
+        f"{where}.prompt_logprobs",
+        {
+            "prompt_logprobs": len(entries),
+            "prompt_token_ids": len(ids),
+            "usage.prompt_tokens": reported,
+        },
+        "the prompt",
+    )
+    if entries[0] is not None or any(entry is None for entry in entries[1:]):
+        raise check.violation(
+            f"{where}.prompt_logprobs", f"{where}.prompt_logprobs must be null at position 0 only"
+        )
+    scored = [
+        _position(check, entries[i] or {}, ids[i], k, f"{where}.prompt_logprobs[{i}]")
+        for i in range(1, len(entries))
+    ]
+    first_text, offsets = _first_text_and_offsets(check, prompt, scored, where)
+    first = Token(text=first_text, logprob=None, token_id=ids[0], offset=offsets[0])
+    rest = (msgspec.structs.replace(t, offset=o) for t, o in zip(scored, offsets[1:], strict=True))
+    return (first, *rest)
+
+
+def _position(
+    check: Checker, entries: Mapping[str, PromptEntry], token_id: int, k: int, path: str
+) -> Token:
+    check.finite(path, [e.logprob for e in entries.values()])
+    key = str(token_id)
+    count = len(entries)
+    if key not in entries or count not in (k, k + 1):
+        raise check.violation(
+            path,
+            f"{path} lists {count} entries for top-k={k} (scored id {token_id} "
+            f"{'present' if key in entries else 'absent'}); expected k, or k+1 with the scored "
+            "token",
+            expected=k,
+            received=count,
+        )
+    scored = entries[key]
+    if not k:
+        return Token(text=scored.decoded_token, logprob=scored.logprob, token_id=token_id)
+    others = sorted(
+        ((int(tid), e) for tid, e in entries.items() if count == k or tid != key),
+        key=lambda item: item[1].rank,
+    )
+    ranks = [e.rank for _, e in others]
+    if ranks != list(range(1, k + 1)):
+        raise check.violation(path, f"{path} has ranks {ranks}; expected 1..{k}")
+    top = tuple(TopEntry(token=e.decoded_token, logprob=e.logprob, token_id=t) for t, e in others)
+    rank = next((j for j, (t, _) in enumerate(others) if t == token_id), -1)
+    return Token(
+        text=scored.decoded_token,
+        logprob=scored.logprob,
+        token_id=token_id,
+        top=top,
+        scored_rank=rank,
+    )
+
+
+def _first_text_and_offsets(
+    check: Checker, prompt: str | None, scored: list[Token], where: str
+) -> tuple[str, list[Any]]:
+    if prompt is None:
+        return "", [UNSET] * (len(scored) + 1)
+    tail = "".join(t.text for t in scored)
+    if not prompt.endswith(tail):
+        raise check.violation(
+            f"{where}.prompt_logprobs",
+            f"the decoded prompt tokens {tail[-40:]!r} do not end the prompt; the token texts "
+            "cannot be placed in the prompt",
+        )
+    first = prompt[: len(prompt) - len(tail)]
+    offsets: list[Any] = [0]
+    position = len(first)
+    for token in scored:
+        offsets.append(position)
+        position += len(token.text)
+    return first, offsets
