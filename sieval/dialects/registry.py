@@ -29,7 +29,7 @@ PLANNED: dict[str, str] = {
 }
 """Dialect ids without a module yet, and why."""
 
-_NOT_DIALECTS = frozenset({"body", "checks", "envelopes", "registry", "table", "wire"})
+_NOT_DIALECTS = frozenset({"body", "checks", "envelopes", "parts", "registry", "table", "wire"})
 
 Status = Literal["active", "planned"]
 

@@ -5,7 +5,6 @@ replay server. Public names: :class:`ReferenceServer`, :func:`start_in_thread`,
 :func:`serve_forever`, :func:`main`, :class:`ReferenceModel`, :func:`get_model`.
 """
 
-from sieval.reference.lm import ReferenceModel, get_model
 from sieval.reference.server import (
     DEFAULT_MODEL_NAME,
     ReferenceServer,
@@ -14,6 +13,8 @@ from sieval.reference.server import (
     serve_forever,
     start_in_thread,
 )
+
+from .lm import ReferenceModel, get_model
 
 __all__ = [
     "DEFAULT_MODEL_NAME",

@@ -34,12 +34,10 @@ Example: ``x-sieval-fault: 429; times=2; retry-after=0`` with ``x-sieval-fault-k
 
 from __future__ import annotations
 
-import math
 import threading
 from dataclasses import dataclass, field
-from typing import Any
 
-__all__ = ["BODY_MODES", "MODES", "Fault", "FaultBook", "alter_reply", "parse_fault"]
+__all__ = ["BODY_MODES", "MODES", "Fault", "FaultBook", "parse_fault"]
 
 MODES = frozenset(
     {
@@ -114,39 +112,3 @@ class FaultBook:
             count = self._seen.get(k, 0) + 1
             self._seen[k] = count
         return count <= limit
-
-
-def alter_reply(body: dict[str, Any], mode: str) -> dict[str, Any]:
-    """Apply a body-altering fault to a non-stream completions reply (in place)."""
-    if mode == "usage-off":
-        usage = body.get("usage") or {}
-        usage["prompt_tokens"] = usage.get("prompt_tokens", 0) + 1
-        usage["total_tokens"] = usage.get("total_tokens", 0) + 1
-        return body
-    for choice in body.get("choices", []):
-        lp = choice.get("logprobs")
-        plp = choice.get("prompt_logprobs")
-        if mode == "short-prompt-logprobs":
-            if plp:
-                plp.pop()
-            if lp and lp.get("tokens") and len(lp["tokens"]) > 1:
-                for key in ("tokens", "token_logprobs", "top_logprobs", "text_offset"):
-                    del lp[key][1]
-        elif mode == "topk-short":
-            for d in [*(lp["top_logprobs"] if lp else []), *(plp or [])]:
-                if d and len(d) >= 2:
-                    d.pop(next(reversed(d)))
-        elif mode == "nan":
-            if lp:
-                lp["token_logprobs"] = [
-                    None if x is None else math.nan for x in lp["token_logprobs"]
-                ]
-                for d in lp["top_logprobs"]:
-                    if d:
-                        for k in d:
-                            d[k] = math.nan
-            for d in plp or []:
-                if d:
-                    for v in d.values():
-                        v["logprob"] = math.nan
-    return body

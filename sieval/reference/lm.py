@@ -23,7 +23,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from importlib import resources
 
-from sieval.reference.tokenizer import BOS_ID, EOS_ID, Tokenizer
+from .tokenizer import BOS_ID, EOS_ID, Tokenizer
 
 __all__ = ["Distribution", "ReferenceModel", "get_model"]
 

@@ -1,9 +1,8 @@
-"""The embedded reference server: aiohttp app, in-process lifecycle, standalone entry point.
+"""The embedded reference server: the wires of ``reference/wires/`` composed in one aiohttp app.
 
-Routes (vLLM 0.32.0 shapes): ``POST /v1/completions``, ``GET /v1/models``, ``GET /version``,
-``GET /health``, ``POST /tokenize``. ``/version`` has vLLM's one key but an honest value,
-``{"version": "sieval-reference (vllm 0.32.0 wire)"}``, so a run's provenance never mistakes the
-reference for a real vLLM.
+Each wire brings its routes (pure renderers), its auth, its error envelope and its body faults;
+this module applies them in one place: auth, then faults (set per server or by header), then
+replay, then the route. Today it speaks vLLM 0.32.0's OpenAI routes (``wires/vllm.py``).
 
 In-process use::
 
@@ -23,22 +22,21 @@ import contextlib
 import json
 import random
 import threading
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import msgspec
 from aiohttp import web
 
-from sieval.reference.completions import CompletionSettings, render
-from sieval.reference.errors import VllmError, plain
-from sieval.reference.faults import BODY_MODES, Fault, FaultBook, alter_reply, parse_fault
-from sieval.reference.lm import ReferenceModel, get_model
-from sieval.reference.replay import ReplayBook
-from sieval.reference.replies import complete, stream_chunks
+from .faults import BODY_MODES, Fault, FaultBook, parse_fault
+from .lm import ReferenceModel, get_model
+from .replay import ReplayBook
+from .wires import Context, Reply, Route, Wire, WireError, vllm
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
+    "WIRES",
     "ReferenceServer",
     "RunningServer",
     "main",
@@ -47,20 +45,19 @@ __all__ = [
 ]
 
 DEFAULT_MODEL_NAME = "sieval-reference"
-EMULATED_VLLM = "0.32.0"
-VERSION_STRING = f"sieval-reference (vllm {EMULATED_VLLM} wire)"
-_GUARDED = ("/v1", "/v2", "/inference")
+VERSION_STRING = vllm.VERSION_STRING
+WIRES: tuple[Wire, ...] = (vllm.WIRE,)
+"""The wires served, each with its own routes, auth and error envelope."""
+
 _JSON = "application/json"
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
 
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
 
 def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
     return web.Response(body=_encode(body), status=status, content_type=_JSON, headers=headers)
-
-
-def _error(exc: VllmError) -> web.Response:
-    return _json(exc.body(), status=exc.status)
 
 
 class ReferenceServer:
@@ -85,8 +82,9 @@ class ReferenceServer:
         self.model_name = model_name
         self.api_key = api_key
         self.model = model or get_model()
-        self.settings = CompletionSettings(
+        self.context = Context(
             served_model=model_name,
+            model=self.model,
             max_model_len=max_model_len,
             max_logprobs=max_logprobs,
             server_rng=random.Random(seed),
@@ -127,109 +125,71 @@ class ReferenceServer:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    # -- app ----------------------------------------------------------------------------------
+    # -- the app: every wire's routes behind auth, faults and replay ----------------------------
 
     def _build_app(self) -> web.Application:
-        app = web.Application(middlewares=[self._auth], client_max_size=64 * 1024**2)
-        app.router.add_post("/v1/completions", self._completions)
-        app.router.add_get("/v1/models", self._models)
-        app.router.add_get("/version", self._version)
-        app.router.add_get("/health", self._health)
-        app.router.add_post("/tokenize", self._tokenize)
+        app = web.Application(client_max_size=64 * 1024**2)
+        for wire in WIRES:
+            for route in wire.routes:
+                app.router.add_route(route.method, route.path, self._handler(wire, route))
         return app
 
-    @web.middleware
-    async def _auth(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        if (
-            self.api_key is not None
-            and request.path.startswith(_GUARDED)
-            and request.headers.get("Authorization", "") != f"Bearer {self.api_key}"
-        ):
-            return _json({"error": "Unauthorized"}, status=401)
-        response: web.StreamResponse = await handler(request)
-        return response
+    def _handler(self, wire: Wire, route: Route) -> Handler:
+        async def handle(request: web.Request) -> web.StreamResponse:
+            if (
+                self.api_key is not None
+                and request.path.startswith(wire.guarded)
+                and not wire.authorized(request.headers, self.api_key)
+            ):
+                status, body = wire.unauthorized
+                return _json(body, status=status)
+            fault: Fault | None = None
+            if route.method == "POST":
+                try:
+                    fault = self._active_fault(request)
+                except ValueError as exc:
+                    return _json(
+                        wire.error(400, f"sieval reference: {exc}", "BadRequestError"), 400
+                    )
+                if fault is not None and fault.mode not in BODY_MODES:
+                    early = await self._early_fault(wire, fault)
+                    if early is not None:
+                        return early
+                    if fault.mode == "delay":
+                        fault = None
+            try:
+                body = await self._read_body(wire, request) if route.method == "POST" else None
+                if self.replay is not None and route.method == "POST":
+                    return self._replayed(wire, route, body)
+                reply = route.render(body, self.context)
+            except WireError as exc:
+                return _json(exc.body(), status=exc.status)
+            if reply.events is not None:
+                return await self._stream(request, reply)
+            return await self._send(request, wire, reply, fault)
 
-    async def _health(self, request: web.Request) -> web.Response:
-        return web.Response(status=200)
+        return handle
 
-    async def _version(self, request: web.Request) -> web.Response:
-        return _json({"version": VERSION_STRING})
-
-    async def _models(self, request: web.Request) -> web.Response:
-        created = 0
-        return _json(
-            {
-                "object": "list",
-                "data": [
-                    {
-                        "id": self.model_name,
-                        "object": "model",
-                        "created": created,
-                        "owned_by": "vllm",
-                        "root": self.model_name,
-                        "parent": None,
-                        "max_model_len": self.settings.max_model_len,
-                        "permission": [
-                            {
-                                "id": "modelperm-sieval-reference",
-                                "object": "model_permission",
-                                "created": created,
-                                "allow_create_engine": False,
-                                "allow_sampling": True,
-                                "allow_logprobs": True,
-                                "allow_search_indices": False,
-                                "allow_view": True,
-                                "allow_fine_tuning": False,
-                                "organization": "*",
-                                "group": None,
-                                "is_blocking": False,
-                            }
-                        ],
-                    }
-                ],
-            }
-        )
-
-    async def _read_body(self, request: web.Request) -> dict[str, Any]:
+    async def _read_body(self, wire: Wire, request: web.Request) -> Any:
         raw = await request.read()
         try:
             body = _decode(raw)
         except msgspec.DecodeError as exc:
-            raise VllmError(
-                400,
-                "1 validation error:\n  {'type': 'json_invalid', 'loc': 'body', "
-                f"'msg': 'JSON decode error', 'ctx': {{'error': '{exc}'}}}}",
-                "Bad Request",
-                "body",
-            ) from exc
+            raise wire.bad_json(str(exc)) from exc
         if not isinstance(body, dict):
-            raise VllmError(
-                400,
-                "1 validation error:\n  {'type': 'model_attributes_type', 'loc': 'body', "
-                "'msg': 'Input should be a valid dictionary or object to extract fields from'}",
-                "Bad Request",
-                "body",
-            )
+            raise wire.bad_json(None)
         return body
 
-    async def _tokenize(self, request: web.Request) -> web.Response:
-        try:
-            body = await self._read_body(request)
-            prompt = body.get("prompt")
-            if not isinstance(prompt, str):
-                raise plain("prompt must be a string", param="prompt")
-        except VllmError as exc:
-            return _error(exc)
-        ids = self.model.tokenize(prompt, add_bos=body.get("add_special_tokens", True) is not False)
-        strs = [self.model.token_text(i) for i in ids] if body.get("return_token_strs") else None
-        return _json(
-            {
-                "count": len(ids),
-                "max_model_len": self.settings.max_model_len,
-                "tokens": ids,
-                "token_strs": strs,
-            }
-        )
+    def _replayed(self, wire: Wire, route: Route, body: Any) -> web.Response:
+        assert self.replay is not None
+        rec = self.replay.lookup(route.path, body)
+        if rec is None:
+            message = (
+                f"sieval reference replay: no recorded reply for POST {route.path} with this "
+                "body (keys are the canonical JSON of the request)"
+            )
+            return _json(wire.error(404, message, "NotFoundError"), status=404)
+        return web.Response(body=rec.body, status=rec.status, content_type=rec.content_type)
 
     def _active_fault(self, request: web.Request) -> Fault | None:
         header = request.headers.get("x-sieval-fault")
@@ -243,92 +203,21 @@ class ReferenceServer:
             return fault
         return None
 
-    async def _completions(self, request: web.Request) -> web.StreamResponse:
-        try:
-            fault = self._active_fault(request)
-        except ValueError as exc:
-            return _error(plain(f"sieval reference: {exc}", param="x-sieval-fault"))
-        if fault is not None and fault.mode not in BODY_MODES:
-            early = await self._early_fault(request, fault)
-            if early is not None:
-                return early
-            if fault.mode == "delay":
-                fault = None
-        try:
-            body = await self._read_body(request)
-        except VllmError as exc:
-            return _error(exc)
-        if self.replay is not None:
-            rec = self.replay.lookup("/v1/completions", body)
-            if rec is None:
-                return _error(
-                    plain(
-                        "sieval reference replay: no recorded reply for POST /v1/completions "
-                        "with this body (keys are the canonical JSON of the request)",
-                        status=404,
-                        err_type="NotFoundError",
-                    )
-                )
-            return web.Response(body=rec.body, status=rec.status, content_type=rec.content_type)
-        try:
-            rendered = render(body, self.settings, self.model)
-        except VllmError as exc:
-            return _error(exc)
-        if rendered.params.stream:
-            return await self._stream(request, rendered)
-        reply = complete(rendered, self.model)
-        if fault is None:
-            return _json(reply)
-        if fault.mode in BODY_MODES:
-            alter_reply(reply, fault.mode)
-            text = json.dumps(reply)  # NaN stays the bare token NaN, as Python's json writes it
-            return web.Response(text=text, content_type=_JSON)
-        data = _encode(reply)
-        if fault.mode == "truncate":  # otherwise: reset
-            return web.Response(body=data[: len(data) // 2], content_type=_JSON)
-        # reset: announce the full length, send half, abort the connection.
-        resp = web.StreamResponse(status=200, headers={"Content-Type": _JSON})
-        resp.content_length = len(data)
-        await resp.prepare(request)
-        await resp.write(data[: len(data) // 2])
-        if request.transport is not None:
-            request.transport.abort()
-        return resp
-
-    async def _early_fault(self, request: web.Request, fault: Fault) -> web.StreamResponse | None:
+    async def _early_fault(self, wire: Wire, fault: Fault) -> web.StreamResponse | None:
+        """Faults that replace the reply (429, 5xx, an HTML page) or delay it."""
         mode = fault.mode
         if mode == "429":
             retry = fault.options.get("retry-after", "1")
-            return _json(
-                {
-                    "error": {
-                        "message": "sieval reference: injected rate limit",
-                        "type": "RateLimitError",
-                        "param": None,
-                        "code": 429,
-                    }
-                },
-                status=429,
-                headers={"Retry-After": retry},
-            )
+            body = wire.error(429, "sieval reference: injected rate limit", "RateLimitError")
+            return _json(body, status=429, headers={"Retry-After": retry})
         if mode in ("500", "503"):
             status = int(mode)
             headers = {}
             if "retry-after" in fault.options:
                 headers["Retry-After"] = fault.options["retry-after"]
             kind = "InternalServerError" if status == 500 else "ServiceUnavailableError"
-            return _json(
-                {
-                    "error": {
-                        "message": f"sieval reference: injected {status}",
-                        "type": kind,
-                        "param": None,
-                        "code": status,
-                    }
-                },
-                status=status,
-                headers=headers,
-            )
+            body = wire.error(status, f"sieval reference: injected {status}", kind)
+            return _json(body, status=status, headers=headers)
         if mode == "html":
             status = int(fault.number("status", 502))
             page = (
@@ -341,15 +230,42 @@ class ReferenceServer:
             await asyncio.sleep(fault.number("seconds", 30.0))
         return None  # delay, truncate, reset: build the normal reply first
 
-    async def _stream(self, request: web.Request, rendered: Any) -> web.StreamResponse:
+    async def _send(
+        self, request: web.Request, wire: Wire, reply: Reply, fault: Fault | None
+    ) -> web.StreamResponse:
+        if reply.body is None:
+            return web.Response(status=reply.status)
+        if fault is None:
+            return _json(reply.body, status=reply.status)
+        if fault.mode in BODY_MODES and wire.alter is not None:
+            wire.alter(reply.body, fault.mode)
+            text = json.dumps(
+                reply.body
+            )  # NaN stays the bare token NaN, as Python's json writes it
+            return web.Response(text=text, status=reply.status, content_type=_JSON)
+        data = _encode(reply.body)
+        if fault.mode == "truncate":
+            return web.Response(body=data[: len(data) // 2], content_type=_JSON)
+        if fault.mode != "reset":
+            return _json(reply.body, status=reply.status)
+        # reset: announce the full length, send half, abort the connection.
+        resp = web.StreamResponse(status=200, headers={"Content-Type": _JSON})
+        resp.content_length = len(data)
+        await resp.prepare(request)
+        await resp.write(data[: len(data) // 2])
+        if request.transport is not None:
+            request.transport.abort()
+        return resp
+
+    async def _stream(self, request: web.Request, reply: Reply) -> web.StreamResponse:
         resp = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
-        parts = [
-            b"data: " + _encode(chunk) + b"\n\n" for chunk in stream_chunks(rendered, self.model)
-        ]
-        parts.append(b"data: [DONE]\n\n")
-        for part in parts:
-            await resp.write(part)
+        assert reply.events is not None
+        for event, data in reply.events:
+            head = f"event: {event}\n".encode() if event else b""
+            await resp.write(head + b"data: " + _encode(data) + b"\n\n")
+        if reply.terminator:
+            await resp.write(reply.terminator)
         await resp.write_eof()
         return resp
 

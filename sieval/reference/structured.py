@@ -22,9 +22,9 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sieval.reference.errors import plain
-from sieval.reference.lm import ReferenceModel
-from sieval.reference.tokenizer import EOS_ID
+from .envelopes import plain
+from .lm import ReferenceModel
+from .tokenizer import EOS_ID
 
 __all__ = ["Chooser", "generate_json", "schema_from_request"]
 

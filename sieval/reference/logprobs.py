@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sieval.reference.lm import ReferenceModel
+from .lm import ReferenceModel
 
 __all__ = [
     "Entry",

@@ -6,15 +6,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from sieval.reference.channels import (
+from ..lm import ReferenceModel
+from ..logprobs import (
     Entry,
     completion_logprobs,
     prompt_entries,
     prompt_logprobs_json,
     sample_entries,
 )
-from sieval.reference.completions import Rendered
-from sieval.reference.lm import ReferenceModel
+from .completions import Rendered
 
 __all__ = ["SYSTEM_FINGERPRINT", "complete", "stream_chunks"]
 

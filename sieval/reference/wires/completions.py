@@ -23,29 +23,20 @@ import random
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from sieval.reference.errors import VllmError, plain, request_validation, validation
-from sieval.reference.lm import Distribution, ReferenceModel
-from sieval.reference.structured import generate_json, schema_from_request
-from sieval.reference.tokenizer import EOS_ID
+from ..envelopes import VllmError, plain, request_validation, validation
+from ..lm import Distribution, ReferenceModel
+from ..structured import generate_json, schema_from_request
+from ..tokenizer import EOS_ID
+from . import Context
 
-__all__ = ["CompletionSettings", "Rendered", "render"]
+__all__ = ["Rendered", "render"]
 
 _INT64 = 2**63
 _MAX_STOP_STRINGS = 4
 _SAMPLING_EPS = 1e-5
-
-
-@dataclass
-class CompletionSettings:
-    """Server-wide settings the completions route reads."""
-
-    served_model: str
-    max_model_len: int = 4096
-    max_logprobs: int = 100
-    server_rng: random.Random = field(default_factory=lambda: random.Random(0))
 
 
 @dataclass
@@ -160,7 +151,7 @@ def _prompts(body: dict[str, Any], model: ReferenceModel) -> list[_Prompt]:
 
 
 def _parse(
-    body: dict[str, Any], settings: CompletionSettings, model: ReferenceModel
+    body: dict[str, Any], settings: Context, model: ReferenceModel
 ) -> tuple[_Params, list[_Prompt]]:
     # -- pydantic-level checks (model validators, field types) ------------------------------------
     stream = bool(body.get("stream"))
@@ -446,13 +437,14 @@ def _generate(
     return _Choice(out, finish, stop_reason, tok.decode(out))
 
 
-def _rng(p: _Params, settings: CompletionSettings, index: int) -> random.Random:
+def _rng(p: _Params, settings: Context, index: int) -> random.Random:
     if p.seed is None:
         return settings.server_rng
     return random.Random(p.seed * 1_000_003 + index)
 
 
-def render(body: dict[str, Any], settings: CompletionSettings, model: ReferenceModel) -> Rendered:
+def render(body: dict[str, Any], settings: Context) -> Rendered:
+    model = settings.model
     """Validate and run one request; raises :class:`VllmError` on a rejected request."""
     params, prompts = _parse(body, settings, model)
     hidden = params.echo and body.get("max_tokens") == 0

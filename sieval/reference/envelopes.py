@@ -17,29 +17,24 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["VllmError", "plain", "request_validation", "validation"]
+from .wires import WireError
+
+__all__ = ["VllmError", "plain", "request_validation", "validation", "vllm_envelope"]
 
 
-class VllmError(Exception):
+def vllm_envelope(status: int, message: str, err_type: str, param: str | None = None) -> Any:
+    """The JSON body vLLM sends for an error."""
+    return {"error": {"message": message, "type": err_type, "param": param, "code": status}}
+
+
+class VllmError(WireError):
     """An error reply to send: HTTP status plus vLLM's envelope."""
 
     def __init__(self, status: int, message: str, err_type: str, param: str | None) -> None:
-        super().__init__(message)
-        self.status = status
+        super().__init__(status, vllm_envelope(status, message, err_type, param))
         self.message = message
         self.err_type = err_type
         self.param = param
-
-    def body(self) -> dict[str, Any]:
-        """The JSON body vLLM sends."""
-        return {
-            "error": {
-                "message": self.message,
-                "type": self.err_type,
-                "param": self.param,
-                "code": self.status,
-            }
-        }
 
 
 def validation(message: str, param: str | None = None, value: Any = None) -> VllmError:
