@@ -39,7 +39,7 @@ from typing import Any
 
 import aiohttp
 
-from sieval import Model
+from sieval import Limits, Model
 from sieval.dialects.registry import get_dialect
 from sieval.dialects.table import lift, lower
 from sieval.ir.request import Request
@@ -148,7 +148,7 @@ async def run_raw(url: str, cases: list[Case], n: int, concurrency: int) -> Run:
 
 async def run_sieval(url: str, cases: list[Case], n: int, concurrency: int) -> Run:
     async with Model(
-        dialect=DIALECT, base_url=url, model_id=MODEL_ID, concurrency=concurrency
+        dialect=DIALECT, base_url=url, model_id=MODEL_ID, limits=Limits(concurrency=concurrency)
     ) as model:
 
         async def one(i: int) -> None:

@@ -45,6 +45,7 @@ def parse_path(path: str) -> tuple[Segment, ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=4096)
 def top_key(path: str) -> str:
     """The top-level body key a path writes under (``"messages"`` for ``messages[0].role``)."""
     head = parse_path(path)[0]
@@ -54,8 +55,11 @@ def top_key(path: str) -> str:
 
 def has_path(body: Mapping[str, Any], path: str) -> bool:
     """True when ``path`` exists in ``body`` (mappings by key, lists by index)."""
+    segments = parse_path(path)
+    if len(segments) == 1:
+        return path in body
     node: Any = body
-    for segment in parse_path(path):
+    for segment in segments:
         if isinstance(segment, int):
             if not isinstance(node, list) or segment >= len(node) or node[segment] is HOLE:
                 return False
@@ -77,8 +81,10 @@ class Conflict(NamedTuple):
 class Body:
     """A wire body assembled from writes; ``data`` is the body, safe to encode once complete."""
 
+    __slots__ = ("_lists", "_owned", "_writers", "data")
+
     def __init__(self, base: dict[str, Any] | None = None) -> None:
-        self.data: dict[str, Any] = dict(base or {})
+        self.data: dict[str, Any] = base if base is not None else {}
         self._owned: set[int] = {id(self.data)}
         self._writers: dict[str, str] = {}
         self._lists: dict[int, tuple[list[Any], tuple[Segment, ...]]] = {}
@@ -87,6 +93,10 @@ class Body:
     def write(self, path: str, value: Any, writer: str) -> Conflict | None:
         """Merge ``value`` at ``path``; a disagreement is returned, and nothing is written."""
         segments = parse_path(path)
+        if len(segments) == 1 and path not in self.data:  # the common case: a new top-level key
+            self.data[path] = value
+            self._writers.setdefault(path, writer)
+            return None
         node: Any = self.data
         for depth, segment in enumerate(segments[:-1]):
             child = _get(node, segment)

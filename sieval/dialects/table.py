@@ -89,32 +89,28 @@ PREFIX = ".*"
 # -- outcomes -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Write:
+class Write(msgspec.Struct, frozen=True):
     """The leaf goes to ``path`` with ``value`` (its wire evidence); ``also`` holds further
     writes it needs (``stream_options`` with ``stream``)."""
 
     path: str
     value: Any
-    also: Mapping[str, Any] = field(default_factory=dict)
+    also: dict[str, Any] = {}
 
 
-@dataclass(frozen=True, slots=True)
-class Evidence:
+class Evidence(msgspec.Struct, frozen=True):
     """The leaf is carried by what another leaf of its group wrote at ``path``."""
 
     path: str
 
 
-@dataclass(frozen=True, slots=True)
-class NoOp:
+class NoOp(msgspec.Struct, frozen=True):
     """Dropping the leaf changes nothing; ``reason`` says why."""
 
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class Refuse:
+class Refuse(msgspec.Struct, frozen=True):
     """The wire cannot honour the leaf; ``reason`` says what to do instead."""
 
     reason: str
@@ -125,8 +121,7 @@ Outcome = Write | Evidence | NoOp | Refuse
 # -- rows ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Leaf:
+class Leaf(msgspec.Struct, frozen=True):
     """What an ``Encode`` row sees: one active leaf and its value."""
 
     path: str
@@ -138,8 +133,7 @@ class Leaf:
         return self.path.rsplit(".", 1)[-1]
 
 
-@dataclass(frozen=True, slots=True)
-class GroupInput:
+class GroupInput(msgspec.Struct, frozen=True):
     """What a ``Group`` row sees: the group's value and which of its leaves are active."""
 
     value: Any
@@ -260,7 +254,7 @@ class Endpoint:
 
     def url_path(self, model_id: str, stream: bool) -> str:
         template = self.stream_path if stream and self.stream_path else self.path
-        return template.replace("{model}", quote(model_id, safe=""))
+        return _fill(template, model_id) if "{model}" in template else template
 
 
 @dataclass(frozen=True)
@@ -284,6 +278,11 @@ class Auth:
 
 
 BEARER = Auth()
+
+
+@functools.lru_cache(maxsize=256)
+def _fill(template: str, model_id: str) -> str:
+    return template.replace("{model}", quote(model_id, safe=""))
 
 
 class Framing(Protocol):
@@ -350,6 +349,8 @@ class _Compiled:
     """Top-level body keys the table writes: an option may never shadow one."""
     groups: dict[str, tuple[int, tuple[str, ...]]] = field(default_factory=dict)
     """Group row key -> (rank of its first leaf, the schema leaves it covers)."""
+    keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """schema leaf -> the top-level body keys its row may write."""
 
 
 def _covers(key: str, leaf: str) -> bool:
@@ -404,14 +405,17 @@ def _compile(dialect: Dialect) -> _Compiled:
         decoder=msgspec.json.Decoder(dialect.reply),
         owned_keys=frozenset(owned),
         groups=groups,
+        keys={
+            leaf: row.keys if isinstance(row, Field | Encode | Group) else ()
+            for leaf, (_, row) in resolved.items()
+        },
     )
 
 
 # -- lowering -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Lowered:
+class Lowered(msgspec.Struct, frozen=True):
     """A wire call decided in full: the URL path, the body, and the ledger of every leaf."""
 
     dialect: str
@@ -438,14 +442,11 @@ def _indices(ledger_leaf: str) -> tuple[int, ...]:
     return tuple(int(i) for i in _INDICES.findall(ledger_leaf)) if "[" in ledger_leaf else ()
 
 
-@dataclass
-class _Decided:
-    """One ledger entry in the making."""
-
-    leaf: str
-    outcome: Outcome
-    keys: tuple[str, ...]
-    order: tuple[int, tuple[int, ...], int]
+_Order = tuple[int, tuple[int, ...], int, str]
+_Decided = tuple[_Order, str, Outcome, tuple[str, ...]]
+"""One ledger entry in the making: (sort key, leaf, outcome, the row's body keys). The sort key
+is (rank of the row's first leaf, list indices, rank of the leaf, leaf): schema order, elements in
+their order, never the order of the rows or of the active leaves."""
 
 
 def _show(value: Any) -> str:
@@ -455,7 +456,7 @@ def _show(value: Any) -> str:
 
 def _group_value(request: Request, prefix: str) -> Any:
     node: Any = request
-    for part in prefix.split("."):
+    for part in _parts(prefix):
         if hasattr(node, part):
             node = getattr(node, part)
         else:  # a tagged variant's name, e.g. "chat" in "input.chat": the value stays
@@ -465,35 +466,39 @@ def _group_value(request: Request, prefix: str) -> Any:
     return node
 
 
+@functools.lru_cache(maxsize=64)
+def _parts(prefix: str) -> tuple[str, ...]:
+    return tuple(prefix.split("."))
+
+
 def _decide_rows(
     dialect: Dialect, request: Request, active: Mapping[str, Any]
 ) -> tuple[list[_Decided], dict[str, str]]:
     """Every active leaf's outcome, in schema order; plus ``schema leaf -> active path``."""
     comp = dialect.compiled
+    rows, rank_of = comp.rows, comp.rank
     by_schema: dict[str, str] = {}
     decided: list[_Decided] = []
     groups: dict[str, list[str]] = {}
-    for path in active:
-        schema = schema_match(path)
-        if schema is None or schema not in comp.rows:
-            decided.append(
-                _Decided(path, Refuse("no decision for this leaf"), (), (len(comp.rank), (), 0))
-            )
+    for path, value in active.items():
+        schema = path if path in rows else schema_match(path)
+        if schema is None or schema not in rows:
+            order: _Order = (len(rank_of), (), 0, path)
+            decided.append((order, path, Refuse("no decision for this leaf"), ()))
             continue
         by_schema.setdefault(schema, path)
-        key, row = comp.rows[schema]
+        key, row = rows[schema]
         if isinstance(row, Group):
             groups.setdefault(key, []).append(schema)
             continue
-        order = (comp.rank[schema], (), comp.rank[schema])
         if isinstance(row, Field):
-            outcome: Outcome = Write(row.path, _plain(active[path]))
+            outcome: Outcome = Write(row.path, _plain(value))
         elif isinstance(row, Encode):
-            outcome = row.fn(Leaf(path, active[path]))
+            outcome = row.fn(Leaf(path, value))
         else:
             outcome = row
-        keys = row.keys if isinstance(row, Field | Encode) else ()
-        decided.append(_Decided(path, outcome, keys, order))
+        rank = rank_of[schema]
+        decided.append(((rank, (), rank, path), path, outcome, comp.keys[schema]))
     for key, members in groups.items():
         row = dialect.rows[key]
         assert isinstance(row, Group)
@@ -503,24 +508,17 @@ def _decide_rows(
         covered = set()
         for leaf, outcome in outcomes.items():
             schema = _schema_of(leaf)
-            if schema not in comp.rank or comp.rows[schema][0] != key:
+            if schema not in rank_of or rows[schema][0] != key:
                 outcome = Refuse(
                     f"the {key} group decided {leaf!r}, which is not one of its leaves"
                 )
             covered.add(schema)
-            decided.append(
-                _Decided(leaf, outcome, row.keys, (first, _indices(leaf), comp.rank.get(schema, 0)))
-            )
-        for schema in sorted(set(members) - covered, key=comp.rank.__getitem__):
-            decided.append(
-                _Decided(
-                    schema,
-                    Refuse(f"the {key} group returned no decision for it: a dialect bug"),
-                    (),
-                    (first, (), comp.rank[schema]),
-                )
-            )
-    decided.sort(key=lambda d: (d.order, d.leaf))
+            order = (first, _indices(leaf), rank_of.get(schema, 0), leaf)
+            decided.append((order, leaf, outcome, row.keys))
+        for schema in set(members) - covered:
+            bug = Refuse(f"the {key} group returned no decision for it: a dialect bug")
+            decided.append(((first, (), rank_of[schema], schema), schema, bug, ()))
+    decided.sort()  # by the order key alone: it ends with the leaf, so no two are equal
     return decided, by_schema
 
 
@@ -560,26 +558,35 @@ def decide(dialect: Dialect, request: Request, model_id: str, active: Mapping[st
     endpoint = dialect.endpoint
     body = Body({endpoint.model_field: model_id} if endpoint.model_field else None)
     ledger: list[Decision] = []
+    claims: list[Decision] = []
     stream = False
-    for d in decided:
-        outcome = d.outcome
-        reason = ruled.get(_schema_of(d.leaf))
-        if reason is not None and not isinstance(outcome, Refuse):
-            outcome = Refuse(reason)
+    refused = False
+    for _, leaf, outcome, keys in decided:
+        if ruled:
+            reason = ruled.get(_schema_of(leaf))
+            if reason is not None and not isinstance(outcome, Refuse):
+                outcome = Refuse(reason)
         if isinstance(outcome, Write):
-            outcome = _merge(body, d, outcome)
-        if isinstance(outcome, Write | Evidence):
-            ledger.append(Decision(leaf=d.leaf, outcome="consumed", path=outcome.path))
-            stream = stream or d.leaf == "scheduling.stream"
+            outcome = _merge(body, leaf, keys, outcome)
+        if isinstance(outcome, Write):
+            ledger.append(Decision(leaf=leaf, outcome="consumed", path=outcome.path))
+            stream = stream or leaf == "scheduling.stream"
+        elif isinstance(outcome, Evidence):
+            decision = Decision(leaf=leaf, outcome="consumed", path=outcome.path)
+            ledger.append(decision)
+            claims.append(decision)
+            stream = stream or leaf == "scheduling.stream"
         elif isinstance(outcome, NoOp):
-            ledger.append(Decision(leaf=d.leaf, outcome="noop", reason=outcome.reason))
+            ledger.append(Decision(leaf=leaf, outcome="noop", reason=outcome.reason))
         else:
-            ledger.append(Decision(leaf=d.leaf, outcome="refused", reason=outcome.reason))
+            ledger.append(Decision(leaf=leaf, outcome="refused", reason=outcome.reason))
+            refused = True
     for leaf, when_unset in dialect.unset.items():
         if leaf in by_schema:
             continue
         if isinstance(when_unset, Demand):
             ledger.append(Decision(leaf=leaf, outcome="refused", reason=when_unset.reason))
+            refused = True
             continue
         conflict = body.write(when_unset.path, when_unset.value, leaf)
         if conflict is not None:
@@ -587,17 +594,15 @@ def decide(dialect: Dialect, request: Request, model_id: str, active: Mapping[st
                 f"its default conflicts with {conflict.other} at {conflict.path}: a dialect bug"
             )
             ledger.append(Decision(leaf=leaf, outcome="refused", reason=reason))
+            refused = True
         else:
+            shown = f"{_show(when_unset.value)}: {when_unset.reason}"
             ledger.append(
-                Decision(
-                    leaf=leaf,
-                    outcome="defaulted",
-                    path=when_unset.path,
-                    reason=f"{_show(when_unset.value)}: {when_unset.reason}",
-                )
+                Decision(leaf=leaf, outcome="defaulted", path=when_unset.path, reason=shown)
             )
-    _refuse_if_any(dialect, ledger, active)
-    _check_evidence(dialect, body, ledger, stream)
+    if refused:
+        _refuse(dialect, ledger, active)
+    _check_evidence(dialect, body, ledger, claims, stream)
     return Lowered(
         dialect=dialect.id,
         path=endpoint.url_path(model_id, stream),
@@ -610,13 +615,14 @@ def decide(dialect: Dialect, request: Request, model_id: str, active: Mapping[st
     )
 
 
-def _merge(body: Body, d: _Decided, write: Write) -> Write | Refuse:
-    writes = {write.path: write.value, **write.also}
-    stray = [p for p in writes if top_key(p) not in d.keys]
-    if stray:
-        return Refuse(f"the row writes {stray} outside its declared keys {d.keys}: a dialect bug")
-    for path, value in writes.items():
-        conflict = body.write(path, value, d.leaf)
+def _merge(body: Body, leaf: str, keys: tuple[str, ...], write: Write) -> Write | Refuse:
+    writes = [(write.path, write.value), *write.also.items()] if write.also else None
+    for path, value in writes or ((write.path, write.value),):
+        if top_key(path) not in keys:
+            return Refuse(
+                f"the row writes {path!r} outside its declared keys {keys}: a dialect bug"
+            )
+        conflict = body.write(path, value, leaf)
         if conflict is not None:
             return Refuse(
                 f"{conflict.other} already wrote {_show(conflict.existing)} to body field "
@@ -626,10 +632,8 @@ def _merge(body: Body, d: _Decided, write: Write) -> Write | Refuse:
     return write
 
 
-def _refuse_if_any(dialect: Dialect, ledger: list[Decision], active: Mapping[str, Any]) -> None:
+def _refuse(dialect: Dialect, ledger: list[Decision], active: Mapping[str, Any]) -> None:
     refused = [d for d in ledger if d.outcome == "refused"]
-    if not refused:
-        return
     first = refused[0]
     more = f" (and {len(refused) - 1} more: {', '.join(d.leaf for d in refused[1:])})"
     if first.leaf in active:
@@ -646,15 +650,18 @@ def _refuse_if_any(dialect: Dialect, ledger: list[Decision], active: Mapping[str
     )
 
 
-def _check_evidence(dialect: Dialect, body: Body, ledger: list[Decision], stream: bool) -> None:
-    """Every consumed path exists in the body; a path starting with ``/`` is carried by the URL
-    (Google streams through another path) and must be the endpoint's path for this call."""
+def _check_evidence(
+    dialect: Dialect, body: Body, ledger: list[Decision], claims: list[Decision], stream: bool
+) -> None:
+    """Every claimed path exists in the body (a write's path exists once merged); a path starting
+    with ``/`` is carried by the URL (Google streams through another path) and must be the
+    endpoint's path for this call."""
     endpoint = dialect.endpoint
     url = endpoint.stream_path if stream and endpoint.stream_path else endpoint.path
     holes = body.holes()
     missing = [
         d
-        for d in ledger
+        for d in claims
         if isinstance(d.path, str)
         and not (d.path == url if d.path.startswith("/") else has_path(body.data, d.path))
     ]
