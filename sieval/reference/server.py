@@ -2,7 +2,7 @@
 
 Each wire brings its routes (pure renderers), its auth, its error envelope and its body faults;
 this module applies them in one place: auth, then faults (set per server or by header), then
-replay, then the route. Today it speaks vLLM 0.32.0's OpenAI routes (``wires/vllm.py``).
+replay, then the route. Every module of ``wires/`` that declares a ``WIRE`` is served.
 
 In-process use::
 
@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import json
+import pkgutil
 import random
 import threading
 from collections.abc import Awaitable, Callable, Iterable
@@ -29,10 +31,11 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
+from . import wires
 from .faults import BODY_MODES, Fault, FaultBook, parse_fault
 from .lm import ReferenceModel, get_model
 from .replay import ReplayBook
-from .wires import Context, Reply, Route, Wire, WireError, vllm
+from .wires import Context, Reply, Route, Wire, WireError
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
@@ -45,8 +48,24 @@ __all__ = [
 ]
 
 DEFAULT_MODEL_NAME = "sieval-reference"
-VERSION_STRING = vllm.VERSION_STRING
-WIRES: tuple[Wire, ...] = (vllm.WIRE,)
+
+
+def _discover() -> tuple[Wire, ...]:
+    """The ``WIRE`` of every module of ``reference/wires/``: a new wire is one module."""
+    found = []
+    for info in pkgutil.iter_modules(wires.__path__):
+        module = importlib.import_module(f"{wires.__name__}.{info.name}")
+        wire = getattr(module, "WIRE", None)
+        if isinstance(wire, Wire):
+            found.append(wire)
+    routes = [(r.method, r.path) for w in found for r in w.routes]
+    clash = {r for r in routes if routes.count(r) > 1}
+    if clash:
+        raise AssertionError(f"two wires serve the same routes: {sorted(clash)}")
+    return tuple(sorted(found, key=lambda w: w.name))
+
+
+WIRES: tuple[Wire, ...] = _discover()
 """The wires served, each with its own routes, auth and error envelope."""
 
 _JSON = "application/json"
