@@ -5,15 +5,17 @@ from __future__ import annotations
 import pytest
 
 from sieval.audit.probe import cases_for, probed_dialects, run_probe
+from sieval.dialects.registry import registry
 from sieval.errors import ConfigError
 from sieval.reference import ReferenceServer
 
 
 def test_every_active_dialect_has_probe_cases() -> None:
-    assert probed_dialects() == ["openai_completions", "vllm_native"]
+    active = sorted(i for i, r in registry().items() if r.dialect is not None)
+    assert probed_dialects() == active
 
 
-@pytest.mark.parametrize("dialect", ["openai_completions", "vllm_native"])
+@pytest.mark.parametrize("dialect", probed_dialects())
 async def test_every_claim_holds_on_the_reference_server(dialect: str, tmp_path) -> None:
     async with ReferenceServer(port=0) as server:
         facts, results = await run_probe(
