@@ -110,6 +110,11 @@ class Model:
         )
         self._shown = redact_url(self.base_url, self._secrets)
 
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The strings redacted from everything this model writes or raises."""
+        return self._secrets
+
     def __repr__(self) -> str:
         return (
             f"Model(dialect={self.dialect.id!r}, base_url={self._shown!r}, "
@@ -174,6 +179,23 @@ class Model:
         except SievalError as exc:
             return replace(answered, error=self._own(exc))
         return replace(answered, response=response)
+
+    async def fetch(self, path: str, body: Any = None) -> tuple[int, Any]:
+        """A side route of the same server with this model's auth (``/tokenize``): the status
+        and the decoded JSON body (``None`` when it is not JSON). POST with a body, else GET."""
+        reply = await self._transport.send(
+            HttpRequest(
+                url=self.base_url + path,
+                method="GET" if body is None else "POST",
+                headers=self.headers,
+                body=None if body is None else msgspec.json.encode(body),
+                secrets=self._secrets,
+            )
+        )
+        try:
+            return reply.status, msgspec.json.decode(reply.body)
+        except msgspec.DecodeError:
+            return reply.status, None
 
     def _own(self, exc: SievalError) -> SievalError:
         if exc.server is None:

@@ -18,9 +18,8 @@ from typing import Any
 import msgspec
 
 from ..errors import ConfigError
-from ..runner.config import EvalConfig
+from ..runner.config import EvalConfig, results_dirname
 from ..runner.engine import RunOptions, RunResult, run_eval
-from ..runner.plan import safe_name
 from ..runner.progress import ProgressSink
 from ..runner.records import Record, read_records
 from ..tasks.base import Task
@@ -241,7 +240,7 @@ def run_parity(
         )
         runs.append(run_eval(cfg, pass_options, tasks=tasks, progress=progress))
     warm = runs.pop(0) if warmup else None
-    model_dir = safe_name(models[0].label)
+    model_dir = results_dirname(models[0].label)
     task_names = [entry["task"] for entry in runs[0].report["results"]]
     parity: list[TaskParity] = []
     for name in task_names:

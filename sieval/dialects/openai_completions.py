@@ -159,7 +159,7 @@ def read(lowered: Lowered, reply: wire.Reply[wire.Choice], check: Checker) -> Re
 
 DIALECT = Dialect(
     id=ID,
-    endpoint=Endpoint("/v1/completions"),
+    endpoint=Endpoint("/v1/completions", tokenize="/tokenize"),
     rows=ROWS,
     rules=RULES,
     channels=CHANNELS,

@@ -250,6 +250,8 @@ class Endpoint:
     """Lists the served model ids, or ``None`` when the wire has no such route."""
     health: str | None = "/health"
     version: str | None = "/version"
+    tokenize: str | None = None
+    """The server's tokenizer route (vLLM and SGLang: ``/tokenize``), read by the BOS check."""
     method: str = "POST"
 
     def url_path(self, model_id: str, stream: bool) -> str:
@@ -271,6 +273,14 @@ class Auth:
             out[self.header] = f"{self.scheme} {key}" if self.scheme else key
         return out
 
+    def with_scheme(self, name: str) -> Auth:
+        """This auth with the key sent another way (``bearer``, ``x-api-key``,
+        ``x-goog-api-key``; ``default`` keeps it), static headers kept."""
+        if name == "default":
+            return self
+        header, scheme = _SCHEMES[name]
+        return Auth(header, scheme, self.static)
+
     def describe(self) -> str:
         shown = f"{self.header}: {self.scheme + ' ' if self.scheme else ''}<key>"
         extra = "".join(f" + {name}: {value}" for name, value in self.static.items())
@@ -278,6 +288,11 @@ class Auth:
 
 
 BEARER = Auth()
+_SCHEMES = {
+    "bearer": ("Authorization", "Bearer"),
+    "x-api-key": ("x-api-key", None),
+    "x-goog-api-key": ("x-goog-api-key", None),
+}
 
 
 @functools.lru_cache(maxsize=256)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Mapping
 from typing import Any
 
@@ -11,7 +12,7 @@ from ..errors import ConfigError
 from .leaves import schema_match
 from .request import Request
 
-__all__ = ["check_default_leaf", "with_defaults"]
+__all__ = ["check_default_leaf", "check_default_value", "with_defaults"]
 
 
 def check_default_leaf(path: str, where: str = "") -> None:
@@ -23,6 +24,31 @@ def check_default_leaf(path: str, where: str = "") -> None:
             "'sampling.temperature' or 'options.min_p'",
             path=path,
         )
+
+
+def check_default_value(path: str, value: Any, where: str = "") -> None:
+    """Raise ``ConfigError`` unless ``value`` has the type of the leaf ``path`` (checked before a
+    run, so ``sampling.top_p: "high"`` never reaches a request). ``options.*`` take any value:
+    each dialect decides its own options."""
+    head, _, name = path.partition(".")
+    if head == "options" or value is None:
+        return
+    group = next(f for f in msgspec.structs.fields(Request) if f.name == head)
+    hints = typing.get_type_hints(group.default_factory().__class__)
+    expected = hints[name]
+    try:
+        msgspec.convert(value, type=expected, strict=True)
+    except msgspec.ValidationError as exc:
+        kinds = typing.get_args(expected) or (expected,)
+        shown = " or ".join(
+            getattr(t, "__name__", str(t)) for t in kinds if t is not msgspec.UnsetType
+        )
+        raise ConfigError(
+            f"{where}request default {path}={value!r} is not a valid value ({exc}); it takes "
+            f"{shown}",
+            path=path,
+            received=value,
+        ) from exc
 
 
 def with_defaults(request: Request, defaults: Mapping[str, Any]) -> Request:

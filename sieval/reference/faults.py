@@ -20,6 +20,8 @@ MODE                    effect
 ``nan``                 every non-null logprob becomes ``NaN`` (the bare JSON token, as
                         Python's ``json`` writes it)
 ``usage-off``           ``usage.prompt_tokens`` (and ``total_tokens``) is one more than the echo
+``no-bos``              text prompts are tokenized without the BOS (``/tokenize`` still adds it),
+                        as a server that drops special tokens would
 
 OPTION                  meaning
 ``times=N``             only the first N requests with the same key fail; later ones are served
@@ -52,6 +54,7 @@ MODES = frozenset(
         "topk-short",
         "nan",
         "usage-off",
+        "no-bos",
     }
 )
 #: Modes that alter a normal reply's JSON body rather than replacing it.

@@ -163,7 +163,7 @@ class ReferenceServer:
                 status, body = wire.unauthorized
                 return _json(body, status=status)
             fault: Fault | None = None
-            if route.method == "POST":
+            if route.method == "POST" and route.faults:
                 try:
                     fault = self._active_fault(request)
                 except ValueError as exc:
@@ -178,6 +178,8 @@ class ReferenceServer:
                         fault = None
             try:
                 body = await self._read_body(wire, request) if route.method == "POST" else None
+                if fault is not None and fault.mode == "no-bos" and isinstance(body, dict):
+                    body = {**body, "add_special_tokens": False}
                 if self.replay is not None and route.method == "POST":
                     return self._replayed(wire, route, body)
                 reply = route.render(body, self.context)

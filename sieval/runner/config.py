@@ -6,11 +6,14 @@ Example::
     out: results                    # where run directories are created
     models:
       - name: ref                   # label used in results/<run>/<name>/ (default: the model id)
-        endpoint: embedded          # or a base URL such as http://127.0.0.1:8000 (default embedded)
+        endpoint: embedded          # or a base URL, http://127.0.0.1:8000 (required with model:)
         model: sieval-reference     # the model id sent on the wire
         kind: completion            # completion | chat: picks the default dialect
         dialect: openai_completions # default: openai_completions (completion), openai_chat (chat)
         api_key_env: MY_KEY         # name of an env var holding the key (or api_key_file: path)
+        auth: default               # how the key is sent: default (the dialect's), bearer,
+                                    # x-api-key, x-goog-api-key
+        retries: 4                  # extra attempts after connect errors, timeouts, 429, 5xx
         concurrency_limit: 16       # requests in flight for this model
         timeout_s: 120              # per-request budget
         request_defaults:
@@ -38,10 +41,18 @@ import msgspec
 import yaml
 
 from ..errors import ConfigError
-from ..ir.defaults import check_default_leaf
+from ..ir.defaults import check_default_leaf, check_default_value
 from ..tasks.base import TaskConfig
+from ..transport.redaction import redact_url
 
-__all__ = ["EMBEDDED", "EvalConfig", "ModelConfig", "load_config", "parse_config"]
+__all__ = [
+    "EMBEDDED",
+    "EvalConfig",
+    "ModelConfig",
+    "load_config",
+    "parse_config",
+    "results_dirname",
+]
 
 EMBEDDED = "embedded"
 """The ``endpoint`` value that starts sieval's in-process reference server."""
@@ -52,13 +63,19 @@ REFERENCE_MODEL = "sieval-reference"
 DEFAULT_DIALECT = {"completion": "openai_completions", "chat": "openai_chat"}
 
 
+def results_dirname(label: str) -> str:
+    """A model label as one directory name (``google/gemma`` -> ``google_gemma``)."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", label) or "_"
+
+
 class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """One ``models:`` entry."""
 
     name: str = ""
     """The label in results paths and reports; defaults to ``model``."""
-    endpoint: str = EMBEDDED
-    """A base URL (``http://host:port``, no ``/v1``) or ``embedded`` for the reference server."""
+    endpoint: str = ""
+    """A base URL (``http://host:port``, no ``/v1``) or ``embedded`` for the reference server;
+    required with ``model``. Unset with no model: the embedded reference server (quickstart)."""
     model: str = ""
     """The model id sent on the wire; defaults to the reference server's model when embedded."""
     kind: Literal["completion", "chat"] = "completion"
@@ -71,6 +88,12 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     """Path of a file whose stripped content is the API key."""
     concurrency_limit: int = 32
     """Requests in flight at once for this model."""
+    retries: int = 4
+    """Extra attempts after a connect error, a timeout, HTTP 429 or 5xx (never another 4xx)."""
+    auth: Literal["default", "bearer", "x-api-key", "x-goog-api-key"] = "default"
+    """How the key is sent: the dialect's own scheme (``default``: Bearer on OpenAI wires,
+    ``x-api-key`` + ``anthropic-version`` on Anthropic's, ``x-goog-api-key`` on Google's), or
+    another one the endpoint needs (vLLM's ``/v1/messages`` takes only ``bearer``)."""
     request_defaults: dict[str, Any] = msgspec.field(default_factory=dict)
     """Leaf path -> value (``sampling.temperature: 0.0``), applied where a task sets nothing."""
     timeout_s: float = 600.0
@@ -115,7 +138,7 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     def identity(self) -> dict[str, Any]:
         """What of this model can change a score: no secrets, no key names, no limits."""
         return {
-            "endpoint": self.endpoint.rstrip("/"),
+            "endpoint": redact_url(self.endpoint.rstrip("/")),
             "model": self.model,
             "dialect": self.dialect_id,
             "request_defaults": dict(sorted(self.request_defaults.items())),
@@ -240,11 +263,22 @@ def _check(config: EvalConfig, source: str) -> EvalConfig:
         raise ConfigError(f"{source}: concurrency must be >= 1", path="concurrency")
     labels: set[str] = set()
     models: list[ModelConfig] = []
+    dirnames: dict[str, str] = {}
     for i, model in enumerate(config.models):
         where = f"{source}: models[{i}]"
+        if not model.endpoint:
+            if model.model:
+                raise ConfigError(
+                    f"{where}: model {model.model!r} has no endpoint; set 'endpoint:' to your "
+                    "server's base URL (e.g. http://127.0.0.1:8000), or 'endpoint: embedded' to "
+                    "evaluate sieval's built-in reference model instead",
+                    path="endpoint",
+                )
+            model = msgspec.structs.replace(model, endpoint=EMBEDDED)
         if model.endpoint != EMBEDDED and not model.endpoint.startswith(("http://", "https://")):
             raise ConfigError(
-                f"{where}: endpoint {model.endpoint!r} is neither 'embedded' nor an http(s) URL",
+                f"{where}: endpoint {redact_url(model.endpoint)!r} is neither 'embedded' nor an "
+                "http(s) URL",
                 path="endpoint",
             )
         if model.endpoint != EMBEDDED and not model.model:
@@ -260,14 +294,25 @@ def _check(config: EvalConfig, source: str) -> EvalConfig:
             raise ConfigError(f"{where}: concurrency_limit must be >= 1", path="concurrency_limit")
         if model.timeout_s <= 0:
             raise ConfigError(f"{where}: timeout_s must be > 0", path="timeout_s")
-        for leaf in model.request_defaults:
+        if model.retries < 0:
+            raise ConfigError(f"{where}: retries must be >= 0", path="retries")
+        for leaf, value in model.request_defaults.items():
             check_default_leaf(leaf, where=f"{where}: ")
+            check_default_value(leaf, value, where=f"{where}: ")
         if model.label in labels:
             raise ConfigError(
                 f"{where}: two models are named {model.label!r}; give each a distinct 'name:'",
                 path="name",
             )
         labels.add(model.label)
+        directory = results_dirname(model.label)
+        if directory in dirnames:
+            raise ConfigError(
+                f"{where}: models {dirnames[directory]!r} and {model.label!r} would share the "
+                f"results directory {directory!r} (labels are made file-safe); rename one",
+                path="name",
+            )
+        dirnames[directory] = model.label
     names: set[str] = set()
     for task in config.tasks:
         if task.name in names:

@@ -36,8 +36,10 @@ from ..ir.response import Response
 from ..model import Call, Model
 from ..tasks.base import Sample, Task
 from ..transport import Limits, Timeouts, Transport, redact_json
+from .checks import CheckResult, check_endpoint, failure, run_checks
 from .config import EMBEDDED, EvalConfig, ModelConfig
 from .identity import changed_inputs, fingerprint
+from .limits import connection_budget
 from .plan import Plan, PlannedModel, PlannedTask, plan_run, select
 from .preflight import Provenance, embedded_server, preflight
 from .progress import NullProgress, ProgressSink
@@ -69,6 +71,8 @@ class RunOptions:
     """Write ``<run>/<model>/wire.jsonl`` (every attempt, secrets redacted)."""
     run_name: str | None = None
     record_tokens: bool = False
+    preflight: bool = True
+    """Run the pre-run checks (model id, top-k, context, BOS); ``--no-preflight`` skips them."""
     """Keep every input and sampled token (text, logprob, id, top-k) in the records: the evidence
     ``sieval parity`` compares; large for long prompts, so off by default."""
 
@@ -134,7 +138,7 @@ async def arun_eval(
     plan = plan_run(
         config, data_dir=resolve_data_dir(config, options), limit=options.limit, tasks=tasks
     )
-    warnings: list[str] = []
+    warnings: list[str] = list(plan.notes)
     if options.resume is not None:
         run_dir = options.resume
         _check_resume(run_dir, plan)
@@ -144,10 +148,15 @@ async def arun_eval(
         urls: dict[str, str] = {}
         transports: dict[str, Transport] = {}
         provenance: dict[str, Provenance] = {}
+        limits: dict[str, Limits] = {}
+        checks: dict[str, list[CheckResult]] = {}
         for pm in plan.models:
             cfg = pm.config
+            url_check = check_endpoint(pm)
+            if options.preflight and url_check.outcome == "failed":
+                raise failure(pm, url_check)
             if cfg.endpoint == EMBEDDED:
-                urls[pm.label] = await stack.enter_async_context(embedded_server(cfg.model))
+                urls[pm.label] = await stack.enter_async_context(embedded_server())
             else:
                 urls[pm.label] = cfg.endpoint.rstrip("/")
             if transport_factory is not None:
@@ -156,9 +165,16 @@ async def arun_eval(
                 urls[pm.label],
                 dialect=pm.dialect,
                 api_key=pm.api_key,
+                auth=pm.auth,
                 transport=transports.get(pm.label),
                 shown=EMBEDDED if cfg.endpoint == EMBEDDED else None,
             )
+            connections, note = connection_budget(cfg, embedded=cfg.endpoint == EMBEDDED)
+            limits[pm.label] = Limits(concurrency=connections, retries=cfg.retries)
+            if note:
+                warnings.append(note)
+            if options.preflight:
+                checks[pm.label] = await _checks(pm, plan, urls[pm.label], transports, provenance)
         # every check passed: only now does the run directory come into being
         run_dir.mkdir(parents=True, exist_ok=True)
         if options.resume is None:
@@ -175,7 +191,8 @@ async def arun_eval(
                     base_url=urls[pm.label],
                     model_id=pm.config.model,
                     api_key=pm.api_key,
-                    limits=Limits(concurrency=pm.config.concurrency_limit),
+                    limits=limits[pm.label],
+                    auth=pm.auth,
                     timeouts=_timeouts(pm.config.timeout_s),
                     request_defaults=pm.config.request_defaults,
                     wire_log=(run_dir / pm.dirname / "wire.jsonl") if options.wire_log else None,
@@ -199,9 +216,36 @@ async def arun_eval(
         samples_run=engine.samples_run,
         resumed=options.resume is not None,
         warnings=warnings,
+        checks={label: [msgspec.to_builtins(c) for c in found] for label, found in checks.items()},
     )
     write_report(run_dir, report)
     return RunResult(run_dir=run_dir, report=report, warnings=warnings)
+
+
+async def _checks(
+    pm: PlannedModel,
+    plan: Plan,
+    url: str,
+    transports: Mapping[str, Transport],
+    provenance: Mapping[str, Provenance],
+) -> list[CheckResult]:
+    """The pre-run checks of one model, through a short-lived Model like the run's own."""
+    model = Model(
+        dialect=pm.dialect,
+        base_url=url,
+        model_id=pm.config.model,
+        api_key=pm.api_key,
+        limits=Limits(concurrency=2, retries=pm.config.retries),
+        auth=pm.auth,
+        timeouts=_timeouts(pm.config.timeout_s),
+        request_defaults=pm.config.request_defaults,
+        transport=transports.get(pm.label),
+    )
+    try:
+        return await run_checks(model, pm, plan.tasks, provenance[pm.label])
+    finally:
+        if pm.label not in transports:  # a shared test transport outlives the checks
+            await model.aclose()
 
 
 def _timeouts(timeout_s: float) -> Timeouts:

@@ -9,7 +9,6 @@ problem is a ``ConfigError``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,12 +17,12 @@ from typing import Any
 import msgspec
 
 from ..dialects.registry import get_dialect, registry
-from ..dialects.table import Dialect
+from ..dialects.table import Auth, Dialect
 from ..errors import ConfigError, Refused, did_you_mean
 from ..model import prepare
 from ..tasks.base import Sample, Task, TaskConfig
 from ..tasks.registry import TASKS
-from .config import EvalConfig, ModelConfig
+from .config import EvalConfig, ModelConfig, results_dirname
 from .identity import file_sha256, fingerprint, sieval_version
 from .records import SCHEMA_VERSION
 
@@ -45,12 +44,17 @@ class PlannedModel:
     api_key: str | None = field(default=None, repr=False)
 
     @property
+    def auth(self) -> Auth:
+        """How this endpoint takes the key: the dialect's scheme or the config's ``auth:``."""
+        return self.dialect.auth.with_scheme(self.config.auth)
+
+    @property
     def label(self) -> str:
         return self.config.label
 
     @property
     def dirname(self) -> str:
-        return safe_name(self.config.label)
+        return results_dirname(self.config.label)
 
 
 @dataclass(frozen=True)
@@ -73,11 +77,8 @@ class Plan:
     identity: str
     inputs: dict[str, Any]
     """What the identity hashes (secret-free), stored in ``run.json`` and ``report.json``."""
-
-
-def safe_name(label: str) -> str:
-    """A label usable as one directory name (``google/gemma`` -> ``google_gemma``)."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", label) or "_"
+    notes: list[str] = field(default_factory=list)
+    """Facts a user must know before the run (a task with fewer samples than asked for)."""
 
 
 def _pick(kind: str, wanted: Sequence[str], known: Sequence[str]) -> list[str]:
@@ -166,17 +167,24 @@ def _limited(config: TaskConfig, limit: int | None) -> TaskConfig:
     return msgspec.structs.replace(config, n=n)
 
 
-def _load(task: Task, config: TaskConfig, data_dir: Path) -> PlannedTask:
+def _load(task: Task, config: TaskConfig, data_dir: Path, notes: list[str]) -> PlannedTask:
     samples = list(task.load(data_dir, config))
     if config.n is not None:
+        if config.n > len(samples):
+            notes.append(
+                f"task {task.name!r}: n={config.n} but the dataset has {len(samples)} samples; "
+                f"all {len(samples)} are evaluated"
+            )
         samples = samples[: config.n]
-    ids = [s.id for s in samples]
-    if len(set(ids)) != len(ids):
-        dup = next(i for i in ids if ids.count(i) > 1)
-        raise ConfigError(
-            f"task {task.name!r} produced sample id {dup!r} twice; ids are the resume key",
-            path="tasks",
-        )
+    seen: set[str] = set()
+    for sample in samples:
+        if sample.id in seen:
+            raise ConfigError(
+                f"task {task.name!r} produced sample id {sample.id!r} twice; ids are the resume "
+                "key",
+                path="tasks",
+            )
+        seen.add(sample.id)
     checksums: dict[str, str] = {}
     for path in task.data_files(data_dir):
         key = str(path.relative_to(data_dir)) if path.is_relative_to(data_dir) else str(path)
@@ -201,7 +209,8 @@ def plan_run(
         PlannedModel(config=m, dialect=get_dialect(m.dialect_id), api_key=m.api_key())
         for m in config.models
     ]
-    planned = [_load(task, tc, data_dir) for task, tc in resolved]
+    notes: list[str] = []
+    planned = [_load(task, tc, data_dir, notes) for task, tc in resolved]
     for pm in models:
         for p in planned:
             _dry_lower(pm, p)
@@ -224,4 +233,5 @@ def plan_run(
         data_dir=data_dir,
         identity=fingerprint(inputs),
         inputs=inputs,
+        notes=notes,
     )

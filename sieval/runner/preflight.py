@@ -8,13 +8,14 @@ model ids are kept for provenance when the server offers them.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
 import msgspec
 
-from ..dialects.table import Dialect
+from ..dialects.table import Auth, Dialect
 from ..errors import ConfigError, ServerRejected, SievalError
 from ..transport import HttpTransport, Limits, Timeouts, Transport, get_json, redact_url
 
@@ -35,12 +36,18 @@ class Provenance(msgspec.Struct, kw_only=True):
 
 
 @contextlib.asynccontextmanager
-async def embedded_server(model_id: str) -> AsyncIterator[str]:
-    """Run sieval's reference server in this process for the block; yields its base URL."""
-    from ..reference.server import ReferenceServer  # lazy: only `endpoint: embedded` needs it
+async def embedded_server() -> AsyncIterator[str]:
+    """Run sieval's reference server for the block, on its own thread and event loop (so its
+    work is never charged to the client's loop); yields its base URL. It serves only its own
+    model id, so a config naming another model fails the model check instead of silently
+    evaluating the reference model under that name."""
+    from ..reference.server import start_in_thread  # lazy: only `endpoint: embedded` needs it
 
-    async with ReferenceServer(port=0, model_name=model_id) as server:
+    server = await asyncio.to_thread(start_in_thread, port=0)
+    try:
         yield server.url
+    finally:
+        await asyncio.to_thread(server.stop)
 
 
 async def preflight(
@@ -48,6 +55,7 @@ async def preflight(
     *,
     dialect: Dialect,
     api_key: str | None,
+    auth: Auth | None = None,
     transport: Transport | None = None,
     shown: str | None = None,
 ) -> Provenance:
@@ -57,7 +65,7 @@ async def preflight(
         timeouts=PREFLIGHT_TIMEOUTS, limits=Limits(concurrency=2, retries=0)
     )
     secrets = (api_key,) if api_key else ()
-    headers = dialect.auth.headers(api_key)
+    headers = (auth or dialect.auth).headers(api_key)
     name = shown or redact_url(base_url, secrets)
     base = base_url.rstrip("/")
     routes = dialect.endpoint

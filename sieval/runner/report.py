@@ -48,6 +48,7 @@ def build_report(
     samples_run: int,
     resumed: bool,
     warnings: list[str],
+    checks: dict[str, list[dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     results = []
     for pm in plan.models:
@@ -129,6 +130,7 @@ def build_report(
             "samples_run": samples_run,
         },
         "warnings": warnings,
+        "preflight": checks if checks is not None else {},
     }
 
 

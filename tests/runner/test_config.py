@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from sieval.errors import ConfigError
@@ -140,6 +141,26 @@ def test_api_key_from_env_and_file(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         ("models: [{}, {}]\ntasks: [{name: t}]", "two models are named"),
         ("models: [{}]\ntasks: [{name: t}, {name: t}]", "listed twice"),
         ("models: [{}]\ntasks: [{name: t, n: 0}]", "n must be >= 1"),
+        # a model id without an endpoint once evaluated the reference model under that name
+        (
+            "models: [{model: meta-llama/Llama-3.1-8B}]\ntasks: [{name: t}]",
+            "model 'meta-llama/Llama-3.1-8B' has no endpoint; set 'endpoint:'",
+        ),
+        # two labels that share one results directory once mixed their records
+        (
+            "models: [{name: team/ref}, {name: team_ref}]\ntasks: [{name: t}]",
+            "would share the results directory 'team_ref'",
+        ),
+        (
+            "models: [{request_defaults: {sampling.top_p: high}}]\ntasks: [{name: t}]",
+            "sampling.top_p='high' is not a valid value",
+        ),
+        (
+            "models: [{request_defaults: {sampling: {seed: [1, 2]}}}]\ntasks: [{name: t}]",
+            "sampling.seed=[1, 2] is not a valid value",
+        ),
+        ("models: [{retries: -1}]\ntasks: [{name: t}]", "retries must be >= 0"),
+        ("models: [{auth: basic}]\ntasks: [{name: t}]", "auth"),
     ],
 )
 def test_invalid_configs(text: str, needle: str) -> None:
@@ -154,3 +175,29 @@ def test_load_config_reads_a_file_and_names_a_missing_one(tmp_path: Path) -> Non
     assert load_config(path).models[0].label == "local"
     with pytest.raises(ConfigError, match="cannot read config"):
         load_config(tmp_path / "nope.yaml")
+
+
+def test_a_password_in_the_endpoint_never_enters_the_identity() -> None:
+    config = parse_config(
+        "models: [{endpoint: 'http://user:SECRET-pw@host:8000', model: m}]\ntasks: [{name: t}]"
+    )
+    identity = config.models[0].identity()
+    assert "SECRET-pw" not in str(identity) and identity["endpoint"].startswith("http://user:")
+
+
+def test_the_quickstart_form_is_the_embedded_server() -> None:
+    model = parse_config("models: [{name: ref}]\ntasks: [{name: t}]").models[0]
+    assert model.endpoint == EMBEDDED and model.model == REFERENCE_MODEL
+
+
+def test_auth_is_chosen_per_endpoint() -> None:
+    from sieval.dialects.registry import get_dialect
+    from sieval.runner.plan import PlannedModel
+
+    config = parse_config(
+        "models: [{endpoint: 'http://h', model: m, auth: x-api-key}]\ntasks: [{name: t}]"
+    )
+    planned = PlannedModel(config.models[0], get_dialect("openai_completions"), api_key="k-123")
+    assert planned.auth.headers("k-123") == {"x-api-key": "k-123"}
+    default = msgspec.structs.replace(config.models[0], auth="default")
+    assert PlannedModel(default, planned.dialect).auth.headers("k") == {"Authorization": "Bearer k"}

@@ -42,6 +42,7 @@ def data_dir(tmp_path: Path) -> Path:
 
 def options(tmp_path: Path, data_dir: Path, **kw: Any) -> RunOptions:
     kw.setdefault("out", tmp_path / "results")
+    kw.setdefault("preflight", False)  # these tests count requests; tests/runner/test_checks.py
     return RunOptions(data_dir=data_dir, **kw)
 
 
@@ -190,7 +191,7 @@ async def test_limit_selection_and_data_dir_env(
     monkeypatch.setenv("SIEVAL_DATA_DIR", str(data_dir))
     result = await arun_eval(
         make_config(),
-        RunOptions(out=tmp_path / "out", limit=2, models=["m"], tasks=["fake_qa"]),
+        RunOptions(out=tmp_path / "out", limit=2, models=["m"], tasks=["fake_qa"], preflight=False),
         tasks={"fake_qa": FakeTask()},
         transport_factory=lambda cfg: fake_transport(),
     )
@@ -199,7 +200,7 @@ async def test_limit_selection_and_data_dir_env(
     # a second unnamed run in the same second gets its own directory
     again = await arun_eval(
         make_config(),
-        RunOptions(out=tmp_path / "out", limit=2),
+        RunOptions(out=tmp_path / "out", limit=2, preflight=False),
         tasks={"fake_qa": FakeTask()},
         transport_factory=lambda cfg: fake_transport(),
     )
@@ -207,7 +208,7 @@ async def test_limit_selection_and_data_dir_env(
     with pytest.raises(ConfigError, match="already exists"):
         await arun_eval(
             make_config(),
-            RunOptions(out=tmp_path / "out", run_name=result.run_dir.name),
+            RunOptions(out=tmp_path / "out", run_name=result.run_dir.name, preflight=False),
             tasks={"fake_qa": FakeTask()},
         )
 

@@ -52,3 +52,31 @@ async def test_api_key_never_written(
     out, err = capsys.readouterr()
     assert KEY not in out + err + caplog.text
     assert KEY not in repr(result) and "SIEVAL_TEST_KEY" not in str(result.report["run"])
+
+
+async def test_a_password_in_the_endpoint_url_is_never_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    password = "pw-SECRET-9876543210"
+    data = tmp_path / "data"
+    write_data(data, ["aa", "bb"])
+    async with serve() as url:
+        with_password = url.replace("http://", f"http://user:{password}@")
+        config = parse_config(
+            f"models:\n  - {{name: m, endpoint: '{with_password}', model: fake-model}}\n"
+            "tasks: [{name: fake_qa}]"
+        )
+        result = await arun_eval(
+            config,
+            RunOptions(out=tmp_path / "results", data_dir=data, wire_log=True),
+            tasks={"fake_qa": FakeTask()},
+            progress=PlainProgress(interval_s=0.0),
+        )
+    assert result.exit_code == 0
+    files = [p for p in result.run_dir.rglob("*") if p.is_file()]
+    assert {p.name for p in files} >= {"run.json", "report.json", "records.jsonl"}
+    for path in files:
+        assert password not in path.read_text(), path
+    assert "user:[REDACTED]@" in (result.run_dir / "run.json").read_text()
+    out, err = capsys.readouterr()
+    assert password not in out + err + repr(result)

@@ -61,6 +61,8 @@ class Route:
     path: str
     render: Render
     """``body`` is the decoded JSON object of a POST, ``None`` for a GET."""
+    faults: bool = True
+    """Whether injected faults apply (a model route); off for side routes such as tokenize."""
 
 
 @dataclass(frozen=True)

@@ -151,7 +151,7 @@ WIRE = Wire(
         Route("GET", "/v1/models", _models),
         Route("GET", "/version", _version),
         Route("GET", "/health", _health),
-        Route("POST", "/tokenize", _tokenize),
+        Route("POST", "/tokenize", _tokenize, faults=False),
     ),
     error=lambda status, message, kind: vllm_envelope(status, message, kind),
     bad_json=_bad_json,

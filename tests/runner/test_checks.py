@@ -1,0 +1,112 @@
+"""Pre-run checks against the reference server with the matching fault switched on: each stops
+the run before the first sample (no run directory), names the fix, and can be skipped."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from sieval.errors import ConfigError
+from sieval.reference import ReferenceServer
+from sieval.runner import RunOptions, arun_eval
+from sieval.runner.config import parse_config
+from sieval.runner.limits import connection_budget
+
+DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
+
+
+def config(endpoint: str, model: str = "sieval-reference", tasks: str = "") -> object:
+    tasks = tasks or "[{name: arc_easy_kshot_ppl, n: 2, num_fewshot: 1}]"
+    return parse_config(
+        f"models: [{{name: m, endpoint: '{endpoint}', model: '{model}', concurrency_limit: 2}}]\n"
+        f"tasks: {tasks}"
+    )
+
+
+async def run(tmp_path: Path, cfg: object, **kw: object):
+    return await arun_eval(cfg, RunOptions(out=tmp_path / "out", data_dir=DATA, **kw))  # type: ignore[arg-type]
+
+
+async def test_passing_checks_are_recorded_in_the_report(tmp_path: Path) -> None:
+    tasks = (
+        "[{name: arc_easy_kshot_ppl, n: 2, num_fewshot: 1},"
+        " {name: mmlu_kshot_clp, n: 2, num_fewshot: 1}]"
+    )
+    async with ReferenceServer() as server:
+        result = await run(tmp_path, config(server.url, tasks=tasks))
+    checks = result.report["preflight"]["m"]
+    outcomes = {(c["check"], c.get("task")): c["outcome"] for c in checks}
+    assert outcomes[("endpoint", None)] == "passed" and outcomes[("model", None)] == "passed"
+    assert outcomes[("bos", "arc_easy_kshot_ppl")] == "passed"
+    assert outcomes[("top_k", "mmlu_kshot_clp")] == "passed"
+    assert outcomes[("context", "arc_easy_kshot_ppl")] == "passed"
+
+
+async def test_a_model_the_server_does_not_serve_fails_before_the_run(tmp_path: Path) -> None:
+    async with ReferenceServer() as server:
+        with pytest.raises(
+            ConfigError, match="does not serve model 'llama'; it serves sieval-reference"
+        ):
+            await run(tmp_path, config(server.url, model="llama"))
+    assert not (tmp_path / "out").exists()
+
+
+async def test_the_embedded_server_answers_only_to_its_own_model(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not serve model 'meta-llama/x'"):
+        await run(tmp_path, config("embedded", model="meta-llama/x"))
+
+
+async def test_an_endpoint_ending_in_v1_gets_the_fix(tmp_path: Path) -> None:
+    async with ReferenceServer() as server:
+        with pytest.raises(ConfigError, match=r"ends in /v1.*set endpoint: http://127\.0\.0\.1"):
+            await run(tmp_path, config(server.url + "/v1"))
+
+
+async def test_a_top_k_above_the_servers_cap_fails_once_before_the_run(tmp_path: Path) -> None:
+    tasks = "[{name: mmlu_kshot_clp, n: 3, num_fewshot: 1}]"
+    async with ReferenceServer(max_logprobs=20) as server:
+        with pytest.raises(ConfigError, match=r"top-k 100.*max allowed: 20.*--max-logprobs"):
+            await run(tmp_path, config(server.url, tasks=tasks))
+    assert not (tmp_path / "out").exists()
+
+
+async def test_a_prompt_longer_than_the_context_fails_before_the_run(tmp_path: Path) -> None:
+    tasks = "[{name: arc_easy_kshot_ppl, n: 2, num_fewshot: 5}]"
+    async with ReferenceServer(max_model_len=200) as server:
+        with pytest.raises(ConfigError, match=r"longest prompt .* does not fit.*lower num_fewshot"):
+            await run(tmp_path, config(server.url, tasks=tasks))
+
+
+async def test_a_missing_bos_fails_and_no_preflight_skips_it(tmp_path: Path) -> None:
+    async with ReferenceServer(faults="no-bos") as server:
+        with pytest.raises(ConfigError, match=r"first scored token .* not the BOS .*'<bos>', id 2"):
+            await run(tmp_path, config(server.url))
+        result = await run(tmp_path, config(server.url), preflight=False)
+    assert result.report["preflight"] == {} and result.exit_code == 0
+    first = msgspec.json.decode(
+        (result.run_dir / "m" / "arc_easy_kshot_ppl" / "records.jsonl").read_bytes().split(b"\n")[0]
+    )
+    assert first["status"] == "ok"  # scored, without the BOS: exactly what the check prevents
+
+
+def test_the_connection_budget_stays_below_the_open_file_limit() -> None:
+    model = parse_config("models: [{concurrency_limit: 1000}]\ntasks: [{name: t}]").models[0]
+    connections, note = connection_budget(model, embedded=True, limit=1024)
+    assert connections == (1024 - 64) // 2 == 480
+    assert note is not None and "1000" in note and "480 connections" in note
+    assert connection_budget(model, embedded=False, limit=4096) == (1000, None)
+
+
+async def test_n_above_the_dataset_size_is_said(tmp_path: Path) -> None:
+    from runner.fakes import FakeTask, write_data  # the fake task reads one word per sample
+
+    data = tmp_path / "data"
+    write_data(data, ["aa", "bb"])
+    cfg = parse_config("models: [{name: ref}]\ntasks: [{name: fake_qa, n: 50}]")
+    result = await arun_eval(
+        cfg, RunOptions(out=tmp_path / "out", data_dir=data), tasks={"fake_qa": FakeTask()}
+    )
+    assert any("n=50 but the dataset has 2 samples" in w for w in result.warnings)

@@ -1,0 +1,46 @@
+"""A concurrency above the open-file limit runs at the limit, says so once, and storms nothing."""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
+
+
+def _cap_open_files() -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))  # soft = hard: it cannot be raised
+
+
+def test_concurrency_1000_under_ulimit_1024_on_the_embedded_server(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "concurrency: 2000\nmodels: [{name: ref, concurrency_limit: 1000}]\n"
+        "tasks: [{name: arc_easy_kshot_ppl, n: 120, num_fewshot: 0}]\n"
+    )
+    cli = "import sys; from sieval.cli.main import main; sys.argv[0] = 'sieval'; main()"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            cli,
+            "eval",
+            str(config),
+            "--data-dir",
+            str(DATA),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=_cap_open_files,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Too many open files" not in done.stderr + done.stdout
+    assert done.stderr.count("concurrency_limit 1000 is more connections") == 1
+    assert "480 connections" in done.stderr
+    assert len(done.stderr) < 20_000  # no traceback storm
