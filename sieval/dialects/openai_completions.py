@@ -77,6 +77,10 @@ ROWS: dict[str, Row] = {
     "sampling.max_tokens": Field("max_tokens"),
     "scoring.*": Group(_scoring, ("echo", "logprobs"), "echo + logprobs (one count for both)"),
     "scoring.token_ids": Refuse(f"{_VLLM_ONLY} (return_token_ids)"),
+    "scoring.candidate_token_ids": Refuse(
+        "OpenAI's completions wire cannot score chosen token ids; use sglang_native "
+        "(token_ids_logprob), or a top-k that holds the candidates"
+    ),
     "structured_output.*": _NO_STRUCTURED,
     "reasoning.*": Refuse("this wire has no reasoning controls or output; use a chat dialect"),
     "tools.*": Refuse("this wire has no tools; use openai_chat"),

@@ -40,6 +40,7 @@ CAPABILITIES: dict[str, tuple[str, ...]] = {
     "sampled_logprobs": ("scoring.sampled_logprobs",),
     "sampled_top_k": ("scoring.sampled_top_k",),
     "token_ids": ("scoring.token_ids",),
+    "candidate_scoring": ("scoring.candidate_token_ids",),
     "structured_output": ("structured_output.*",),
     "reasoning": ("reasoning.*",),
     "function_tools": ("tools.*",),

@@ -81,6 +81,15 @@ _CHANNEL_LIST = (
         "token ids of sampled tokens (and of input tokens when they are scored)",
     ),
     Channel(
+        "candidates",
+        "scoring.candidate_token_ids",
+        _every_choice(
+            lambda c: isinstance(c.tokens, tuple)
+            and all(t.candidates is not UNSET for t in c.tokens)
+        ),
+        "log-probabilities of requested candidate token ids at each sampled position, per choice",
+    ),
+    Channel(
         "structured_output",
         "structured_output.format",
         _every_choice(lambda c: c.structured_output is not UNSET),

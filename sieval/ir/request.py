@@ -126,6 +126,9 @@ class Scoring(IRStruct, frozen=True):
     """Alternatives per sampled position; needs ``sampled_logprobs``."""
     token_ids: bool = False
     """Fill token ids on input and sampled tokens and on top-k entries."""
+    candidate_token_ids: tuple[int, ...] = ()
+    """Token ids whose log-probabilities are returned at every sampled position, whatever their
+    rank (choice scoring that needs no top-k: the four letters of a multiple-choice answer)."""
 
 
 class StructuredOutput(IRStruct, frozen=True):

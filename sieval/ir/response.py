@@ -48,6 +48,9 @@ class Token(IRStruct, frozen=True):
     """The top-k alternatives, most likely first; the scored token is marked by ``scored_rank``."""
     scored_rank: int | UnsetType = UNSET
     """Index in ``top`` of this token, or -1 when it is not among the top-k."""
+    candidates: tuple[TopEntry, ...] | UnsetType = UNSET
+    """The requested candidate ids' logprobs at this position (``scoring.candidate_token_ids``),
+    in the order asked."""
 
 
 class StructuredValue(IRStruct, frozen=True):

@@ -39,6 +39,12 @@ def validate(request: Request) -> None:
         raise _refuse("scoring.sampled_top_k", c.sampled_top_k, "must be >= 0")
     if c.input_top_k and not c.input_logprobs:
         raise _refuse("scoring.input_top_k", c.input_top_k, "needs scoring.input_logprobs=true")
+    if c.candidate_token_ids and not c.sampled_logprobs:
+        raise _refuse(
+            "scoring.candidate_token_ids",
+            c.candidate_token_ids,
+            "needs scoring.sampled_logprobs=true",
+        )
     if c.sampled_top_k and not c.sampled_logprobs:
         raise _refuse(
             "scoring.sampled_top_k", c.sampled_top_k, "needs scoring.sampled_logprobs=true"
