@@ -35,6 +35,7 @@ import difflib
 import os
 import re
 from pathlib import Path
+from urllib.parse import urlsplit
 from typing import Any, Literal
 
 import msgspec
@@ -51,6 +52,7 @@ __all__ = [
     "ModelConfig",
     "load_config",
     "parse_config",
+    "provider_key",
     "results_dirname",
 ]
 
@@ -61,6 +63,22 @@ REFERENCE_MODEL = "sieval-reference"
 """The model id the embedded reference server serves (``reference.server.DEFAULT_MODEL_NAME``)."""
 
 DEFAULT_DIALECT = {"completion": "openai_completions", "chat": "openai_chat"}
+
+
+PROVIDER_KEYS = {
+    "api.openai.com": "OPENAI_API_KEY",
+    "api.anthropic.com": "ANTHROPIC_API_KEY",
+    "generativelanguage.googleapis.com": "GEMINI_API_KEY",
+}
+"""A provider's conventional key variable, read only for that provider's own host."""
+
+
+def provider_key(endpoint: str) -> str | None:
+    """The conventional key for ``endpoint``'s host (``OPENAI_API_KEY`` for api.openai.com),
+    else None: a key is never sent to a host it was not meant for."""
+    host = (urlsplit(endpoint).hostname or "").lower()
+    name = PROVIDER_KEYS.get(host)
+    return os.environ.get(name) or None if name else None
 
 
 def results_dirname(label: str) -> str:
@@ -133,7 +151,7 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
                     path="api_key_file",
                 )
             return value
-        return None
+        return provider_key(self.endpoint)
 
     def identity(self) -> dict[str, Any]:
         """What of this model can change a score: no secrets, no key names, no limits."""

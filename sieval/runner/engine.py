@@ -38,13 +38,13 @@ from ..tasks.base import Sample, Task
 from ..transport import Limits, Timeouts, Transport, redact_json
 from .checks import CheckResult, check_endpoint, failure, run_checks
 from .config import EMBEDDED, EvalConfig, ModelConfig
-from .identity import changed_inputs, fingerprint
 from .limits import connection_budget
 from .plan import Plan, PlannedModel, PlannedTask, plan_run, select
 from .preflight import Provenance, embedded_server, preflight
 from .progress import NullProgress, ProgressSink
 from .records import SCHEMA_VERSION, Record, RecordWriter, RequestRecord, read_records
-from .report import build_report, write_report
+from .report import build_report, load_report, write_report
+from .rundir import check_resume, new_run_dir, write_run_json
 
 __all__ = ["RunOptions", "RunResult", "arun_eval", "run_eval"]
 
@@ -71,10 +71,15 @@ class RunOptions:
     """Write ``<run>/<model>/wire.jsonl`` (every attempt, secrets redacted)."""
     run_name: str | None = None
     record_tokens: bool = False
-    preflight: bool = True
-    """Run the pre-run checks (model id, top-k, context, BOS); ``--no-preflight`` skips them."""
     """Keep every input and sampled token (text, logprob, id, top-k) in the records: the evidence
     ``sieval parity`` compares; large for long prompts, so off by default."""
+    preflight: bool = True
+    """Run the pre-run checks (model id, top-k, context, BOS); ``--no-preflight`` skips them."""
+    max_failures: float | None = None
+    """Stop a run failing wholesale: more than N failed samples (N >= 1), or more than this
+    fraction of the samples run so far (a value below 1, counted once 20 samples are done)."""
+    on_run_dir: Callable[[Path], None] | None = None
+    """Called with the run directory once it exists (the CLI prints how to resume on Ctrl-C)."""
 
 
 @dataclass
@@ -82,6 +87,8 @@ class RunResult:
     run_dir: Path
     report: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
+    stopped: str | None = None
+    """Why the run stopped before its last sample (``--max-failures``), else None."""
 
     @property
     def failed(self) -> int:
@@ -89,8 +96,8 @@ class RunResult:
 
     @property
     def exit_code(self) -> int:
-        """0 when every sample was scored, 1 when the run finished with failed samples."""
-        return 1 if self.failed else 0
+        """0 when every sample was scored, 1 when samples failed or the run was stopped."""
+        return 1 if self.failed or self.stopped else 0
 
 
 def run_eval(
@@ -132,18 +139,24 @@ async def arun_eval(
 ) -> RunResult:
     """Check everything (``ConfigError`` before any directory is made), then run and report."""
     options = options or RunOptions()
-    config = select(config, options.models, options.tasks)
     if options.concurrency is not None and options.concurrency < 1:
         raise ConfigError("--concurrency must be >= 1", path="concurrency")
+    if options.max_failures is not None and options.max_failures <= 0:
+        raise ConfigError("--max-failures must be > 0", path="max_failures")
+    full = config
+    selected = select(config, options.models, options.tasks)
+    # a resume plans (and reports) the whole run and runs only the selected (model, task) units
+    config = full if options.resume is not None else selected
+    run_only = {(m.label, t.name) for m in selected.models for t in selected.tasks}
     plan = plan_run(
         config, data_dir=resolve_data_dir(config, options), limit=options.limit, tasks=tasks
     )
     warnings: list[str] = list(plan.notes)
     if options.resume is not None:
         run_dir = options.resume
-        _check_resume(run_dir, plan)
+        check_resume(run_dir, plan.identity, plan.inputs)
     else:
-        run_dir = _new_run_dir(Path(options.out or config.out), options.run_name, plan.identity)
+        run_dir = new_run_dir(Path(options.out or config.out), options.run_name, plan.identity)
     async with contextlib.AsyncExitStack() as stack:
         urls: dict[str, str] = {}
         transports: dict[str, Transport] = {}
@@ -178,10 +191,20 @@ async def arun_eval(
         # every check passed: only now does the run directory come into being
         run_dir.mkdir(parents=True, exist_ok=True)
         if options.resume is None:
-            _write_json(run_dir / "run.json", _run_json(plan))
+            write_run_json(run_dir, plan.identity, plan.inputs, full)
+        if options.on_run_dir is not None:
+            options.on_run_dir(run_dir)
         global_cap = asyncio.Semaphore(options.concurrency or config.concurrency)
         sink = progress or NullProgress()
-        engine = _Engine(plan, run_dir, global_cap, sink, record_tokens=options.record_tokens)
+        engine = _Engine(
+            plan,
+            run_dir,
+            global_cap,
+            sink,
+            record_tokens=options.record_tokens,
+            max_failures=options.max_failures,
+            run_only=run_only,
+        )
         started = time.time()
         t0 = time.perf_counter()
         try:
@@ -217,9 +240,19 @@ async def arun_eval(
         resumed=options.resume is not None,
         warnings=warnings,
         checks={label: [msgspec.to_builtins(c) for c in found] for label, found in checks.items()},
+        previous=_previous_report(run_dir) if options.resume is not None else None,
     )
+    if engine.stopped:
+        report["stopped"] = engine.stopped
     write_report(run_dir, report)
-    return RunResult(run_dir=run_dir, report=report, warnings=warnings)
+    return RunResult(run_dir=run_dir, report=report, warnings=warnings, stopped=engine.stopped)
+
+
+def _previous_report(run_dir: Path) -> dict[str, Any] | None:
+    try:
+        return load_report(run_dir)
+    except ConfigError:
+        return None
 
 
 async def _checks(
@@ -250,64 +283,6 @@ async def _checks(
 
 def _timeouts(timeout_s: float) -> Timeouts:
     return Timeouts(total=timeout_s, connect=min(10.0, timeout_s), read=min(300.0, timeout_s))
-
-
-def _run_json(plan: Plan) -> dict[str, Any]:
-    return {
-        "identity": plan.identity,
-        "inputs": plan.inputs,
-        "created": time.time(),
-        "records_schema_version": SCHEMA_VERSION,
-    }
-
-
-def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n")
-    os.replace(tmp, path)
-
-
-def _new_run_dir(out: Path, name: str | None, identity: str) -> Path:
-    if name:
-        path = out / name
-        if path.exists():
-            raise ConfigError(
-                f"run directory {str(path)!r} already exists; use --resume {path} to complete it",
-                path="out",
-            )
-        return path
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    base = f"{stamp}-{identity.removeprefix('sha256:')[:8]}"
-    path, i = out / base, 1
-    while path.exists():
-        i += 1
-        path = out / f"{base}-{i}"
-    return path
-
-
-def _check_resume(run_dir: Path, plan: Plan) -> None:
-    meta = run_dir / "run.json"
-    if not meta.is_file():
-        raise ConfigError(
-            f"{str(run_dir)!r} is not a sieval run directory (no run.json); pass the directory "
-            "an earlier 'sieval eval' printed",
-            path="resume",
-        )
-    try:
-        stored = msgspec.json.decode(meta.read_bytes())
-        old_identity, old_inputs = stored["identity"], stored["inputs"]
-    except (msgspec.DecodeError, KeyError, TypeError) as exc:
-        raise ConfigError(f"{meta}: unreadable run metadata ({exc})", path="resume") from exc
-    if old_identity == plan.identity:
-        return
-    changes = changed_inputs(old_inputs, plan.inputs)
-    if not changes and fingerprint(old_inputs) != old_identity:
-        changes = ["run.json was edited: its identity does not match its inputs"]
-    raise ConfigError(
-        f"cannot resume {str(run_dir)!r}: the run identity changed ({old_identity[:15]}... -> "
-        f"{plan.identity[:15]}...); changed inputs: " + "; ".join(changes or ["(unknown)"]),
-        path="resume",
-    )
 
 
 @dataclass
@@ -346,8 +321,14 @@ class _Engine:
         sink: ProgressSink,
         *,
         record_tokens: bool = False,
+        max_failures: float | None = None,
+        run_only: set[tuple[str, str]] | None = None,
     ) -> None:
         self.record_tokens = record_tokens
+        self.max_failures = max_failures
+        self.run_only = run_only
+        self.failed = 0
+        self.stopped: str | None = None
         self.plan = plan
         self.run_dir = run_dir
         self.global_cap = global_cap
@@ -371,6 +352,8 @@ class _Engine:
                     )
                 done = {i for i, r in seen.records.items() if r.status == "ok"}
                 todo = [s for s in pt.samples if s.id not in done]
+                if self.run_only is not None and (label, pt.name) not in self.run_only:
+                    todo = []  # a resume of a subset: this unit is reported, not run
                 unit = _Unit(runtime, pt, RecordWriter(path), todo)
                 self.units.append(unit)
                 self.sink.start(unit.key, len(pt.samples), len(pt.samples) - len(todo))
@@ -388,6 +371,8 @@ class _Engine:
         pending: set[asyncio.Task[None]] = set()
         try:
             for sample in unit.todo:
+                if self.stopped:
+                    break
                 if len(pending) >= limit:
                     done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
                     for finished in done:
@@ -400,6 +385,20 @@ class _Engine:
         finally:
             for task in pending:
                 task.cancel()
+
+    def _maybe_stop(self) -> None:
+        """``--max-failures``: a count (>= 1) or a fraction of the samples run (after 20)."""
+        limit = self.max_failures
+        if limit is None or self.stopped:
+            return
+        if limit >= 1:
+            over = self.failed > limit
+            what = f"more than {int(limit)} samples failed"
+        else:
+            over = self.samples_run >= 20 and self.failed / self.samples_run > limit
+            what = f"{self.failed} of {self.samples_run} samples failed (over {limit:.0%})"
+        if over:
+            self.stopped = f"stopped early (--max-failures): {what}"
 
     async def _call(self, runtime: _Runtime, request: Request) -> Call:
         async with runtime.slots, self.global_cap:
@@ -453,6 +452,9 @@ class _Engine:
         )
         unit.writer.write(record)
         self.samples_run += 1
+        if record.status != "ok":
+            self.failed += 1
+            self._maybe_stop()
         self.sink.advance(unit.key, record.status == "ok")
 
 

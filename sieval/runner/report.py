@@ -49,7 +49,10 @@ def build_report(
     resumed: bool,
     warnings: list[str],
     checks: dict[str, list[dict[str, Any]]] | None = None,
+    previous: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The report of a run; ``previous`` is the report a resumed run had, whose timings are kept:
+    a resume adds a session, it never erases the ones before it."""
     results = []
     for pm in plan.models:
         prov = provenance.get(pm.label)
@@ -122,15 +125,37 @@ def build_report(
         },
         "denominator": DENOMINATOR,
         "results": results,
-        "timings": {
-            "started": started,
-            "wall_s": wall_s,
-            "requests": requests,
-            "requests_per_s": requests / wall_s if wall_s > 0 else 0.0,
-            "samples_run": samples_run,
-        },
+        "timings": _timings(
+            {
+                "started": started,
+                "wall_s": wall_s,
+                "requests": requests,
+                "requests_per_s": requests / wall_s if wall_s > 0 else 0.0,
+                "samples_run": samples_run,
+            },
+            (previous or {}).get("timings"),
+        ),
         "warnings": warnings,
         "preflight": checks if checks is not None else {},
+    }
+
+
+def _timings(session: dict[str, Any], before: Any) -> dict[str, Any]:
+    """Totals over every session of the run, and the sessions themselves."""
+    sessions: list[dict[str, Any]] = []
+    if isinstance(before, dict):
+        old = before.get("sessions")
+        sessions = list(old) if isinstance(old, list) else [{k: v for k, v in before.items()}]
+    sessions.append(session)
+    wall = sum(float(x.get("wall_s", 0.0)) for x in sessions)
+    requests = sum(int(x.get("requests", 0)) for x in sessions)
+    return {
+        "started": sessions[0].get("started", session["started"]),
+        "wall_s": wall,
+        "requests": requests,
+        "requests_per_s": requests / wall if wall > 0 else 0.0,
+        "samples_run": sum(int(x.get("samples_run", 0)) for x in sessions),
+        "sessions": sessions,
     }
 
 
