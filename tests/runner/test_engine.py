@@ -290,7 +290,10 @@ async def test_identity_mismatch_names_what_changed(tmp_path: Path, data_dir: Pa
         tasks=tasks,
         transport_factory=lambda cfg: fake_transport(),
     )
-    assert again.report["timings"]["samples_run"] == 0 and again.report["run"]["resumed"]
+    timings = again.report["timings"]
+    assert timings["sessions"][-1]["samples_run"] == 0 and again.report["run"]["resumed"]
+    # a resume that sends nothing keeps the run's own timings: it adds a session
+    assert timings["samples_run"] == 3 and timings["requests"] == timings["sessions"][0]["requests"]
 
 
 async def test_resume_refuses_a_directory_that_is_not_a_run(tmp_path: Path, data_dir: Path) -> None:
@@ -366,7 +369,7 @@ async def test_truncated_last_line_is_ignored_reported_and_repaired(
         transport_factory=lambda cfg: fake_transport(),
     )
     assert any("truncated last record (40 bytes)" in w for w in second.warnings)
-    assert second.report["timings"]["samples_run"] == 1
+    assert second.report["timings"]["sessions"][-1]["samples_run"] == 1
     assert second.report["warnings"] == second.warnings
     result = read_records(path)
     assert result.truncated_bytes == 0 and result.lines == 3 and len(result.records) == 3
