@@ -309,7 +309,14 @@ async def test_resume_refuses_a_directory_that_is_not_a_run(tmp_path: Path, data
             make_config(), options(tmp_path, data_dir, resume=bad), tasks={"fake_qa": FakeTask()}
         )
     (bad / "run.json").write_text('{"identity": "sha256:x", "inputs": {}}')
-    with pytest.raises(ConfigError, match="changed inputs: .*models.m"):
+    with pytest.raises(ConfigError, match="run.json was edited"):
+        await arun_eval(
+            make_config(), options(tmp_path, data_dir, resume=bad), tasks={"fake_qa": FakeTask()}
+        )
+    from sieval.runner.identity import fingerprint
+
+    (bad / "run.json").write_text(f'{{"identity": "{fingerprint({})}", "inputs": {{}}}}')
+    with pytest.raises(ConfigError, match=r"differs from the run's:\n  .*models\.m"):
         await arun_eval(
             make_config(), options(tmp_path, data_dir, resume=bad), tasks={"fake_qa": FakeTask()}
         )
