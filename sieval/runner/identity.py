@@ -52,7 +52,7 @@ def _flat(value: Any, prefix: str, out: dict[str, Any]) -> None:
     if isinstance(value, Mapping) and value:
         for key, item in value.items():
             _flat(item, f"{prefix}.{key}" if prefix else str(key), out)
-    else:
+    elif prefix:
         out[prefix] = value
 
 

@@ -316,7 +316,7 @@ async def test_resume_refuses_a_directory_that_is_not_a_run(tmp_path: Path, data
     from sieval.runner.identity import fingerprint
 
     (bad / "run.json").write_text(f'{{"identity": "{fingerprint({})}", "inputs": {{}}}}')
-    with pytest.raises(ConfigError, match=r"differs from the run's:\n  .*models\.m"):
+    with pytest.raises(ConfigError, match=r"(?s)differs from the run's:\n  models\.m\.dialect"):
         await arun_eval(
             make_config(), options(tmp_path, data_dir, resume=bad), tasks={"fake_qa": FakeTask()}
         )
