@@ -1,42 +1,75 @@
-"""``sieval eval``, ``sieval tasks`` and ``sieval report``: parse, call the runner, render.
+"""``sieval eval``: parse, call the runner, render.
 
-Exit codes of ``sieval eval``: 0 every sample scored; 1 the run finished but some samples failed
-(they are recorded and counted in report.json, never scored); 2 bad input (config, arguments,
-data, capability mismatch, unreachable endpoint, resume mismatch), detected before any directory
-is created.
+Two forms: ``sieval eval CONFIG`` (a config file records a run), or one line without YAML::
+
+    sieval eval --endpoint URL --model ID [--dialect D] --task a,b [--limit N] [--api-key-env VAR]
+
+Exit codes: 0 every sample scored; 1 the run finished but some samples failed (they are recorded
+and counted in report.json, never scored) or ``--max-failures`` stopped it; 2 bad input (config,
+arguments, data, capability mismatch, unreachable endpoint, a failed pre-run check, resume
+mismatch), detected before any directory is created; 130 interrupted (the run directory and the
+command that resumes it are printed).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from ..errors import ConfigError
-from ..runner import RunOptions, load_report, make_progress, run_eval
-from ..runner.config import load_config
-from ..tasks.base import Task
 from . import common
 from .app import app
 
-__all__ = ["render_report", "render_tasks"]
+__all__ = ["EXIT_INTERRUPTED", "one_line_config"]
+
+EXIT_INTERRUPTED = 130
 
 
-def _fail(exc: ConfigError) -> typer.Exit:
-    return common.fail(exc.message)
+def _names(values: list[str]) -> tuple[str, ...]:
+    """Repeated and comma-separated values: ``--task a,b --task c`` -> ``(a, b, c)``."""
+    return tuple(name.strip() for value in values for name in value.split(",") if name.strip())
+
+
+def one_line_config(
+    endpoint: str, model: str, tasks: tuple[str, ...], **fields: Any
+) -> Any:
+    """The config the one-line form stands for (one model, the named tasks)."""
+    from ..runner.config import parse_config
+
+    entry = {"endpoint": endpoint, "model": model, **{k: v for k, v in fields.items() if v}}
+    if not tasks:
+        raise ConfigError("the one-line form needs --task NAME[,NAME...] (see 'sieval tasks')")
+    import yaml
+
+    text = yaml.safe_dump({"models": [entry], "tasks": [{"name": t} for t in tasks]})
+    return parse_config(text, source="the command line")
 
 
 @app.command("eval")
 def eval_command(
-    config: Path = typer.Argument(..., help="The YAML config (models: and tasks:)."),
-    model: list[str] = typer.Option([], "--model", help="Run only this model (repeatable)."),
-    task: list[str] = typer.Option([], "--task", help="Run only this task (repeatable)."),
+    config: Path | None = typer.Argument(
+        None, help="The YAML config (models: and tasks:); omit it with --endpoint or --resume."
+    ),
+    endpoint: str | None = typer.Option(
+        None, "--endpoint", help="One-line form: the server's base URL (or 'embedded')."
+    ),
+    model: list[str] = typer.Option(
+        [], "--model", help="One-line form: the model id. With a config: run only this model."
+    ),
+    dialect: str | None = typer.Option(None, "--dialect", help="One-line form: the dialect id."),
+    api_key_env: str | None = typer.Option(
+        None, "--api-key-env", help="One-line form: the env var holding the API key."
+    ),
+    task: list[str] = typer.Option(
+        [], "--task", "--tasks", help="Tasks to run (repeatable, or comma-separated)."
+    ),
     limit: int | None = typer.Option(None, "--limit", help="At most N samples per task."),
-    resume: Path | None = typer.Option(None, "--resume", help="Complete this run directory."),
+    resume: Path | None = typer.Option(
+        None, "--resume", help="Complete this run directory (its config is stored in it)."
+    ),
     out: Path | None = typer.Option(None, "--out", help="Create the run directory in DIR."),
     data_dir: Path | None = typer.Option(
         None, "--data-dir", help="Dataset directory (else SIEVAL_DATA_DIR)."
@@ -44,173 +77,105 @@ def eval_command(
     concurrency: int | None = typer.Option(
         None, "--concurrency", help="Global cap on requests in flight."
     ),
+    max_failures: float | None = typer.Option(
+        None, "--max-failures", help="Stop after more than N failed samples (or a fraction < 1)."
+    ),
+    no_preflight: bool = typer.Option(
+        False, "--no-preflight", help="Skip the pre-run checks (model id, top-k, context, BOS)."
+    ),
     wire_log: bool = typer.Option(False, "--wire-log", help="Log every exchange (redacted)."),
 ) -> None:
-    """Evaluate the config's models on its tasks; exit 0 ok, 1 failed samples, 2 bad input."""
-    console = Console(stderr=True, soft_wrap=True)
+    """Evaluate models on tasks; exit 0 ok, 1 failed samples, 2 bad input, 130 interrupted."""
+    console = Console(stderr=True, soft_wrap=True, highlight=False)
+    tasks = _names(task)
+    created: list[Path] = []
     try:
+        cfg, models = _config(config, endpoint, model, dialect, api_key_env, tasks, resume)
+        from ..runner import RunOptions, make_progress, run_eval
+
         result = run_eval(
-            load_config(config),
+            cfg,
             RunOptions(
                 out=out,
                 resume=resume,
                 data_dir=data_dir,
                 limit=limit,
                 concurrency=concurrency,
-                models=tuple(model),
-                tasks=tuple(task),
+                models=models,
+                tasks=tasks if config is not None or resume is not None else (),
                 wire_log=wire_log,
+                preflight=not no_preflight,
+                max_failures=max_failures,
+                on_run_dir=created.append,
+                on_stage=lambda text: console.print(f"[dim]{text}[/]"),
             ),
             tasks=common.task_registry(),
             progress=make_progress(console),
         )
     except ConfigError as exc:
-        raise _fail(exc) from None
-    out_console = Console(width=160)
-    for warning in result.warnings:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
-    for table in render_report(result.report, brief=True):
-        out_console.print(table)
-    out_console.print(f"run directory: {result.run_dir}", highlight=False)
-    if result.failed:
-        console.print(
-            f"[yellow]{result.failed} sample(s) failed[/]: recorded with their error class, "
-            "counted in report.json, not scored",
-            highlight=False,
-        )
+        raise common.fail(exc.message) from None
+    except KeyboardInterrupt:
+        if created:
+            console.print(
+                f"[yellow]interrupted[/]: what finished is recorded in {created[0]}; resume with\n"
+                f"  sieval eval --resume {created[0]}"
+            )
+        else:
+            console.print("[yellow]interrupted[/] before the run directory was created")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    _render(result, console)
     raise typer.Exit(result.exit_code)
 
 
-@app.command("tasks")
-def tasks_command() -> None:
-    """List the tasks with their protocol, requirements and defaults."""
-    try:
-        registry = common.task_registry()
-    except ConfigError as exc:
-        raise _fail(exc) from None
-    Console(width=200).print(render_tasks(registry))
+def _config(
+    config: Path | None,
+    endpoint: str | None,
+    model: list[str],
+    dialect: str | None,
+    api_key_env: str | None,
+    tasks: tuple[str, ...],
+    resume: Path | None,
+) -> tuple[Any, tuple[str, ...]]:
+    """The config and the model labels to run, from whichever form the command line used."""
+    from ..runner.config import load_config
+    from ..runner.rundir import load_run_config
 
-
-@app.command("report")
-def report_command(
-    run_dir: Path = typer.Argument(..., help="A run directory written by 'sieval eval'."),
-) -> None:
-    """Print a run's report.json as tables."""
-    try:
-        report = load_report(run_dir)
-    except ConfigError as exc:
-        raise _fail(exc) from None
-    console = Console(width=160)
-    for table in render_report(report):
-        console.print(table)
-
-
-# -- rendering -----------------------------------------------------------------------------------
-
-
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.4f}"
-    return str(value)
-
-
-def _scalars(metrics: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in metrics.items():
-        if isinstance(value, Mapping):
-            out.update(_scalars(value, f"{prefix}{key}."))
-        elif isinstance(value, int | float | str | bool):
-            out[f"{prefix}{key}"] = value
-    return out
-
-
-BRIEF_GROUP = 12
-"""``sieval eval`` folds a metric group with more entries than this (MMLU's 57 subjects) into a
-one-line pointer; ``sieval report`` prints everything."""
-
-
-def _brief(metrics: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    kept: dict[str, Any] = {}
-    folded: list[str] = []
-    for key, value in metrics.items():
-        if isinstance(value, Mapping) and len(value) > BRIEF_GROUP:
-            folded.append(f"{key} ({len(value)} entries)")
-        else:
-            kept[key] = value
-    return kept, folded
-
-
-def render_report(report: Mapping[str, Any], *, brief: bool = False) -> list[Table]:
-    """The summary table, one metrics table per (model, task), and the provenance table."""
-    summary = Table(title=f"sieval run {report['run']['identity'][:19]}")
-    for column in ("model", "task", "headline", "value", "scored", "failed", "missing", "failures"):
-        summary.add_column(column, justify="right" if column in {"value", "scored"} else "left")
-    tables = [summary]
-    provenance = Table(title="provenance")
-    for column in ("model", "dialect", "requested", "reported", "endpoint", "server"):
-        provenance.add_column(column)
-    seen_models: set[str] = set()
-    for result in report["results"]:
-        samples = result["samples"]
-        headline = result["headline"]
-        metrics = result.get("metrics") or {}
-        summary.add_row(
-            result["model"],
-            result["task"],
-            headline,
-            _fmt(metrics[headline]) if headline in metrics else "-",
-            f"{samples['scored']}/{samples['total']}",
-            str(samples["failed"]),
-            str(samples["missing"]),
-            ", ".join(f"{k}={v}" for k, v in result["failures"].items()) or "-",
+    if endpoint is not None:
+        if config is not None:
+            raise ConfigError("give a CONFIG or --endpoint, not both")
+        if len(model) != 1:
+            raise ConfigError("the one-line form needs exactly one --model ID")
+        return (
+            one_line_config(
+                endpoint, model[0], tasks, dialect=dialect, api_key_env=api_key_env
+            ),
+            (),
         )
-        shown, folded = _brief(metrics) if brief else (metrics, [])
-        flat = _scalars(shown)
-        if len(flat) > 1:
-            caption = (
-                f"{', '.join(folded)}: see sieval report RUN_DIR or report.json" if folded else None
-            )
-            detail = Table(title=f"{result['model']} / {result['task']}", caption=caption)
-            detail.add_column("metric")
-            detail.add_column("value", justify="right")
-            for key, value in flat.items():
-                detail.add_row(key, _fmt(value))
-            tables.append(detail)
-        prov = result["provenance"]
-        if result["model"] not in seen_models:
-            seen_models.add(result["model"])
-            server = prov.get("server_version")
-            provenance.add_row(
-                result["model"],
-                prov["dialect"],
-                prov["requested_model"],
-                ", ".join(prov["reported_models"]) or "-",
-                str(prov.get("endpoint")),
-                _fmt(server.get("version", server)) if isinstance(server, dict) else str(server),
-            )
-    tables.append(provenance)
-    timings = report.get("timings", {})
-    footer = Table(title="timings", show_header=False)
-    footer.add_column("what")
-    footer.add_column("value", justify="right")
-    footer.add_row("wall", f"{timings.get('wall_s', 0.0):.2f} s")
-    footer.add_row("requests", str(timings.get("requests", 0)))
-    footer.add_row("requests/s", f"{timings.get('requests_per_s', 0.0):.1f}")
-    footer.add_row("denominator", str(report.get("denominator", "")))
-    tables.append(footer)
-    return tables
+    if config is not None:
+        return load_config(config), tuple(model)
+    if resume is not None:
+        return load_run_config(resume), tuple(model)
+    raise ConfigError(
+        "nothing to evaluate: give a CONFIG file, or --endpoint URL --model ID --task NAME, or "
+        "--resume RUN_DIR (try: sieval eval examples/quickstart.yaml)"
+    )
 
 
-def render_tasks(registry: Mapping[str, Task]) -> Table:
-    table = Table(title="sieval tasks", show_lines=True)
-    for column in ("task", "headline", "requirements", "defaults", "protocol"):
-        table.add_column(column, overflow="fold")
-    for name, task in registry.items():
-        table.add_row(
-            name,
-            task.headline,
-            "\n".join(f"{r.capability}: {r.why}" for r in task.requirements),
-            ", ".join(f"{k}={v}" for k, v in getattr(task, "defaults", {}).items()) or "-",
-            task.protocol,
+def _render(result: Any, console: Console) -> None:
+    from .report import render_failures, render_report
+
+    out = Console(highlight=False)
+    for warning in result.warnings:
+        console.print(f"[yellow]warning:[/] {warning}")
+    for table in render_report(result.report, brief=True):
+        out.print(table)
+    for line in render_failures(result.report):
+        console.print(f"[yellow]failed:[/] {line}")
+    if result.stopped:
+        console.print(f"[red]{result.stopped}[/]; resume with: sieval eval --resume {result.run_dir}")
+    out.print(f"run directory: {result.run_dir}")
+    if result.failed:
+        console.print(
+            f"[yellow]{result.failed} sample(s) failed[/]: recorded with their error class, "
+            "counted in report.json, never scored"
         )
-    return table

@@ -35,7 +35,7 @@ from ..ir.request import ChatInput, Request
 from ..ir.response import Response
 from ..model import Call, Model
 from ..tasks.base import Sample, Task
-from ..transport import Limits, Timeouts, Transport, redact_json
+from ..transport import Limits, Timeouts, Transport, redact_json, redact_url
 from .checks import CheckResult, check_endpoint, failure, run_checks
 from .config import EMBEDDED, EvalConfig, ModelConfig
 from .limits import connection_budget
@@ -80,6 +80,8 @@ class RunOptions:
     fraction of the samples run so far (a value below 1, counted once 20 samples are done)."""
     on_run_dir: Callable[[Path], None] | None = None
     """Called with the run directory once it exists (the CLI prints how to resume on Ctrl-C)."""
+    on_stage: Callable[[str], None] | None = None
+    """Called with one line before each slow stage (loading data, reaching a server, checks)."""
 
 
 @dataclass
@@ -143,14 +145,15 @@ async def arun_eval(
         raise ConfigError("--concurrency must be >= 1", path="concurrency")
     if options.max_failures is not None and options.max_failures <= 0:
         raise ConfigError("--max-failures must be > 0", path="max_failures")
+    stage = options.on_stage or (lambda text: None)
     full = config
     selected = select(config, options.models, options.tasks)
     # a resume plans (and reports) the whole run and runs only the selected (model, task) units
     config = full if options.resume is not None else selected
     run_only = {(m.label, t.name) for m in selected.models for t in selected.tasks}
-    plan = plan_run(
-        config, data_dir=resolve_data_dir(config, options), limit=options.limit, tasks=tasks
-    )
+    data_dir = resolve_data_dir(config, options)
+    stage(f"loading {', '.join(t.name for t in config.tasks)} from {data_dir}")
+    plan = plan_run(config, data_dir=data_dir, limit=options.limit, tasks=tasks)
     warnings: list[str] = list(plan.notes)
     if options.resume is not None:
         run_dir = options.resume
@@ -169,9 +172,11 @@ async def arun_eval(
             if options.preflight and url_check.outcome == "failed":
                 raise failure(pm, url_check)
             if cfg.endpoint == EMBEDDED:
+                stage("starting the embedded reference server")
                 urls[pm.label] = await stack.enter_async_context(embedded_server())
             else:
                 urls[pm.label] = cfg.endpoint.rstrip("/")
+                stage(f"reaching {redact_url(urls[pm.label])} ({pm.dialect.id})")
             if transport_factory is not None:
                 transports[pm.label] = transport_factory(cfg)
             provenance[pm.label] = await preflight(
@@ -187,6 +192,7 @@ async def arun_eval(
             if note:
                 warnings.append(note)
             if options.preflight:
+                stage(f"pre-run checks for {pm.label} (skip with --no-preflight)")
                 checks[pm.label] = await _checks(pm, plan, urls[pm.label], transports, provenance)
         # every check passed: only now does the run directory come into being
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -455,7 +461,12 @@ class _Engine:
         if record.status != "ok":
             self.failed += 1
             self._maybe_stop()
-        self.sink.advance(unit.key, record.status == "ok")
+        tokens = sum(sum(r.usage.get(k, 0) for k in _COUNTED) for r in requests.values())
+        self.sink.advance(unit.key, record.status == "ok", tokens)
+
+
+_COUNTED = ("input_tokens", "output_tokens")
+"""The usage counts a sample's tokens/s adds up (prompt and generated)."""
 
 
 def _error_record(exc: BaseException, secrets: tuple[str, ...]) -> dict[str, Any]:

@@ -1,0 +1,149 @@
+"""``sieval report RUN_DIR``: a run's ``report.json`` as tables (``sieval eval`` prints the brief
+form when a run ends)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ..errors import ConfigError
+from . import common
+from .app import app
+
+__all__ = ["render_failures", "render_report"]
+
+
+@app.command("report")
+def report_command(
+    run_dir: Path = typer.Argument(..., help="A run directory written by 'sieval eval'."),
+) -> None:
+    """Print a run's report.json as tables."""
+    from ..runner import load_report
+
+    try:
+        report = load_report(run_dir)
+    except ConfigError as exc:
+        raise common.fail(exc.message) from None
+    console = Console()
+    for table in render_report(report):
+        console.print(table)
+    for line in render_failures(report):
+        console.print(line, highlight=False)
+
+
+def render_failures(report: Mapping[str, Any]) -> list[str]:
+    """The first failure messages of each error class, per (model, task): what went wrong."""
+    lines = []
+    for result in report["results"]:
+        seen: set[str] = set()
+        for example in result.get("failure_examples", []):
+            kind = str(example.get("class"))
+            if kind in seen:
+                continue
+            seen.add(kind)
+            count = result["failures"].get(kind, 1)
+            lines.append(
+                f"{result['model']}/{result['task']}: {count} {kind}, e.g. sample "
+                f"{example.get('sample_id')}: {example.get('message')}"
+            )
+    return lines
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def _scalars(metrics: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in metrics.items():
+        if isinstance(value, Mapping):
+            out.update(_scalars(value, f"{prefix}{key}."))
+        elif isinstance(value, int | float | str | bool):
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+BRIEF_GROUP = 12
+"""``sieval eval`` folds a metric group with more entries than this (MMLU's 57 subjects) into a
+one-line pointer; ``sieval report`` prints everything."""
+
+
+def _brief(metrics: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    kept: dict[str, Any] = {}
+    folded: list[str] = []
+    for key, value in metrics.items():
+        if isinstance(value, Mapping) and len(value) > BRIEF_GROUP:
+            folded.append(f"{key} ({len(value)} entries)")
+        else:
+            kept[key] = value
+    return kept, folded
+
+
+def render_report(report: Mapping[str, Any], *, brief: bool = False) -> list[Table]:
+    """The summary table, one metrics table per (model, task), and the provenance table."""
+    summary = Table(title=f"sieval run {report['run']['identity'][:19]}")
+    for column in ("model", "task", "headline", "value", "scored", "failed", "missing", "failures"):
+        summary.add_column(column, justify="right" if column in {"value", "scored"} else "left")
+    tables = [summary]
+    provenance = Table(title="provenance")
+    for column in ("model", "dialect", "requested", "reported", "endpoint", "server"):
+        provenance.add_column(column)
+    seen_models: set[str] = set()
+    for result in report["results"]:
+        samples = result["samples"]
+        headline = result["headline"]
+        metrics = result.get("metrics") or {}
+        summary.add_row(
+            result["model"],
+            result["task"],
+            headline,
+            _fmt(metrics[headline]) if headline in metrics else "-",
+            f"{samples['scored']}/{samples['total']}",
+            str(samples["failed"]),
+            str(samples["missing"]),
+            ", ".join(f"{k}={v}" for k, v in result["failures"].items()) or "-",
+        )
+        shown, folded = _brief(metrics) if brief else (metrics, [])
+        flat = _scalars(shown)
+        if len(flat) > 1:
+            caption = (
+                f"{', '.join(folded)}: see sieval report RUN_DIR or report.json" if folded else None
+            )
+            detail = Table(title=f"{result['model']} / {result['task']}", caption=caption)
+            detail.add_column("metric")
+            detail.add_column("value", justify="right")
+            for key, value in flat.items():
+                detail.add_row(key, _fmt(value))
+            tables.append(detail)
+        prov = result["provenance"]
+        if result["model"] not in seen_models:
+            seen_models.add(result["model"])
+            server = prov.get("server_version")
+            provenance.add_row(
+                result["model"],
+                prov["dialect"],
+                prov["requested_model"],
+                ", ".join(prov["reported_models"]) or "-",
+                str(prov.get("endpoint")),
+                _fmt(server.get("version", server)) if isinstance(server, dict) else str(server),
+            )
+    tables.append(provenance)
+    timings = report.get("timings", {})
+    footer = Table(title="timings", show_header=False)
+    footer.add_column("what")
+    footer.add_column("value", justify="right")
+    footer.add_row("wall", f"{timings.get('wall_s', 0.0):.2f} s")
+    footer.add_row("requests", str(timings.get("requests", 0)))
+    footer.add_row("requests/s", f"{timings.get('requests_per_s', 0.0):.1f}")
+    footer.add_row("denominator", str(report.get("denominator", "")))
+    tables.append(footer)
+    return tables
+
+
