@@ -33,9 +33,7 @@ def _names(values: list[str]) -> tuple[str, ...]:
     return tuple(name.strip() for value in values for name in value.split(",") if name.strip())
 
 
-def one_line_config(
-    endpoint: str, model: str, tasks: tuple[str, ...], **fields: Any
-) -> Any:
+def one_line_config(endpoint: str, model: str, tasks: tuple[str, ...], **fields: Any) -> Any:
     """The config the one-line form stands for (one model, the named tasks)."""
     from ..runner.config import parse_config
 
@@ -146,9 +144,7 @@ def _config(
         if len(model) != 1:
             raise ConfigError("the one-line form needs exactly one --model ID")
         return (
-            one_line_config(
-                endpoint, model[0], tasks, dialect=dialect, api_key_env=api_key_env
-            ),
+            one_line_config(endpoint, model[0], tasks, dialect=dialect, api_key_env=api_key_env),
             (),
         )
     if config is not None:
@@ -172,7 +168,9 @@ def _render(result: Any, console: Console) -> None:
     for line in render_failures(result.report):
         console.print(f"[yellow]failed:[/] {line}")
     if result.stopped:
-        console.print(f"[red]{result.stopped}[/]; resume with: sieval eval --resume {result.run_dir}")
+        console.print(
+            f"[red]{result.stopped}[/]; resume with: sieval eval --resume {result.run_dir}"
+        )
     out.print(f"run directory: {result.run_dir}")
     if result.failed:
         console.print(

@@ -87,28 +87,33 @@ def _brief(metrics: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
 
 
 def render_report(report: Mapping[str, Any], *, brief: bool = False) -> list[Table]:
-    """The summary table, one metrics table per (model, task), and the provenance table."""
+    """The summary, one metrics table per (model, task), provenance per model, and timings:
+    narrow tables (two to six columns) that stay readable at 80 columns."""
     summary = Table(title=f"sieval run {report['run']['identity'][:19]}")
-    for column in ("model", "task", "headline", "value", "scored", "failed", "missing", "failures"):
-        summary.add_column(column, justify="right" if column in {"value", "scored"} else "left")
+    for column in ("model", "task", "headline", "scored", "failed", "missing"):
+        summary.add_column(
+            column,
+            justify="right" if column != "model" and column != "task" else "left",
+            overflow="fold",
+        )
     tables = [summary]
-    provenance = Table(title="provenance")
-    for column in ("model", "dialect", "requested", "reported", "endpoint", "server"):
-        provenance.add_column(column)
+    provenance = Table(title="provenance", show_header=False)
+    provenance.add_column("what", style="dim")
+    provenance.add_column("value", overflow="fold")
     seen_models: set[str] = set()
     for result in report["results"]:
         samples = result["samples"]
         headline = result["headline"]
         metrics = result.get("metrics") or {}
+        value = _fmt(metrics[headline]) if headline in metrics else "-"
+        failures = ", ".join(f"{k} {v}" for k, v in result["failures"].items())
         summary.add_row(
             result["model"],
             result["task"],
-            headline,
-            _fmt(metrics[headline]) if headline in metrics else "-",
+            f"{headline} {value}",
             f"{samples['scored']}/{samples['total']}",
-            str(samples["failed"]),
+            f"{samples['failed']}" + (f" ({failures})" if failures else ""),
             str(samples["missing"]),
-            ", ".join(f"{k}={v}" for k, v in result["failures"].items()) or "-",
         )
         shown, folded = _brief(metrics) if brief else (metrics, [])
         flat = _scalars(shown)
@@ -117,33 +122,33 @@ def render_report(report: Mapping[str, Any], *, brief: bool = False) -> list[Tab
                 f"{', '.join(folded)}: see sieval report RUN_DIR or report.json" if folded else None
             )
             detail = Table(title=f"{result['model']} / {result['task']}", caption=caption)
-            detail.add_column("metric")
+            detail.add_column("metric", overflow="fold")
             detail.add_column("value", justify="right")
-            for key, value in flat.items():
-                detail.add_row(key, _fmt(value))
+            for key, item in flat.items():
+                detail.add_row(key, _fmt(item))
             tables.append(detail)
         prov = result["provenance"]
         if result["model"] not in seen_models:
             seen_models.add(result["model"])
             server = prov.get("server_version")
-            provenance.add_row(
-                result["model"],
-                prov["dialect"],
-                prov["requested_model"],
-                ", ".join(prov["reported_models"]) or "-",
-                str(prov.get("endpoint")),
-                _fmt(server.get("version", server)) if isinstance(server, dict) else str(server),
-            )
+            version = server.get("version", server) if isinstance(server, dict) else server
+            provenance.add_row("model", result["model"], style="bold")
+            provenance.add_row("dialect", prov["dialect"])
+            provenance.add_row("requested", prov["requested_model"])
+            provenance.add_row("reported", ", ".join(prov["reported_models"]) or "-")
+            provenance.add_row("endpoint", str(prov.get("endpoint")))
+            provenance.add_row("server", str(version))
     tables.append(provenance)
     timings = report.get("timings", {})
-    footer = Table(title="timings", show_header=False)
-    footer.add_column("what")
+    footer = Table(
+        title="timings", show_header=False, caption=str(report.get("denominator", "")) or None
+    )
+    footer.add_column("what", style="dim")
     footer.add_column("value", justify="right")
     footer.add_row("wall", f"{timings.get('wall_s', 0.0):.2f} s")
     footer.add_row("requests", str(timings.get("requests", 0)))
     footer.add_row("requests/s", f"{timings.get('requests_per_s', 0.0):.1f}")
-    footer.add_row("denominator", str(report.get("denominator", "")))
+    if len(timings.get("sessions", [])) > 1:
+        footer.add_row("sessions", str(len(timings["sessions"])))
     tables.append(footer)
     return tables
-
-
