@@ -10,6 +10,7 @@ from typing import Any
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ..errors import ConfigError
 from . import common
@@ -86,7 +87,7 @@ def _brief(metrics: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return kept, folded
 
 
-def render_report(report: Mapping[str, Any], *, brief: bool = False) -> list[Table]:
+def render_report(report: Mapping[str, Any], *, brief: bool = False) -> list[Table | Text]:
     """The summary, one metrics table per (model, task), provenance per model, and timings:
     narrow tables (two to six columns) that stay readable at 80 columns."""
     summary = Table(title=f"sieval run {report['run']['identity'][:19]}")
@@ -140,9 +141,7 @@ def render_report(report: Mapping[str, Any], *, brief: bool = False) -> list[Tab
             provenance.add_row("server", str(version))
     tables.append(provenance)
     timings = report.get("timings", {})
-    footer = Table(
-        title="timings", show_header=False, caption=str(report.get("denominator", "")) or None
-    )
+    footer = Table(title="timings", show_header=False)
     footer.add_column("what", style="dim")
     footer.add_column("value", justify="right")
     footer.add_row("wall", f"{timings.get('wall_s', 0.0):.2f} s")
@@ -151,4 +150,6 @@ def render_report(report: Mapping[str, Any], *, brief: bool = False) -> list[Tab
     if len(timings.get("sessions", [])) > 1:
         footer.add_row("sessions", str(len(timings["sessions"])))
     tables.append(footer)
+    if report.get("denominator"):
+        tables.append(Text(f"note: {report['denominator']}", style="dim"))
     return tables
