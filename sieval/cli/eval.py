@@ -171,7 +171,7 @@ def _render(result: Any, console: Console) -> None:
         console.print(
             f"[red]{result.stopped}[/]; resume with: sieval eval --resume {result.run_dir}"
         )
-    out.print(f"run directory: {result.run_dir}")
+    out.print(f"run directory: {result.run_dir}", soft_wrap=True)  # one line, to copy
     if result.failed:
         console.print(
             f"[yellow]{result.failed} sample(s) failed[/]: recorded with their error class, "
