@@ -16,17 +16,19 @@ __all__ = ["render_tasks"]
 
 
 def render_tasks(registry: Mapping[str, Task]) -> Table:
+    """One row per task: its name, and what it reports, needs, defaults to and how it scores."""
     table = Table(title="sieval tasks", show_lines=True)
-    for column in ("task", "headline", "requirements", "defaults", "protocol"):
-        table.add_column(column, overflow="fold")
+    table.add_column("task", style="bold", overflow="fold")
+    table.add_column("headline, requirements, defaults, protocol", overflow="fold")
     for name, task in registry.items():
-        table.add_row(
-            name,
-            task.headline,
-            "\n".join(f"{r.capability}: {r.why}" for r in task.requirements),
-            ", ".join(f"{k}={v}" for k, v in getattr(task, "defaults", {}).items()) or "-",
-            task.protocol,
-        )
+        defaults = ", ".join(f"{k}={v}" for k, v in getattr(task, "defaults", {}).items())
+        lines = [
+            f"headline: {task.headline}",
+            *(f"needs {r.capability}: {r.why}" for r in task.requirements),
+            f"defaults: {defaults or '-'}",
+            f"protocol: {task.protocol}",
+        ]
+        table.add_row(name, "\n".join(lines))
     return table
 
 

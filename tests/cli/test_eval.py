@@ -110,7 +110,7 @@ def test_missing_dataset_exits_2(tmp_path: Path) -> None:
 def test_tasks_lists_requirements_and_defaults() -> None:
     result = runner.invoke(app, ["tasks"])
     assert result.exit_code == 0, result.output
-    assert "fake_qa" in result.output and "token_ids: compares ids" in result.output
+    assert "fake_qa" in result.output and "needs token_ids: compares ids" in result.output
 
 
 def test_tasks_with_the_real_registry(monkeypatch: pytest.MonkeyPatch) -> None:
