@@ -146,10 +146,9 @@ async def arun_eval(
     if options.max_failures is not None and options.max_failures <= 0:
         raise ConfigError("--max-failures must be > 0", path="max_failures")
     stage = options.on_stage or (lambda text: None)
-    full = config
     selected = select(config, options.models, options.tasks)
     # a resume plans (and reports) the whole run and runs only the selected (model, task) units
-    config = full if options.resume is not None else selected
+    config = config if options.resume is not None else selected
     run_only = {(m.label, t.name) for m in selected.models for t in selected.tasks}
     data_dir = resolve_data_dir(config, options)
     stage(f"loading {', '.join(t.name for t in config.tasks)} from {data_dir}")
@@ -197,7 +196,9 @@ async def arun_eval(
         # every check passed: only now does the run directory come into being
         run_dir.mkdir(parents=True, exist_ok=True)
         if options.resume is None:
-            write_run_json(run_dir, plan.identity, plan.inputs, full)
+            # the run's own config: what it planned, --limit applied, so --resume needs nothing
+            ran = msgspec.structs.replace(config, tasks=[pt.config for pt in plan.tasks])
+            write_run_json(run_dir, plan.identity, plan.inputs, ran)
         if options.on_run_dir is not None:
             options.on_run_dir(run_dir)
         global_cap = asyncio.Semaphore(options.concurrency or config.concurrency)
