@@ -252,9 +252,10 @@ class HttpTransport:
     def _status_error(self, ex: _Exchange, raw: _Raw, attempts: int) -> TransportError:
         """The error raised when 429/5xx outlasted the retries."""
         fix = (
-            "the server is rate-limiting; lower Limits.concurrency or raise Limits.retries"
+            "the server is rate-limiting; lower the model's concurrency_limit or raise its "
+            "retries in the config"
             if raw.status == 429
-            else "check the server's logs, or raise Limits.retries"
+            else "check the server's logs, or raise the model's retries in the config"
         )
         return TransportError(
             f"{ex.request.method} {ex.shown_url} answered HTTP {raw.status} on "

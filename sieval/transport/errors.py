@@ -26,8 +26,11 @@ class Rule(msgspec.Struct, frozen=True):
     retry: bool
 
 
-_CONNECT = "check that the server is running and the URL is right, or raise Limits.retries"
-_FLAKY = "check the server's logs, or raise Limits.retries"
+_CONNECT = (
+    "check that the server is running and the URL is right, or raise the model's retries in "
+    "the config"
+)
+_FLAKY = "check the server's logs, or raise the model's retries in the config"
 
 RULES: tuple[Rule, ...] = (
     Rule(

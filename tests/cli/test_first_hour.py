@@ -63,7 +63,15 @@ def test_resume_from_the_run_directory_alone_and_a_subset(tmp_path: Path, server
     records.write_text("")  # as if the run had been interrupted before any gsm8k sample
     again = runner.invoke(
         app,
-        ["eval", "--resume", str(run_dir), "--task", "gsm8k_kshot_base_gen", "--data-dir", str(DATA)],
+        [
+            "eval",
+            "--resume",
+            str(run_dir),
+            "--task",
+            "gsm8k_kshot_base_gen",
+            "--data-dir",
+            str(DATA),
+        ],
     )
     assert again.exit_code == 0, again.output
     report = json.loads((run_dir / "report.json").read_text())
@@ -84,7 +92,16 @@ def test_a_file_given_as_out_is_a_clear_error(tmp_path: Path) -> None:
     target.write_text("x")
     result = runner.invoke(
         app,
-        ["eval", "examples/quickstart.yaml", "--limit", "1", "--out", str(target), "--data-dir", str(DATA)],
+        [
+            "eval",
+            "examples/quickstart.yaml",
+            "--limit",
+            "1",
+            "--out",
+            str(target),
+            "--data-dir",
+            str(DATA),
+        ],
     )
     assert result.exit_code == 2 and "is a file; pass a directory" in result.output
 
@@ -103,7 +120,17 @@ def test_max_failures_stops_a_run_failing_wholesale(tmp_path: Path) -> None:
         )
         result = runner.invoke(
             app,
-            ["eval", str(config), "--max-failures", "3", "--no-preflight", "--data-dir", str(DATA), "--out", str(tmp_path / "o")],
+            [
+                "eval",
+                str(config),
+                "--max-failures",
+                "3",
+                "--no-preflight",
+                "--data-dir",
+                str(DATA),
+                "--out",
+                str(tmp_path / "o"),
+            ],
         )
     finally:
         handle.stop()
@@ -125,14 +152,27 @@ def test_ctrl_c_prints_the_run_directory_and_the_resume_command(tmp_path: Path) 
     )
     cli = "import sys; from sieval.cli.main import main; sys.argv[0] = 'sieval'; main()"
     proc = subprocess.Popen(
-        [sys.executable, "-c", cli, "eval", str(config), "--no-preflight", "--data-dir", str(DATA), "--out", str(tmp_path / "o")],
+        [
+            sys.executable,
+            "-c",
+            cli,
+            "eval",
+            str(config),
+            "--no-preflight",
+            "--data-dir",
+            str(DATA),
+            "--out",
+            str(tmp_path / "o"),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not list((tmp_path / "o").glob("*/m/*/records.jsonl")):
+        while time.monotonic() < deadline and not list(
+            (tmp_path / "o").glob("*/m/*/records.jsonl")
+        ):
             time.sleep(0.1)
         time.sleep(1.0)
         proc.send_signal(signal.SIGINT)

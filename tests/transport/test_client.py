@@ -56,7 +56,10 @@ async def test_500_exhausts_retries(server: Script, make: Make) -> None:
 
 async def test_429_exhausted_names_concurrency(server: Script, make: Make) -> None:
     server.then(reply(429, "rate limited"))
-    with pytest.raises(TransportError, match=r"lower Limits\.concurrency") as info:
+    # the hint names the config keys a user can set, never the library's Limits fields
+    with pytest.raises(
+        TransportError, match=r"lower the model's concurrency_limit or raise its retries"
+    ) as info:
         await make(retries=0).send(post(server.url()))
     assert (info.value.status, info.value.attempts, len(server.seen)) == (429, 1, 1)
     assert "1 attempt " in str(info.value)
