@@ -97,7 +97,7 @@ def render_report(report: Mapping[str, Any], *, brief: bool = False) -> list[Tab
             justify="right" if column != "model" and column != "task" else "left",
             overflow="fold",
         )
-    tables = [summary]
+    tables: list[Table | Text] = [summary]
     provenance = Table(title="provenance", show_header=False)
     provenance.add_column("what", style="dim")
     provenance.add_column("value", overflow="fold")

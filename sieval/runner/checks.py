@@ -26,11 +26,12 @@ from ..dialects.envelopes import classify
 from ..errors import ConfigError, ServerRejected, SievalError
 from ..ir.request import CompletionInput, Request, Sampling, Scoring
 from ..model import Model
+from ..tasks.base import ModelFacts
 from ..transport import redact
 from .plan import PlannedModel, PlannedTask
 from .preflight import Provenance
 
-__all__ = ["CheckResult", "check_endpoint", "failure", "run_checks"]
+__all__ = ["CheckResult", "check_endpoint", "failure", "resolve_token_ids", "run_checks"]
 
 
 class CheckResult(msgspec.Struct, frozen=True):
@@ -49,18 +50,17 @@ def failure(pm: PlannedModel, result: CheckResult) -> ConfigError:
     )
 
 
-def _requests(task: PlannedTask) -> Iterable[tuple[str, Request]]:
+def _requests(task: PlannedTask, facts: ModelFacts) -> Iterable[tuple[str, Request]]:
     for sample in task.samples[:1]:
-        yield from (
-            (f"{sample.id}/{n}", r) for n, r in task.task.requests(sample, task.config).items()
-        )
+        named = task.task.requests(sample, task.config, facts)
+        yield from ((f"{sample.id}/{n}", r) for n, r in named.items())
 
 
-def _longest(task: PlannedTask) -> tuple[str, Request] | None:
+def _longest(task: PlannedTask, facts: ModelFacts) -> tuple[str, Request] | None:
     """The request with the longest prompt text among the task's samples (one per sample)."""
     best: tuple[int, str, Request] | None = None
     for sample in task.samples:
-        for name, request in task.task.requests(sample, task.config).items():
+        for name, request in task.task.requests(sample, task.config, facts).items():
             size = len(msgspec.json.encode(request.input))
             if best is None or size > best[0]:
                 best = (size, f"{sample.id}/{name}", request)
@@ -75,7 +75,11 @@ def _top_k(request: Request) -> int:
 
 
 async def run_checks(
-    model: Model, pm: PlannedModel, tasks: list[PlannedTask], provenance: Provenance
+    model: Model,
+    pm: PlannedModel,
+    tasks: list[PlannedTask],
+    provenance: Provenance,
+    facts: ModelFacts,
 ) -> list[CheckResult]:
     """Every check for one model, in order; ``ConfigError`` at the first failure. Details are
     redacted: a server may echo a header in its error message."""
@@ -91,7 +95,7 @@ async def run_checks(
     keep(_model(pm, provenance))
     for task in tasks:
         for check in (_check_top_k, _check_context, _check_bos):
-            result = await check(model, pm, task)
+            result = await check(model, task, facts)
             if result is not None:
                 keep(result)
     return out
@@ -125,8 +129,8 @@ def _model(pm: PlannedModel, provenance: Provenance) -> CheckResult:
     return CheckResult("model", "passed", f"{wanted!r} is served")
 
 
-async def _check_top_k(model: Model, pm: PlannedModel, task: PlannedTask) -> CheckResult | None:
-    asked = [(name, r, _top_k(r)) for name, r in _requests(task)]
+async def _check_top_k(model: Model, task: PlannedTask, facts: ModelFacts) -> CheckResult | None:
+    asked = [(name, r, _top_k(r)) for name, r in _requests(task, facts)]
     asked = [a for a in asked if a[2] > 0]
     if not asked:
         return None
@@ -148,8 +152,8 @@ async def _check_top_k(model: Model, pm: PlannedModel, task: PlannedTask) -> Che
     return CheckResult("top_k", "passed" if call.ok else "skipped", detail, task.name)
 
 
-async def _check_context(model: Model, pm: PlannedModel, task: PlannedTask) -> CheckResult | None:
-    longest = _longest(task)
+async def _check_context(model: Model, task: PlannedTask, facts: ModelFacts) -> CheckResult | None:
+    longest = _longest(task, facts)
     if longest is None:
         return None
     name, request = longest
@@ -183,10 +187,10 @@ async def _tokenize(model: Model, text: str, special: bool) -> Any:
     return data if status == 200 and isinstance(data, dict) else None
 
 
-async def _check_bos(model: Model, pm: PlannedModel, task: PlannedTask) -> CheckResult | None:
+async def _check_bos(model: Model, task: PlannedTask, facts: ModelFacts) -> CheckResult | None:
     scored = [
         (name, r)
-        for name, r in _requests(task)
+        for name, r in _requests(task, facts)
         if r.scoring.input_logprobs
         and isinstance(r.input, CompletionInput)
         and r.input.text is not UNSET
@@ -228,3 +232,20 @@ async def _check_bos(model: Model, pm: PlannedModel, task: PlannedTask) -> Check
     return CheckResult(
         "bos", "passed", f"the first scored token is the BOS {bos_text!r}", task.name
     )
+
+
+async def resolve_token_ids(model: Model, texts: Iterable[str]) -> dict[str, int]:
+    """The texts that are exactly one token of the server's tokenizer, with their ids (through
+    the dialect's tokenize route, special tokens off); the others are left out."""
+    if model.dialect.endpoint.tokenize is None:
+        return {}
+    out: dict[str, int] = {}
+    for text in dict.fromkeys(texts):
+        try:
+            data = await _tokenize(model, text, False)
+        except SievalError:
+            return {}
+        tokens = (data or {}).get("tokens")
+        if isinstance(tokens, list) and len(tokens) == 1 and isinstance(tokens[0], int):
+            out[text] = tokens[0]
+    return out

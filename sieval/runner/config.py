@@ -35,8 +35,8 @@ import difflib
 import os
 import re
 from pathlib import Path
-from urllib.parse import urlsplit
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import msgspec
 import yaml

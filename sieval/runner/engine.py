@@ -34,9 +34,9 @@ from ..errors import ConfigError, SievalError
 from ..ir.request import ChatInput, Request
 from ..ir.response import Response
 from ..model import Call, Model
-from ..tasks.base import Sample, Task
+from ..tasks.base import ModelFacts, Sample, Task
 from ..transport import Limits, Timeouts, Transport, redact_json, redact_url
-from .checks import CheckResult, check_endpoint, failure, run_checks
+from .checks import CheckResult, check_endpoint, failure, resolve_token_ids, run_checks
 from .config import EMBEDDED, EvalConfig, ModelConfig
 from .limits import connection_budget
 from .plan import Plan, PlannedModel, PlannedTask, plan_run, select
@@ -165,6 +165,7 @@ async def arun_eval(
         provenance: dict[str, Provenance] = {}
         limits: dict[str, Limits] = {}
         checks: dict[str, list[CheckResult]] = {}
+        facts: dict[str, ModelFacts] = {}
         for pm in plan.models:
             cfg = pm.config
             url_check = check_endpoint(pm)
@@ -190,9 +191,11 @@ async def arun_eval(
             limits[pm.label] = Limits(concurrency=connections, retries=cfg.retries)
             if note:
                 warnings.append(note)
-            if options.preflight:
-                stage(f"pre-run checks for {pm.label} (skip with --no-preflight)")
-                checks[pm.label] = await _checks(pm, plan, urls[pm.label], transports, provenance)
+            facts[pm.label], found = await _facts_and_checks(
+                pm, plan, urls[pm.label], transports, provenance, options.preflight, stage
+            )
+            if found is not None:
+                checks[pm.label] = found
         # every check passed: only now does the run directory come into being
         run_dir.mkdir(parents=True, exist_ok=True)
         if options.resume is None:
@@ -229,7 +232,7 @@ async def arun_eval(
                     transport=transports.get(pm.label),
                 )
                 stack.push_async_callback(model.aclose)
-                engine.models[pm.label] = _Runtime(pm, model)
+                engine.models[pm.label] = _Runtime(pm, model, facts[pm.label])
             warnings.extend(engine.prepare())
             await engine.run()
         finally:
@@ -248,6 +251,7 @@ async def arun_eval(
         warnings=warnings,
         checks={label: [msgspec.to_builtins(c) for c in found] for label, found in checks.items()},
         previous=_previous_report(run_dir) if options.resume is not None else None,
+        facts=facts,
     )
     if engine.stopped:
         report["stopped"] = engine.stopped
@@ -262,14 +266,18 @@ def _previous_report(run_dir: Path) -> dict[str, Any] | None:
         return None
 
 
-async def _checks(
+async def _facts_and_checks(
     pm: PlannedModel,
     plan: Plan,
     url: str,
     transports: Mapping[str, Transport],
     provenance: Mapping[str, Provenance],
-) -> list[CheckResult]:
-    """The pre-run checks of one model, through a short-lived Model like the run's own."""
+    preflight: bool,
+    stage: Callable[[str], None],
+) -> tuple[ModelFacts, list[CheckResult] | None]:
+    """The model's facts (with the token ids its tasks asked for, read from the server's
+    tokenizer) and, unless skipped, the pre-run checks, through a short-lived Model like the
+    run's own."""
     model = Model(
         dialect=pm.dialect,
         base_url=url,
@@ -282,10 +290,23 @@ async def _checks(
         transport=transports.get(pm.label),
     )
     try:
-        return await run_checks(model, pm, plan.tasks, provenance[pm.label])
+        facts = pm.facts
+        texts = [t for pt in plan.tasks for t in getattr(pt.task, "token_texts", _none)(pt.config)]
+        if texts and "candidate_scoring" in facts.capabilities:
+            stage(f"reading the token ids of {len(texts)} task texts from {pm.label}'s tokenizer")
+            ids = await resolve_token_ids(model, texts)
+            facts = msgspec.structs.replace(facts, token_ids=ids)
+        if not preflight:
+            return facts, None
+        stage(f"pre-run checks for {pm.label} (skip with --no-preflight)")
+        return facts, await run_checks(model, pm, plan.tasks, provenance[pm.label], facts)
     finally:
         if pm.label not in transports:  # a shared test transport outlives the checks
             await model.aclose()
+
+
+def _none(config: Any) -> tuple[str, ...]:
+    return ()
 
 
 def _timeouts(timeout_s: float) -> Timeouts:
@@ -296,6 +317,7 @@ def _timeouts(timeout_s: float) -> Timeouts:
 class _Runtime:
     planned: PlannedModel
     model: Model
+    facts: ModelFacts
     calls: int = 0
     slots: asyncio.Semaphore = field(init=False)
 
@@ -421,7 +443,7 @@ class _Engine:
         result = None
         reported: str | None = None
         try:
-            named = dict(pt.task.requests(sample, pt.config))
+            named = dict(pt.task.requests(sample, pt.config, runtime.facts))
             calls = await asyncio.gather(*(self._call(runtime, r) for r in named.values()))
             responses: dict[str, Response] = {}
             for name, call in zip(named, calls, strict=True):
@@ -433,7 +455,7 @@ class _Engine:
                 if reported is None and isinstance(call.response.model, str):
                     reported = call.response.model
             if error is None:
-                result = pt.task.score(sample, responses, pt.config)
+                result = pt.task.score(sample, responses, pt.config, runtime.facts)
         except Exception as exc:
             error = _error_record(exc, runtime.secrets)
         record = Record(

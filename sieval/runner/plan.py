@@ -17,10 +17,10 @@ from typing import Any
 import msgspec
 
 from ..dialects.registry import get_dialect, registry
-from ..dialects.table import Auth, Dialect
+from ..dialects.table import Auth, Dialect, Refuse
 from ..errors import ConfigError, Refused, did_you_mean
 from ..model import prepare
-from ..tasks.base import Sample, Task, TaskConfig
+from ..tasks.base import ModelFacts, Requirement, Sample, Task, TaskConfig
 from ..tasks.registry import TASKS
 from .config import EvalConfig, ModelConfig, results_dirname
 from .identity import file_sha256, fingerprint, sieval_version
@@ -31,7 +31,10 @@ __all__ = [
     "PlannedModel",
     "PlannedTask",
     "check_capabilities",
+    "model_facts",
     "plan_run",
+    "protocol",
+    "requirements",
     "select",
 ]
 
@@ -42,6 +45,12 @@ class PlannedModel:
     dialect: Dialect
     """Resolved once, here; the engine, the pre-flight and the Model all use this one."""
     api_key: str | None = field(default=None, repr=False)
+
+    @property
+    def facts(self) -> ModelFacts:
+        """What tasks may know of this model before the run (input kind, capabilities); the
+        engine adds the token ids it resolves through the server's tokenizer."""
+        return model_facts(self.dialect)
 
     @property
     def auth(self) -> Auth:
@@ -117,14 +126,37 @@ def resolve_task(name: str, tasks: Mapping[str, Task]) -> Task:
     return tasks[name]
 
 
+def model_facts(dialect: Dialect) -> ModelFacts:
+    """A model's facts from its dialect's table: chat when it takes no raw text prompt."""
+    row = registry()[dialect.id]
+    text = not isinstance(dialect.row_for("input.completion.text"), Refuse)
+    return ModelFacts(
+        input_kind="completion" if text else "chat",
+        capabilities=frozenset(k for k, v in row.capabilities.items() if v == "supported"),
+    )
+
+
+def requirements(task: Task, facts: ModelFacts) -> Sequence[Requirement]:
+    """The task's requirements for this model (``requirements_for`` when the task has it)."""
+    special = getattr(task, "requirements_for", None)
+    found: Sequence[Requirement] = special(facts) if special is not None else task.requirements
+    return found
+
+
+def protocol(task: Task, facts: ModelFacts) -> str:
+    """The protocol as the task runs for this model (``protocol_for`` when the task has it)."""
+    special = getattr(task, "protocol_for", None)
+    return str(special(facts)) if special is not None else task.protocol
+
+
 def check_capabilities(model: ModelConfig, task: Task) -> None:
     """Refuse a (model, task) pair whose dialect cannot serve one of the task's requirements."""
     dialect = model.dialect_id
     row = registry().get(dialect)
     if row is None or row.dialect is None:
         get_dialect(dialect)  # raises the registry's own message (unknown / not implemented)
-    assert row is not None
-    for req in task.requirements:
+    assert row is not None and row.dialect is not None
+    for req in requirements(task, model_facts(row.dialect)):
         if row.capabilities.get(req.capability) == "supported":
             continue
         others = [
@@ -146,7 +178,7 @@ def _dry_lower(model: PlannedModel, planned: PlannedTask) -> None:
         return
     sample = planned.samples[0]
     cfg = model.config
-    for name, request in planned.task.requests(sample, planned.config).items():
+    for name, request in planned.task.requests(sample, planned.config, model.facts).items():
         try:
             prepare(model.dialect, request, cfg.model, cfg.request_defaults)
         except Refused as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,11 +19,13 @@ import msgspec
 from ..errors import ConfigError
 from ..tasks.base import Sample, SampleResult
 from .identity import sieval_version
+from .plan import protocol
 from .records import SCHEMA_VERSION, read_records
 
 if TYPE_CHECKING:
-    from .endpoints import Provenance
+    from ..tasks.base import ModelFacts
     from .plan import Plan
+    from .preflight import Provenance
 
 __all__ = ["DENOMINATOR", "REPORT_VERSION", "build_report", "load_report", "write_report"]
 
@@ -50,12 +53,14 @@ def build_report(
     warnings: list[str],
     checks: dict[str, list[dict[str, Any]]] | None = None,
     previous: dict[str, Any] | None = None,
+    facts: Mapping[str, ModelFacts] | None = None,
 ) -> dict[str, Any]:
     """The report of a run; ``previous`` is the report a resumed run had, whose timings are kept:
     a resume adds a session, it never erases the ones before it."""
     results = []
     for pm in plan.models:
         prov = provenance.get(pm.label)
+        model_facts = (facts or {}).get(pm.label) or pm.facts
         for pt in plan.tasks:
             seen = read_records(run_dir / pm.dirname / pt.name / "records.jsonl").records
             scored: list[tuple[Sample, SampleResult]] = []
@@ -92,7 +97,7 @@ def build_report(
                 {
                     "model": pm.label,
                     "task": pt.name,
-                    "protocol": pt.task.protocol,
+                    "protocol": protocol(pt.task, model_facts),
                     "headline": pt.task.headline,
                     "metrics": msgspec.to_builtins(metrics),
                     "samples": {
@@ -110,6 +115,8 @@ def build_report(
                         "endpoint": prov.endpoint if prov else None,
                         "server_version": prov.server_version if prov else None,
                         "served_models": prov.served_models if prov else [],
+                        "input_kind": model_facts.input_kind,
+                        "token_ids": dict(model_facts.token_ids),
                     },
                 }
             )

@@ -23,7 +23,14 @@ from .config import EvalConfig
 from .identity import changed_inputs, fingerprint
 from .records import SCHEMA_VERSION
 
-__all__ = ["check_resume", "load_run_config", "new_run_dir", "read_run_json", "write_json", "write_run_json"]
+__all__ = [
+    "check_resume",
+    "load_run_config",
+    "new_run_dir",
+    "read_run_json",
+    "write_json",
+    "write_run_json",
+]
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -57,7 +64,9 @@ def new_run_dir(out: Path, name: str | None, identity: str) -> Path:
     return path
 
 
-def write_run_json(run_dir: Path, identity: str, inputs: Mapping[str, Any], config: EvalConfig) -> None:
+def write_run_json(
+    run_dir: Path, identity: str, inputs: Mapping[str, Any], config: EvalConfig
+) -> None:
     write_json(
         run_dir / "run.json",
         {

@@ -10,14 +10,14 @@ over the letters that happened to make the cut would be a different, easier task
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from msgspec import UNSET
 
 from ..errors import ContractViolation
 from ..ir.response import Response
 
-__all__ = ["letter_logprobs", "spelled_letter"]
+__all__ = ["candidate_letter_logprobs", "letter_logprobs", "spelled_letter"]
 
 
 def spelled_letter(token: str) -> str:
@@ -52,6 +52,38 @@ def letter_logprobs(response: Response, letters: Sequence[str]) -> dict[str, flo
             f"letters {', '.join(missing)} are not in the top-{len(top)} next-token list, so the "
             "answer cannot be scored over all choices; raise the task's top_k option",
             path="choices[0].tokens[0].top",
+            expected=list(letters),
+            received=sorted(found),
+        )
+    return {letter: found[letter] for letter in letters}
+
+
+def candidate_letter_logprobs(
+    response: Response, letters: Sequence[str], token_ids: Mapping[str, int]
+) -> dict[str, float]:
+    """``{letter: logprob}`` from the requested candidate ids at the first sampled position
+    (``Token.candidates``): each spelling in ``token_ids`` maps to its letter, max over spellings.
+    A letter none of whose ids came back fails the sample."""
+    choice = response.choices[0] if response.choices else None
+    tokens = choice.tokens if choice is not None else UNSET
+    if tokens is UNSET or not tokens or tokens[0].candidates is UNSET:
+        raise ContractViolation(
+            "the response has no candidate logprobs at the first sampled position; the request "
+            "must set scoring.candidate_token_ids",
+            path="choices[0].tokens[0].candidates",
+        )
+    letter_of = {tid: spelled_letter(text) for text, tid in token_ids.items()}
+    found: dict[str, float] = {}
+    for entry in tokens[0].candidates:
+        letter = letter_of.get(entry.token_id) if isinstance(entry.token_id, int) else None
+        if letter is not None and letter in letters:
+            found[letter] = max(entry.logprob, found.get(letter, float("-inf")))
+    missing = [letter for letter in letters if letter not in found]
+    if missing:
+        raise ContractViolation(
+            f"letters {', '.join(missing)} have no candidate logprob in the reply although their "
+            "ids were requested",
+            path="choices[0].tokens[0].candidates",
             expected=list(letters),
             received=sorted(found),
         )

@@ -32,7 +32,7 @@ from ._shared import (
     score_channels,
     scoring_request,
 )
-from .base import Requirement, Sample, SampleResult, TaskConfig
+from .base import COMPLETION_MODEL, ModelFacts, Requirement, Sample, SampleResult, TaskConfig
 
 QUERY = "Question: {question}\nAnswer:"
 SHOT = "Question: {question}\nAnswer: {answer}"
@@ -85,7 +85,9 @@ class ArcEasyPPL:
             for item in load_arc_easy(data_dir, EVAL_SPLIT)
         ]
 
-    def requests(self, sample: Sample, config: TaskConfig) -> Mapping[str, Request]:
+    def requests(
+        self, sample: Sample, config: TaskConfig, model: ModelFacts = COMPLETION_MODEL
+    ) -> Mapping[str, Request]:
         context = sample.data["fewshot"] + sample.data["query"]
         texts = [CONTINUATION.format(text=t) for t in sample.data["choices"]]
         out = {f"choice:{i}": scoring_request(context + t) for i, t in enumerate(texts)}
@@ -94,7 +96,11 @@ class ArcEasyPPL:
         return out
 
     def score(
-        self, sample: Sample, responses: Mapping[str, Response], config: TaskConfig
+        self,
+        sample: Sample,
+        responses: Mapping[str, Response],
+        config: TaskConfig,
+        model: ModelFacts = COMPLETION_MODEL,
     ) -> SampleResult:
         context = len(sample.data["fewshot"]) + len(sample.data["query"])
         texts = [CONTINUATION.format(text=t) for t in sample.data["choices"]]

@@ -9,14 +9,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import msgspec
 
 from ..ir.request import Request
 from ..ir.response import Response
 
-__all__ = ["Requirement", "Sample", "SampleResult", "Task", "TaskConfig"]
+__all__ = [
+    "COMPLETION_MODEL",
+    "ModelFacts",
+    "Requirement",
+    "Sample",
+    "SampleResult",
+    "Task",
+    "TaskConfig",
+]
 
 
 @dataclass(frozen=True)
@@ -43,6 +51,24 @@ class TaskConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     """Task-specific options, e.g. ``top_k`` for CLP."""
 
 
+class ModelFacts(msgspec.Struct, frozen=True, kw_only=True):
+    """What a task may know of the model it asks, resolved by the runner before the first sample
+    (from the model's dialect table and, for ``token_ids``, the server's tokenizer)."""
+
+    input_kind: Literal["completion", "chat"] = "completion"
+    """``chat`` when the model's dialect takes only chat input: the prompt becomes one user
+    message (through the model's chat template)."""
+    capabilities: frozenset[str] = frozenset()
+    """The capability keys the model's dialect supports (``sieval dialects``)."""
+    token_ids: dict[str, int] = {}
+    """The texts of the task's ``token_texts`` that are one token of the model's tokenizer, with
+    that token's id (choice scoring by id needs no top-k)."""
+
+
+COMPLETION_MODEL = ModelFacts()
+"""The facts assumed when a caller gives none: a raw-text completion model."""
+
+
 class Sample(msgspec.Struct, frozen=True, kw_only=True):
     id: str
     """Stable across runs: the resume key."""
@@ -61,6 +87,15 @@ class SampleResult(msgspec.Struct, kw_only=True):
 
 
 class Task(Protocol):
+    """The contract. A task may also define, and the runner then uses:
+
+    * ``requirements_for(model: ModelFacts)``: requirements that depend on the model (a chat
+      model needs ``chat`` instead of ``text_prompt``);
+    * ``protocol_for(model: ModelFacts)``: the protocol as run for that model (recorded);
+    * ``token_texts(config)``: texts whose single-token ids the runner resolves into
+      ``ModelFacts.token_ids`` through the server's tokenizer.
+    """
+
     name: str
     protocol: str
     """The scoring protocol in one line, recorded with every result."""
@@ -78,12 +113,18 @@ class Task(Protocol):
         """All evaluation samples in a fixed order (shots already drawn into ``data``)."""
         ...
 
-    def requests(self, sample: Sample, config: TaskConfig) -> Mapping[str, Request]:
+    def requests(
+        self, sample: Sample, config: TaskConfig, model: ModelFacts = COMPLETION_MODEL
+    ) -> Mapping[str, Request]:
         """Named requests for one sample; they may run concurrently."""
         ...
 
     def score(
-        self, sample: Sample, responses: Mapping[str, Response], config: TaskConfig
+        self,
+        sample: Sample,
+        responses: Mapping[str, Response],
+        config: TaskConfig,
+        model: ModelFacts = COMPLETION_MODEL,
     ) -> SampleResult:
         """Metrics of one sample from its responses; raise a ``SievalError`` if they cannot be
         trusted (a failed sample is recorded as failed, never as wrong)."""

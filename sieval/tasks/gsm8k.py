@@ -25,7 +25,7 @@ from ..ir.request import CompletionInput, Request, Sampling
 from ..ir.response import Response
 from ..scoring import extract_flexible, extract_strict, gold_number
 from ._shared import check_options, draw_shots, int_option, join_shots, means, num_shots
-from .base import Requirement, Sample, SampleResult, TaskConfig
+from .base import COMPLETION_MODEL, ModelFacts, Requirement, Sample, SampleResult, TaskConfig
 
 QUERY = "Question: {question}\nAnswer:"
 SHOT = "Question: {question}\nAnswer: {answer}"
@@ -79,7 +79,9 @@ class Gsm8kBaseGen:
             for item in load_gsm8k(data_dir, EVAL_SPLIT)
         ]
 
-    def requests(self, sample: Sample, config: TaskConfig) -> Mapping[str, Request]:
+    def requests(
+        self, sample: Sample, config: TaskConfig, model: ModelFacts = COMPLETION_MODEL
+    ) -> Mapping[str, Request]:
         return {
             "gen": Request(
                 input=CompletionInput(text=sample.data["fewshot"] + sample.data["query"]),
@@ -88,7 +90,11 @@ class Gsm8kBaseGen:
         }
 
     def score(
-        self, sample: Sample, responses: Mapping[str, Response], config: TaskConfig
+        self,
+        sample: Sample,
+        responses: Mapping[str, Response],
+        config: TaskConfig,
+        model: ModelFacts = COMPLETION_MODEL,
     ) -> SampleResult:
         response = responses["gen"]
         if not response.choices:

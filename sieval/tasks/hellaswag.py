@@ -44,7 +44,7 @@ from ._shared import (
     score_channels,
     scoring_request,
 )
-from .base import Requirement, Sample, SampleResult, TaskConfig
+from .base import COMPLETION_MODEL, ModelFacts, Requirement, Sample, SampleResult, TaskConfig
 
 QUERY = "{activity_label}: {ctx}"
 CONTINUATION = " {ending}"
@@ -152,7 +152,9 @@ class HellaSwagPPL:
             )
         return samples
 
-    def requests(self, sample: Sample, config: TaskConfig) -> Mapping[str, Request]:
+    def requests(
+        self, sample: Sample, config: TaskConfig, model: ModelFacts = COMPLETION_MODEL
+    ) -> Mapping[str, Request]:
         context = sample.data["fewshot"] + sample.data["query"]
         return {
             f"choice:{i}": scoring_request(context + CONTINUATION.format(ending=ending))
@@ -160,7 +162,11 @@ class HellaSwagPPL:
         }
 
     def score(
-        self, sample: Sample, responses: Mapping[str, Response], config: TaskConfig
+        self,
+        sample: Sample,
+        responses: Mapping[str, Response],
+        config: TaskConfig,
+        model: ModelFacts = COMPLETION_MODEL,
     ) -> SampleResult:
         context = len(sample.data["fewshot"]) + len(sample.data["query"])
         scores = [

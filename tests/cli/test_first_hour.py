@@ -176,7 +176,7 @@ def test_ctrl_c_prints_the_run_directory_and_the_resume_command(tmp_path: Path) 
             time.sleep(0.1)
         time.sleep(1.0)
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=60)
     finally:
         handle.stop()
     (run_dir,) = (tmp_path / "o").iterdir()

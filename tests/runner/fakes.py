@@ -19,7 +19,14 @@ from aiohttp import web
 from sieval.errors import ConfigError, ContractViolation
 from sieval.ir.request import Request, Sampling
 from sieval.ir.response import Response
-from sieval.tasks.base import Requirement, Sample, SampleResult, TaskConfig
+from sieval.tasks.base import (
+    COMPLETION_MODEL,
+    ModelFacts,
+    Requirement,
+    Sample,
+    SampleResult,
+    TaskConfig,
+)
 from sieval.transport import FakeTransport, HttpReply, HttpRequest, json_reply
 
 DATA_FILE = "fake.txt"
@@ -69,7 +76,9 @@ class FakeTask:
             for i, w in enumerate(words)
         ]
 
-    def requests(self, sample: Sample, config: TaskConfig) -> Mapping[str, Request]:
+    def requests(
+        self, sample: Sample, config: TaskConfig, model: ModelFacts = COMPLETION_MODEL
+    ) -> Mapping[str, Request]:
         word = sample.data["word"]
         return {
             f"r{j}": Request.completion(
@@ -79,7 +88,11 @@ class FakeTask:
         }
 
     def score(
-        self, sample: Sample, responses: Mapping[str, Response], config: TaskConfig
+        self,
+        sample: Sample,
+        responses: Mapping[str, Response],
+        config: TaskConfig,
+        model: ModelFacts = COMPLETION_MODEL,
     ) -> SampleResult:
         word = sample.data["word"]
         if "bad" in word:
