@@ -11,15 +11,24 @@ from sieval.errors import ConfigError
 from sieval.ir.capabilities import CAPABILITIES
 from sieval.tasks.registry import TASKS, discover, get_task
 
-NAMES = ["arc_easy_kshot_ppl", "gsm8k_kshot_base_gen", "hellaswag_kshot_ppl", "mmlu_kshot_clp"]
+NAMES = [
+    "arc_easy_kshot_ppl",
+    "gsm8k_0shot_gen",
+    "gsm8k_kshot_base_gen",
+    "hellaswag_kshot_ppl",
+    "mmlu_0shot_gen",
+    "mmlu_kshot_clp",
+]
+CHAT_ONLY = {"gsm8k_0shot_gen", "mmlu_0shot_gen"}
 
 
-def test_the_four_seed_tasks() -> None:
+def test_the_seed_tasks_and_the_chat_tasks() -> None:
     assert list(TASKS) == NAMES
     for name, task in TASKS.items():
         assert task.name == name and task.protocol and task.headline
         assert {r.capability for r in task.requirements} <= set(CAPABILITIES)
-        assert "text_prompt" in {r.capability for r in task.requirements}
+        prompt = "chat" if name in CHAT_ONLY else "text_prompt"
+        assert prompt in {r.capability for r in task.requirements}
     clp = {r.capability: r for r in TASKS["mmlu_kshot_clp"].requirements}
     assert clp["sampled_top_k"].min_top_k == 100
 
