@@ -84,8 +84,9 @@ _CHANNEL_LIST = (
         "candidates",
         "scoring.candidate_token_ids",
         _every_choice(
-            lambda c: isinstance(c.tokens, tuple)
-            and all(t.candidates is not UNSET for t in c.tokens)
+            lambda c: (
+                isinstance(c.tokens, tuple) and all(t.candidates is not UNSET for t in c.tokens)
+            )
         ),
         "log-probabilities of requested candidate token ids at each sampled position, per choice",
     ),
