@@ -34,7 +34,7 @@ from ..errors import ConfigError, SievalError
 from ..ir.request import ChatInput, Request
 from ..ir.response import Response
 from ..model import Call, Model
-from ..tasks.base import ModelFacts, Sample, Task
+from ..tasks.base import ModelFacts, Sample, Task, describe
 from ..transport import Limits, Timeouts, Transport, redact_json, redact_url
 from .checks import CheckResult, check_endpoint, failure, resolve_token_ids, run_checks
 from .config import EMBEDDED, EvalConfig, ModelConfig
@@ -478,6 +478,7 @@ class _Engine:
             reported_model=reported,
             started=started,
             duration_s=time.perf_counter() - t0,
+            sample=describe(pt.task, sample),
         )
         unit.writer.write(record)
         self.samples_run += 1
@@ -540,15 +541,20 @@ def _request_record(call: Call, secrets: tuple[str, ...], record_tokens: bool) -
         }
     timings: dict[str, float] = {}
     if call.timings is not None:
-        timings = {**msgspec.to_builtins(call.timings), "attempts": call.attempts}
+        timings = {
+            "total_s": round(call.timings.wall_s, 6),
+            "first_byte_s": round(call.timings.first_byte_s, 6),
+        }
+    if call.attempts > 1:
+        timings["attempts"] = call.attempts
     return RequestRecord(
-        prompt=_prompt(call.request),
+        prompt=_prompt(call.request) if call.body is None else None,
         body=call.body,
         ledger=[msgspec.to_builtins(d) for d in call.ledger],
-        reported_model=response.model if response and isinstance(response.model, str) else None,
         usage=usage,
         timings=timings,
         warnings=list(response.warnings) if response else [],
         error=_error_record(call.error, secrets) if call.error is not None else None,
         tokens=_evidence(response) if record_tokens and response else None,
+        status=call.status,
     )

@@ -6,16 +6,25 @@ nothing written) and ``fsync``'d in batches, at most ``FSYNC_INTERVAL_S`` apart 
 this machine's ext4 a flush costs ~3 us per line and an fsync ~135 us, so fsync per line would
 cap a fast run at a few thousand samples a second for protection only against power loss.
 
+What repeats is written once. Beside ``records.jsonl``, ``shared.jsonl`` holds, append-only,
+each distinct decision ledger and each body template of the unit; a request's record names its
+ledger (``"ledger": "L0"``) and keeps only the body fields that differ from its template
+(``"body_ref": "B0"``). ``expand`` gives back the exact body and ledger; every reader uses it.
+A shared line is written and flushed before the first record that names it.
+
 Schema evolution (STYLE 13): fields are only ever added, with defaults, at the end; an existing
-field's type never changes; ``schema_version`` is bumped when a field is added.
+field's type never changes (a field that takes a new form gains a union); ``schema_version`` is
+bumped when a field is added. Version 3 added ``Record.sample``, ``RequestRecord.body_ref`` and
+``status``, ledger ids, and stopped repeating the prompt beside the body; readers take 1 to 3.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, TypeVar
 
 import msgspec
 
@@ -28,10 +37,13 @@ __all__ = [
     "Record",
     "RecordWriter",
     "RequestRecord",
+    "Shared",
+    "expand",
     "read_records",
+    "scan",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Version of the record schema below; enters the run identity."""
 
 FSYNC_INTERVAL_S = 1.0
@@ -40,20 +52,28 @@ FSYNC_INTERVAL_S = 1.0
 class RequestRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     """One named request of a sample, as sent (and answered, when it was)."""
 
-    prompt: Any
-    """The input: completion text (or token ids), or the chat messages."""
+    prompt: Any = None
+    """The input, only when no body was built (refused before lowering finished); versions 1-2
+    wrote it always."""
     body: dict[str, Any] | None = None
-    """The wire body sent, secrets redacted (``None`` when refused before lowering finished)."""
-    ledger: list[dict[str, str]] = msgspec.field(default_factory=list)
-    """The dialect's decision per active leaf: ``{leaf, outcome, path}`` (consumed),
-    ``{leaf, outcome, reason}`` (noop, refused) or both (defaulted)."""
+    """The wire body sent, secrets redacted: whole, or (with ``body_ref``) the fields that differ
+    from that template. ``expand`` gives the whole body."""
+    ledger: list[dict[str, str]] | str = []
+    """The dialect's decision per active leaf (``{leaf, outcome, path | reason}``), or the id of a
+    ledger in ``shared.jsonl``."""
     reported_model: str | None = None
-    usage: dict[str, int] = msgspec.field(default_factory=dict)
-    timings: dict[str, float] = msgspec.field(default_factory=dict)
-    warnings: list[str] = msgspec.field(default_factory=list)
+    """Versions 1-2 only (the record's own ``reported_model`` holds it)."""
+    usage: dict[str, int] = {}
+    timings: dict[str, float] = {}
+    """``total_s`` (the exchange, retries included), ``first_byte_s``, ``attempts`` when > 1."""
+    warnings: list[str] = []
     error: dict[str, Any] | None = None
     tokens: dict[str, Any] | None = None
     """With ``--record-tokens``: every input and sampled token as ``[text, logprob, id, top]``."""
+    body_ref: str | None = None
+    """The body template in ``shared.jsonl`` that ``body`` differs from."""
+    status: int | None = None
+    """The HTTP status of the last attempt (``None`` when nothing was answered)."""
 
 
 class Record(msgspec.Struct, kw_only=True):
@@ -80,26 +100,123 @@ class Record(msgspec.Struct, kw_only=True):
     started: float = 0.0
     """Unix time the sample started."""
     duration_s: float = 0.0
+    sample: dict[str, Any] | None = None
+    """The sample as a reader needs it without the data files (the question or context, the
+    choices, the gold label: the task's ``describe``)."""
 
 
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(Record)
 
 
+# -- what repeats, written once -----------------------------------------------------------------
+
+
+class _SharedLine(msgspec.Struct):
+    id: str
+    ledger: list[dict[str, str]] | None = None
+    body: dict[str, Any] | None = None
+
+
+_shared_line = msgspec.json.Decoder(_SharedLine)
+
+
+class Shared:
+    """The ledgers and body templates of one unit (``shared.jsonl``)."""
+
+    def __init__(self) -> None:
+        self.ledgers: dict[str, list[dict[str, str]]] = {}
+        self.bodies: dict[str, dict[str, Any]] = {}
+        self._ledger_ids: dict[bytes, str] = {}
+        self._templates: dict[frozenset[str], str] = {}
+
+    @classmethod
+    def load(cls, path: Path) -> Shared:
+        """The store of ``path`` (a ``shared.jsonl``; empty when absent). A torn last line is
+        ignored: no record can name it, since a shared line is flushed before its records."""
+        shared = cls()
+        if not path.exists():
+            return shared
+        for line in path.read_bytes().split(b"\n"):
+            if not line.strip():
+                continue
+            try:
+                entry = _shared_line.decode(line)
+            except msgspec.DecodeError:
+                continue
+            if entry.ledger is not None:
+                shared.ledgers[entry.id] = entry.ledger
+                shared._ledger_ids[_encoder.encode(entry.ledger)] = entry.id
+            if entry.body is not None:
+                shared.bodies[entry.id] = entry.body
+                shared._templates[frozenset(entry.body)] = entry.id
+        return shared
+
+    def compact(self, request: RequestRecord, out: list[bytes]) -> RequestRecord:
+        """``request`` naming shared entries (new ones are appended to ``out`` as lines)."""
+        ledger: list[dict[str, str]] | str = request.ledger
+        if isinstance(ledger, list) and ledger:
+            key = _encoder.encode(ledger)
+            ledger_id = self._ledger_ids.get(key)
+            if ledger_id is None:
+                ledger_id = f"L{len(self.ledgers)}"
+                self._ledger_ids[key] = ledger_id
+                self.ledgers[ledger_id] = ledger
+                out.append(_encoder.encode(_SharedLine(id=ledger_id, ledger=ledger)))
+            ledger = ledger_id
+        body, ref = request.body, None
+        if body is not None:
+            ref = self._templates.get(frozenset(body))
+            if ref is None:
+                ref = f"B{len(self.bodies)}"
+                self._templates[frozenset(body)] = ref
+                self.bodies[ref] = body
+                out.append(_encoder.encode(_SharedLine(id=ref, body=body)))
+            template = self.bodies[ref]
+            body = {k: v for k, v in body.items() if template[k] != v}
+        return msgspec.structs.replace(request, ledger=ledger, body=body, body_ref=ref)
+
+
+def expand(request: RequestRecord, shared: Shared) -> RequestRecord:
+    """``request`` with its whole body and ledger (what was sent and decided)."""
+    ledger = request.ledger
+    if isinstance(ledger, str):
+        ledger = shared.ledgers.get(ledger, [])
+    body = request.body
+    if request.body_ref is not None:
+        body = {**shared.bodies.get(request.body_ref, {}), **(body or {})}
+    return msgspec.structs.replace(request, ledger=ledger, body=body, body_ref=None)
+
+
+# -- writing ------------------------------------------------------------------------------------
+
+
 class RecordWriter:
-    """Appends records to one ``records.jsonl``; flushes each line, fsyncs in batches."""
+    """Appends records to one ``records.jsonl`` (and what repeats to ``shared.jsonl``); flushes
+    each line, fsyncs in batches."""
 
     def __init__(self, path: Path, *, fsync_interval_s: float = FSYNC_INTERVAL_S) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
+        self.shared_path = path.with_name("shared.jsonl")
+        self.shared = Shared.load(self.shared_path)
         self._file: IO[bytes] = open(path, "ab")  # noqa: SIM115 - closed in close()
+        self._shared_file: IO[bytes] | None = None
         self._interval = fsync_interval_s
         self._last_sync = time.monotonic()
         self._dirty = False
         self.written = 0
 
     def write(self, record: Record) -> None:
-        self._file.write(_encoder.encode(record) + b"\n")
+        new: list[bytes] = []
+        requests = {k: self.shared.compact(r, new) for k, r in record.requests.items()}
+        if new:
+            if self._shared_file is None:
+                self._shared_file = open(self.shared_path, "ab")  # noqa: SIM115
+            self._shared_file.write(b"\n".join(new) + b"\n")
+            self._shared_file.flush()
+        self._file.write(_encoder.encode(msgspec.structs.replace(record, requests=requests)))
+        self._file.write(b"\n")
         self._file.flush()
         self._dirty = True
         self.written += 1
@@ -108,6 +225,8 @@ class RecordWriter:
 
     def sync(self) -> None:
         if self._dirty:
+            if self._shared_file is not None:
+                os.fsync(self._shared_file.fileno())
             os.fsync(self._file.fileno())
             self._dirty = False
         self._last_sync = time.monotonic()
@@ -116,6 +235,13 @@ class RecordWriter:
         if not self._file.closed:
             self.sync()
             self._file.close()
+        if self._shared_file is not None and not self._shared_file.closed:
+            self._shared_file.close()
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+T = TypeVar("T")
 
 
 class ReadResult(msgspec.Struct, kw_only=True):
@@ -126,42 +252,65 @@ class ReadResult(msgspec.Struct, kw_only=True):
     """Length of an incomplete last line left by a crash (dropped), 0 when none."""
 
 
-def read_records(path: Path, *, repair: bool = False) -> ReadResult:
-    """Decode ``records.jsonl``. An incomplete last line (a crash mid-write) is dropped and
-    counted; with ``repair`` it is also cut from the file so later appends start on a fresh
-    line. A corrupt line elsewhere is a ``ConfigError`` naming it."""
+def scan(
+    path: Path,
+    decoder: msgspec.json.Decoder[T],
+    *,
+    repair: bool = False,
+    stats: list[int] | None = None,
+) -> Iterator[T]:
+    """Each line of ``records.jsonl`` decoded with ``decoder`` (a Struct declaring only the fields
+    a reader needs is much cheaper than a whole ``Record``), in file order, reading the file in
+    blocks (memory flat in its size). A torn last line (a crash mid-write) is skipped, and counted
+    in ``stats = [lines, truncated_bytes]``; with ``repair`` it is cut from the file. A corrupt
+    line elsewhere is a ``ConfigError`` naming it."""
     if not path.exists():
-        return ReadResult(records={}, lines=0)
-    data = path.read_bytes()
-    end = data.rfind(b"\n") + 1
-    tail = data[end:]
-    records: dict[str, Record] = {}
-    lines = data[:end].split(b"\n")[:-1] if end else []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            record = _decoder.decode(line)
-        except msgspec.DecodeError as exc:
-            raise ConfigError(
-                f"{path}:{number}: not a valid record ({exc}); the records file was edited or "
-                "corrupted, start a fresh run",
-                path=str(path),
-            ) from exc
-        records[record.sample_id] = record
+        return
+    number = 0
+    offset = 0
+    pending = b""
+    with open(path, "rb") as file:
+        while True:
+            block = file.read(1 << 20)
+            if not block:
+                break
+            data = pending + block
+            lines = data.split(b"\n")
+            pending = lines.pop()
+            for line in lines:
+                number += 1
+                offset += len(line) + 1
+                if not line.strip():
+                    continue
+                try:
+                    yield decoder.decode(line)
+                except msgspec.DecodeError as exc:
+                    raise ConfigError(
+                        f"{path}:{number}: not a valid record ({exc}); the records file was "
+                        "edited or corrupted, start a fresh run",
+                        path=str(path),
+                    ) from exc
     truncated = 0
-    if tail:
+    if pending.strip():
         try:
-            record = _decoder.decode(tail)
+            item = decoder.decode(pending)
         except msgspec.DecodeError:
-            truncated = len(tail)
+            truncated = len(pending)
             if repair:
                 with open(path, "r+b") as file:
-                    file.truncate(end)
+                    file.truncate(offset)
         else:  # a complete record whose newline never made it
-            records[record.sample_id] = record
+            number += 1
             if repair:
                 with open(path, "ab") as file:
                     file.write(b"\n")
-            lines.append(tail)
-    return ReadResult(records=records, lines=len(lines), truncated_bytes=truncated)
+            yield item
+    if stats is not None:
+        stats[:] = [number, truncated]
+
+
+def read_records(path: Path, *, repair: bool = False) -> ReadResult:
+    """Every record of ``records.jsonl`` (the latest per sample id), decoded in full."""
+    stats = [0, 0]
+    records = {r.sample_id: r for r in scan(path, _decoder, repair=repair, stats=stats)}
+    return ReadResult(records=records, lines=stats[0], truncated_bytes=stats[1])

@@ -24,6 +24,7 @@ __all__ = [
     "SampleResult",
     "Task",
     "TaskConfig",
+    "describe",
 ]
 
 
@@ -93,7 +94,9 @@ class Task(Protocol):
       model needs ``chat`` instead of ``text_prompt``);
     * ``protocol_for(model: ModelFacts)``: the protocol as run for that model (recorded);
     * ``token_texts(config)``: texts whose single-token ids the runner resolves into
-      ``ModelFacts.token_ids`` through the server's tokenizer.
+      ``ModelFacts.token_ids`` through the server's tokenizer;
+    * ``describe(sample)``: the sample as a reader of its record needs it (``describe`` below is
+      the default).
     """
 
     name: str
@@ -133,3 +136,20 @@ class Task(Protocol):
     def aggregate(self, results: Sequence[tuple[Sample, SampleResult]]) -> dict[str, Any]:
         """Run-level metrics (means, per-group breakdowns)."""
         ...
+
+
+SHARED_FIELDS = ("fewshot", "shot_ids")
+"""Sample data that is the same for every sample of a run (the shots): not repeated in records;
+each request's body holds the prompt as sent."""
+
+
+def describe(task: Any, sample: Sample) -> dict[str, Any]:
+    """What a record keeps of its sample: the task's ``describe``, else the sample's data without
+    the shots, plus the gold answer."""
+    special = getattr(task, "describe", None)
+    if special is not None:
+        described: dict[str, Any] = special(sample)
+        return described
+    out = {k: v for k, v in sample.data.items() if k not in SHARED_FIELDS}
+    out["gold"] = sample.gold
+    return out
