@@ -14,7 +14,7 @@ from sieval.errors import ConfigError
 from sieval.ir.request import Scoring
 from sieval.runner import RunOptions, arun_eval, read_records
 from sieval.runner.config import EvalConfig, parse_config
-from sieval.runner.records import Record, RecordWriter
+from sieval.runner.records import Record, RecordWriter, Shared, expand
 from sieval.tasks.base import Requirement
 from sieval.transport import HttpRequest
 
@@ -58,12 +58,25 @@ async def test_run_writes_records_and_report(tmp_path: Path, data_dir: Path) -> 
     lines = (result.run_dir / "m" / "fake_qa" / "records.jsonl").read_text().splitlines()
     assert len(lines) == len(WORDS)
     first = json.loads(lines[0])
-    assert first["schema_version"] == 2 and first["status"] == "ok"
+    assert first["schema_version"] == 3 and first["status"] == "ok"
     assert set(first["requests"]) == {"r0", "r1"}
-    request = first["requests"]["r0"]
-    assert request["body"]["model"] == "fake-model" and request["body"]["max_tokens"] == 4
-    assert request["ledger"] and request["reported_model"] == "fake-model"
-    assert request["prompt"]["text"].startswith("Q: ")
+    raw = first["requests"]["r0"]
+    assert raw["ledger"] == "L0" and raw["body_ref"] == "B0" and "prompt" not in raw
+    unit = result.run_dir / "m" / "fake_qa"
+    shared = Shared.load(unit / "shared.jsonl")
+    request = expand(read_records(unit / "records.jsonl").records["s0"].requests["r0"], shared)
+    assert request.body == {
+        "model": "fake-model",
+        "prompt": "Q: aa",
+        "temperature": 0.0,
+        "max_tokens": 4,
+    }
+    assert [d["leaf"] for d in request.ledger][:1] == ["input.completion.text"]
+    assert first["reported_model"] == "fake-model" and request.status == 200
+    later = expand(read_records(unit / "records.jsonl").records["s1"].requests["r0"], shared)
+    assert later.body["prompt"] == "Q: bbb"  # only the prompt differs: the rest is the template
+    assert json.loads(lines[1])["requests"]["r0"]["body"] == {"prompt": "Q: bbb"}
+    assert first["sample"] == {"word": "aa", "gold": "AA"}
     assert first["channels"] == {"text": first["prediction"]} and "acc" in first["metrics"]
     report = json.loads((result.run_dir / "report.json").read_text())
     (entry,) = report["results"]
