@@ -31,6 +31,6 @@ async def test_every_claim_holds_on_the_reference_server(dialect: str, tmp_path)
 
 async def test_probe_refuses_an_unknown_dialect_and_an_unreachable_server() -> None:
     with pytest.raises(ConfigError, match="no probe cases"):
-        await run_probe("anthropic_messages", "http://127.0.0.1:1", "m")
+        await run_probe("no_such_dialect", "http://127.0.0.1:1", "m")
     with pytest.raises(ConfigError, match="cannot reach"):
         await run_probe("vllm_native", "http://127.0.0.1:1", "m")

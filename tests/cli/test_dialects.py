@@ -21,19 +21,19 @@ def test_json_lists_seven_ids_with_derived_capabilities() -> None:
     assert rows["openai_completions"]["capabilities"]["token_ids"] == "no"
     assert rows["openai_completions"]["auth"] == "Authorization: Bearer <key>"
     assert rows["vllm_native"]["capabilities"]["token_ids"] == "supported"
-    assert rows["anthropic_messages"]["status"] == "planned"
-    assert rows["anthropic_messages"]["capabilities"] == {}
+    assert rows["anthropic_messages"]["capabilities"]["input_scoring"] == "no"
+    assert rows["anthropic_messages"]["auth"] == "x-api-key: <key> + anthropic-version: 2023-06-01"
 
 
-def test_table_shows_status_and_capabilities() -> None:
+def test_table_shows_status_and_capabilities(planned_dialect: str) -> None:
     result = runner.invoke(app, ["dialects"])
     assert result.exit_code == 0
     for word in ("openai_completions", "vllm_native", "google_genai", "input_scoring", "active"):
         assert word in result.stdout
-    assert "planned" in result.stdout
+    assert "planned" in result.stdout and planned_dialect in result.stdout
 
 
-def test_leaf_prints_each_dialects_decision_from_its_table() -> None:
+def test_leaf_prints_each_dialects_decision_from_its_table(planned_dialect: str) -> None:
     result = runner.invoke(app, ["dialects", "--leaf", "sampling.top_k", "--json"])
     assert result.exit_code == 0
     by_id = {d["dialect"]: d for d in json.loads(result.stdout)}
@@ -44,7 +44,8 @@ def test_leaf_prints_each_dialects_decision_from_its_table() -> None:
         "outcome": "consumed",
         "detail": "written to top_k",
     }
-    assert by_id["openai_chat"]["outcome"] == "planned"
+    assert by_id["openai_chat"]["outcome"] == "refused"
+    assert by_id[planned_dialect]["outcome"] == "planned"
     table = runner.invoke(app, ["dialects", "--leaf", "scoring.input_logprobs"])
     assert table.exit_code == 0 and "prompt_logprobs" in table.stdout
 
