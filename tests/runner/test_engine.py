@@ -146,10 +146,12 @@ async def test_capability_mismatch_is_refused_before_any_request(
     assert transport.calls == [] and not (tmp_path / "results").exists()
 
 
-async def test_unimplemented_dialect_is_refused(tmp_path: Path, data_dir: Path) -> None:
+async def test_unimplemented_dialect_is_refused(
+    tmp_path: Path, data_dir: Path, planned_dialect: str
+) -> None:
     with pytest.raises(ConfigError, match="not implemented yet"):
         await arun_eval(
-            make_config(dialect="anthropic_messages"),
+            make_config(dialect=planned_dialect),
             options(tmp_path, data_dir),
             tasks={"fake_qa": FakeTask()},
             transport_factory=lambda cfg: fake_transport(),
