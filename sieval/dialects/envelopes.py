@@ -36,7 +36,10 @@ def server_message(body: bytes) -> str:
 
 
 _CLASSES = (
-    ("context_overflow", ("maximum context length", "max_model_len", "context length")),
+    (
+        "context_overflow",
+        ("maximum context length", "max_model_len", "context length", "maximum allowed length"),
+    ),
     ("top_k_cap", ("greater than max allowed",)),
     ("unknown_model", ("does not exist",)),
 )
