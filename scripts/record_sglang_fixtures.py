@@ -1,6 +1,6 @@
 """Record real replies from a running SGLang as test fixtures (rerunnable).
 
-    python scripts/record_sglang_fixtures.py http://127.0.0.1:18331 [--only NAME]
+    python scripts/record_sglang_fixtures.py http://127.0.0.1:18331 [--only NAME[,NAME...]]
     python scripts/record_sglang_fixtures.py --check-contract PATH/TO/sglang/api/v1/api_types.py
 
 Writes ``tests/fixtures/sglang_native/<server-version>/<name>.json``, each
@@ -41,6 +41,8 @@ STORY = "Once upon a time"
 FRANCE = "The capital of France is"
 LONG = "hello " * 2100  # > the server's --context-length 2048
 HELLO = 23391  # the token "hello" in Gemma 3's vocabulary; [BOS] + [HELLO] * (n - 1) is n tokens
+OBJECT = '{"type": "object"}'  # what SGLang's own OpenAI routes send for json_object
+SAMPLED = {"return_logprob": True, "return_text_in_logprobs": True}
 TOKENIZE_LETTERS = {"model": MODEL, "prompt": " A B C D", "add_special_tokens": False}
 FIXTURES = Path(__file__).resolve().parent.parent / "tests/fixtures"
 
@@ -183,6 +185,45 @@ CASES: list[tuple[str, str, str, dict | str | None]] = [
         "/generate",
         {**scoring(QA, 100, 0), "stream": True},
     ),
+    # Bodies as the sglang_native dialect lowers them (tests assert lowered.body == request).
+    ("candidates_letters", "POST", "/generate", "candidates_from_tokenize"),
+    (
+        "stream_n2_logprobs",
+        "POST",
+        "/generate",
+        {**gen(STORY, 3, 1.0, n=2), "stream": True, **SAMPLED, "top_logprobs_num": 2},
+    ),
+    ("json_object", "POST", "/generate", gen("A JSON object:", 16, 0.0, json_schema=OBJECT)),
+    ("score_byte_pieces", "POST", "/generate", scoring("\ua66e\U00013000 x", 0, 2)),
+    (
+        "gen_stop_logprobs",
+        "POST",
+        "/generate",
+        {**gen("1, 2, 3, 4,", 12, 0.0, stop=[" 7", "\n"]), **SAMPLED},
+    ),
+    (
+        "options_stop_token",
+        "POST",
+        "/generate",
+        {
+            **gen(
+                FRANCE,
+                6,
+                0.0,
+                min_p=0.05,
+                repetition_penalty=1.2,
+                min_new_tokens=2,
+                stop_token_ids=[529],
+            ),
+            **SAMPLED,
+        },
+    ),
+    (
+        "error_regex_and_json_schema",
+        "POST",
+        "/generate",
+        gen(FRANCE, 2, 0.0, json_schema=OBJECT, regex=" (yes|no)"),
+    ),
 ]
 
 
@@ -221,6 +262,17 @@ def build(kind: str, replies: dict[str, object], base: str) -> dict:
             "token_ids_logprob": ids,
             "return_text_in_logprobs": True,
         }
+    if kind == "candidates_from_tokenize":
+        tok = replies.get("tokenize_letters")
+        if not isinstance(tok, dict):
+            tok = json.loads(call(base, "POST", "/tokenize", TOKENIZE_LETTERS)[2])
+        return {
+            "text": MMLU,
+            "sampling_params": sp(1, 0.0),
+            **SAMPLED,
+            "top_logprobs_num": 5,
+            "token_ids_logprob": tok["tokens"],
+        }
     if kind.startswith("ids_"):
         _, n, _, new = kind.split("_")
         return {"input_ids": [2] + [HELLO] * (int(n) - 1), "sampling_params": sp(int(new), 0.0)}
@@ -232,7 +284,7 @@ def record_all(base: str, only: str | None, out: Path) -> None:
     version = json.loads(info_text)["version"]
     replies: dict[str, object] = {}
     for name, method, route, spec in CASES:
-        if only and name != only:
+        if only and name not in only.split(","):
             continue
         body = build(spec, replies, base) if isinstance(spec, str) else spec
         status, ctype, text = call(base, method, route, body)

@@ -1,0 +1,485 @@
+"""SGLang's ``POST /generate`` reply: Structs, the cumulative stream fold, and the checks.
+
+SGLang 0.5.23 (wire reference section 6; measured in ``docs/evidence/sglang-server-notes.md``).
+Nothing is trusted: a finish of type ``abort`` is an error even inside an HTTP 200 reply, logprob
+lists are counted against ``output_ids``, ``completion_tokens`` and ``prompt_tokens``, a top-k row
+holds exactly k entries sorted by logprob, a candidate row holds exactly the ids asked for in the
+order asked, and every token text is placed in the text it claims to spell (the prompt, or the
+choice's text).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from ...errors import ServerRejected, SievalError
+from ...ir.response import Token, TopEntry
+from ..checks import Checker
+from ..envelopes import classify, http_error, server_message
+from .openai import in_band_error
+from .sse import SseEvent
+
+__all__ = [
+    "Finish",
+    "Item",
+    "Meta",
+    "abort_error",
+    "fold",
+    "input_tokens",
+    "sampled_tokens",
+    "sglang_error",
+]
+
+Triple = tuple[float | None, int, str | None]
+"""A logprob entry, positional: ``[logprob, token_id, text]`` (text null unless asked for)."""
+
+_SPECIAL = re.compile(r"^<[^<>\s]+>$")  # <bos>, <eos>, <end_of_turn>: cover no text
+_SAME = 1e-6
+
+
+class Finish(msgspec.Struct):
+    type: str
+    matched: str | int | None = None
+    length: int | None = None
+    message: str | None = None
+    status_code: int | None = None
+
+
+class Meta(msgspec.Struct):
+    finish_reason: Finish | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    input_token_logprobs: list[Triple] | None = None
+    output_token_logprobs: list[Triple] | None = None
+    output_token_logprobs_length: int | None = None
+    input_top_logprobs: list[list[Triple] | None] | None = None
+    output_top_logprobs: list[list[Triple] | None] | None = None
+    output_token_ids_logprobs: list[list[Triple] | None] | None = None
+
+
+class Item(msgspec.Struct):
+    """One generation: a single reply, one element of an ``n > 1`` list, or a stream's state."""
+
+    text: str
+    meta_info: Meta
+    output_ids: list[int] | None = None
+
+
+class _Chunk(msgspec.Struct):
+    text: str | None = None
+    meta_info: Meta | None = None
+    output_ids: list[int] | None = None
+    index: int | None = None
+    error: dict[str, Any] | None = None
+
+
+_chunk = msgspec.json.Decoder(_Chunk)
+
+# -- errors -------------------------------------------------------------------------------------
+
+
+def sglang_error(dialect: str, status: int, body: bytes) -> SievalError:
+    """A non-2xx reply in any of SGLang's three error shapes (wire reference 0.4). SGLang's
+    scheduler words a too-long prompt "exceeds the maximum allowed length" (notes item 1)."""
+    error = http_error(dialect, status, body)
+    message = server_message(body)
+    too_long = "exceeds the maximum allowed length" in message
+    if isinstance(error, ServerRejected) and classify(message) is None and too_long:
+        return ServerRejected(
+            f"{dialect}: the server rejected the request (HTTP {status}) [context_overflow]: "
+            f"{message}",
+            status=status,
+            server_message=message,
+            dialect=dialect,
+            path="context_overflow",
+        )
+    return error
+
+
+def abort_error(dialect: str, where: str, finish: Finish) -> SievalError:
+    """A ``finish_reason`` of type ``abort``: the request failed, whatever the HTTP status said
+    (a streamed abort arrives as an ordinary-looking chunk with a bogus token, notes item 3)."""
+    code = finish.status_code
+    status = code if isinstance(code, int) and 400 <= code < 600 else 500
+    message = finish.message or "the server aborted the request"
+    body = msgspec.json.encode({"error": {"message": f"{message} ({where} is an abort)"}})
+    return sglang_error(dialect, status, body)
+
+
+# -- the stream ---------------------------------------------------------------------------------
+
+
+def fold(events: list[SseEvent], check: Checker) -> list[Item]:
+    """SSE chunks as one item per index. Each chunk is the cumulative state so far (wire
+    reference 6.5), so the last one per index is kept, never concatenated; a chunk whose
+    ``output_ids`` do not extend the previous ones (a server started with
+    ``--incremental-streaming-output``) is refused, since keeping the last would lose the rest."""
+    last: dict[int, _Chunk] = {}
+    for event in events:
+        chunk = check.decode(event.data, _chunk)
+        if chunk.error is not None:
+            raise in_band_error(check.dialect, chunk.error, event.data)
+        if chunk.text is None or chunk.meta_info is None:
+            raise check.violation("", "a stream chunk has neither text and meta_info nor an error")
+        index = chunk.index if chunk.index is not None else 0
+        before = last.get(index)
+        if before is not None:
+            old, new = before.output_ids or [], chunk.output_ids or []
+            if new[: len(old)] != old:
+                raise check.violation(
+                    f"[{index}].output_ids",
+                    f"stream chunk for index {index} carries output_ids {new[:8]}... that do not "
+                    f"extend the previous chunk's {old[:8]}...: the stream is not cumulative "
+                    "(--incremental-streaming-output?), so its last chunk is not the whole reply",
+                )
+        last[index] = chunk
+    if not last:
+        raise check.violation("", "the stream carried no chunk before [DONE]")
+    return [
+        Item(text=str(c.text), meta_info=c.meta_info or Meta(), output_ids=c.output_ids)
+        for _, c in sorted(last.items())
+    ]
+
+
+# -- input tokens -------------------------------------------------------------------------------
+
+
+def input_tokens(
+    check: Checker, item: Item, prompt: str | None, sent_ids: Sequence[int] | None, k: int
+) -> tuple[Token, ...]:
+    """``input_token_logprobs`` (asked from position 0) as the scored prompt: one entry per prompt
+    token (``prompt_tokens`` counts the BOS), null at position 0 only, exact top-k, and texts
+    that rebuild the prompt (the BOS covers no text)."""
+    meta = item.meta_info
+    where = "meta_info.input_token_logprobs"
+    triples = meta.input_token_logprobs
+    if triples is None:
+        raise check.violation(where, f"{where} is missing although input logprobs were asked for")
+    counts: dict[str, Any] = {
+        "input_token_logprobs": len(triples),
+        "prompt_tokens": meta.prompt_tokens,
+    }
+    if sent_ids is not None:
+        counts["input_ids sent"] = len(sent_ids)
+    check.agree(where, counts, "the prompt (a radix-cache hit can shorten input logprobs)")
+    if not triples or triples[0][0] is not None:
+        raise check.violation(
+            f"{where}[0]", f"{where}[0] must be the unscored first position (a null logprob)"
+        )
+    nulls = [i for i, t in enumerate(triples) if i and t[0] is None]
+    if nulls:
+        raise check.violation(
+            f"{where}[{nulls[0]}]",
+            f"{where} is null at positions {nulls[:5]}: only the first may be unscored",
+        )
+    check.finite(where, [t[0] for t in triples])
+    if sent_ids is not None and [t[1] for t in triples] != list(sent_ids):
+        raise check.violation(where, f"{where} scores other token ids than the input_ids sent")
+    texts = _texts(check, where, triples)
+    offsets: list[Any] = (
+        _place_prompt(check, where, texts, prompt) if prompt is not None else [UNSET] * len(texts)
+    )
+    rows = _rows(check, "meta_info.input_top_logprobs", meta.input_top_logprobs, len(triples), k)
+    return tuple(
+        _token(check, where, i, triples[i], texts[i], offsets[i], rows[i] if rows else None, k)
+        for i in range(len(triples))
+    )
+
+
+def _place_prompt(check: Checker, where: str, texts: list[str], prompt: str) -> list[int]:
+    offsets, end, tail = _place(texts, prompt, specials_anywhere=False)
+    if tail != len(texts) or end != len(prompt):
+        bad = min(tail, len(texts) - 1)
+        raise check.violation(
+            f"{where}[{bad}]",
+            f"the prompt's token texts do not rebuild the prompt: token {bad} {texts[bad]!r} "
+            f"does not continue it at character {end} (found {prompt[end : end + 12]!r})",
+        )
+    return offsets
+
+
+# -- sampled tokens -----------------------------------------------------------------------------
+
+
+def sampled_tokens(
+    check: Checker, i: int, item: Item, k: int, candidates: Sequence[int]
+) -> tuple[Token, ...]:
+    """``output_token_logprobs`` of generation ``i`` as its sampled tokens: counted three ways
+    (``output_ids``, ``completion_tokens``, ``output_token_logprobs_length``), ids matching,
+    exact top-k, candidates in the order asked, texts placed in the choice's text."""
+    meta = item.meta_info
+    where = f"[{i}].meta_info.output_token_logprobs"
+    triples = meta.output_token_logprobs
+    if triples is None:
+        raise check.violation(where, f"{where} is missing although sampled logprobs were asked for")
+    counts: dict[str, Any] = {
+        "output_token_logprobs": len(triples),
+        "completion_tokens": meta.completion_tokens,
+    }
+    if item.output_ids is not None:
+        counts["output_ids"] = len(item.output_ids)
+    if meta.output_token_logprobs_length is not None:
+        counts["output_token_logprobs_length"] = meta.output_token_logprobs_length
+    check.agree(where, counts, f"generation {i}'s tokens")
+    if item.output_ids is not None and [t[1] for t in triples] != item.output_ids:
+        raise check.violation(where, f"{where} scores other token ids than output_ids")
+    if any(t[0] is None for t in triples):
+        raise check.violation(where, f"{where} holds a null logprob for a sampled token")
+    check.finite(where, [t[0] for t in triples])
+    texts = _texts(check, where, triples)
+    offsets = _place_sampled(check, where, texts, item)
+    n = len(triples)
+    rows = _rows(check, f"[{i}].meta_info.output_top_logprobs", meta.output_top_logprobs, n, k)
+    cand = (
+        _candidate_rows(check, f"[{i}].meta_info.output_token_ids_logprobs", meta, n, candidates)
+        if candidates
+        else None
+    )
+    tokens = [
+        _token(check, where, j, triples[j], texts[j], offsets[j], rows[j] if rows else None, k)
+        for j in range(n)
+    ]
+    if cand is not None:
+        tokens = [_with_candidates(check, where, j, t, cand[j]) for j, t in enumerate(tokens)]
+    return tuple(tokens)
+
+
+def _place_sampled(check: Checker, where: str, texts: list[str], item: Item) -> list[int]:
+    """Offsets into the choice's text. SGLang trims a matched stop string (or stop token) from
+    ``text`` but keeps its tokens in ``output_ids`` (notes item 5): the tokens after the text's
+    end must then spell the stop (or be the stop token, or special tokens such as ``<eos>``),
+    and they sit at the text's end."""
+    text = item.text
+    offsets, end, tail = _place(texts, text, specials_anywhere=True)
+    rest = texts[tail:]
+    if end == len(text) and _tail_ok(rest, item):
+        return [*offsets, *([len(text)] * len(rest))]
+    # the token at ``tail`` may straddle the end: the text ends inside it
+    if rest and end < len(text) and rest[0].startswith(text[end:]):
+        spill = [rest[0][len(text) - end :], *rest[1:]]
+        if _tail_ok(spill, item, straddle=True):
+            return [*offsets, end, *([len(text)] * (len(rest) - 1))]
+    bad = min(tail, len(texts) - 1)
+    found = text[end : end + 12]
+    raise check.violation(
+        f"{where}[{bad}]",
+        f"the sampled token texts do not spell the choice's text: token {bad} "
+        f"{texts[bad] if texts else ''!r} does not continue it at character {end} (found "
+        f"{found!r}, finish {item.meta_info.finish_reason})",
+    )
+
+
+def _tail_ok(rest: list[str], item: Item, straddle: bool = False) -> bool:
+    spoken = [t for t in rest if not _SPECIAL.match(t)]
+    if not spoken:
+        return True
+    finish = item.meta_info.finish_reason
+    if finish is None or finish.type != "stop":
+        return False
+    if isinstance(finish.matched, str):
+        return "".join(spoken).startswith(finish.matched) or _pieces(spoken)
+    if isinstance(finish.matched, int) and item.output_ids is not None:
+        return len(rest) == 1 and not straddle and item.output_ids[-1] == finish.matched
+    return False
+
+
+def _pieces(texts: list[str]) -> bool:
+    return all(_is_piece(t) for t in texts)
+
+
+# -- placing token texts ------------------------------------------------------------------------
+
+
+def _is_piece(text: str) -> bool:
+    """A byte-fallback piece: SGLang decodes each id alone, so part of a UTF-8 sequence reads
+    U+FFFD (or nothing)."""
+    return text == "" or "\ufffd" in text
+
+
+def _place(texts: list[str], target: str, specials_anywhere: bool) -> tuple[list[int], int, int]:
+    """Walk ``texts`` along ``target``; returns the offsets of the tokens placed, the position
+    reached, and the index of the first token that could not be placed (``len(texts)`` when all
+    were). A run of byte pieces covers the non-ASCII characters up to where the next token
+    continues the target; a special token not spelled out in the target covers no text (in a
+    prompt only first: the BOS)."""
+    offsets: list[int] = []
+    pos = 0
+    run: list[int] = []
+    for i, t in enumerate(texts):
+        if _is_piece(t):
+            run.append(i)
+            offsets.append(pos)
+            continue
+        if run:
+            q = _resync(target, pos, t)
+            if q is None:
+                return offsets[: run[0]], pos, run[0]
+            pos, run = q, []
+        if target.startswith(t, pos):
+            offsets.append(pos)
+            pos += len(t)
+        elif _SPECIAL.match(t) and (i == 0 or specials_anywhere):
+            offsets.append(pos)
+        else:
+            return offsets, pos, i
+    if run:
+        q = _resync(target, pos, None)
+        if q is None:
+            return offsets[: run[0]], pos, run[0]
+        pos = q
+    return offsets, pos, len(texts)
+
+
+def _resync(target: str, pos: int, nxt: str | None) -> int | None:
+    """Where a run of byte pieces starting at ``pos`` ends: after at least one non-ASCII
+    character, at the first place ``nxt`` continues the target (the target's end for None)."""
+    q = pos
+    while q < len(target) and ord(target[q]) > 127:
+        q += 1
+        if nxt is not None and target.startswith(nxt, q):
+            return q
+    if nxt is None and q == len(target) and q > pos:
+        return q
+    return None
+
+
+# -- per-position pieces ------------------------------------------------------------------------
+
+
+def _texts(check: Checker, where: str, triples: Sequence[Triple]) -> list[str]:
+    texts = [t[2] for t in triples]
+    missing = [i for i, t in enumerate(texts) if t is None]
+    if missing:
+        raise check.violation(
+            f"{where}[{missing[0]}]",
+            f"{where}[{missing[0]}] has no token text although return_text_in_logprobs was sent",
+        )
+    return [str(t) for t in texts]
+
+
+def _rows(
+    check: Checker, where: str, rows: list[list[Triple] | None] | None, n: int, k: int
+) -> list[list[Triple] | None] | None:
+    """The top-k rows, one per position (``max_new_tokens: 0`` adds one row for the position
+    after the prompt although no token is sampled, notes item 4: it is dropped)."""
+    if not k:
+        return None
+    if rows is None:
+        raise check.violation(where, f"{where} is missing for top-k={k}")
+    if n == 0 and len(rows) <= 1:
+        return []
+    if len(rows) != n:
+        raise check.violation(
+            where, f"{where} has {len(rows)} rows for {n} positions", expected=n, received=len(rows)
+        )
+    return rows
+
+
+def _token(
+    check: Checker,
+    where: str,
+    i: int,
+    triple: Triple,
+    text: str,
+    offset: Any,
+    row: list[Triple] | None,
+    k: int,
+) -> Token:
+    logprob, token_id, _ = triple
+    if not k or logprob is None:
+        if k and row is not None:
+            raise check.violation(
+                f"{where}[{i}]", f"the unscored position {i} carries top-k alternatives"
+            )
+        return Token(text=text, logprob=logprob, token_id=token_id, offset=offset)
+    path = f"{where}[{i}] top-k"
+    if row is None or len(row) != k:
+        got = 0 if row is None else len(row)
+        raise check.violation(
+            path,
+            f"{path} lists {got} alternatives for top-k={k}: the reply is short",
+            expected=k,
+            received=got,
+        )
+    values = [e[0] for e in row]
+    if any(v is None for v in values):
+        raise check.violation(path, f"{path} holds a null logprob")
+    check.finite(path, values)
+    floats = [float(v) for v in values if v is not None]
+    if any(a < b for a, b in itertools.pairwise(floats)):
+        raise check.violation(path, f"{path} is not sorted most likely first: {floats}")
+    ids = [e[1] for e in row]
+    if len(set(ids)) != k:
+        raise check.violation(path, f"{path} lists a token id twice: {ids}")
+    rank = ids.index(token_id) if token_id in ids else -1
+    if rank >= 0 and abs(floats[rank] - logprob) > _SAME:
+        raise check.violation(
+            path,
+            f"{path} gives token {token_id} the logprob {floats[rank]} but the token's own is "
+            f"{logprob}: the positions are misaligned",
+        )
+    top = tuple(
+        TopEntry(token=str(e[2]) if e[2] is not None else "", logprob=v, token_id=e[1])
+        for e, v in zip(row, floats, strict=True)
+    )
+    return Token(
+        text=text, logprob=logprob, token_id=token_id, offset=offset, top=top, scored_rank=rank
+    )
+
+
+def _candidate_rows(
+    check: Checker, where: str, meta: Meta, n: int, asked: Sequence[int]
+) -> list[list[Triple]]:
+    rows = meta.output_token_ids_logprobs
+    if rows is None:
+        raise check.violation(where, f"{where} is missing although token_ids_logprob was sent")
+    if n == 0 and len(rows) <= 1:
+        return []
+    if len(rows) != n:
+        raise check.violation(
+            where, f"{where} has {len(rows)} rows for {n} sampled tokens", expected=n
+        )
+    out: list[list[Triple]] = []
+    for j, row in enumerate(rows):
+        ids = [e[1] for e in row] if row is not None else []
+        if ids != list(asked):
+            raise check.violation(
+                f"{where}[{j}]",
+                f"{where}[{j}] scores ids {ids}, not the candidates asked for {list(asked)} in "
+                "their order",
+                expected=list(asked),
+                received=ids,
+            )
+        assert row is not None
+        values = [e[0] for e in row]
+        if any(v is None for v in values):
+            raise check.violation(f"{where}[{j}]", f"{where}[{j}] holds a null logprob")
+        check.finite(f"{where}[{j}]", values)
+        out.append(row)
+    return out
+
+
+def _with_candidates(check: Checker, where: str, j: int, token: Token, row: list[Triple]) -> Token:
+    entries = tuple(
+        TopEntry(
+            token=str(e[2]) if e[2] is not None else "", logprob=float(e[0] or 0.0), token_id=e[1]
+        )
+        for e in row
+    )
+    own = token.logprob if isinstance(token.logprob, float) else None
+    for e in entries:
+        if own is not None and e.token_id == token.token_id and abs(e.logprob - own) > _SAME:
+            raise check.violation(
+                f"{where}[{j}]",
+                f"candidate {e.token_id} at position {j} has logprob {e.logprob} but the "
+                f"same sampled token has {own}: the rows are misaligned",
+            )
+    return msgspec.structs.replace(token, candidates=entries)
