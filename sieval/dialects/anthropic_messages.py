@@ -35,6 +35,7 @@ from .parts import conversation
 from .table import (
     CLIENT_SIDE,
     Auth,
+    Below,
     Demand,
     Dialect,
     Encode,
@@ -305,6 +306,15 @@ UNSET_ROWS = {
     ),
 }
 
+RULES = (
+    Below(
+        "reasoning.budget_tokens",
+        "sampling.max_tokens",
+        "thinking.budget_tokens must be below max_tokens (Anthropic and vLLM answer 400): raise "
+        "sampling.max_tokens or lower the budget",
+    ),
+)
+
 CHANNELS = {
     "structured_output": Guarantee.PRESENT_OR_ERROR,
     "reasoning": Guarantee.BEST_EFFORT,
@@ -430,6 +440,7 @@ DIALECT = Dialect(
     id=ID,
     endpoint=Endpoint("/v1/messages"),
     rows=ROWS,
+    rules=RULES,
     unset=UNSET_ROWS,
     channels=CHANNELS,
     reply=wire.Reply,

@@ -17,7 +17,7 @@ A dialect module declares data, and this module is the one place that interprets
   An outcome is ``Write(path, value, also)`` (the leaf's wire evidence is ``path``),
   ``Evidence(path)`` (carried by what another leaf of the group wrote), ``NoOp`` or ``Refuse``.
   Encoders return writes; they never see a body, so no decision can depend on another's;
-* ``rules``: the only cross-leaf logic, ``Excludes`` and ``Requires``;
+* ``rules``: the only cross-leaf logic, ``Excludes``, ``Requires`` and ``Below``;
 * ``unset``: what the wire demands when the request leaves a leaf unset: ``Fill(path, value,
   reason)``, recorded in the ledger as ``defaulted``, or ``Demand(reason)``, a refusal;
 * ``channels``: a ``Guarantee`` per response channel (unlisted channels are ``NEVER``);
@@ -58,6 +58,7 @@ from .envelopes import http_error
 __all__ = [
     "BEARER",
     "CLIENT_SIDE",
+    "Below",
     "Auth",
     "Demand",
     "Dialect",
@@ -214,7 +215,23 @@ class Requires:
     when: Callable[[Any], bool] = _always
 
 
-Rule = Excludes | Requires
+@dataclass(frozen=True)
+class Below:
+    """``leaf``'s value must be below ``bound``'s when both are active, else ``leaf`` is refused
+    (Anthropic's thinking budget must stay below ``max_tokens``)."""
+
+    leaf: str
+    bound: str
+    reason: str
+
+
+Rule = Excludes | Requires | Below
+
+
+def _other(rule: Rule) -> str:
+    if isinstance(rule, Excludes):
+        return rule.other
+    return rule.bound if isinstance(rule, Below) else rule.needs
 
 
 @dataclass(frozen=True)
@@ -396,7 +413,7 @@ def _compile(dialect: Dialect) -> _Compiled:
         best = max(prefixes, key=len)
         resolved[leaf] = (best, dialect.rows[best])
     for rule in dialect.rules:
-        for name in (rule.leaf, rule.other if isinstance(rule, Excludes) else rule.needs):
+        for name in (rule.leaf, _other(rule)):
             if name not in rank:
                 problems.append(f"rule {rule!r} names {name!r}, not a schema leaf")
     problems += [f"unset row for unknown leaf {k!r}" for k in dialect.unset if k not in rank]
@@ -548,6 +565,11 @@ def _rule_refusals(
         if isinstance(rule, Excludes):
             if rule.other in by_schema:
                 out.setdefault(rule.leaf, rule.reason)
+        elif isinstance(rule, Below):
+            if rule.bound in by_schema:
+                value, bound = active[by_schema[rule.leaf]], active[by_schema[rule.bound]]
+                if not value < bound:
+                    out.setdefault(rule.leaf, rule.reason)
         elif rule.needs not in by_schema and rule.when(active[by_schema[rule.leaf]]):
             out.setdefault(rule.leaf, rule.reason)
     return out

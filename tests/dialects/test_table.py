@@ -523,3 +523,15 @@ def test_requires_sees_the_value_it_conditions_on() -> None:
     with pytest.raises(Refused, match="seed 1 needs"):
         lower(d, Request.completion("x", sampling=Sampling(seed=1)), "m")
     assert lower(d, Request.completion("x", sampling=Sampling(seed=2)), "m").body["seed"] == 2
+
+
+def test_below_compares_two_leaves_values() -> None:
+    from sieval.dialects.table import Below
+
+    rule = Below("sampling.seed", "sampling.max_tokens", "seed must stay below max_tokens")
+    d = dataclasses.replace(OC, rules=(rule,))
+    with pytest.raises(Refused, match="seed must stay below") as info:
+        lower(d, Request.completion("x", sampling=Sampling(seed=8, max_tokens=8)), "m")
+    assert info.value.path == "sampling.seed"
+    assert lower(d, Request.completion("x", sampling=Sampling(seed=7, max_tokens=8)), "m")
+    assert lower(d, Request.completion("x", sampling=Sampling(seed=9)), "m")  # no bound: no rule

@@ -291,7 +291,7 @@ CASES: list[ProbeCase] = [
     ),
     ProbeCase(
         "thinking budget not below max_tokens",
-        "ServerRejected",
+        "Refused",
         (
             _chat(
                 CAPITAL,
