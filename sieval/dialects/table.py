@@ -58,8 +58,8 @@ from .envelopes import http_error
 __all__ = [
     "BEARER",
     "CLIENT_SIDE",
-    "Below",
     "Auth",
+    "Below",
     "Demand",
     "Dialect",
     "Encode",
