@@ -17,7 +17,8 @@ CAPABILITIES: dict[str, tuple[str, ...]] = {
     "text_prompt": ("input.completion.text",),
     "token_prompt": ("input.completion.token_ids",),
     "fim_suffix": ("input.completion.suffix",),
-    "chat": ("input.chat.messages", "input.chat.messages.content.text", "input.chat.messages.name"),
+    "chat": ("input.chat.messages", "input.chat.messages.content.text"),
+    "message_names": ("input.chat.messages.name",),
     "image_input": ("input.chat.messages.content.image", "input.chat.messages.content.image.*"),
     "tool_history": (
         "input.chat.messages.content.tool_call",
