@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -92,4 +91,3 @@ def test_a_chat_task_on_a_completion_wire_is_refused_naming_the_dialects_that_ca
     assert "gsm8k_0shot_gen needs chat" in message and "openai_chat" in message
     assert "anthropic_messages" in message
     assert not tmp_path.exists() or not any(tmp_path.iterdir())
-    del json
