@@ -52,7 +52,8 @@ class Gsm8kBaseGen:
     )
     requirements = (
         Requirement("text_prompt", "the k-shot prompt is raw text"),
-        Requirement("sampling", "greedy decoding, max_tokens and stop are set explicitly"),
+        Requirement("sampling", "greedy decoding and max_tokens are set explicitly"),
+        Requirement("stop_strings", "generation stops at the next 'Question:'"),
     )
 
     def data_files(self, data_dir: Path) -> list[Path]:
