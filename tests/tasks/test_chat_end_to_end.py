@@ -46,7 +46,14 @@ def test_gsm8k_0shot_gen_through_openai_chat(tmp_path: Path) -> None:
 
 
 def test_mmlu_kshot_clp_through_openai_chat_reads_the_sampled_top_k(tmp_path: Path) -> None:
-    result = run(tmp_path, "openai_chat", "mmlu_kshot_clp", n=4, shots=", num_fewshot: 1")
+    # OpenAI's chat wire returns at most 20 alternatives; asked as k + 1, k is at most 19
+    result = run(
+        tmp_path,
+        "openai_chat",
+        "mmlu_kshot_clp",
+        n=4,
+        shots=", num_fewshot: 1, options: {top_k: 19}",
+    )
     (entry,) = result.report["results"]
     assert entry["samples"]["scored"] + entry["samples"]["failed"] == 4
     assert entry["protocol"].startswith("chat: the k-shot prompt as one user message")
