@@ -2,6 +2,7 @@
 # A real SGLang (0.5.23, Gemma 3 270M, CPU, torch-native attention) for sieval's live tests.
 #
 #   scripts/live-sglang.sh setup        install SGLang into its own venv (cached, idempotent)
+#   scripts/live-sglang.sh venv         the venv only (scripts/test runs it beside vLLM's setup)
 #   scripts/live-sglang.sh start        start the server on loopback and wait for /health
 #   scripts/live-sglang.sh stop         stop every process of the server started by `start`
 #   scripts/live-sglang.sh url          print the base URL of the running server
@@ -117,10 +118,11 @@ calls() {
 
 case "${1:-}" in
   setup) check_model; setup_venv ;;
+  venv) setup_venv ;;
   start) start ;;
   stop) stop ;;
   url) url ;;
   healthy) healthy ;;
   calls) calls ;;
-  *) sed -n '2,16p' "$0"; exit 2 ;;
+  *) sed -n '2,17p' "$0"; exit 2 ;;
 esac

@@ -10,7 +10,8 @@
 # Everything heavy lives in $SIEVAL_CACHE (default ~/.cache/sieval), outside the checkout, keyed by
 # versions, so a second run on the same machine reuses the environment and the prepared model.
 # SIEVAL_VLLM_PORT picks the port (18321); SIEVAL_VLLM_EXTRA_ARGS adds server flags, e.g.
-# --no-enable-prefix-caching.
+# --no-enable-prefix-caching. A tool parser is on (hermes), so the chat, responses and messages
+# routes answer tool_choice required/named with a parsed call (the live tool-call evidence).
 set -euo pipefail
 
 VLLM_VERSION=0.32.0
@@ -66,6 +67,7 @@ start() {
   VLLM_CPU_KVCACHE_SPACE=${VLLM_CPU_KVCACHE_SPACE:-2} nohup "$VENV/bin/python" -m vllm.entrypoints.openai.api_server \
     --model "$MODEL_DIR" --served-model-name gemma-3-270m \
     --max-logprobs 100 --seed 0 --max-model-len 4096 --dtype bfloat16 \
+    --enable-auto-tool-choice --tool-call-parser hermes \
     --host "$HOST" --port "$PORT" ${SIEVAL_VLLM_EXTRA_ARGS:-} >"$LOG" 2>&1 &
   echo $! >"$PIDFILE"
   for _ in $(seq 1 600); do

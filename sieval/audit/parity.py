@@ -41,6 +41,22 @@ class CallDiff:
     """Every token text (input, sampled, top-k) and every generated text matched."""
     mismatches: list[str] = field(default_factory=list)
     """The first few differences, for a reader to look at."""
+    diffs: list[float] = field(default_factory=list, repr=False)
+    """Every |difference| compared (for the distribution; two different servers)."""
+    samples: int = 0
+    same_prediction: int = 0
+    """Samples both passes scored, and how many of them got the same prediction."""
+
+    def quantiles(self) -> dict[str, float]:
+        """The |diff| distribution: p50, p90, p99 and max over every compared logprob."""
+        if not self.diffs:
+            return {"p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0}
+        ordered = sorted(self.diffs)
+
+        def at(q: float) -> float:
+            return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+        return {"p50": at(0.5), "p90": at(0.9), "p99": at(0.99), "max": ordered[-1]}
 
     def note(self, where: str) -> None:
         self.texts_equal = False
@@ -54,6 +70,7 @@ class CallDiff:
             return
         diff = abs(a - b) if math.isfinite(a) and math.isfinite(b) else math.inf
         self.max_abs_diff = max(self.max_abs_diff, diff)
+        self.diffs.append(diff)
 
 
 @dataclass
@@ -106,13 +123,19 @@ class ParityResult:
                     "metrics": t.metrics,
                     "failed": t.failed,
                     "identical": t.identical,
-                    "versus_b": msgspec.to_builtins(t.versus_b.__dict__),
-                    "control": msgspec.to_builtins(t.control.__dict__),
-                    "adjacent": msgspec.to_builtins(t.adjacent.__dict__),
+                    "versus_b": _diff_json(t.versus_b),
+                    "control": _diff_json(t.control),
+                    "adjacent": _diff_json(t.adjacent),
                 }
                 for t in self.tasks
             ],
         }
+
+
+def _diff_json(diff: CallDiff) -> dict[str, Any]:
+    data = {k: v for k, v in diff.__dict__.items() if k != "diffs"}
+    data["abs_diff_quantiles"] = diff.quantiles()
+    return msgspec.to_builtins(data)
 
 
 def _rows(tokens: Any) -> list[list[Any]]:
@@ -148,6 +171,8 @@ def compare_records(a: Mapping[str, Record], b: Mapping[str, Record]) -> CallDif
     diff = CallDiff()
     for sample_id in sorted(set(a) & set(b)):
         ra, rb = a[sample_id], b[sample_id]
+        diff.samples += 1
+        diff.same_prediction += int(ra.prediction == rb.prediction)
         for name in sorted(set(ra.requests) & set(rb.requests)):
             ta, tb = ra.requests[name].tokens, rb.requests[name].tokens
             if ta is None or tb is None:
@@ -200,12 +225,17 @@ def run_parity(
     tasks: Mapping[str, Task] | None = None,
     progress: ProgressSink | None = None,
     warmup: bool = False,
+    endpoints: Sequence[str] = (),
 ) -> ParityResult:
     """Evaluate ``config``'s (single) model through dialect A, B, then A; compare the passes.
 
     ``warmup`` first runs dialect A once, uncompared: a server's caches (vLLM's prefix cache) can
     make the first pass differ from later ones, which the control pass would otherwise show.
+    ``endpoints`` (two base URLs) puts A and B on different servers (vLLM against SGLang): the
+    |diff| distribution and the prediction agreement then say how far two engines agree.
     """
+    if endpoints and len(endpoints) != 2:
+        raise ConfigError("--endpoints takes two base URLs, one per dialect", path="endpoints")
     if len(dialects) != 2 or dialects[0] == dialects[1]:
         raise ConfigError(
             "parity needs two different dialects, e.g. --dialects openai_completions,vllm_native",
@@ -225,8 +255,11 @@ def run_parity(
     runs: list[RunResult] = []
     passes = [(f"0-warmup-{a}", a)] if warmup else []
     passes += [(f"{i + 1}-{d}", d) for i, d in enumerate(order)]
+    where = dict(zip((a, b), endpoints, strict=True)) if endpoints else {}
     for label, dialect in passes:
         model = msgspec.structs.replace(models[0], dialect=dialect)
+        if dialect in where:
+            model = msgspec.structs.replace(model, endpoint=where[dialect])
         cfg = msgspec.structs.replace(config, models=[model])
         pass_options = RunOptions(
             out=out,

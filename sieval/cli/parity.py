@@ -64,6 +64,23 @@ def render_parity(result: ParityResult) -> Table:
     return table
 
 
+def render_agreement(result: ParityResult) -> Table:
+    """Pass 1 against pass 2: same predictions, and the |diff| distribution of the logprobs."""
+    table = Table(title="pass 1 vs pass 2: agreement and |logprob diff| distribution")
+    for column in ("task", "same prediction", "compared", "p50", "p90", "p99", "max"):
+        table.add_column(column, justify="right" if column != "task" else "left")
+    for t in result.tasks:
+        d = t.versus_b
+        q = d.quantiles()
+        table.add_row(
+            t.task,
+            f"{d.same_prediction}/{d.samples}",
+            str(len(d.diffs)),
+            *(f"{q[k]:.3g}" for k in ("p50", "p90", "p99", "max")),
+        )
+    return table
+
+
 @app.command("parity")
 def parity_command(
     config: Path = typer.Argument(..., help="A config with one model (its endpoint) and tasks."),
@@ -78,6 +95,9 @@ def parity_command(
     json_out: Path | None = typer.Option(None, "--json", help="Also write the comparison here."),
     warmup: bool = typer.Option(
         False, "--warmup", help="Run dialect A once first, uncompared (warms server caches)."
+    ),
+    endpoints: str | None = typer.Option(
+        None, "--endpoints", help="Two base URLs, A's and B's (two servers), comma-separated."
     ),
 ) -> None:
     """Run the tasks through two dialects and a control pass; exit 0 only when identical."""
@@ -96,10 +116,12 @@ def parity_command(
             tasks=common.task_registry(),
             progress=make_progress(console),
             warmup=warmup,
+            endpoints=[e.strip() for e in (endpoints or "").split(",") if e.strip()],
         )
     except ConfigError as exc:
         raise common.fail(exc.message) from None
     Console(width=200).print(render_parity(result))
+    Console().print(render_agreement(result))
     for t in result.tasks:
         for where in t.versus_b.mismatches:
             console.print(f"[yellow]{t.task}: differs at {where}[/]", highlight=False)

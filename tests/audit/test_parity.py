@@ -53,6 +53,42 @@ def test_two_dialects_on_the_reference_server_are_identical(tmp_path: Path) -> N
     assert result.to_json()["identical"] is True
 
 
+def test_two_dialects_on_two_servers_report_their_agreement(tmp_path: Path) -> None:
+    from sieval.reference import start_in_thread
+
+    one, two = start_in_thread(port=0), start_in_thread(port=0, seed=1)
+    try:
+        config = parse_config(
+            f"models: [{{name: m, endpoint: '{one.url}', model: sieval-reference}}]\n"
+            "tasks: [{name: arc_easy_kshot_ppl, n: 2, num_fewshot: 0}]"
+        )
+        result = run_parity(
+            config,
+            ["vllm_native", "sglang_native"],
+            RunOptions(out=tmp_path, data_dir=DATA),
+            endpoints=[one.url, two.url],
+        )
+    finally:
+        one.stop()
+        two.stop()
+    (arc,) = result.tasks
+    d = arc.versus_b
+    assert d.samples == 2 and d.same_prediction == 2
+    assert len(d.diffs) == d.input_logprobs > 50
+    assert d.quantiles()["max"] == d.max_abs_diff
+    stored = result.to_json()["tasks"][0]["versus_b"]
+    assert "diffs" not in stored and set(stored["abs_diff_quantiles"]) == {
+        "p50",
+        "p90",
+        "p99",
+        "max",
+    }
+    with pytest.raises(ConfigError, match="two base URLs"):
+        run_parity(
+            config, ["vllm_native", "sglang_native"], RunOptions(out=tmp_path), endpoints=["x"]
+        )
+
+
 def _record(logprob: float, text: str = " a", gen: str = "x") -> Record:
     tokens = {
         "input": [["<bos>", None, None, None], [text, logprob, None, [[text, logprob]]]],
