@@ -1,7 +1,7 @@
 """Record real Gemini-wire replies from LiteLLM's proxy in front of vLLM as fixtures (rerunnable).
 
     python scripts/record_gemini_fixtures.py http://127.0.0.1:18341 [--only NAME] [--list]
-        [--vllm http://127.0.0.1:18321] [--out tests/fixtures]
+        [--vllm http://127.0.0.1:18321] [--upstream-flags "FLAGS"] [--out tests/fixtures]
 
 Start the servers first: ``scripts/live-vllm.sh start && scripts/live-litellm.sh start``.
 Writes ``tests/fixtures/google_genai/litellm-<version>/<name>.json``, each
@@ -71,6 +71,37 @@ WEATHER_TOOL = {
             },
         }
     ]
+}
+
+WEATHER_JSON_SCHEMA_TOOL = {
+    "functionDeclarations": [
+        {
+            "name": "get_weather",
+            "description": "Get the current weather for a city.",
+            "parametersJsonSchema": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
+        }
+    ]
+}
+# One worked call in the history and a stop at the closing tag: Gemma 3 270M then writes a
+# complete hermes <tool_call> that vLLM's parser (--tool-call-parser hermes) turns into a call.
+HERMES_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+FEW_SHOT_CALL = [
+    user("Weather in Paris?"),
+    {
+        "role": "model",
+        "parts": [{"text": HERMES_CALL}],
+    },
+    user("Weather in Paris?"),
+]
+TOOL_CALL_REPLY = {
+    "contents": FEW_SHOT_CALL,
+    "tools": [WEATHER_JSON_SCHEMA_TOOL],
+    "toolConfig": {"functionCallingConfig": {"mode": "AUTO"}},
+    "generationConfig": greedy(40, stopSequences=["</tool_call>"]),
 }
 
 # name -> (method, route, body (a dict, a raw str or None), key sent: "good" | "wrong" | "none")
@@ -330,6 +361,73 @@ CASES: dict[str, tuple[str, str, dict[str, Any] | str | None, str]] = {
         },
         "good",
     ),
+    # Recorded against vLLM started with --enable-auto-tool-choice --tool-call-parser hermes.
+    "tool_call_reply": ("POST", GEN, TOOL_CALL_REPLY, "good"),
+    "stream_tool_call_reply": ("POST", STREAM, TOOL_CALL_REPLY, "good"),
+    "tool_forced_json_schema": (
+        "POST",
+        GEN,
+        {
+            "contents": [user("What is the weather in Paris?")],
+            "tools": [WEATHER_JSON_SCHEMA_TOOL],
+            "toolConfig": {"functionCallingConfig": {"mode": "ANY"}},
+            "generationConfig": greedy(30),
+        },
+        "good",
+    ),
+    "drop_thinking_config": (
+        "POST",
+        GEN,
+        {
+            "contents": CAPITAL,
+            "generationConfig": greedy(
+                8, thinkingConfig={"thinkingBudget": 64, "includeThoughts": True}
+            ),
+        },
+        "good",
+    ),
+    "drop_json_object": (
+        "POST",
+        GEN,
+        {"contents": ANN_JSON, "generationConfig": greedy(30, responseMimeType="application/json")},
+        "good",
+    ),
+    # The fifth stop string would end the list at its first comma (compare sampling_stop).
+    "drop_fifth_stop": (
+        "POST",
+        GEN,
+        {
+            "contents": [user("Continue the list: 1, 2, 3, 4, 5,")],
+            "generationConfig": {
+                "temperature": 0.7,
+                "topP": 0.5,
+                "maxOutputTokens": 30,
+                "stopSequences": ["x1", "x2", "x3", "x4", ","],
+            },
+        },
+        "good",
+    ),
+    "stream_drop_logprobs": (
+        "POST",
+        STREAM,
+        {"contents": CAPITAL, "generationConfig": greedy(4, responseLogprobs=True, logprobs=3)},
+        "good",
+    ),
+    "error_temperature": (
+        "POST",
+        GEN,
+        {"contents": CAPITAL, "generationConfig": {"temperature": 3.0, "maxOutputTokens": 4}},
+        "good",
+    ),
+    "error_context_overflow": (
+        "POST",
+        GEN,
+        {
+            "contents": [user("hello " * 4200)],
+            "generationConfig": {"temperature": 0.0, "maxOutputTokens": 1},
+        },
+        "good",
+    ),
     "error_unknown_model": (
         "POST",
         "/v1beta/models/no-such-model:generateContent",
@@ -414,6 +512,10 @@ def main() -> None:
         "--vllm", default=os.environ.get("SIEVAL_VLLM_URL", "http://127.0.0.1:18321")
     )
     parser.add_argument(
+        "--upstream-flags",
+        help="the upstream vLLM's server flags, kept in each fixture's server block",
+    )
+    parser.add_argument(
         "--out", default=str(Path(__file__).resolve().parent.parent / "tests/fixtures")
     )
     args = parser.parse_args()
@@ -461,6 +563,8 @@ def main() -> None:
         "upstream": f"vllm {vllm_version(args.vllm)}",
         "model": MODEL,
     }
+    if args.upstream_flags:
+        server["upstream_flags"] = args.upstream_flags
     folder = Path(args.out) / "google_genai" / f"litellm-{version}"
     folder.mkdir(parents=True, exist_ok=True)
     for name, record in records.items():

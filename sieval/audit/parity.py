@@ -135,7 +135,8 @@ class ParityResult:
 def _diff_json(diff: CallDiff) -> dict[str, Any]:
     data = {k: v for k, v in diff.__dict__.items() if k != "diffs"}
     data["abs_diff_quantiles"] = diff.quantiles()
-    return msgspec.to_builtins(data)
+    built: dict[str, Any] = msgspec.to_builtins(data)
+    return built
 
 
 def _rows(tokens: Any) -> list[list[Any]]:
