@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 import typer
-from rich.console import Console
+from rich import box
+from rich.console import Console, Group
 from rich.markup import escape
 from rich.table import Table
 
@@ -18,7 +19,7 @@ from ..ir.leaves import schema_leaves, schema_match
 from . import common
 from .app import app
 
-_MARK = {"supported": "yes", "partial": "partial", "no": "-"}
+_MARK = {"supported": "yes", "partial": "part", "no": "-"}
 
 
 def dialect_matrix() -> list[dict[str, Any]]:
@@ -37,22 +38,27 @@ def dialect_matrix() -> list[dict[str, Any]]:
     ]
 
 
-def render_dialects(table_rows: tuple[DialectRow, ...]) -> Table:
-    table = Table(title="sieval dialects", show_lines=False)
-    table.add_column("capability")
-    for r in table_rows:
-        table.add_column(r.id, justify="center", overflow="fold")
-    for label, values in (
-        ("status", [r.status for r in table_rows]),
-        ("route", [r.route or "-" for r in table_rows]),
-        ("auth", [r.auth or "-" for r in table_rows]),
-        ("input", [", ".join(r.input_kinds) or "-" for r in table_rows]),
-    ):
-        table.add_row(label, *values, style="bold" if label == "status" else None)
-    table.add_section()
+def render_dialects(table_rows: tuple[DialectRow, ...]) -> Group:
+    """Two tables that fit 80 columns: the dialects by number, then the matrix by number."""
+    listing = Table(title="sieval dialects", box=box.SIMPLE_HEAD, pad_edge=False)
+    listing.add_column("#")
+    listing.add_column("dialect", no_wrap=True)
+    if any(r.status != "active" for r in table_rows):
+        listing.add_column("status", no_wrap=True)
+    for column in ("route", "auth", "input"):
+        listing.add_column(column, overflow="fold")
+    for n, r in enumerate(table_rows, 1):
+        status = [r.status] if any(r.status != "active" for r in table_rows) else []
+        listing.add_row(
+            str(n), r.id, *status, r.route or "-", r.auth or "-", ", ".join(r.input_kinds) or "-"
+        )
+    matrix = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    matrix.add_column("capability")
+    for n in range(1, len(table_rows) + 1):
+        matrix.add_column(str(n), justify="center")
     for key in CAPABILITIES:
-        table.add_row(key, *[_MARK.get(r.capabilities.get(key, ""), "?") for r in table_rows])
-    return table
+        matrix.add_row(key, *[_MARK.get(r.capabilities.get(key, ""), "?") for r in table_rows])
+    return Group(listing, matrix)
 
 
 def leaf_decisions(leaf: str) -> list[dict[str, str]]:
@@ -101,5 +107,8 @@ def dialects(
     if as_json:
         typer.echo(json.dumps(dialect_matrix(), indent=2))
         return
-    Console(width=200).print(render_dialects(rows()))
-    typer.echo("'?' = planned: its capabilities are derived when its table lands.")
+    table_rows = rows()
+    Console().print(render_dialects(table_rows))
+    typer.echo("yes = supported, part = partly (see --leaf), - = refused before any request.")
+    if any(r.status == "planned" for r in table_rows):
+        typer.echo("? = planned: its capabilities are derived when its table lands.")

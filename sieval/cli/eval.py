@@ -141,10 +141,11 @@ def _config(
     if endpoint is not None:
         if config is not None:
             raise ConfigError("give a CONFIG or --endpoint, not both")
-        if len(model) != 1:
+        if len(model) > 1 or (not model and endpoint != "embedded"):
             raise ConfigError("the one-line form needs exactly one --model ID")
+        model_id = model[0] if model else ""  # embedded: the reference server's own model
         return (
-            one_line_config(endpoint, model[0], tasks, dialect=dialect, api_key_env=api_key_env),
+            one_line_config(endpoint, model_id, tasks, dialect=dialect, api_key_env=api_key_env),
             (),
         )
     if config is not None:

@@ -184,10 +184,22 @@ def _dry_lower(model: PlannedModel, planned: PlannedTask) -> None:
         except Refused as exc:
             raise ConfigError(
                 f"model {cfg.label!r} cannot run task {planned.name!r}: request {name!r} of "
-                f"sample {sample.id!r} was refused before I/O: {exc.message}",
+                f"sample {sample.id!r} was refused before I/O: {exc.message}"
+                f"{_option_hint(planned, exc.path)}",
                 dialect=model.dialect.id,
                 path=exc.path,
             ) from exc
+
+
+def _option_hint(planned: PlannedTask, leaf: str | None) -> str:
+    """Where a refused value came from, when a task option sets it (``top_k`` for MMLU)."""
+    option = (leaf or "").rsplit(".", 1)[-1].removeprefix("sampled_")
+    if option not in planned.task.defaults:
+        return ""
+    return (
+        f" (the task's {option} option sets it: tasks: - {{name: {planned.name}, "
+        f"options: {{{option}: N}}}})"
+    )
 
 
 def _limited(config: TaskConfig, limit: int | None) -> TaskConfig:

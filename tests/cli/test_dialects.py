@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from sieval.cli.main import app
 
 runner = CliRunner()
+SEVEN = {
+    "openai_completions",
+    "openai_chat",
+    "openai_responses",
+    "anthropic_messages",
+    "google_genai",
+    "sglang_native",
+    "vllm_native",
+}
 
 
 def test_json_lists_seven_ids_with_derived_capabilities() -> None:
@@ -31,6 +41,26 @@ def test_table_shows_status_and_capabilities(planned_dialect: str) -> None:
     for word in ("openai_completions", "vllm_native", "google_genai", "input_scoring", "active"):
         assert word in result.stdout
     assert "planned" in result.stdout and planned_dialect in result.stdout
+
+
+def test_table_fits_80_columns_and_numbers_the_dialects(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    result = runner.invoke(app, ["dialects"])
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    numbers = {}
+    for line in lines:
+        cells = line.split()
+        if len(cells) > 1 and cells[0].isdigit() and cells[1] in SEVEN:
+            numbers[cells[1]] = int(cells[0])
+    assert set(numbers) == SEVEN  # every id whole on its row
+    (scoring,) = [line.split() for line in lines if line.split()[:1] == ["input_scoring"]]
+    marks = scoring[1:]
+    assert marks[numbers["openai_completions"] - 1] == "yes"
+    assert marks[numbers["sglang_native"] - 1] == "yes"
+    assert marks[numbers["openai_chat"] - 1] == "-"
+    assert "planned" not in result.stdout  # nothing is
 
 
 def test_leaf_prints_each_dialects_decision_from_its_table(planned_dialect: str) -> None:

@@ -46,9 +46,32 @@ def test_the_one_line_form_against_a_running_server(tmp_path: Path, server) -> N
     assert stored["models"][0]["endpoint"] == server.url
 
 
+def test_the_one_line_form_on_the_embedded_server_over_chat(tmp_path: Path) -> None:
+    args = ["eval", "--endpoint", "embedded", "--dialect", "openai_chat"]
+    args += ["--task", "gsm8k_0shot_gen,mmlu_0shot_gen", "--limit", "2"]
+    result = runner.invoke(app, [*args, "--data-dir", str(DATA), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    (run_dir,) = tmp_path.iterdir()
+    report = json.loads((run_dir / "report.json").read_text())
+    assert {r["samples"]["scored"] for r in report["results"]} == {2}
+    model = json.loads((run_dir / "run.json").read_text())["config"]["models"][0]
+    assert (model["model"], model["dialect"]) == ("sieval-reference", "openai_chat")
+
+
+def test_a_refused_task_option_names_where_to_set_it(tmp_path: Path) -> None:
+    args = ["eval", "--endpoint", "embedded", "--dialect", "openai_chat"]
+    args += ["--task", "mmlu_kshot_clp", "--limit", "1", "--data-dir", str(DATA)]
+    result = runner.invoke(app, [*args, "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "k <= 19" in result.output
+    assert "options: {top_k: N}" in result.output
+
+
 def test_the_one_line_form_needs_its_parts() -> None:
     result = runner.invoke(app, ["eval", "--endpoint", "http://127.0.0.1:9", "--model", "m"])
     assert result.exit_code == 2 and "needs --task" in result.output
+    result = runner.invoke(app, ["eval", "--endpoint", "http://127.0.0.1:9", "--task", "x"])
+    assert result.exit_code == 2 and "exactly one --model" in result.output
     result = runner.invoke(app, ["eval"])
     assert result.exit_code == 2 and "try: sieval eval examples/quickstart.yaml" in result.output
 
