@@ -47,6 +47,13 @@ def messages_of(body: dict[str, Any]) -> list[dict[str, str]]:
     return system + [{"role": m["role"], "content": _text(m["content"])} for m in items]
 
 
+def _common(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
+
+
 def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -85,13 +92,16 @@ async def main() -> None:
                     )
                 )
                 replays[name] = response.choices[0].text
-            row = {
+            row: dict[str, Any] = {
                 "sample": sample_id,
                 "prompt_tokens": {"a": count_a, "b": count_b, "rendered": len(ids)},
             }
             for route, text in (("a", text_a), ("b", text_b)):
                 matches = [name for name, replay in replays.items() if replay == text]
-                row[route] = matches or ["none"]
+                row[route] = matches or {
+                    name: f"same first {_common(replay, text)} of {len(text)} chars"
+                    for name, replay in replays.items()
+                }
                 for name in matches:
                     tally[f"{route}={name}"] += 1
             print(json.dumps(row))

@@ -49,8 +49,11 @@ def letter_logprobs(response: Response, letters: Sequence[str]) -> dict[str, flo
     missing = [letter for letter in letters if letter not in found]
     if missing:
         raise ContractViolation(
-            f"letters {', '.join(missing)} are not in the top-{len(top)} next-token list, so the "
-            "answer cannot be scored over all choices; raise the task's top_k option",
+            f"{'letters' if len(missing) > 1 else 'letter'} {', '.join(missing)} "
+            f"{'are' if len(missing) > 1 else 'is'} not in the top-{len(top)} next-token list "
+            f"(its first token is {first.text!r}), so the answer cannot be scored over all "
+            "choices; raise the task's top_k option where the wire allows it, score by token id "
+            "(sglang_native), or let the model answer in text (mmlu_0shot_gen)",
             path="choices[0].tokens[0].top",
             expected=list(letters),
             received=sorted(found),
