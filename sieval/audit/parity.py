@@ -237,9 +237,11 @@ def run_parity(
     """
     if endpoints and len(endpoints) != 2:
         raise ConfigError("--endpoints takes two base URLs, one per dialect", path="endpoints")
-    if len(dialects) != 2 or dialects[0] == dialects[1]:
+    two_servers = bool(endpoints) and endpoints[0] != endpoints[1]
+    if len(dialects) != 2 or (dialects[0] == dialects[1] and not two_servers):
         raise ConfigError(
-            "parity needs two different dialects, e.g. --dialects openai_completions,vllm_native",
+            "parity needs two different dialects, e.g. --dialects openai_completions,vllm_native "
+            "(or one dialect on two servers: --endpoints URL_A,URL_B)",
             path="dialects",
         )
     options = options or RunOptions()
@@ -254,13 +256,14 @@ def run_parity(
     order = (a, b, a)
     out = Path(options.out or config.out)
     runs: list[RunResult] = []
-    passes = [(f"0-warmup-{a}", a)] if warmup else []
-    passes += [(f"{i + 1}-{d}", d) for i, d in enumerate(order)]
-    where = dict(zip((a, b), endpoints, strict=True)) if endpoints else {}
-    for label, dialect in passes:
+    # (label, dialect, which side: 0 is A, 1 is B); a side picks its endpoint, so one dialect
+    # can be compared across two servers
+    passes = [(f"0-warmup-{a}", a, 0)] if warmup else []
+    passes += [(f"{i + 1}-{d}", d, i % 2) for i, d in enumerate(order)]
+    for label, dialect, side in passes:
         model = msgspec.structs.replace(models[0], dialect=dialect)
-        if dialect in where:
-            model = msgspec.structs.replace(model, endpoint=where[dialect])
+        if endpoints:
+            model = msgspec.structs.replace(model, endpoint=endpoints[side])
         cfg = msgspec.structs.replace(config, models=[model])
         pass_options = RunOptions(
             out=out,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
 from pathlib import Path
 
@@ -68,9 +69,19 @@ def test_two_dialects_on_two_servers_report_their_agreement(tmp_path: Path) -> N
             RunOptions(out=tmp_path, data_dir=DATA),
             endpoints=[one.url, two.url],
         )
+        one_dialect = run_parity(
+            config,
+            ["vllm_native", "vllm_native"],
+            RunOptions(out=tmp_path / "one", data_dir=DATA),
+            endpoints=[one.url, two.url],
+        )
     finally:
         one.stop()
         two.stop()
+    # one dialect on two servers: A and its control on the first, B on the second
+    used = [json.loads((r.run_dir / "run.json").read_text()) for r in one_dialect.runs]
+    assert [u["config"]["models"][0]["endpoint"] for u in used] == [one.url, two.url, one.url]
+    assert one_dialect.tasks[0].versus_b.input_logprobs > 50
     (arc,) = result.tasks
     d = arc.versus_b
     assert d.samples == 2 and d.same_prediction == 2
