@@ -159,13 +159,15 @@ def _config(
 
 
 def _render(result: Any, console: Console) -> None:
-    from .report import render_failures, render_report
+    from .report import render_failures, render_finishes, render_report
 
     out = Console(highlight=False)
     for warning in result.warnings:
         console.print(f"[yellow]warning:[/] {warning}")
     for table in render_report(result.report, brief=True):
         out.print(table)
+    for line in render_finishes(result.report):
+        out.print(f"finished: {line}")
     for line in render_failures(result.report):
         console.print(f"[yellow]failed:[/] {line}")
     if result.stopped:

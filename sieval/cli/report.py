@@ -16,7 +16,7 @@ from ..errors import ConfigError
 from . import common
 from .app import app
 
-__all__ = ["render_failures", "render_report"]
+__all__ = ["render_failures", "render_finishes", "render_report"]
 
 
 @app.command("report")
@@ -33,8 +33,25 @@ def report_command(
     console = Console()
     for table in render_report(report):
         console.print(table)
+    for line in render_finishes(report):
+        console.print(f"finished: {line}", highlight=False)
     for line in render_failures(report):
         console.print(line, highlight=False)
+
+
+def render_finishes(report: Mapping[str, Any]) -> list[str]:
+    """How the answers ended, per (model, task), in the servers' words (reported, not scored)."""
+    lines = []
+    for result in report["results"]:
+        reasons = result.get("finish_reasons") or {}
+        if not reasons:
+            continue  # nothing answered, or a run recorded before finish reasons were
+        ended = ", ".join(f"{reason} {count}" for reason, count in reasons.items())
+        empty = result.get("empty_answers", 0)
+        lines.append(
+            f"{result['model']}/{result['task']}: {ended}" + (f"; {empty} empty" if empty else "")
+        )
+    return lines
 
 
 def render_failures(report: Mapping[str, Any]) -> list[str]:

@@ -557,4 +557,15 @@ def _request_record(call: Call, secrets: tuple[str, ...], record_tokens: bool) -
         error=_error_record(call.error, secrets) if call.error is not None else None,
         tokens=_evidence(response) if record_tokens and response else None,
         status=call.status,
+        finish=_finish(response) if response else [],
     )
+
+
+def _finish(response: Response) -> list[str]:
+    """Each choice's finish reason as the server said it, marked when the answer is empty."""
+    out = []
+    for c in response.choices:
+        reason = c.finish_reason if isinstance(c.finish_reason, str) else ""
+        empty = not c.text and not c.tool_calls
+        out.append(f"{reason}:empty" if empty else reason)
+    return out

@@ -74,6 +74,9 @@ class RequestRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     """The body template in ``shared.jsonl`` that ``body`` differs from."""
     status: int | None = None
     """The HTTP status of the last attempt (``None`` when nothing was answered)."""
+    finish: list[str] = []
+    """Each choice's finish reason, in the server's words (``""`` when it gave none); an empty
+    answer (no text, no tool call) is ``"<reason>:empty"``."""
 
 
 class Record(msgspec.Struct, kw_only=True):

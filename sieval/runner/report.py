@@ -34,7 +34,9 @@ REPORT_VERSION = 1
 DENOMINATOR = (
     "metrics are computed over scored samples only; failed samples are counted in "
     "samples.failed and failures (by error class) beside them and are never scored as wrong; "
-    "samples.missing counts samples with no record (an interrupted run)"
+    "samples.missing counts samples with no record (an interrupted run); finish_reasons count "
+    "how the answers ended, in the servers' words, and empty_answers those with no text: both "
+    "are reported, never scored"
 )
 
 _EXAMPLES = 3
@@ -65,6 +67,7 @@ def build_report(
             seen = read_records(run_dir / pm.dirname / pt.name / "records.jsonl").records
             scored: list[tuple[Sample, SampleResult]] = []
             failures: Counter[str] = Counter()
+            finishes: Counter[str] = Counter()
             examples: list[dict[str, Any]] = []
             reported: set[str] = set()
             missing = 0
@@ -75,6 +78,8 @@ def build_report(
                     continue
                 if record.reported_model:
                     reported.add(record.reported_model)
+                for request in record.requests.values():
+                    finishes.update(request.finish)
                 if record.status == "ok":
                     scored.append(
                         (
@@ -108,6 +113,7 @@ def build_report(
                     },
                     "failures": dict(sorted(failures.items())),
                     "failure_examples": examples,
+                    **_finish_counts(finishes),
                     "provenance": {
                         "requested_model": pm.config.model,
                         "reported_models": sorted(reported),
@@ -190,3 +196,15 @@ def load_report(run_dir: Path) -> dict[str, Any]:
     if not isinstance(data, dict) or "results" not in data:
         raise ConfigError(f"{path}: not a sieval report", path="report")
     return data
+
+
+def _finish_counts(finishes: Counter[str]) -> dict[str, Any]:
+    """How the answered choices ended, in the servers' words (reported, never scored), and how
+    many were empty."""
+    reasons: Counter[str] = Counter()
+    empty = 0
+    for reason, count in finishes.items():
+        bare, marked, _ = reason.partition(":empty")
+        reasons[bare or "unreported"] += count
+        empty += count if marked else 0
+    return {"finish_reasons": dict(sorted(reasons.items())), "empty_answers": empty}
