@@ -42,6 +42,7 @@ def write_data(data_dir: Path, words: Sequence[str]) -> Path:
 class FakeTask:
     protocol = "exact match of the upper-cased word"
     headline = "acc"
+    defaults: Mapping[str, Any] = {}
 
     def __init__(
         self,
