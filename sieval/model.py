@@ -17,7 +17,7 @@ way: the lowering, the redacted body, the status, attempts and timings, the resp
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -147,13 +147,6 @@ class Model:
         except Refused as exc:
             return Call(request, self.dialect.id, "", None, tuple(exc.ledger), error=self._own(exc))
         url = self.base_url + lowered.path
-        sent = Call(
-            request=request,
-            dialect=self.dialect.id,
-            url=redact_url(url, self._secrets),
-            body=redact_json(lowered.body, self._secrets) if self._secrets else lowered.body,
-            ledger=lowered.ledger,
-        )
         timeout: Timeouts | None = None
         if request.scheduling.timeout_s is not msgspec.UNSET:
             budget = float(request.scheduling.timeout_s)
@@ -167,18 +160,27 @@ class Model:
             secrets=self._secrets,
             timeout=timeout,
         )
+        response: Response | None = None
+        error: SievalError | None = None
+        reply = None
         try:
             reply = await self._transport.send(http)
-        except SievalError as exc:
-            return replace(sent, error=self._own(exc), attempts=getattr(exc, "attempts", 1))
-        answered = replace(
-            sent, status=reply.status, attempts=reply.attempts, timings=reply.timings
-        )
-        try:
             response = lift(self.dialect, lowered, reply.status, reply.headers, reply.body)
         except SievalError as exc:
-            return replace(answered, error=self._own(exc))
-        return replace(answered, response=response)
+            error = self._own(exc)
+        # one Call per exchange, built once (this is the per-request hot path)
+        return Call(
+            request=request,
+            dialect=self.dialect.id,
+            url=self._shown + lowered.path,  # the base URL redacted once; paths hold no secret
+            body=redact_json(lowered.body, self._secrets) if self._secrets else lowered.body,
+            ledger=lowered.ledger,
+            response=response,
+            error=error,
+            status=reply.status if reply is not None else None,
+            attempts=reply.attempts if reply is not None else getattr(error, "attempts", 1),
+            timings=reply.timings if reply is not None else None,
+        )
 
     async def fetch(self, path: str, body: Any = None) -> tuple[int, Any]:
         """A side route of the same server with this model's auth (``/tokenize``): the status
