@@ -108,12 +108,10 @@ def render_report(report: Mapping[str, Any], *, brief: bool = False) -> list[Tab
     """The summary, one metrics table per (model, task), provenance per model, and timings:
     narrow tables (two to six columns) that stay readable at 80 columns."""
     summary = Table(title=f"sieval run {report['run']['identity'][:19]}")
-    for column in ("model", "task", "headline", "scored", "failed", "missing"):
-        summary.add_column(
-            column,
-            justify="right" if column != "model" and column != "task" else "left",
-            overflow="fold",
-        )
+    summary.add_column("model", overflow="fold")
+    summary.add_column("task", no_wrap=True)  # task names are what a reader scans for
+    for column in ("headline", "scored", "failed", "missing"):
+        summary.add_column(column, justify="right", overflow="fold")
     tables: list[Table | Text] = [summary]
     provenance = Table(title="provenance", show_header=False)
     provenance.add_column("what", style="dim")
