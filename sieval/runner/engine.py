@@ -60,7 +60,8 @@ class RunOptions:
     resume: Path | None = None
     """An existing run directory to complete."""
     data_dir: Path | None = None
-    """Dataset dir; else ``SIEVAL_DATA_DIR``, else the config's ``data_dir``, else ``data``."""
+    """Dataset dir; else ``SIEVAL_DATA_DIR``, else the config's ``data_dir``, else ``data`` or
+    ``../shared/data`` (``DEFAULT_DATA_DIRS``), whichever exists."""
     limit: int | None = None
     """Cap every task's ``n`` (it enters the run identity like ``n`` does)."""
     concurrency: int | None = None
@@ -122,13 +123,20 @@ def run_eval(
     )
 
 
+DEFAULT_DATA_DIRS = (Path("data"), Path("..") / "shared" / "data")
+"""Where data is looked for (relative to the working directory) when nothing names a place."""
+
+
 def resolve_data_dir(config: EvalConfig, options: RunOptions) -> Path:
     if options.data_dir is not None:
         return options.data_dir
     env = os.environ.get("SIEVAL_DATA_DIR")
     if env:
         return Path(env)
-    return Path(config.data_dir) if config.data_dir else Path("data")
+    if config.data_dir:
+        return Path(config.data_dir)
+    # no config says where: ./data, else the benchmark data beside a checkout (../shared/data)
+    return next((p for p in DEFAULT_DATA_DIRS if p.is_dir()), DEFAULT_DATA_DIRS[0])
 
 
 async def arun_eval(

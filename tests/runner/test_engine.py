@@ -498,3 +498,23 @@ async def test_embedded_endpoint_runs_the_reference_server(tmp_path: Path, data_
     assert entry["provenance"]["reported_models"] == ["sieval-reference"]
     assert result.report["run"]["inputs"]["models"]["sieval-reference"]["endpoint"] == "embedded"
     assert (result.run_dir / "sieval-reference" / "fake_qa" / "records.jsonl").is_file()
+
+
+def test_data_is_found_beside_a_checkout_when_nothing_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sieval.runner.engine import resolve_data_dir
+
+    monkeypatch.delenv("SIEVAL_DATA_DIR", raising=False)
+    checkout = tmp_path / "sieval"
+    checkout.mkdir()
+    monkeypatch.chdir(checkout)
+    config = parse_config("models: [{endpoint: embedded}]\ntasks: [{name: arc_easy_kshot_ppl}]")
+    assert resolve_data_dir(config, RunOptions()) == Path(
+        "data"
+    )  # nothing exists: the error says data/
+    (tmp_path / "shared" / "data").mkdir(parents=True)
+    assert resolve_data_dir(config, RunOptions()).resolve() == tmp_path / "shared" / "data"
+    (checkout / "data").mkdir()
+    assert resolve_data_dir(config, RunOptions()) == Path("data")
+    assert resolve_data_dir(config, RunOptions(data_dir=tmp_path)) == tmp_path
