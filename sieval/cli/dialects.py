@@ -102,7 +102,7 @@ def dialects(
         if as_json:
             typer.echo(json.dumps(decisions, indent=2))
             return
-        Console(width=160).print(render_leaf(leaf, decisions))
+        Console().print(render_leaf(leaf, decisions))
         return
     if as_json:
         typer.echo(json.dumps(dialect_matrix(), indent=2))
