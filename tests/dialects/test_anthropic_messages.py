@@ -31,6 +31,7 @@ from anthropic.types.shared.error_response import ErrorResponse
 from conftest import load_fixture, reply_bytes
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mutation import json_values, paths, set_at
 
 from sieval.dialects.anthropic_messages import DIALECT as D
 from sieval.dialects.table import Lowered, lift, lower
@@ -1014,28 +1015,8 @@ def test_an_in_band_error_event_is_the_error_its_status_would_give(
 
 # -- fuzz: a malformed reply raises a SievalError or lifts ----------------------------------------
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 70) | st.floats() | st.text(max_size=5),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
-    ),
-    max_leaves=6,
-)
-
-
-def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix]
-    if isinstance(node, dict):
-        for key, value in node.items():
-            out += _paths(value, (*prefix, key))
-    elif isinstance(node, list):
-        for i, value in enumerate(node[:3]):
-            out += _paths(value, (*prefix, i))
-    return out
-
-
 FUZZED = {name: load_fixture(FOLDER, name)["reply"] for name in ("tool_any", "json_schema")}
-FUZZ_PATHS = [(name, p) for name, reply in FUZZED.items() for p in _paths(reply)[1:]]
+FUZZ_PATHS = [(name, p) for name, reply in FUZZED.items() for p in paths(reply)[1:]]
 
 
 def _lift_or_sieval_error(name: str, body: bytes) -> None:
@@ -1051,10 +1032,7 @@ def _lift_or_sieval_error(name: str, body: bytes) -> None:
 def test_mutated_reply(where: tuple[str, tuple[Any, ...]], value: Any) -> None:
     name, path = where
     reply = copy.deepcopy(FUZZED[name])
-    node: Any = reply
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = value
+    set_at(reply, path, value)
     _lift_or_sieval_error(name, json.dumps(reply).encode())
 
 

@@ -14,6 +14,7 @@ from conftest import FIXTURES, load_fixture, reply_bytes
 from google.genai import types
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mutation import json_values, paths, set_at
 from pydantic import TypeAdapter
 
 from sieval.dialects.google_genai import DIALECT as D
@@ -976,31 +977,6 @@ def test_n2_candidates_keep_their_own_tokens() -> None:
 
 # -- fuzz: a malformed reply raises a sieval error or lifts; nothing else ---------------------
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 70) | st.floats() | st.text(max_size=5),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
-    ),
-    max_leaves=6,
-)
-
-
-def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix]
-    if isinstance(node, dict):
-        for key, value in node.items():
-            out += _paths(value, (*prefix, key))
-    elif isinstance(node, list):
-        for i, value in enumerate(node[:3]):
-            out += _paths(value, (*prefix, i))
-    return out
-
-
-def _set(node: Any, path: tuple[Any, ...], value: Any) -> None:
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = value
-
 
 def _lift_or_sieval_error(low: Lowered, body: bytes) -> None:
     try:
@@ -1010,7 +986,7 @@ def _lift_or_sieval_error(low: Lowered, body: bytes) -> None:
     assert len(response.choices) == low.request.sampling.n
 
 
-LOGPROB_PATHS = _paths(LOGPROBS_REPLY)[1:]
+LOGPROB_PATHS = paths(LOGPROBS_REPLY)[1:]
 STREAM_LOWERED = lowered("stream")
 TOOL_REPLY = fixture("tool_call_reply")["reply"]
 
@@ -1019,15 +995,15 @@ TOOL_REPLY = fixture("tool_call_reply")["reply"]
 @given(st.sampled_from(LOGPROB_PATHS), json_values)
 def test_fuzz_mutated_logprob_reply(path: tuple[Any, ...], value: Any) -> None:
     reply = copy.deepcopy(LOGPROBS_REPLY)
-    _set(reply, path, value)
+    set_at(reply, path, value)
     _lift_or_sieval_error(LOGPROBS, json.dumps(reply).encode())
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.sampled_from(_paths(TOOL_REPLY)[1:]), json_values)
+@given(st.sampled_from(paths(TOOL_REPLY)[1:]), json_values)
 def test_fuzz_mutated_function_call_reply(path: tuple[Any, ...], value: Any) -> None:
     reply = copy.deepcopy(TOOL_REPLY)
-    _set(reply, path, value)
+    set_at(reply, path, value)
     _lift_or_sieval_error(lowered("tool_call_reply"), json.dumps(reply).encode())
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from conftest import load_fixture
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mutation import json_values, paths, set_at
 
 from sieval.dialects.registry import get_dialect
 from sieval.dialects.table import lift, lower
@@ -39,33 +40,7 @@ STREAM = lower(
 REPLY = load_fixture("openai_completions", "echo_top3")["reply"]
 SSE = load_fixture("openai_completions", "stream")["reply_sse"]
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 70) | st.floats() | st.text(max_size=5),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
-    ),
-    max_leaves=6,
-)
-
-
-def _paths(node: Any, prefix: tuple = ()) -> list[tuple]:
-    out = [prefix]
-    if isinstance(node, dict):
-        for key, value in node.items():
-            out += _paths(value, (*prefix, key))
-    elif isinstance(node, list):
-        for i, value in enumerate(node[:3]):
-            out += _paths(value, (*prefix, i))
-    return out
-
-
-PATHS = _paths(REPLY)[1:]
-
-
-def _set(node: Any, path: tuple, value: Any) -> None:
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = value
+PATHS = paths(REPLY)[1:]
 
 
 def _lift_or_sieval_error(lowered, body: bytes) -> None:
@@ -80,7 +55,7 @@ def _lift_or_sieval_error(lowered, body: bytes) -> None:
 @given(st.sampled_from(PATHS), json_values)
 def test_mutated_reply(path: tuple, value: Any) -> None:
     reply = copy.deepcopy(REPLY)
-    _set(reply, path, value)
+    set_at(reply, path, value)
     _lift_or_sieval_error(ECHO, json.dumps(reply).encode())
 
 
@@ -108,14 +83,14 @@ NATIVE_LOWERED = lower(
     "gemma-3-270m",
 )
 NATIVE_REPLY = load_fixture("vllm_native", "prompt_logprobs_top3_ids")["reply"]
-NATIVE_PATHS = _paths(NATIVE_REPLY)[1:]
+NATIVE_PATHS = paths(NATIVE_REPLY)[1:]
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.sampled_from(NATIVE_PATHS), json_values)
 def test_mutated_vllm_native_reply(path: tuple, value: Any) -> None:
     reply = copy.deepcopy(NATIVE_REPLY)
-    _set(reply, path, value)
+    set_at(reply, path, value)
     try:
         response = lift(NATIVE, NATIVE_LOWERED, 200, {}, json.dumps(reply).encode())
     except SievalError:

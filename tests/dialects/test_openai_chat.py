@@ -19,6 +19,7 @@ from conftest import FIXTURES, load_fixture, reply_bytes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec import UNSET
+from mutation import json_values, paths, set_at
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.chat import completion_create_params as sdk
 
@@ -795,28 +796,8 @@ def test_a_tool_call_stream_without_its_first_fragment_is_refused() -> None:
 
 # -- fuzz: a malformed reply raises a SievalError or lifts --------------------------------------
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 70) | st.floats() | st.text(max_size=5),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
-    ),
-    max_leaves=6,
-)
-
-
-def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix]
-    if isinstance(node, dict):
-        for key, value in node.items():
-            out += _paths(value, (*prefix, key))
-    elif isinstance(node, list):
-        for i, value in enumerate(node[:3]):
-            out += _paths(value, (*prefix, i))
-    return out
-
-
 FUZZED = ["logprobs_sampled", "tool_required", "json_schema", "n2_temp1"]
-FUZZ_PATHS = [(name, path) for name in FUZZED for path in _paths(raw(name))[1:]]
+FUZZ_PATHS = [(name, path) for name in FUZZED for path in paths(raw(name))[1:]]
 
 
 def _lift_or_sieval_error(low: Lowered, body: bytes) -> None:
@@ -835,10 +816,7 @@ def _lift_or_sieval_error(low: Lowered, body: bytes) -> None:
 def test_mutated_reply(case: tuple[str, tuple[Any, ...]], value: Any) -> None:
     name, path = case
     reply = copy.deepcopy(raw(name))
-    node = reply
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = value
+    set_at(reply, path, value)
     _lift_or_sieval_error(lowered(name), json.dumps(reply).encode())
 
 

@@ -19,6 +19,7 @@ from conftest import FIXTURES, load_fixture, reply_bytes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec import UNSET
+from mutation import json_values, paths, set_at
 from openai.types.responses import Response as SdkResponse
 from openai.types.responses import ResponseStreamEvent
 from openai.types.responses import response_create_params as sdk
@@ -919,37 +920,11 @@ def test_a_terminal_event_without_output_is_filled_from_the_done_items() -> None
 
 # -- fuzz: a malformed reply raises a SievalError or lifts ---------------------------------------
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 70) | st.floats() | st.text(max_size=5),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
-    ),
-    max_leaves=6,
-)
-
-
-def _paths(node: Any, prefix: tuple = ()) -> list[tuple]:
-    out = [prefix]
-    if isinstance(node, dict):
-        for key, value in node.items():
-            out += _paths(value, (*prefix, key))
-    elif isinstance(node, list):
-        for i, value in enumerate(node[:3]):
-            out += _paths(value, (*prefix, i))
-    return out
-
-
-def _set(node: Any, path: tuple, value: Any) -> None:
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = value
-
-
 FUZZED = ("logprobs_top3", "tool_required", "json_schema")
 PATHS = [
     (name, path)
     for name in FUZZED
-    for path in _paths(load_fixture("openai_responses", name)["reply"])[1:]
+    for path in paths(load_fixture("openai_responses", name)["reply"])[1:]
 ]
 
 
@@ -966,7 +941,7 @@ def _lift_or_sieval_error(low: Lowered, body: bytes) -> None:
 def test_mutated_reply(case: tuple[str, tuple], value: Any) -> None:
     name, path = case
     reply = copy.deepcopy(load_fixture("openai_responses", name)["reply"])
-    _set(reply, path, value)
+    set_at(reply, path, value)
     _lift_or_sieval_error(lowered(name), json.dumps(reply).encode())
 
 
@@ -990,7 +965,7 @@ def test_cut_or_spliced_stream(cut: int, junk: str) -> None:
 STREAM_BLOCKS = _events(STREAM_TEXT)
 LAST = json.loads(STREAM_BLOCKS[-1].split("data: ", 1)[1])
 DELTA = json.loads(STREAM_BLOCKS[4].split("data: ", 1)[1])
-EVENT_PATHS = [("last", p) for p in _paths(LAST)[1:]] + [("delta", p) for p in _paths(DELTA)[1:]]
+EVENT_PATHS = [("last", p) for p in paths(LAST)[1:]] + [("delta", p) for p in paths(DELTA)[1:]]
 
 
 @settings(max_examples=300, deadline=None)
@@ -1000,7 +975,7 @@ def test_mutated_stream_event(case: tuple[str, tuple], value: Any) -> None:
     blocks = list(STREAM_BLOCKS)
     index = len(blocks) - 1 if which == "last" else 4
     data = copy.deepcopy(LAST if which == "last" else DELTA)
-    _set(data, path, value)
+    set_at(data, path, value)
     name = blocks[index].split("\n", 1)[0]
     blocks[index] = f"{name}\ndata: {json.dumps(data)}"
     _lift_or_sieval_error(lowered("stream_logprobs"), _join(blocks))

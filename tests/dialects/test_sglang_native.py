@@ -24,6 +24,7 @@ import pytest
 from conftest import FIXTURES, load_fixture, reply_bytes
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mutation import json_values, paths, set_at
 
 from sieval.dialects.registry import get_dialect
 from sieval.dialects.table import Lowered, lift, lower
@@ -789,36 +790,10 @@ def test_endpoint_facts() -> None:
 
 # -- fuzz: a malformed reply raises a SievalError or lifts --------------------------------------
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 70) | st.floats() | st.text(max_size=5),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
-    ),
-    max_leaves=6,
-)
-
-
-def _paths(node: Any, prefix: tuple = ()) -> list[tuple]:
-    out = [prefix]
-    if isinstance(node, dict):
-        for key, value in node.items():
-            out += _paths(value, (*prefix, key))
-    elif isinstance(node, list):
-        for i, value in enumerate(node[:3]):
-            out += _paths(value, (*prefix, i))
-    return out
-
-
-def _set(node: Any, path: tuple, value: Any) -> None:
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = value
-
-
 FUZZED = ("score_top3", "candidates_letters", "n2_temp1")
 LOWERED = {name: lower(D, CASES[name], MODEL) for name in FUZZED}
 REPLIES = {name: load_fixture("sglang_native", name, VERSION)["reply"] for name in FUZZED}
-PATHS = [(name, p) for name in FUZZED for p in _paths(REPLIES[name])[1:]]
+PATHS = [(name, p) for name in FUZZED for p in paths(REPLIES[name])[1:]]
 SSE = load_fixture("sglang_native", "stream_n2_logprobs", VERSION)["reply_sse"]
 SSE_LOWERED = lower(D, CASES["stream_n2_logprobs"], MODEL)
 
@@ -838,7 +813,7 @@ def _lift_or_sieval_error(lowered: Lowered, body: bytes) -> None:
 def test_mutated_reply(where: tuple[str, tuple], value: Any) -> None:
     name, path = where
     reply = copy.deepcopy(REPLIES[name])
-    _set(reply, path, value)
+    set_at(reply, path, value)
     _lift_or_sieval_error(LOWERED[name], json.dumps(reply).encode())
 
 
