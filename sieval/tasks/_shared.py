@@ -6,8 +6,9 @@ import random
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
-from ..errors import ConfigError
-from ..ir.request import CompletionInput, Request, Sampling, Scoring
+from ..errors import ConfigError, ContractViolation
+from ..ir.request import ChatInput, CompletionInput, Message, Request, Sampling, Scoring, TextPart
+from ..ir.response import Choice, Response
 from ..scoring.continuation import ContinuationScore
 from .base import Sample, SampleResult, TaskConfig
 
@@ -67,6 +68,18 @@ def draw_shots(task: str, pool: Sequence[T], k: int, seed: int) -> list[T]:
 def join_shots(shots: Iterable[str]) -> str:
     """The few-shot prefix: shots separated by blank lines, then a blank line (or "" for 0)."""
     return "".join(shot + SHOT_SEPARATOR for shot in shots)
+
+
+def user_message(text: str) -> ChatInput:
+    """A conversation of one user message holding ``text`` (what chat tasks send)."""
+    return ChatInput(messages=(Message(role="user", content=(TextPart(text=text),)),))
+
+
+def first_choice(response: Response) -> Choice:
+    """The reply's first choice, which a generation task scores."""
+    if not response.choices:
+        raise ContractViolation("the generation reply has no choices", path="choices")
+    return response.choices[0]
 
 
 def scoring_request(text: str) -> Request:

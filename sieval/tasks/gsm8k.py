@@ -20,11 +20,18 @@ from types import MappingProxyType
 from typing import Any
 
 from ..data.gsm8k import gsm8k_file, load_gsm8k
-from ..errors import ContractViolation
 from ..ir.request import CompletionInput, Request, Sampling
 from ..ir.response import Response
 from ..scoring import extract_flexible, extract_strict, gold_number
-from ._shared import check_options, draw_shots, int_option, join_shots, means, num_shots
+from ._shared import (
+    check_options,
+    draw_shots,
+    first_choice,
+    int_option,
+    join_shots,
+    means,
+    num_shots,
+)
 from .base import COMPLETION_MODEL, ModelFacts, Requirement, Sample, SampleResult, TaskConfig
 
 QUERY = "Question: {question}\nAnswer:"
@@ -97,10 +104,7 @@ class Gsm8kBaseGen:
         config: TaskConfig,
         model: ModelFacts = COMPLETION_MODEL,
     ) -> SampleResult:
-        response = responses["gen"]
-        if not response.choices:
-            raise ContractViolation("the generation reply has no choices", path="choices")
-        text = response.choices[0].text
+        text = first_choice(responses["gen"]).text
         strict, flexible = extract_strict(text), extract_flexible(text)
         return SampleResult(
             prediction=strict,

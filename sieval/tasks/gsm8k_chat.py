@@ -21,11 +21,11 @@ from types import MappingProxyType
 from typing import Any
 
 from ..data.gsm8k import gsm8k_file, load_gsm8k
-from ..errors import ConfigError, ContractViolation
-from ..ir.request import ChatInput, Message, Request, Sampling, TextPart
+from ..errors import ConfigError
+from ..ir.request import Request, Sampling
 from ..ir.response import Response
 from ..scoring import extract_flexible, gold_number, normalize_answer
-from ._shared import check_options, int_option, means
+from ._shared import check_options, first_choice, int_option, means, user_message
 from .base import COMPLETION_MODEL, ModelFacts, Requirement, Sample, SampleResult, TaskConfig
 
 INSTRUCTION = "Solve the problem step by step, then give the final answer as '#### <number>'."
@@ -86,7 +86,7 @@ class Gsm8kChat:
         text = f"{sample.data['question']}\n\n{INSTRUCTION}"
         return {
             "gen": Request(
-                input=ChatInput(messages=(Message(role="user", content=(TextPart(text=text),)),)),
+                input=user_message(text),
                 sampling=Sampling(temperature=0.0, max_tokens=_max_tokens(config)),
             )
         }
@@ -98,10 +98,7 @@ class Gsm8kChat:
         config: TaskConfig,
         model: ModelFacts = COMPLETION_MODEL,
     ) -> SampleResult:
-        response = responses["gen"]
-        if not response.choices:
-            raise ContractViolation("the generation reply has no choices", path="choices")
-        choice = response.choices[0]
+        choice = first_choice(responses["gen"])
         marked, flexible = extract_marked(choice.text), extract_flexible(choice.text)
         return SampleResult(
             prediction=marked,

@@ -35,10 +35,18 @@ from typing import Any
 
 from ..data.mmlu import SUBJECTS, MmluItem, load_mmlu, mmlu_file
 from ..errors import ConfigError
-from ..ir.request import ChatInput, CompletionInput, Message, Request, Sampling, Scoring, TextPart
+from ..ir.request import ChatInput, CompletionInput, Request, Sampling, Scoring
 from ..ir.response import Response
 from ..scoring import argmax, candidate_letter_logprobs, letter_logprobs
-from ._shared import check_options, grouped_means, int_option, join_shots, means, num_shots
+from ._shared import (
+    check_options,
+    grouped_means,
+    int_option,
+    join_shots,
+    means,
+    num_shots,
+    user_message,
+)
 from .base import COMPLETION_MODEL, ModelFacts, Requirement, Sample, SampleResult, TaskConfig
 
 HEADER = "The following are multiple choice questions (with answers) about {subject}.\n\n"
@@ -71,7 +79,7 @@ def _by_id(model: ModelFacts) -> bool:
 
 def _input(text: str, model: ModelFacts) -> CompletionInput | ChatInput:
     if model.input_kind == "chat":
-        return ChatInput(messages=(Message(role="user", content=(TextPart(text=text),)),))
+        return user_message(text)
     return CompletionInput(text=text)
 
 

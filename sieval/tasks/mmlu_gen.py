@@ -21,10 +21,10 @@ from types import MappingProxyType
 from typing import Any
 
 from ..data.mmlu import SUBJECTS, load_mmlu, mmlu_file
-from ..errors import ConfigError, ContractViolation
-from ..ir.request import ChatInput, Message, Request, Sampling, TextPart
+from ..errors import ConfigError
+from ..ir.request import Request, Sampling
 from ..ir.response import Response
-from ._shared import check_options, grouped_means, means
+from ._shared import check_options, first_choice, grouped_means, means, user_message
 from .base import COMPLETION_MODEL, ModelFacts, Requirement, Sample, SampleResult, TaskConfig
 from .mmlu import EVAL_SPLIT, HEADER, LETTERS, QUESTION
 
@@ -85,10 +85,9 @@ class MmluGen:
     def requests(
         self, sample: Sample, config: TaskConfig, model: ModelFacts = COMPLETION_MODEL
     ) -> Mapping[str, Request]:
-        text = TextPart(text=sample.data["prompt"])
         return {
             "answer": Request(
-                input=ChatInput(messages=(Message(role="user", content=(text,)),)),
+                input=user_message(sample.data["prompt"]),
                 sampling=Sampling(temperature=0.0, max_tokens=MAX_TOKENS),
             )
         }
@@ -100,10 +99,7 @@ class MmluGen:
         config: TaskConfig,
         model: ModelFacts = COMPLETION_MODEL,
     ) -> SampleResult:
-        response = responses["answer"]
-        if not response.choices:
-            raise ContractViolation("the reply has no choices", path="choices")
-        text = response.choices[0].text
+        text = first_choice(responses["answer"]).text
         letter = extract_letter(text)
         return SampleResult(
             prediction=letter if letter in LETTERS else "invalid",
