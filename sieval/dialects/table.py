@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 from urllib.parse import quote
@@ -788,8 +788,3 @@ def describe_leaf(dialect: Dialect, leaf: str) -> tuple[str, str]:
     if isinstance(row, NoOp):
         return "noop", row.reason + via
     return "refused", row.reason + via
-
-
-def accepted_leaves(dialect: Dialect) -> Iterable[str]:
-    """The schema leaves whose row is not a refusal."""
-    return (leaf for leaf in schema_leaves() if _accepts(dialect.row_for(leaf)))
