@@ -9,13 +9,18 @@ cap a fast run at a few thousand samples a second for protection only against po
 What repeats is written once. Beside ``records.jsonl``, ``shared.jsonl`` holds, append-only,
 each distinct decision ledger and each body template of the unit; a request's record names its
 ledger (``"ledger": "L0"``) and keeps only the body fields that differ from its template
-(``"body_ref": "B0"``). ``expand`` gives back the exact body and ledger; every reader uses it.
-A shared line is written and flushed before the first record that names it.
+(``"body_ref": "B0"``). A long text field that begins like the same field of the template or of
+an earlier request of the sample (a k-shot prompt and its choices, which repeat the whole context)
+keeps only its tail, and ``body_prefix`` says where the head is: each prompt is stored once.
+``expand_requests`` gives back the exact bodies and ledgers; every reader uses it. A shared line
+is written and flushed before the first record that names it.
 
 Schema evolution (STYLE 13): fields are only ever added, with defaults, at the end; an existing
 field's type never changes (a field that takes a new form gains a union); ``schema_version`` is
 bumped when a field is added. Version 3 added ``Record.sample``, ``RequestRecord.body_ref`` and
-``status``, ledger ids, and stopped repeating the prompt beside the body; readers take 1 to 3.
+``status``, ledger ids, and stopped repeating the prompt beside the body; version 4 added
+``RequestRecord.body_prefix`` (a prompt is stored once per sample, not once per choice). Readers
+take 1 to 4.
 """
 
 from __future__ import annotations
@@ -39,11 +44,12 @@ __all__ = [
     "RequestRecord",
     "Shared",
     "expand",
+    "expand_requests",
     "read_records",
     "scan",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Version of the record schema below; enters the run identity."""
 
 FSYNC_INTERVAL_S = 1.0
@@ -77,6 +83,10 @@ class RequestRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     finish: list[str] = []
     """Each choice's finish reason, in the server's words (``""`` when it gave none); an empty
     answer (no text, no tool call) is ``"<reason>:empty"``."""
+    body_prefix: dict[str, tuple[str, int]] = {}
+    """Per top-level text field of ``body`` that holds only its tail: where its head is (``""``
+    for the template's same field, else the key of an earlier request of the sample, expanded)
+    and how many characters of it."""
 
 
 class Record(msgspec.Struct, kw_only=True):
@@ -123,6 +133,21 @@ class _SharedLine(msgspec.Struct):
 
 _shared_line = msgspec.json.Decoder(_SharedLine)
 
+_MIN_PREFIX = 64
+"""Shorter shared heads are stored as they are: a reference costs about 20 bytes."""
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """Length of the longest common prefix of ``a`` and ``b`` (slice comparisons run in C)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
 
 class Shared:
     """The ledgers and body templates of one unit (``shared.jsonl``)."""
@@ -155,6 +180,43 @@ class Shared:
                 shared._templates[frozenset(entry.body)] = entry.id
         return shared
 
+    def compact_requests(
+        self, requests: dict[str, RequestRecord], out: list[bytes]
+    ) -> dict[str, RequestRecord]:
+        """A sample's ``requests`` naming shared entries (new ones are appended to ``out`` as
+        lines), each long text field cut to what an earlier request or the template lacks."""
+        compacted: dict[str, RequestRecord] = {}
+        whole: dict[str, dict[str, Any]] = {}
+        for key, request in requests.items():
+            short = self.compact(request, out)
+            if request.body is not None and short.body:
+                short = self._cut_heads(short, whole)
+                whole[key] = request.body
+            compacted[key] = short
+        return compacted
+
+    def _cut_heads(self, short: RequestRecord, earlier: dict[str, dict[str, Any]]) -> RequestRecord:
+        assert short.body is not None and short.body_ref is not None
+        template = self.bodies[short.body_ref]
+        body = dict(short.body)
+        heads: dict[str, tuple[str, int]] = {}
+        for name, text in short.body.items():
+            if not isinstance(text, str) or len(text) < _MIN_PREFIX:
+                continue
+            best, length = "", 0
+            for source, other in [("", template), *earlier.items()]:
+                head = other.get(name)
+                if isinstance(head, str):
+                    n = _common_prefix(text, head)
+                    if n > length:
+                        best, length = source, n
+            if length >= _MIN_PREFIX:
+                body[name] = text[length:]
+                heads[name] = (best, length)
+        if not heads:
+            return short
+        return msgspec.structs.replace(short, body=body, body_prefix=heads)
+
     def compact(self, request: RequestRecord, out: list[bytes]) -> RequestRecord:
         """``request`` naming shared entries (new ones are appended to ``out`` as lines)."""
         ledger: list[dict[str, str]] | str = request.ledger
@@ -180,15 +242,32 @@ class Shared:
         return msgspec.structs.replace(request, ledger=ledger, body=body, body_ref=ref)
 
 
-def expand(request: RequestRecord, shared: Shared) -> RequestRecord:
-    """``request`` with its whole body and ledger (what was sent and decided)."""
+def expand_requests(requests: dict[str, RequestRecord], shared: Shared) -> dict[str, RequestRecord]:
+    """A sample's ``requests``, each with its whole body and ledger (what was sent and decided)."""
+    whole: dict[str, RequestRecord] = {}
+    for key, request in requests.items():
+        whole[key] = expand(request, shared, whole)
+    return whole
+
+
+def expand(
+    request: RequestRecord, shared: Shared, earlier: dict[str, RequestRecord] | None = None
+) -> RequestRecord:
+    """``request`` with its whole body and ledger; ``earlier`` holds the sample's requests before
+    it, expanded, when its body names one (``expand_requests`` passes them)."""
     ledger = request.ledger
     if isinstance(ledger, str):
         ledger = shared.ledgers.get(ledger, [])
     body = request.body
+    template: dict[str, Any] = {}
     if request.body_ref is not None:
-        body = {**shared.bodies.get(request.body_ref, {}), **(body or {})}
-    return msgspec.structs.replace(request, ledger=ledger, body=body, body_ref=None)
+        template = shared.bodies.get(request.body_ref, {})
+        body = {**template, **(body or {})}
+    if request.body_prefix and body is not None:
+        for name, (source, length) in request.body_prefix.items():
+            origin = template if not source else ((earlier or {})[source].body or {})
+            body[name] = origin[name][:length] + body[name]
+    return msgspec.structs.replace(request, ledger=ledger, body=body, body_ref=None, body_prefix={})
 
 
 # -- writing ------------------------------------------------------------------------------------
@@ -212,7 +291,7 @@ class RecordWriter:
 
     def write(self, record: Record) -> None:
         new: list[bytes] = []
-        requests = {k: self.shared.compact(r, new) for k, r in record.requests.items()}
+        requests = self.shared.compact_requests(record.requests, new)
         if new:
             if self._shared_file is None:
                 self._shared_file = open(self.shared_path, "ab")  # noqa: SIM115

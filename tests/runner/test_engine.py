@@ -58,7 +58,7 @@ async def test_run_writes_records_and_report(tmp_path: Path, data_dir: Path) -> 
     lines = (result.run_dir / "m" / "fake_qa" / "records.jsonl").read_text().splitlines()
     assert len(lines) == len(WORDS)
     first = json.loads(lines[0])
-    assert first["schema_version"] == 3 and first["status"] == "ok"
+    assert first["schema_version"] == 4 and first["status"] == "ok"
     assert set(first["requests"]) == {"r0", "r1"}
     raw = first["requests"]["r0"]
     assert raw["ledger"] == "L0" and raw["body_ref"] == "B0" and "prompt" not in raw

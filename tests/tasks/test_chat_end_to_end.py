@@ -10,7 +10,7 @@ import pytest
 from sieval.errors import ConfigError
 from sieval.runner import RunOptions, run_eval
 from sieval.runner.config import parse_config
-from sieval.runner.records import Shared, expand, read_records
+from sieval.runner.records import Shared, expand_requests, read_records
 
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 
@@ -27,7 +27,7 @@ def records(result, task: str):
     unit = result.run_dir / "m" / task
     shared = Shared.load(unit / "shared.jsonl")
     return [
-        (r, {k: expand(q, shared) for k, q in r.requests.items()})
+        (r, expand_requests(r.requests, shared))
         for r in read_records(unit / "records.jsonl").records.values()
     ]
 
