@@ -22,14 +22,37 @@ __all__ = ["render_failures", "render_finishes", "render_report"]
 @app.command("report")
 def report_command(
     run_dir: Path = typer.Argument(..., help="A run directory written by 'sieval eval'."),
+    form: str = typer.Option(
+        "table", "--format", help="table (default), md, csv or json: one row per metric."
+    ),
+    html: str | None = typer.Option(
+        None,
+        "--html",
+        help="Also write the HTML report (one self-contained file) to PATH; "
+        "'--html -' writes RUN_DIR/report.html.",
+    ),
+    compare: Path | None = typer.Option(
+        None, "--compare", help="With --html: add the comparison with this earlier run."
+    ),
 ) -> None:
-    """Print a run's report.json as tables."""
+    """Print a run's report.json as tables, or as Markdown, CSV or JSON rows; --html writes a
+    self-contained HTML report with plots and a per-sample browser."""
     from ..runner import load_report
+    from .formats import FORMATS, render_rows, result_rows
 
+    if form not in FORMATS:
+        raise common.fail(f"--format {form!r}: choose one of {', '.join(FORMATS)}")
     try:
         report = load_report(run_dir)
     except ConfigError as exc:
         raise common.fail(exc.message) from None
+    if html is not None:
+        target = run_dir / "report.html" if html == "-" else Path(html)
+        written = write_html(run_dir, report, target, compare_with=compare)
+        typer.echo(f"HTML report: {written}", err=form != "table")
+    if form != "table":
+        typer.echo(render_rows(result_rows(report), form), nl=False)
+        return
     console = Console()
     for table in render_report(report):
         console.print(table)
@@ -37,6 +60,30 @@ def report_command(
         console.print(f"finished: {line}", highlight=False)
     for line in render_failures(report):
         console.print(line, highlight=False)
+
+
+def write_html(
+    run_dir: Path, report: Mapping[str, Any], target: Path, *, compare_with: Path | None = None
+) -> Path:
+    """Build the run's view and write it as one self-contained HTML file at ``target``."""
+    from ..runner.view import build_view
+    from .html import render_html
+
+    view = build_view(run_dir, dict(report))
+    if compare_with is not None:
+        from ..audit.compare import compare_runs
+
+        try:
+            view["compare"] = compare_runs(compare_with, run_dir)
+        except ConfigError as exc:
+            raise common.fail(exc.message) from None
+    if target.is_dir():
+        target = target / "report.html"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(".tmp")
+    tmp.write_text(render_html(view), encoding="utf-8")
+    tmp.replace(target)
+    return target
 
 
 def render_finishes(report: Mapping[str, Any]) -> list[str]:
@@ -70,6 +117,15 @@ def render_failures(report: Mapping[str, Any]) -> list[str]:
                 f"{example.get('sample_id')}: {example.get('message')}"
             )
     return lines
+
+
+def _ci(spread: Mapping[str, Any]) -> str:
+    ci = spread.get("ci")
+    if not spread:
+        return ""
+    if not ci or ci[0] is None or ci[1] is None:
+        return "-"
+    return f"{ci[0]:.3f}–{ci[1]:.3f}"
 
 
 def _fmt(value: Any) -> str:
@@ -110,7 +166,7 @@ def render_report(report: Mapping[str, Any], *, brief: bool = False) -> list[Tab
     summary = Table(title=f"sieval run {report['run']['identity'][:19]}")
     summary.add_column("model", overflow="fold")
     summary.add_column("task", no_wrap=True)  # task names are what a reader scans for
-    for column in ("headline", "scored", "failed", "missing"):
+    for column in ("headline\n95% CI", "scored", "failed", "missing"):
         summary.add_column(column, justify="right", overflow="fold")
     tables: list[Table | Text] = [summary]
     provenance = Table(title="provenance", show_header=False)
@@ -122,11 +178,12 @@ def render_report(report: Mapping[str, Any], *, brief: bool = False) -> list[Tab
         headline = result["headline"]
         metrics = result.get("metrics") or {}
         value = _fmt(metrics[headline]) if headline in metrics else "-"
+        spread = (result.get("intervals") or {}).get(headline) or {}
         failures = ", ".join(f"{k} {v}" for k, v in result["failures"].items())
         summary.add_row(
             result["model"],
-            result["task"],
-            f"{headline} {value}",
+            Text(result["task"]) + Text(f"\n{headline}", style="dim"),
+            f"{value}\n{_ci(spread)}",
             f"{samples['scored']}/{samples['total']}",
             f"{samples['failed']}" + (f" ({failures})" if failures else ""),
             str(samples["missing"]),
@@ -140,9 +197,17 @@ def render_report(report: Mapping[str, Any], *, brief: bool = False) -> list[Tab
             detail = Table(title=f"{result['model']} / {result['task']}", caption=caption)
             detail.add_column("metric", overflow="fold")
             detail.add_column("value", justify="right")
+            detail.add_column("± se", justify="right")
+            detail.add_column("95% CI", justify="right")
+            spreads = result.get("intervals") or {}
             for key, item in flat.items():
-                detail.add_row(key, _fmt(item))
+                spread = spreads.get(key) or {}
+                se = spread.get("se")
+                detail.add_row(key, _fmt(item), "" if se is None else f"{se:.4f}", _ci(spread))
             tables.append(detail)
+            estimators = {str(x.get("estimator")) for x in spreads.values()}
+            if estimators:
+                tables.append(Text(f"intervals: {', '.join(sorted(estimators))}", style="dim"))
         prov = result["provenance"]
         if result["model"] not in seen_models:
             seen_models.add(result["model"])

@@ -4,10 +4,16 @@ The report is always rebuilt from the records files, so an interrupted-then-resu
 uninterrupted one report the same figures. Metrics come from ``task.aggregate`` over the scored
 samples only, in the task's sample order; failed samples are counted beside them (``samples``,
 ``failures``) and never enter a metric as right or wrong.
+
+Every per-sample metric has its uncertainty in ``intervals``: the standard error and a 95%
+interval (``scoring/uncertainty.py``). Samples are independent unless the task clusters them
+(``Task.cluster_by``, MMLU by subject), then the error is cluster-robust; ``estimator`` says which.
+Version 2 added ``intervals``.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections import Counter
 from collections.abc import Mapping
@@ -17,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ..errors import ConfigError
+from ..scoring.uncertainty import mean_estimate
 from ..tasks.base import Sample, SampleResult
 from .identity import sieval_version
 from .plan import protocol
@@ -27,9 +34,16 @@ if TYPE_CHECKING:
     from .plan import Plan
     from .preflight import Provenance
 
-__all__ = ["DENOMINATOR", "REPORT_VERSION", "build_report", "load_report", "write_report"]
+__all__ = [
+    "DENOMINATOR",
+    "REPORT_VERSION",
+    "build_report",
+    "intervals",
+    "load_report",
+    "write_report",
+]
 
-REPORT_VERSION = 1
+REPORT_VERSION = 2
 
 DENOMINATOR = (
     "metrics are computed over scored samples only; failed samples are counted in "
@@ -105,6 +119,7 @@ def build_report(
                     "protocol": protocol(pt.task, model_facts),
                     "headline": pt.task.headline,
                     "metrics": msgspec.to_builtins(metrics),
+                    "intervals": intervals(scored, getattr(pt.task, "cluster_by", None)),
                     "samples": {
                         "total": len(pt.samples),
                         "scored": len(scored),
@@ -151,6 +166,38 @@ def build_report(
         "warnings": warnings,
         "preflight": checks if checks is not None else {},
     }
+
+
+def intervals(
+    scored: list[tuple[Sample, SampleResult]], cluster_by: str | None = None
+) -> dict[str, dict[str, Any]]:
+    """Per metric every scored sample has: mean, standard error, 95% interval, n, the estimator
+    (clustered by ``Sample.group`` when ``cluster_by == "group"``) and, when clustered, the
+    error as if the samples were independent (to see what clustering changed)."""
+    if not scored:
+        return {}
+    clusters = [s.group or "" for s, _ in scored] if cluster_by == "group" else None
+    out: dict[str, dict[str, Any]] = {}
+    names = [k for k in scored[0][1].metrics if all(k in r.metrics for _, r in scored)]
+    for name in names:
+        values = [r.metrics[name] for _, r in scored]
+        estimate = mean_estimate(values, clusters)
+        entry = {
+            "value": estimate.value,
+            "se": _finite(estimate.se),
+            "ci": [_finite(estimate.ci[0]), _finite(estimate.ci[1])],
+            "n": estimate.n,
+            "estimator": estimate.estimator,
+        }
+        if clusters is not None:
+            entry["clusters"] = estimate.clusters
+            entry["se_iid"] = _finite(mean_estimate(values).se)
+        out[name] = entry
+    return out
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
 
 
 def _timings(session: dict[str, Any], before: Any) -> dict[str, Any]:

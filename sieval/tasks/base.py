@@ -97,6 +97,8 @@ class Task(Protocol):
       ``ModelFacts.token_ids`` through the server's tokenizer;
     * ``describe(sample)``: the sample as a reader of its record needs it (``describe`` below is
       the default).
+    * ``cluster_by = "group"``: samples of one ``Sample.group`` are not independent draws (MMLU's
+      subjects); their metrics' standard errors are clustered by group.
     """
 
     name: str

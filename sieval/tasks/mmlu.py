@@ -86,6 +86,8 @@ def _input(text: str, model: ModelFacts) -> CompletionInput | ChatInput:
 class MmluCLP:
     name = "mmlu_kshot_clp"
     headline = "acc"
+    cluster_by = "group"
+    """A subject's questions come from the same sources: their errors are clustered by subject."""
     defaults = MappingProxyType({"num_fewshot": DEFAULT_SHOTS, "top_k": DEFAULT_TOP_K})
     protocol = (
         "next-token logprob of the letters A-D (stripped of leading space/'▁', max over "

@@ -42,6 +42,8 @@ def extract_letter(text: str) -> str | None:
 class MmluGen:
     name = "mmlu_0shot_gen"
     headline = "acc"
+    cluster_by = "group"
+    """A subject's questions come from the same sources: their errors are clustered by subject."""
     defaults = MappingProxyType({"num_fewshot": 0})
     protocol = (
         "chat, 0-shot: subject header + question + options A-D in hendrycks' format + an "

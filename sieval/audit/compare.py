@@ -1,0 +1,169 @@
+"""Two runs of the same tasks, sample by sample: what changed when the server, the dialect, the
+quantisation or the prompt did.
+
+Samples are matched by id within each task. Only samples scored in both runs are paired; those
+failed or missing in either are counted, never scored. Per metric: both runs' means, the paired
+difference ``B - A`` with its standard error and 95% interval (clustered like the task's own
+intervals), and for 0/1 metrics McNemar's exact test. The flipped samples are those whose
+headline metric differs. For scoring tasks, every per-choice log-likelihood both runs recorded
+is compared: the distribution of ``|B - A|`` and where it is largest.
+
+Models are paired by label; when each run has one model, those two are paired whatever their
+labels (the usual case: the same model behind a changed server).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..runner.records import Record
+from ..runner.report import load_report
+from ..runner.view import Unit, outcome, units
+from ..scoring.uncertainty import is_binary, mcnemar, paired_difference
+from ..tasks.registry import TASKS
+
+__all__ = ["FLIPS_SHOWN", "compare_runs", "loglik_pairs"]
+
+FLIPS_SHOWN = 50
+"""Flipped samples listed per task in the comparison (all are counted)."""
+
+
+def compare_runs(run_a: Path, run_b: Path) -> dict[str, Any]:
+    report_a, report_b = load_report(run_a), load_report(run_b)
+    units_a = {(u.result["model"], u.result["task"]): u for u in units(run_a, report_a)}
+    units_b = {(u.result["model"], u.result["task"]): u for u in units(run_b, report_b)}
+    models_a = sorted({m for m, _ in units_a})
+    models_b = sorted({m for m, _ in units_b})
+    if len(models_a) == 1 and len(models_b) == 1:
+        pairing = {models_a[0]: models_b[0]}
+    else:
+        pairing = {m: m for m in models_a if m in models_b}
+    if not pairing:
+        raise ConfigError(
+            f"the runs share no model label (A: {', '.join(models_a)}; B: {', '.join(models_b)})",
+            path="compare",
+        )
+    tasks = []
+    unmatched = []
+    for (model, task), unit_a in units_a.items():
+        unit_b = units_b.get((pairing.get(model, ""), task))
+        if unit_b is None:
+            unmatched.append({"run": "A", "model": model, "task": task})
+            continue
+        tasks.append(_compare_unit(unit_a, unit_b))
+    matched_b = {(pairing[m], t) for m, t in units_a if m in pairing}
+    unmatched += [
+        {"run": "B", "model": m, "task": t} for m, t in units_b if (m, t) not in matched_b
+    ]
+    return {
+        "a": {"dir": str(run_a), "identity": report_a["run"]["identity"]},
+        "b": {"dir": str(run_b), "identity": report_b["run"]["identity"]},
+        "tasks": tasks,
+        "unmatched": unmatched,
+    }
+
+
+def _compare_unit(unit_a: Unit, unit_b: Unit) -> dict[str, Any]:
+    headline = unit_a.result["headline"]
+    by_id_b = {r.sample_id: r for r in unit_b.records}
+    pairs = [
+        (a, by_id_b[a.sample_id])
+        for a in unit_a.records
+        if a.sample_id in by_id_b and a.status == "ok" and by_id_b[a.sample_id].status == "ok"
+    ]
+    ids_a = {r.sample_id for r in unit_a.records}
+    clustered = getattr(TASKS.get(unit_a.result["task"]), "cluster_by", None) == "group"
+    clusters = [a.group or "" for a, _ in pairs] if clustered else None
+    metrics = {}
+    names = [k for k in (pairs[0][0].metrics if pairs else {}) if _in_all(k, pairs)]
+    for name in names:
+        xs = [a.metrics[name] for a, _ in pairs]
+        ys = [b.metrics[name] for _, b in pairs]
+        diff = paired_difference(xs, ys, clusters)
+        entry: dict[str, Any] = {
+            "a": sum(xs) / len(xs),
+            "b": sum(ys) / len(ys),
+            "diff": diff.value,
+            "se": _finite(diff.se),
+            "ci": [_finite(diff.ci[0]), _finite(diff.ci[1])],
+            "estimator": diff.estimator,
+            "mcnemar": None,
+        }
+        if is_binary(xs) and is_binary(ys):
+            test = mcnemar(xs, ys)
+            entry["mcnemar"] = {
+                "b_only": test.b_only, "a_only": test.a_only, "both": test.both,
+                "neither": test.neither, "p_value": test.p_value,
+            }  # fmt: skip
+        metrics[name] = entry
+    flips = [
+        {
+            "id": a.sample_id,
+            "a": outcome(a, headline),
+            "b": outcome(b, headline),
+            "prediction_a": a.prediction,
+            "prediction_b": b.prediction,
+            "gold": a.gold,
+        }
+        for a, b in pairs
+        if a.metrics.get(headline) != b.metrics.get(headline)
+    ]
+    diffs = [(abs(y - x), where) for where, x, y in loglik_pairs(pairs)]
+    return {
+        "model_a": unit_a.result["model"],
+        "model_b": unit_b.result["model"],
+        "task": unit_a.result["task"],
+        "headline": headline,
+        "paired": len(pairs),
+        "failed_a": sum(r.status != "ok" for r in unit_a.records),
+        "failed_b": sum(r.status != "ok" for r in unit_b.records),
+        "only_a": len(ids_a - set(by_id_b)),
+        "only_b": len(set(by_id_b) - ids_a),
+        "metrics": metrics,
+        "flipped": len(flips),
+        "flips": flips[:FLIPS_SHOWN],
+        "loglik": _distribution(diffs),
+    }
+
+
+def loglik_pairs(pairs: list[tuple[Record, Record]]) -> Iterator[tuple[str, float, float]]:
+    """Each per-choice log-likelihood both records hold, as ``(where, a, b)``: the scored and
+    the unconditional continuations of PPL tasks, the letters of CLP tasks."""
+    for a, b in pairs:
+        for channel in ("choices", "unconditional"):
+            ca, cb = a.channels.get(channel), b.channels.get(channel)
+            if isinstance(ca, list) and isinstance(cb, list) and len(ca) == len(cb):
+                for i, (x, y) in enumerate(zip(ca, cb, strict=True)):
+                    lx, ly = x.get("logprob_sum"), y.get("logprob_sum")
+                    if isinstance(lx, int | float) and isinstance(ly, int | float):
+                        yield f"{a.sample_id} {channel}[{i}]", float(lx), float(ly)
+        la, lb = a.channels.get("letter_logprobs"), b.channels.get("letter_logprobs")
+        if isinstance(la, dict) and isinstance(lb, dict):
+            for letter in la.keys() & lb.keys():
+                yield f"{a.sample_id} letter {letter}", float(la[letter]), float(lb[letter])
+
+
+def _distribution(diffs: list[tuple[float, str]]) -> dict[str, Any] | None:
+    if not diffs:
+        return None
+    ordered = sorted(d for d, _ in diffs)
+
+    def at(q: float) -> float:
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+    worst = max(diffs, key=lambda d: d[0])
+    return {
+        "n": len(ordered), "p50": at(0.5), "p90": at(0.9), "p99": at(0.99),
+        "max": ordered[-1], "max_at": worst[1],
+    }  # fmt: skip
+
+
+def _in_all(name: str, pairs: list[tuple[Record, Record]]) -> bool:
+    return all(name in a.metrics and name in b.metrics for a, b in pairs)
+
+
+def _finite(value: float) -> float | None:
+    return value if value == value and abs(value) != float("inf") else None

@@ -1,0 +1,85 @@
+"""A report's figures as rows for pasting elsewhere: Markdown, CSV or JSON (``sieval report
+--format``). One row per (model, task, metric); nested metrics (MMLU's subjects) are flattened
+to dotted names."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["FORMATS", "render_rows", "result_rows"]
+
+FORMATS = ("table", "md", "csv", "json")
+
+COLUMNS = ("model", "task", "metric", "value", "se", "ci_low", "ci_high", "n", "estimator",
+           "scored", "failed", "missing")  # fmt: skip
+
+
+def result_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for result in report["results"]:
+        spreads = result.get("intervals") or {}
+        samples = result["samples"]
+        for metric, value in _flat(result.get("metrics") or {}).items():
+            if metric == "n" or metric.endswith(".n"):
+                continue
+            spread = spreads.get(metric) or {}
+            ci = spread.get("ci") or [None, None]
+            rows.append(
+                {
+                    "model": result["model"],
+                    "task": result["task"],
+                    "metric": metric,
+                    "value": value,
+                    "se": spread.get("se"),
+                    "ci_low": ci[0],
+                    "ci_high": ci[1],
+                    "n": spread.get("n"),
+                    "estimator": spread.get("estimator"),
+                    "scored": samples["scored"],
+                    "failed": samples["failed"],
+                    "missing": samples["missing"],
+                }
+            )
+    return rows
+
+
+def render_rows(rows: list[dict[str, Any]], form: str) -> str:
+    if form == "json":
+        return json.dumps(rows, indent=2) + "\n"
+    if form == "csv":
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows({k: "" if v is None else v for k, v in row.items()} for row in rows)
+        return out.getvalue()
+    if form == "md":
+        lines = ["| model | task | metric | value | 95% CI | n | failed | missing |",
+                 "|---|---|---|---:|---|---:|---:|---:|"]  # fmt: skip
+        for row in rows:
+            ci = ""
+            if row["ci_low"] is not None and row["ci_high"] is not None:
+                ci = f"{row['ci_low']:.4f} – {row['ci_high']:.4f}"
+            cells = [_cell(row["model"]), _cell(row["task"]), _cell(row["metric"]),
+                     f"{row['value']:.4f}", ci, str(row["n"] if row["n"] is not None else ""),
+                     str(row["failed"]), str(row["missing"])]  # fmt: skip
+            lines.append("| " + " | ".join(cells) + " |")
+        return "\n".join(lines) + "\n"
+    raise ValueError(f"unknown format {form!r}; choose one of {', '.join(FORMATS)}")
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _flat(metrics: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
+    out: dict[str, float] = {}
+    for key, value in metrics.items():
+        if isinstance(value, Mapping):
+            out.update(_flat(value, f"{prefix}{key}."))
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            out[f"{prefix}{key}"] = float(value)
+    return out

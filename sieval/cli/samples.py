@@ -1,0 +1,139 @@
+"""``sieval samples RUN_DIR``: a run's samples in the terminal, as the HTML report shows them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from ..errors import ConfigError
+from . import common
+from .app import app
+
+__all__ = ["matching", "render_sample"]
+
+
+@app.command("samples")
+def samples_command(
+    run_dir: Path = typer.Argument(..., help="A run directory written by 'sieval eval'."),
+    task: str | None = typer.Option(None, "--task", help="Only this task."),
+    model: str | None = typer.Option(None, "--model", help="Only this model label."),
+    wrong: bool = typer.Option(False, "--wrong", help="Only samples scored wrong (headline 0)."),
+    failed: bool = typer.Option(False, "--failed", help="Only failed samples (never scored)."),
+    correct: bool = typer.Option(False, "--correct", help="Only samples scored right."),
+    sample_id: str | None = typer.Option(
+        None, "--id", help="Only this sample id, shown in full: prompt, wire bodies, ledgers."
+    ),
+    search: str | None = typer.Option(
+        None, "--search", help="Only samples whose id, question, prompt or generation has TEXT."
+    ),
+    limit: int = typer.Option(20, "--limit", min=0, help="Show at most N samples (0: all)."),
+    body: bool = typer.Option(False, "--body", help="Show each request's wire body and ledger."),
+) -> None:
+    """Print a run's samples: question, choices with their scores, the pick and why, the
+    generation, the error; filter by task, model, outcome, id or text."""
+    from rich.console import Console
+
+    from ..runner.view import sample_view, units
+
+    chosen = [("wrong", wrong), ("failed", failed), ("correct", correct)]
+    outcomes = {name for name, asked in chosen if asked}
+    try:
+        found = list(units(run_dir))
+    except ConfigError as exc:
+        raise common.fail(exc.message) from None
+    known_tasks = sorted({u.result["task"] for u in found})
+    if task is not None and task not in known_tasks:
+        raise common.fail(
+            f"--task {task!r} is not in this run; its tasks: {', '.join(known_tasks)}"
+        )
+    console = Console(highlight=False)
+    shown = total = 0
+    for unit in found:
+        if (task and unit.result["task"] != task) or (model and unit.result["model"] != model):
+            continue
+        headline = unit.result["headline"]
+        for record in unit.records:
+            if sample_id is not None and record.sample_id != sample_id:
+                continue
+            view = sample_view(record, unit.shared, headline)
+            if not matching(view, outcomes, search):
+                continue
+            total += 1
+            if limit and shown >= limit:
+                continue
+            shown += 1
+            for line in render_sample(view, full=sample_id is not None, body=body):
+                console.print(line)
+    if total == 0:
+        console.print("no sample matches")
+        raise typer.Exit(common.EXIT_OK)
+    if total > shown:
+        console.print(f"[dim]{shown} of {total} matching samples shown; --limit 0 shows all[/]")
+
+
+def matching(view: dict[str, Any], outcomes: set[str], search: str | None) -> bool:
+    """Whether a sample view passes the outcome filter and the text search (case-insensitive)."""
+    if outcomes and view["outcome"] not in outcomes:
+        return False
+    if search:
+        needle = search.lower()
+        fields = (view["id"], view["query"], view["prompt"], view["generation"])
+        return any(needle in f.lower() for f in fields if isinstance(f, str))
+    return True
+
+
+_MARK = {"correct": "[green]correct[/]", "wrong": "[red]wrong[/]", "failed": "[yellow]failed[/]"}
+
+
+def render_sample(view: dict[str, Any], *, full: bool = False, body: bool = False) -> Iterable[Any]:
+    """The lines and tables that show one sample."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    metrics = ", ".join(f"{k} {v:g}" for k, v in view["metrics"].items())
+    yield (
+        f"[bold]{escape(view['model'])} / {escape(view['task'])} / {escape(view['id'])}[/]  "
+        f"{_MARK[view['outcome']]}" + (f"  ({metrics})" if metrics else "")
+    )
+    if full and view["prompt"]:
+        yield "[dim]prompt (first request, as sent):[/]"
+        yield escape(view["prompt"])
+    elif view["query"]:
+        yield escape(view["query"])
+    if view["choices"]:
+        table = Table(show_edge=False, pad_edge=False)
+        for column in ("", "choice", "logprob", "chars", "score"):
+            table.add_column(column, justify="left" if column in ("", "choice") else "right")
+        for choice in view["choices"]:
+            mark = ("✓" if choice["picked"] else " ") + ("★" if choice["gold"] else " ")
+            text = choice["label"] + (f" {choice['text']}" if choice["text"] else "")
+            table.add_row(
+                mark, escape(text), _num(choice["logprob"]), _num(choice["norm_chars"], "d"),
+                _num(choice["score"]),
+            )  # fmt: skip
+        yield table
+        yield f"[dim]✓ picked, ★ gold; {escape(view['why'] or '')}[/]"
+    if view["generation"] is not None:
+        yield f"generation: {escape(view['generation'])!s}"
+        yield f"extracted: {escape(str(view['extracted']))}   gold: {escape(str(view['gold']))}"
+    if view["error"]:
+        error = view["error"]
+        status = f" (HTTP {error['status']})" if error.get("status") else ""
+        yield f"[yellow]{escape(error['class'])}{status}:[/] {escape(error['message'])}"
+    if body:
+        for request in view["requests"]:
+            yield f"[dim]request {escape(request['key'])} body:[/]"
+            yield escape(json.dumps(request["body"], indent=2, ensure_ascii=False))
+            ledger = request["ledger"] if isinstance(request["ledger"], list) else []
+            for row in ledger:
+                where = row.get("path") or row.get("reason") or ""
+                yield escape(f"  {row.get('leaf', '')}: {row.get('outcome', '')} {where}")
+    yield ""
+
+
+def _num(value: Any, spec: str = ".4f") -> str:
+    return "-" if value is None else format(value, spec)
