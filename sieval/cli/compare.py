@@ -21,7 +21,10 @@ def compare_command(
     run_a: Path = typer.Argument(..., help="The run before the change."),
     run_b: Path = typer.Argument(..., help="The run after it."),
     html: str | None = typer.Option(
-        None, "--html", help="Also write RUN_B's HTML report with the comparison to PATH."
+        None,
+        "--html",
+        help="Also write RUN_B's HTML report with the comparison to PATH (a directory: "
+        "PATH/report.html).",
     ),
     form: str = typer.Option("table", "--format", help="table (default) or json."),
     flips: int = typer.Option(10, "--flips", min=0, help="List at most N flipped samples a task."),
@@ -40,8 +43,7 @@ def compare_command(
         from ..runner import load_report
         from .report import write_html
 
-        target = run_b / "report.html" if html == "-" else Path(html)
-        written = write_html(run_b, load_report(run_b), target, compare_with=run_a)
+        written = write_html(run_b, load_report(run_b), Path(html), compare_with=run_a)
         typer.echo(f"HTML report with the comparison: {written}", err=True)
     if form == "json":
         typer.echo(json.dumps(result, indent=2))

@@ -28,8 +28,8 @@ def report_command(
     html: str | None = typer.Option(
         None,
         "--html",
-        help="Also write the HTML report (one self-contained file) to PATH; "
-        "'--html -' writes RUN_DIR/report.html.",
+        help="Also write the HTML report (one self-contained file) to PATH "
+        "(a directory: PATH/report.html).",
     ),
     compare: Path | None = typer.Option(
         None, "--compare", help="With --html: add the comparison with this earlier run."
@@ -47,8 +47,7 @@ def report_command(
     except ConfigError as exc:
         raise common.fail(exc.message) from None
     if html is not None:
-        target = run_dir / "report.html" if html == "-" else Path(html)
-        written = write_html(run_dir, report, target, compare_with=compare)
+        written = write_html(run_dir, report, Path(html), compare_with=compare)
         typer.echo(f"HTML report: {written}", err=form != "table")
     if form != "table":
         typer.echo(render_rows(result_rows(report), form), nl=False)

@@ -42,7 +42,7 @@ from .limits import connection_budget
 from .plan import Plan, PlannedModel, PlannedTask, plan_run, select
 from .preflight import Provenance, embedded_server, preflight
 from .progress import NullProgress, ProgressSink
-from .records import SCHEMA_VERSION, Record, RecordWriter, RequestRecord, read_records
+from .records import SCHEMA_VERSION, Record, RecordWriter, RequestRecord, read_outcomes
 from .report import build_report, load_report, write_report
 from .rundir import check_resume, new_run_dir, write_run_json
 
@@ -380,14 +380,15 @@ class _Engine:
         for label, runtime in self.models.items():
             for pt in self.plan.tasks:
                 path = self.run_dir / runtime.planned.dirname / pt.name / "records.jsonl"
-                seen = read_records(path, repair=True)
-                if seen.truncated_bytes:
+                stats = [0, 0]
+                seen = read_outcomes(path, repair=True, stats=stats)
+                if stats[1]:
                     notes.append(
                         f"{label}/{pt.name}: ignored a truncated last record "
-                        f"({seen.truncated_bytes} bytes) left by an interrupted run; "
+                        f"({stats[1]} bytes) left by an interrupted run; "
                         "that sample runs again"
                     )
-                done = {i for i, r in seen.records.items() if r.status == "ok"}
+                done = {i for i, r in seen.items() if r.status == "ok"}
                 todo = [s for s in pt.samples if s.id not in done]
                 if self.run_only is not None and (label, pt.name) not in self.run_only:
                     todo = []  # a resume of a subset: this unit is reported, not run

@@ -27,7 +27,7 @@ from ..scoring.uncertainty import mean_estimate
 from ..tasks.base import Sample, SampleResult
 from .identity import sieval_version
 from .plan import protocol
-from .records import SCHEMA_VERSION, read_records
+from .records import SCHEMA_VERSION, read_outcomes
 
 if TYPE_CHECKING:
     from ..tasks.base import ModelFacts
@@ -78,7 +78,7 @@ def build_report(
         prov = provenance.get(pm.label)
         model_facts = (facts or {}).get(pm.label) or pm.facts
         for pt in plan.tasks:
-            seen = read_records(run_dir / pm.dirname / pt.name / "records.jsonl").records
+            seen = read_outcomes(run_dir / pm.dirname / pt.name / "records.jsonl")
             scored: list[tuple[Sample, SampleResult]] = []
             failures: Counter[str] = Counter()
             finishes: Counter[str] = Counter()
@@ -95,17 +95,9 @@ def build_report(
                 for request in record.requests.values():
                     finishes.update(request.finish)
                 if record.status == "ok":
-                    scored.append(
-                        (
-                            sample,
-                            SampleResult(
-                                prediction=record.prediction,
-                                gold=record.gold,
-                                metrics=record.metrics,
-                                channels=record.channels,
-                            ),
-                        )
-                    )
+                    # aggregates read the metrics (and the sample's group), never the channels
+                    result = SampleResult(prediction=None, gold=None, metrics=record.metrics)
+                    scored.append((sample, result))
                     continue
                 error = record.error or {"class": "Unknown", "message": ""}
                 failures[str(error.get("class"))] += 1

@@ -136,7 +136,9 @@ class Task(Protocol):
         ...
 
     def aggregate(self, results: Sequence[tuple[Sample, SampleResult]]) -> dict[str, Any]:
-        """Run-level metrics (means, per-group breakdowns)."""
+        """Run-level metrics (means, per-group breakdowns) from each sample's ``metrics`` and
+        ``group``: the report passes results that hold only their metrics (it never decodes a
+        record's channels to aggregate)."""
         ...
 
 
