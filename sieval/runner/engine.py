@@ -42,7 +42,7 @@ from .limits import connection_budget
 from .plan import Plan, PlannedModel, PlannedTask, plan_run, select
 from .preflight import Provenance, embedded_server, preflight
 from .progress import NullProgress, ProgressSink
-from .records import SCHEMA_VERSION, Record, RecordWriter, RequestRecord, read_outcomes
+from .records import SCHEMA_VERSION, Record, RecordWriter, RequestRecord, read_statuses
 from .report import build_report, load_report, write_report
 from .rundir import check_resume, new_run_dir, write_run_json
 
@@ -381,14 +381,14 @@ class _Engine:
             for pt in self.plan.tasks:
                 path = self.run_dir / runtime.planned.dirname / pt.name / "records.jsonl"
                 stats = [0, 0]
-                seen = read_outcomes(path, repair=True, stats=stats)
+                seen = read_statuses(path, repair=True, stats=stats)
                 if stats[1]:
                     notes.append(
                         f"{label}/{pt.name}: ignored a truncated last record "
                         f"({stats[1]} bytes) left by an interrupted run; "
                         "that sample runs again"
                     )
-                done = {i for i, r in seen.items() if r.status == "ok"}
+                done = {i for i, status in seen.items() if status == "ok"}
                 todo = [s for s in pt.samples if s.id not in done]
                 if self.run_only is not None and (label, pt.name) not in self.run_only:
                     todo = []  # a resume of a subset: this unit is reported, not run

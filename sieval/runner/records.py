@@ -46,8 +46,9 @@ __all__ = [
     "Shared",
     "expand",
     "expand_requests",
-    "read_outcomes",
+    "latest",
     "read_records",
+    "read_statuses",
     "scan",
 ]
 
@@ -413,11 +414,29 @@ class Outcome(msgspec.Struct, kw_only=True):
 _outcome_decoder = msgspec.json.Decoder(Outcome)
 
 
-def read_outcomes(
+class _Status(msgspec.Struct):
+    sample_id: str
+    status: str
+
+
+_status_decoder = msgspec.json.Decoder(_Status)
+
+
+def read_statuses(
     path: Path, *, repair: bool = False, stats: list[int] | None = None
-) -> dict[str, Outcome]:
-    """The latest ``Outcome`` per sample id of ``records.jsonl``, in one streaming pass."""
-    return {o.sample_id: o for o in scan(path, _outcome_decoder, repair=repair, stats=stats)}
+) -> dict[str, str]:
+    """The latest status (``ok`` / ``failed``) per sample id: what a resume needs to know."""
+    return {o.sample_id: o.status for o in scan(path, _status_decoder, repair=repair, stats=stats)}
+
+
+def latest(path: Path) -> Iterator[Outcome]:
+    """The ``Outcome`` of each sample's latest record, in file order, holding one at a time: a
+    first pass finds each id's last line, the second decodes only those (a failed sample re-run
+    on resume has two lines)."""
+    last = {o.sample_id: i for i, o in enumerate(scan(path, _status_decoder))}
+    for i, outcome in enumerate(scan(path, _outcome_decoder)):
+        if last.get(outcome.sample_id) == i:
+            yield outcome
 
 
 def read_records(path: Path, *, repair: bool = False) -> ReadResult:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,11 +27,11 @@ from ..scoring.uncertainty import mean_estimate
 from ..tasks.base import Sample, SampleResult
 from .identity import sieval_version
 from .plan import protocol
-from .records import SCHEMA_VERSION, read_outcomes
+from .records import SCHEMA_VERSION, latest
 
 if TYPE_CHECKING:
     from ..tasks.base import ModelFacts
-    from .plan import Plan
+    from .plan import Plan, PlannedModel, PlannedTask
     from .preflight import Provenance
 
 __all__ = [
@@ -72,67 +72,18 @@ def build_report(
     facts: Mapping[str, ModelFacts] | None = None,
 ) -> dict[str, Any]:
     """The report of a run; ``previous`` is the report a resumed run had, whose timings are kept:
-    a resume adds a session, it never erases the ones before it."""
-    results = []
-    for pm in plan.models:
-        prov = provenance.get(pm.label)
-        model_facts = (facts or {}).get(pm.label) or pm.facts
-        for pt in plan.tasks:
-            seen = read_outcomes(run_dir / pm.dirname / pt.name / "records.jsonl")
-            scored: list[tuple[Sample, SampleResult]] = []
-            failures: Counter[str] = Counter()
-            finishes: Counter[str] = Counter()
-            examples: list[dict[str, Any]] = []
-            reported: set[str] = set()
-            missing = 0
-            for sample in pt.samples:
-                record = seen.get(sample.id)
-                if record is None:
-                    missing += 1
-                    continue
-                if record.reported_model:
-                    reported.add(record.reported_model)
-                for request in record.requests.values():
-                    finishes.update(request.finish)
-                if record.status == "ok":
-                    # aggregates read the metrics (and the sample's group), never the channels
-                    result = SampleResult(prediction=None, gold=None, metrics=record.metrics)
-                    scored.append((sample, result))
-                    continue
-                error = record.error or {"class": "Unknown", "message": ""}
-                failures[str(error.get("class"))] += 1
-                if len(examples) < _EXAMPLES:
-                    examples.append({"sample_id": sample.id, **error})
-            metrics = pt.task.aggregate(scored) if scored else {}
-            results.append(
-                {
-                    "model": pm.label,
-                    "task": pt.name,
-                    "protocol": protocol(pt.task, model_facts),
-                    "headline": pt.task.headline,
-                    "metrics": msgspec.to_builtins(metrics),
-                    "intervals": intervals(scored, getattr(pt.task, "cluster_by", None)),
-                    "samples": {
-                        "total": len(pt.samples),
-                        "scored": len(scored),
-                        "failed": sum(failures.values()),
-                        "missing": missing,
-                    },
-                    "failures": dict(sorted(failures.items())),
-                    "failure_examples": examples,
-                    **_finish_counts(finishes),
-                    "provenance": {
-                        "requested_model": pm.config.model,
-                        "reported_models": sorted(reported),
-                        "dialect": pm.config.dialect_id,
-                        "endpoint": prov.endpoint if prov else None,
-                        "server_version": prov.server_version if prov else None,
-                        "served_models": prov.served_models if prov else [],
-                        "input_kind": model_facts.input_kind,
-                        "token_ids": dict(model_facts.token_ids),
-                    },
-                }
+    a resume adds a session, it never erases the ones before it. A resume that ran nothing keeps
+    the previous figures when no record changed since they were written (``_still_valid``)."""
+    if samples_run == 0 and previous is not None and _still_valid(plan, run_dir, previous):
+        results = list(previous["results"])
+    else:
+        results = [
+            _unit_result(
+                pm, pt, run_dir, provenance.get(pm.label), (facts or {}).get(pm.label) or pm.facts
             )
+            for pm in plan.models
+            for pt in plan.tasks
+        ]
     return {
         "report_version": REPORT_VERSION,
         "records_schema_version": SCHEMA_VERSION,
@@ -158,6 +109,117 @@ def build_report(
         "warnings": warnings,
         "preflight": checks if checks is not None else {},
     }
+
+
+def _unit_result(
+    pm: PlannedModel,
+    pt: PlannedTask,
+    run_dir: Path,
+    prov: Provenance | None,
+    model_facts: ModelFacts,
+) -> dict[str, Any]:
+    """One (model, task) entry of the report, from one streaming pass over its records."""
+    tally = _tally(run_dir / pm.dirname / pt.name / "records.jsonl", pt.samples)
+    scored, failures = tally.scored, tally.failures
+    metrics = pt.task.aggregate(scored) if scored else {}
+    return {
+        "model": pm.label,
+        "task": pt.name,
+        "protocol": protocol(pt.task, model_facts),
+        "headline": pt.task.headline,
+        "metrics": msgspec.to_builtins(metrics),
+        "intervals": intervals(scored, getattr(pt.task, "cluster_by", None)),
+        "samples": {
+            "total": len(pt.samples),
+            "scored": len(scored),
+            "failed": sum(failures.values()),
+            "missing": tally.missing,
+        },
+        "failures": dict(sorted(failures.items())),
+        "failure_examples": [example for _, example in sorted(tally.examples, key=lambda x: x[0])],
+        **_finish_counts(tally.finishes),
+        "provenance": {
+            "requested_model": pm.config.model,
+            "reported_models": sorted(tally.reported),
+            "dialect": pm.config.dialect_id,
+            "endpoint": prov.endpoint if prov else None,
+            "server_version": prov.server_version if prov else None,
+            "served_models": prov.served_models if prov else [],
+            "input_kind": model_facts.input_kind,
+            "token_ids": dict(model_facts.token_ids),
+        },
+    }
+
+
+def _still_valid(plan: Plan, run_dir: Path, previous: dict[str, Any]) -> bool:
+    """Whether ``previous`` (a report read from ``run_dir``) reports exactly this plan's units
+    from the records as they are: same identity and versions, and no records file newer than it."""
+    try:
+        written = (run_dir / "report.json").stat().st_mtime
+    except OSError:
+        return False
+    if (
+        previous.get("report_version") != REPORT_VERSION
+        or previous.get("records_schema_version") != SCHEMA_VERSION
+        or previous.get("run", {}).get("identity") != plan.identity
+    ):
+        return False
+    units = [(pm.label, pt.name) for pm in plan.models for pt in plan.tasks]
+    if [(r.get("model"), r.get("task")) for r in previous.get("results", [])] != units:
+        return False
+    for pm in plan.models:
+        for pt in plan.tasks:
+            path = run_dir / pm.dirname / pt.name / "records.jsonl"
+            if path.exists() and path.stat().st_mtime > written:
+                return False
+    return True
+
+
+class _Tally:
+    """What the report counts of one unit's records."""
+
+    def __init__(self) -> None:
+        self.scored: list[tuple[Sample, SampleResult]] = []
+        self.failures: Counter[str] = Counter()
+        self.finishes: Counter[str] = Counter()
+        self.examples: list[tuple[int, dict[str, Any]]] = []
+        self.reported: set[str] = set()
+        self.missing = 0
+
+
+def _tally(path: Path, samples: Sequence[Sample]) -> _Tally:
+    """One streaming pass over the unit's latest records (memory: the samples' metrics, not
+    their records). Records of samples the plan does not hold are ignored; metrics are listed in
+    the task's sample order, so a resumed run aggregates exactly as an uninterrupted one."""
+    tally = _Tally()
+    index = {sample.id: i for i, sample in enumerate(samples)}
+    metrics: dict[str, dict[str, float]] = {}
+    seen = 0
+    for record in latest(path):
+        at = index.get(record.sample_id)
+        if at is None:
+            continue
+        seen += 1
+        if record.reported_model:
+            tally.reported.add(record.reported_model)
+        for request in record.requests.values():
+            tally.finishes.update(request.finish)
+        if record.status == "ok":
+            metrics[record.sample_id] = record.metrics
+            continue
+        error = record.error or {"class": "Unknown", "message": ""}
+        tally.failures[str(error.get("class"))] += 1
+        tally.examples.append((at, {"sample_id": record.sample_id, **error}))
+        if len(tally.examples) > _EXAMPLES:  # keep the first failures in the task's order
+            tally.examples.remove(max(tally.examples, key=lambda x: x[0]))
+    tally.missing = len(samples) - seen
+    # aggregates read the metrics (and the sample's group), never the channels
+    tally.scored = [
+        (s, SampleResult(prediction=None, gold=None, metrics=metrics[s.id]))
+        for s in samples
+        if s.id in metrics
+    ]
+    return tally
 
 
 def intervals(
