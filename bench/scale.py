@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import random
@@ -31,8 +32,28 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-WORDS = ("red blue green stone river cloud seed light heat water plant animal metal glass "
-         "sound wind rock sand salt ice").split()  # fmt: skip
+WORDS = [
+    "red",
+    "blue",
+    "green",
+    "stone",
+    "river",
+    "cloud",
+    "seed",
+    "light",
+    "heat",
+    "water",
+    "plant",
+    "animal",
+    "metal",
+    "glass",
+    "sound",
+    "wind",
+    "rock",
+    "sand",
+    "salt",
+    "ice",
+]
 
 
 def _rss_kb(field: str) -> int:
@@ -136,7 +157,7 @@ def _child(args: argparse.Namespace) -> None:
     wall = time.monotonic() - t0
     watch.stop()
     marks = [sink.t0, *sink.marks]
-    rates = [n / 10 / (b - a) for a, b in zip(marks, marks[1:], strict=False) if b > a]
+    rates = [n / 10 / (b - a) for a, b in itertools.pairwise(marks) if b > a]
     rss_at = []
     for mark in sink.marks:
         before = [kb for t, kb in watch.samples if t <= mark]

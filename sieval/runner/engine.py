@@ -550,10 +550,11 @@ def _request_record(call: Call, secrets: tuple[str, ...], record_tokens: bool) -
         }
     timings: dict[str, float] = {}
     if call.timings is not None:
-        timings = {
-            "total_s": round(call.timings.wall_s, 6),
-            "first_byte_s": round(call.timings.first_byte_s, 6),
-        }
+        timings = {"total_s": round(call.timings.wall_s, 6)}
+        if (
+            call.request.scheduling.stream
+        ):  # the time to the first event; a whole reply's is ~ total_s
+            timings["first_byte_s"] = round(call.timings.first_byte_s, 6)
     if call.attempts > 1:
         timings["attempts"] = call.attempts
     return RequestRecord(

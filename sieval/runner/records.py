@@ -19,8 +19,9 @@ Schema evolution (STYLE 13): fields are only ever added, with defaults, at the e
 field's type never changes (a field that takes a new form gains a union); ``schema_version`` is
 bumped when a field is added. Version 3 added ``Record.sample``, ``RequestRecord.body_ref`` and
 ``status``, ledger ids, and stopped repeating the prompt beside the body; version 4 added
-``RequestRecord.body_prefix`` (a prompt is stored once per sample, not once per choice). Readers
-take 1 to 4.
+``RequestRecord.body_prefix`` (a prompt is stored once per sample, not once per choice) and
+``Record.requests_common`` (the ledger id, body template and status every request of the sample
+shares, stored once), and omits fields at their defaults. Readers take 1 to 4.
 """
 
 from __future__ import annotations
@@ -74,7 +75,8 @@ class RequestRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     """Versions 1-2 only (the record's own ``reported_model`` holds it)."""
     usage: dict[str, int] = {}
     timings: dict[str, float] = {}
-    """``total_s`` (the exchange, retries included), ``first_byte_s``, ``attempts`` when > 1."""
+    """``total_s`` (the exchange, retries included), ``first_byte_s`` (streamed replies; version
+    3 wrote it always), ``attempts`` when > 1."""
     warnings: list[str] = []
     error: dict[str, Any] | None = None
     tokens: dict[str, Any] | None = None
@@ -92,7 +94,7 @@ class RequestRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     and how many characters of it."""
 
 
-class Record(msgspec.Struct, kw_only=True):
+class Record(msgspec.Struct, kw_only=True, omit_defaults=True):
     """One finished sample: scored (``status == "ok"``) or failed with its error."""
 
     schema_version: int
@@ -119,10 +121,43 @@ class Record(msgspec.Struct, kw_only=True):
     sample: dict[str, Any] | None = None
     """The sample as a reader needs it without the data files (the question or context, the
     choices, the gold label: the task's ``describe``)."""
+    requests_common: dict[str, Any] = {}
+    """``ledger``, ``body_ref`` and ``status`` when every request of the sample has the same one:
+    stored here once, not in each request. ``read_records`` puts them back."""
 
 
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(Record)
+
+_COMMON = ("ledger", "body_ref", "status")
+"""Request fields a record stores once when all its requests agree."""
+
+
+def _factor(requests: dict[str, RequestRecord]) -> tuple[dict[str, RequestRecord], dict[str, Any]]:
+    """``requests`` without the fields they all share, and those fields."""
+    if len(requests) < 2:
+        return requests, {}
+    first, *rest = requests.values()
+    common = {
+        name: getattr(first, name)
+        for name in _COMMON
+        if getattr(first, name) is not None
+        and isinstance(getattr(first, name), str | int)
+        and all(getattr(r, name) == getattr(first, name) for r in rest)
+    }
+    if not common:
+        return requests, {}
+    cleared: dict[str, Any] = {"ledger": [], "body_ref": None, "status": None}
+    strip = {name: cleared[name] for name in common}
+    return {k: msgspec.structs.replace(r, **strip) for k, r in requests.items()}, common
+
+
+def _unfactor(record: Record) -> Record:
+    if not record.requests_common:
+        return record
+    common = record.requests_common
+    requests = {k: msgspec.structs.replace(r, **common) for k, r in record.requests.items()}
+    return msgspec.structs.replace(record, requests=requests, requests_common={})
 
 
 # -- what repeats, written once -----------------------------------------------------------------
@@ -294,13 +329,14 @@ class RecordWriter:
 
     def write(self, record: Record) -> None:
         new: list[bytes] = []
-        requests = self.shared.compact_requests(record.requests, new)
+        requests, common = _factor(self.shared.compact_requests(record.requests, new))
         if new:
             if self._shared_file is None:
                 self._shared_file = open(self.shared_path, "ab")  # noqa: SIM115
             self._shared_file.write(b"\n".join(new) + b"\n")
             self._shared_file.flush()
-        self._file.write(_encoder.encode(msgspec.structs.replace(record, requests=requests)))
+        line = msgspec.structs.replace(record, requests=requests, requests_common=common)
+        self._file.write(_encoder.encode(line))
         self._file.write(b"\n")
         self._file.flush()
         self._dirty = True
@@ -442,5 +478,5 @@ def latest(path: Path) -> Iterator[Outcome]:
 def read_records(path: Path, *, repair: bool = False) -> ReadResult:
     """Every record of ``records.jsonl`` (the latest per sample id), decoded in full."""
     stats = [0, 0]
-    records = {r.sample_id: r for r in scan(path, _decoder, repair=repair, stats=stats)}
+    records = {r.sample_id: _unfactor(r) for r in scan(path, _decoder, repair=repair, stats=stats)}
     return ReadResult(records=records, lines=stats[0], truncated_bytes=stats[1])

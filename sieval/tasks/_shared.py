@@ -97,11 +97,14 @@ def score_channels(
 ) -> list[dict[str, Any]]:
     """What a choice score used, for the record: ``n_chars`` counts the continuation as scored
     (delimiter included), ``norm_chars`` the choice acc_norm divides by (without it)."""
-    return [
-        {"logprob_sum": s.logprob_sum, "n_tokens": s.n_tokens, "n_chars": s.n_chars,
-         "norm_chars": len(c), "is_greedy": s.is_greedy}
-        for s, c in zip(scores, choices, strict=True)
-    ]  # fmt: skip
+    channels = []
+    for score, choice in zip(scores, choices, strict=True):
+        channel: dict[str, Any] = {"logprob_sum": score.logprob_sum, "n_tokens": score.n_tokens,
+                                   "n_chars": score.n_chars, "norm_chars": len(choice)}  # fmt: skip
+        if score.is_greedy is not None:  # only where the wire says (the top-1 was asked for)
+            channel["is_greedy"] = score.is_greedy
+        channels.append(channel)
+    return channels
 
 
 def means(results: Sequence[tuple[Sample, SampleResult]]) -> dict[str, Any]:

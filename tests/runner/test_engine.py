@@ -61,7 +61,9 @@ async def test_run_writes_records_and_report(tmp_path: Path, data_dir: Path) -> 
     assert first["schema_version"] == 4 and first["status"] == "ok"
     assert set(first["requests"]) == {"r0", "r1"}
     raw = first["requests"]["r0"]
-    assert raw["ledger"] == "L0" and raw["body_ref"] == "B0" and "prompt" not in raw
+    # what both requests share is stored once for the record
+    assert first["requests_common"] == {"ledger": "L0", "body_ref": "B0", "status": 200}
+    assert "ledger" not in raw and "status" not in raw and "prompt" not in raw
     unit = result.run_dir / "m" / "fake_qa"
     shared = Shared.load(unit / "shared.jsonl")
     request = expand(read_records(unit / "records.jsonl").records["s0"].requests["r0"], shared)

@@ -37,5 +37,6 @@ tasks:
     records = (result.run_dir / "ref" / "arc_easy_kshot_ppl" / "records.jsonl").read_text()
     for line in records.splitlines():
         record = json.loads(line)
-        assert record["status"] == "failed" and record["metrics"] == {}
-        assert record["prediction"] is None and record["error"]["class"] == error_class
+        # a failed record holds no metrics and no prediction (fields at their defaults are omitted)
+        assert record["status"] == "failed" and record.get("metrics", {}) == {}
+        assert record.get("prediction") is None and record["error"]["class"] == error_class
