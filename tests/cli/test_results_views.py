@@ -99,3 +99,18 @@ async def test_samples_filters_by_outcome_and_id(run_dir: Path) -> None:
     assert '"echo": true' in full and "scoring.input_logprobs: consumed echo" in full
     limited = cli("samples", str(run_dir), "--task", "mmlu_kshot_clp", "--limit", "3")
     assert "3 of 30 matching samples shown" in limited
+
+
+async def test_report_and_compare_write_the_html_file(run_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "pages"
+    out.mkdir()
+    cli("report", str(run_dir), "--html", str(out))
+    page = (out / "report.html").read_text()
+    assert page.lower().startswith("<!doctype html>") and "arc_easy_kshot_ppl" in page
+    assert 'id="compare"' not in page
+    both = CliRunner().invoke(
+        app, ["report", str(run_dir), "--format", "json", "--html", str(out / "b.html")]
+    )
+    assert json.loads(both.stdout) and (out / "b.html").exists()  # stdout: the rows alone
+    cli("compare", str(run_dir), str(run_dir), "--html", str(out / "c.html"))
+    assert 'id="compare"' in (out / "c.html").read_text()
