@@ -14,6 +14,7 @@ from sieval.audit.compare import compare_runs
 from sieval.cli.main import app
 from sieval.reference import ReferenceServer
 from sieval.runner import RunOptions, arun_eval, parse_config
+from sieval.tasks.registry import TASKS as TASK_REGISTRY
 
 TASKS = """
 tasks:
@@ -131,3 +132,46 @@ async def test_the_command_prints_the_difference_and_writes_json(
 def test_runs_without_a_common_model_are_refused(tmp_path: Path) -> None:
     out = CliRunner().invoke(app, ["compare", str(tmp_path / "x"), str(tmp_path / "y")])
     assert out.exit_code == 2 and "no report.json" in out.output
+
+
+async def test_a_changed_acc_norm_definition_shows_as_exactly_its_flips(tmp_path: Path) -> None:
+    """Run B divides by the characters of the continuation with its leading space (the old
+    definition): the log-likelihoods are the same, and only the samples whose pick the divisor
+    changes flip."""
+    from sieval.scoring.choice import argmax
+    from sieval.tasks.arc_easy import ArcEasyPPL
+
+    class WithDelimiter(ArcEasyPPL):
+        def score(self, sample: Any, responses: Any, config: Any, model: Any = None) -> Any:
+            result = super().score(sample, responses, config)
+            channels = result.channels["choices"]
+            pick = argmax([c["logprob_sum"] / c["n_chars"] for c in channels])
+            result.metrics["acc_norm"] = float(pick == sample.gold)
+            return result
+
+    config = parse_config(
+        "models: [{name: ref, endpoint: embedded}]\n"
+        "tasks: [{name: arc_easy_kshot_ppl, n: 150, num_fewshot: 0}]\n"
+    )
+    a = (await arun_eval(config, RunOptions(out=tmp_path, run_name="a"))).run_dir
+    b = (
+        await arun_eval(
+            config,
+            RunOptions(out=tmp_path, run_name="b"),
+            tasks={**TASK_REGISTRY, "arc_easy_kshot_ppl": WithDelimiter()},
+        )
+    ).run_dir
+    arc = by_task(compare_runs(a, b))["arc_easy_kshot_ppl"]
+    expected = set()
+    for line in (a / "ref" / "arc_easy_kshot_ppl" / "records.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        channels = record["channels"]["choices"]
+        with_space = argmax([c["logprob_sum"] / c["n_chars"] for c in channels])
+        if (with_space == record["gold"]) != (record["metrics"]["acc_norm"] == 1.0):
+            expected.add(record["sample_id"])
+    assert expected, "the two definitions pick alike on every sample: a test that cannot fail"
+    assert {f["id"] for f in arc["flips"]} == expected and arc["flipped"] == len(expected)
+    assert arc["loglik"]["max"] == 0.0  # the same server, the same log-likelihoods
+    assert arc["metrics"]["acc"]["diff"] == 0.0 and arc["metrics"]["acc_uncond"]["diff"] == 0.0
+    test = arc["metrics"]["acc_norm"]["mcnemar"]
+    assert test["a_only"] + test["b_only"] == len(expected)
