@@ -29,8 +29,10 @@ def compare_command(
     form: str = typer.Option("table", "--format", help="table (default) or json."),
     flips: int = typer.Option(10, "--flips", min=0, help="List at most N flipped samples a task."),
 ) -> None:
-    """Compare two runs sample by sample: both metrics, the paired difference with its 95%
-    interval, McNemar's exact test, the flipped samples, and per-choice log-likelihood diffs."""
+    """Compare two runs sample by sample: paired differences, McNemar, flips, log-likelihoods.
+
+    Per task: both runs' metrics, the paired difference with its 95% interval, McNemar's exact
+    test, the flipped samples, and the per-choice log-likelihood differences."""
     from ..audit.compare import compare_runs
 
     if form not in ("table", "json"):

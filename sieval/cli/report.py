@@ -35,8 +35,9 @@ def report_command(
         None, "--compare", help="With --html: add the comparison with this earlier run."
     ),
 ) -> None:
-    """Print a run's report.json as tables, or as Markdown, CSV or JSON rows; --html writes a
-    self-contained HTML report with plots and a per-sample browser."""
+    """Print a run's report.json as tables, or as md, csv or json rows; --html writes a page.
+
+    The HTML report is one self-contained file: summary, plots and a per-sample browser."""
     from ..runner import load_report
     from .formats import FORMATS, render_rows, result_rows
 

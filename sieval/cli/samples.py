@@ -33,8 +33,10 @@ def samples_command(
     limit: int = typer.Option(20, "--limit", min=0, help="Show at most N samples (0: all)."),
     body: bool = typer.Option(False, "--body", help="Show each request's wire body and ledger."),
 ) -> None:
-    """Print a run's samples: question, choices with their scores, the pick and why, the
-    generation, the error; filter by task, model, outcome, id or text."""
+    """Print a run's samples, explained; filter by task, model, outcome, id or text.
+
+    Each sample shows its question, the choices with their scores, the pick and why, the
+    generation and the extracted answer, or the error."""
     from rich.console import Console
 
     from ..runner.view import sample_view, units
