@@ -82,9 +82,19 @@ def eval_command(
         False, "--no-preflight", help="Skip the pre-run checks (model id, top-k, context, BOS)."
     ),
     wire_log: bool = typer.Option(False, "--wire-log", help="Log every exchange (redacted)."),
+    run: Path | None = typer.Option(
+        None, "--run", help="Run one shard of this run directory (made by 'sieval plan')."
+    ),
+    shard: str | None = typer.Option(
+        None, "--shard", help="With --run: k/N, k, or slurm|indexed|env (k from the scheduler)."
+    ),
 ) -> None:
     """Evaluate models on tasks; exit 0 ok, 1 failed samples, 2 bad input, 130 interrupted."""
     console = Console(stderr=True, soft_wrap=True, highlight=False)
+    if run is not None or shard is not None:
+        from .shard import run_shard_command
+
+        run_shard_command(run, shard, data_dir=data_dir, wire_log=wire_log, console=console)
     tasks = _names(task)
     created: list[Path] = []
     try:

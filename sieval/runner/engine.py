@@ -42,7 +42,14 @@ from .limits import connection_budget
 from .plan import Plan, PlannedModel, PlannedTask, plan_run, select
 from .preflight import Provenance, embedded_server, preflight
 from .progress import NullProgress, ProgressSink
-from .records import SCHEMA_VERSION, Record, RecordWriter, RequestRecord, read_statuses
+from .records import (
+    SCHEMA_VERSION,
+    Record,
+    RecordWriter,
+    RequestRecord,
+    read_statuses,
+    records_path,
+)
 from .report import build_report, load_report, write_report
 from .rundir import check_resume, new_run_dir, write_run_json
 
@@ -83,6 +90,14 @@ class RunOptions:
     """Called with the run directory once it exists (the CLI prints how to resume on Ctrl-C)."""
     on_stage: Callable[[str], None] | None = None
     """Called with one line before each slow stage (loading data, reaching a server, checks)."""
+    plan_only: bool = False
+    """Stop once every check passed and ``run.json`` is written: nothing runs (``sieval plan``);
+    the result holds the plan and what the checks found (``RunResult.setup``)."""
+    shard: int | None = None
+    """Run shard k of a planned run (with ``resume`` = its directory): records go to
+    ``<model>/<task>/shards/<k>/`` and no ``report.json`` is written (``sieval finalize`` does)."""
+    restrict: Callable[[Plan], Plan] | None = None
+    """Applied to the plan before anything runs: a shard's samples and its share of the budget."""
 
 
 @dataclass
@@ -92,6 +107,9 @@ class RunResult:
     warnings: list[str] = field(default_factory=list)
     stopped: str | None = None
     """Why the run stopped before its last sample (``--max-failures``), else None."""
+    plan: Plan | None = field(default=None, repr=False)  # its config may hold a password
+    setup: dict[str, Any] = field(default_factory=dict)
+    """What the servers and checks said (``provenance``, ``facts``, ``checks``, as plain data)."""
 
     @property
     def failed(self) -> int:
@@ -161,6 +179,8 @@ async def arun_eval(
     data_dir = resolve_data_dir(config, options)
     stage(f"loading {', '.join(t.name for t in config.tasks)} from {data_dir}")
     plan = plan_run(config, data_dir=data_dir, limit=options.limit, tasks=tasks)
+    if options.restrict is not None:
+        plan = options.restrict(plan)
     warnings: list[str] = list(plan.notes)
     if options.resume is not None:
         run_dir = options.resume
@@ -212,6 +232,13 @@ async def arun_eval(
             write_run_json(run_dir, plan.identity, plan.inputs, ran)
         if options.on_run_dir is not None:
             options.on_run_dir(run_dir)
+        setup = {
+            "provenance": {label: msgspec.to_builtins(p) for label, p in provenance.items()},
+            "facts": {label: msgspec.to_builtins(f) for label, f in facts.items()},
+            "checks": {label: msgspec.to_builtins(c) for label, c in checks.items()},
+        }
+        if options.plan_only:
+            return RunResult(run_dir, {"results": []}, warnings, plan=plan, setup=setup)
         global_cap = asyncio.Semaphore(options.concurrency or config.concurrency)
         sink = progress or NullProgress()
         engine = _Engine(
@@ -222,6 +249,7 @@ async def arun_eval(
             record_tokens=options.record_tokens,
             max_failures=options.max_failures,
             run_only=run_only,
+            shard=options.shard,
         )
         started = time.time()
         t0 = time.perf_counter()
@@ -258,13 +286,26 @@ async def arun_eval(
         resumed=options.resume is not None,
         warnings=warnings,
         checks={label: [msgspec.to_builtins(c) for c in found] for label, found in checks.items()},
-        previous=_previous_report(run_dir) if options.resume is not None else None,
+        previous=(
+            _previous_report(run_dir)
+            if options.resume is not None and options.shard is None
+            else None
+        ),
         facts=facts,
+        shard=options.shard,
     )
     if engine.stopped:
         report["stopped"] = engine.stopped
-    write_report(run_dir, report)
-    return RunResult(run_dir=run_dir, report=report, warnings=warnings, stopped=engine.stopped)
+    if options.shard is None:  # a shard's figures are its own; the run's report is finalize's
+        write_report(run_dir, report)
+    return RunResult(
+        run_dir=run_dir,
+        report=report,
+        warnings=warnings,
+        stopped=engine.stopped,
+        plan=plan,
+        setup=setup,
+    )
 
 
 def _previous_report(run_dir: Path) -> dict[str, Any] | None:
@@ -360,7 +401,9 @@ class _Engine:
         record_tokens: bool = False,
         max_failures: float | None = None,
         run_only: set[tuple[str, str]] | None = None,
+        shard: int | None = None,
     ) -> None:
+        self.shard = shard
         self.record_tokens = record_tokens
         self.max_failures = max_failures
         self.run_only = run_only
@@ -379,7 +422,7 @@ class _Engine:
         notes = []
         for label, runtime in self.models.items():
             for pt in self.plan.tasks:
-                path = self.run_dir / runtime.planned.dirname / pt.name / "records.jsonl"
+                path = records_path(self.run_dir, runtime.planned.dirname, pt.name, self.shard)
                 stats = [0, 0]
                 seen = read_statuses(path, repair=True, stats=stats)
                 if stats[1]:

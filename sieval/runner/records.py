@@ -50,6 +50,7 @@ __all__ = [
     "latest",
     "read_records",
     "read_statuses",
+    "records_path",
     "scan",
 ]
 
@@ -124,6 +125,13 @@ class Record(msgspec.Struct, kw_only=True, omit_defaults=True):
     requests_common: dict[str, Any] = {}
     """``ledger``, ``body_ref`` and ``status`` when every request of the sample has the same one:
     stored here once, not in each request. ``read_records`` puts them back."""
+
+
+def records_path(run_dir: Path, model_dir: str, task: str, shard: int | None = None) -> Path:
+    """A unit's ``records.jsonl``: ``<model>/<task>/``, or shard k's ``<model>/<task>/shards/<k>/``
+    (each shard has its own ``shared.jsonl`` beside it: ledger and body ids are per file)."""
+    unit = run_dir / model_dir / task
+    return (unit if shard is None else unit / "shards" / str(shard)) / "records.jsonl"
 
 
 _encoder = msgspec.json.Encoder()

@@ -27,7 +27,7 @@ from ..scoring.uncertainty import mean_estimate
 from ..tasks.base import Sample, SampleResult
 from .identity import sieval_version
 from .plan import protocol
-from .records import SCHEMA_VERSION, latest
+from .records import SCHEMA_VERSION, latest, records_path
 
 if TYPE_CHECKING:
     from ..tasks.base import ModelFacts
@@ -70,16 +70,22 @@ def build_report(
     checks: dict[str, list[dict[str, Any]]] | None = None,
     previous: dict[str, Any] | None = None,
     facts: Mapping[str, ModelFacts] | None = None,
+    shard: int | None = None,
 ) -> dict[str, Any]:
     """The report of a run; ``previous`` is the report a resumed run had, whose timings are kept:
     a resume adds a session, it never erases the ones before it. A resume that ran nothing keeps
-    the previous figures when no record changed since they were written (``_still_valid``)."""
+    the previous figures when no record changed since they were written (``_still_valid``).
+    ``shard`` reports one shard's records (``records_path``) over the plan's samples."""
     if samples_run == 0 and previous is not None and _still_valid(plan, run_dir, previous):
         results = list(previous["results"])
     else:
         results = [
             _unit_result(
-                pm, pt, run_dir, provenance.get(pm.label), (facts or {}).get(pm.label) or pm.facts
+                pm,
+                pt,
+                records_path(run_dir, pm.dirname, pt.name, shard),
+                provenance.get(pm.label),
+                (facts or {}).get(pm.label) or pm.facts,
             )
             for pm in plan.models
             for pt in plan.tasks
@@ -114,12 +120,12 @@ def build_report(
 def _unit_result(
     pm: PlannedModel,
     pt: PlannedTask,
-    run_dir: Path,
+    path: Path,
     prov: Provenance | None,
     model_facts: ModelFacts,
 ) -> dict[str, Any]:
     """One (model, task) entry of the report, from one streaming pass over its records."""
-    tally = _tally(run_dir / pm.dirname / pt.name / "records.jsonl", pt.samples)
+    tally = _tally(path, pt.samples)
     scored, failures = tally.scored, tally.failures
     metrics = pt.task.aggregate(scored) if scored else {}
     return {

@@ -1,0 +1,78 @@
+"""``sieval plan CONFIG --out RUN_DIR --shards N``: freeze a run into shards (nothing runs).
+
+It runs every check ``sieval eval`` runs before its first request (config, data, capabilities,
+the endpoint, the pre-run checks), once, then writes ``run.json`` and ``plan.json``. Each shard is
+then ``sieval eval --run RUN_DIR --shard k/N`` (any machine that sees the directory), and
+``sieval finalize RUN_DIR`` writes the report. Exit codes: 0 planned, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from ..errors import ConfigError
+from . import common
+from .app import app
+
+__all__: list[str] = []
+
+
+@app.command("plan")
+def plan_command(
+    config: Path = typer.Argument(..., help="The YAML config (models: and tasks:)."),
+    out: Path = typer.Option(..., "--out", help="The run directory to create (must not exist)."),
+    shards: int = typer.Option(..., "--shards", min=1, help="How many shards (N)."),
+    limit: int | None = typer.Option(None, "--limit", help="At most N samples per task."),
+    data_dir: Path | None = typer.Option(
+        None, "--data-dir", help="Dataset directory (else SIEVAL_DATA_DIR)."
+    ),
+    concurrency: int | None = typer.Option(
+        None, "--concurrency", help="Global cap on requests in flight, for the whole run."
+    ),
+    model: list[str] = typer.Option([], "--model", help="Plan only this model (repeatable)."),
+    task: list[str] = typer.Option([], "--task", help="Plan only this task (repeatable)."),
+    no_preflight: bool = typer.Option(
+        False, "--no-preflight", help="Skip the pre-run checks (model id, top-k, context, BOS)."
+    ),
+) -> None:
+    """Freeze a run as N shards: checks once, writes run.json and plan.json, runs nothing."""
+    from ..runner import RunOptions, load_config
+    from ..runner.shards import freeze
+
+    console = Console(stderr=True, soft_wrap=True, highlight=False)
+    try:
+        frozen = asyncio.run(
+            freeze(
+                load_config(config),
+                out,
+                shards,
+                RunOptions(
+                    data_dir=data_dir,
+                    limit=limit,
+                    concurrency=concurrency,
+                    models=tuple(model),
+                    tasks=tuple(task),
+                    preflight=not no_preflight,
+                    on_stage=lambda text: console.print(f"[dim]{text}[/]"),
+                ),
+                tasks=common.task_registry(),
+            )
+        )
+    except ConfigError as exc:
+        raise common.fail(exc.message) from None
+    for note in frozen.notes:
+        console.print(f"[yellow]warning:[/] {note}")
+    stdout = Console(highlight=False, soft_wrap=True)
+    for name, entry in frozen.tasks.items():
+        sizes = [entry.shard.count(k) for k in range(frozen.shards)]
+        kept = " (groups kept whole)" if entry.clustered else ""
+        stdout.print(f"{name}: {len(entry.samples)} samples, per shard {sizes}{kept}")
+    stdout.print(f"planned {out} as {frozen.shards} shards; run each with")
+    stdout.print(
+        f"  sieval eval --run {out} --shard K/{frozen.shards}   (K = 0..{frozen.shards - 1})"
+    )
+    stdout.print(f"then: sieval finalize {out}   (Slurm scripts: sieval slurm {out})")

@@ -1,0 +1,57 @@
+"""``sieval slurm RUN_DIR``: the sbatch array, the dependent finalize job, and the Kubernetes
+Indexed Job equivalent, for a run made by ``sieval plan``. Nothing is submitted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+from ..errors import ConfigError
+from . import common
+from .app import app
+
+__all__: list[str] = []
+
+
+@app.command("slurm")
+def slurm_command(
+    run_dir: Path = typer.Argument(..., help="A run directory made by 'sieval plan'."),
+    partition: str | None = typer.Option(None, "--partition", help="sbatch --partition."),
+    time: str | None = typer.Option(None, "--time", help="sbatch --time (per shard)."),
+    account: str | None = typer.Option(None, "--account", help="sbatch --account."),
+    cpus_per_task: int = typer.Option(1, "--cpus-per-task", min=1, help="sbatch --cpus-per-task."),
+    launcher: str | None = typer.Option(
+        None, "--launcher", help="The command that starts sieval in a job (default: this Python)."
+    ),
+    image: str = typer.Option("sieval:latest", "--image", help="Kubernetes: the container image."),
+    pvc: str = typer.Option(
+        "sieval-runs", "--pvc", help="Kubernetes: the claim holding the run directory."
+    ),
+) -> None:
+    """Write RUN_DIR/slurm/ (shards.sbatch, finalize.sbatch, submit.sh) and RUN_DIR/k8s/."""
+    from ..runner.batch import kubernetes_manifests, slurm_scripts
+    from ..runner.shards import read_plan
+
+    try:
+        frozen = read_plan(run_dir)
+    except ConfigError as exc:
+        raise common.fail(exc.message) from None
+    slurm = slurm_scripts(
+        run_dir,
+        frozen,
+        partition=partition,
+        time=time,
+        account=account,
+        cpus_per_task=cpus_per_task,
+        launcher=launcher,
+    )
+    k8s = kubernetes_manifests(run_dir, frozen, image=image, pvc=pvc, launcher=launcher or "sieval")
+    out = Console(highlight=False, soft_wrap=True)
+    for path in [*slurm.values(), *k8s.values()]:
+        out.print(f"wrote {path}")
+    out.print(
+        f"submit: {slurm['submit.sh']}   (rerun shard K alone: sbatch --array=K "
+        f"{slurm['shards.sbatch']})"
+    )
