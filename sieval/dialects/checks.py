@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import msgspec
 
@@ -77,6 +77,17 @@ class Checker:
 
     def finite(self, path: str, values: Sequence[float | None]) -> None:
         """Every logprob is a finite number (``None`` passes: an unscored position)."""
+        # checked whole first: a sum is finite exactly when every term is, short of overflow
+        # (then the values are looked at one by one, as for any other doubt)
+        nulls = values.count(None)
+        scored = cast(Sequence[float], values)
+        if nulls == 1 and values[0] is None:
+            scored = cast(Sequence[float], values[1:])
+        elif nulls:
+            scored = [v for v in values if v is not None]
+        total = sum(scored, 0.0)
+        if math.isfinite(total):
+            return
         for i, value in enumerate(values):
             if value is not None and not math.isfinite(value):
                 raise self.violation(
