@@ -1,17 +1,11 @@
-"""Entry point of the ``sieval`` console script: imports each command module, then runs the app."""
+"""Entry point of the ``sieval`` console script: runs the app, whose commands' modules are
+imported when they run (``app.COMMANDS``)."""
 
 from __future__ import annotations
 
-from . import dialects as _dialects  # noqa: F401  (registers its commands)
-from . import eval as _eval  # noqa: F401  (registers eval)
-from . import parity as _parity  # noqa: F401  (registers parity)
-from . import probe as _probe  # noqa: F401  (registers probe)
-from . import report as _report  # noqa: F401  (registers report)
-from . import serve as _serve  # noqa: F401  (registers serve)
-from . import tasks as _tasks  # noqa: F401  (registers tasks)
 from .app import app
 
-__all__ = ["main"]
+__all__ = ["app", "main"]
 
 
 def main() -> None:
