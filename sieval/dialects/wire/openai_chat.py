@@ -9,9 +9,11 @@ the text they claim to spell, tool-call arguments as JSON objects.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -211,10 +213,9 @@ def function_tools(group: GroupInput) -> dict[str, Outcome]:
 # -- the reply ----------------------------------------------------------------------------------
 
 
-class TopLogprob(msgspec.Struct):
+class TopLogprob(msgspec.Struct, gc=False):  # scalars only: the collector need not track them
     token: str
     logprob: float
-    bytes: list[int] | None = None
 
 
 class LogprobEntry(msgspec.Struct):
@@ -393,19 +394,7 @@ def sampled_tokens(
     tops: list[Any] = [UNSET] * len(entries)
     ranks: list[Any] = [UNSET] * len(entries)
     if k > 0:
-        for i, e in enumerate(entries):
-            if len(e.top_logprobs) != asked:
-                raise check.violation(
-                    f"{where}[{i}].top_logprobs",
-                    f"{where}[{i}].top_logprobs lists {len(e.top_logprobs)} alternatives; "
-                    f"top_logprobs={asked} was sent: the list is short and its top-{k} is not "
-                    "exact",
-                    expected=asked,
-                    received=len(e.top_logprobs),
-                )
-            alts = [TopEntry(token=t.token, logprob=t.logprob) for t in e.top_logprobs]
-            scored = TopEntry(token=e.token, logprob=e.logprob)
-            tops[i], ranks[i] = check.top_list(f"{where}[{i}].top_logprobs", alts, k, scored)
+        tops, ranks = _top_k(check, where, entries, k, asked)
     texts = [e.token for e in entries]
     warning = None
     if covers_text:
@@ -423,6 +412,58 @@ def sampled_tokens(
         for i, e in enumerate(entries)
     )
     return Sampled(tokens, warning)
+
+
+def _top_k(
+    check: Checker, where: str, entries: Sequence[LogprobEntry], k: int, asked: int
+) -> tuple[list[Any], list[Any]]:
+    """Each position's exact top-k, most likely first, and the sampled token's rank in it. The
+    channel is checked whole (every list of ``asked`` alternatives, every logprob finite); a
+    reply that fails is walked position by position, for the error to name the first one."""
+    lists = [e.top_logprobs for e in entries]
+    whole = list(map(len, lists)).count(asked) == len(lists)
+    if not whole or not math.isfinite(sum([a.logprob for alts in lists for a in alts], 0.0)):
+        return _top_k_one_by_one(check, where, entries, k, asked)
+    tops: list[Any] = []
+    ranks: list[Any] = []
+    for e, alts in zip(entries, lists, strict=True):
+        ranked = sorted(alts, key=_LOGPROB, reverse=True)[:k]  # stable: ties keep their order
+        tops.append(tuple([TopEntry(token=a.token, logprob=a.logprob) for a in ranked]))
+        first = ranked[0]
+        if first.token == e.token and first.logprob == e.logprob:  # the greedy case
+            ranks.append(0)
+            continue
+        ranks.append(
+            next(
+                (j for j, a in enumerate(ranked) if a.token == e.token and a.logprob == e.logprob),
+                -1,
+            )
+        )
+    return tops, ranks
+
+
+def _top_k_one_by_one(
+    check: Checker, where: str, entries: Sequence[LogprobEntry], k: int, asked: int
+) -> tuple[list[Any], list[Any]]:
+    tops: list[Any] = [UNSET] * len(entries)
+    ranks: list[Any] = [UNSET] * len(entries)
+    for i, e in enumerate(entries):
+        if len(e.top_logprobs) != asked:
+            raise check.violation(
+                f"{where}[{i}].top_logprobs",
+                f"{where}[{i}].top_logprobs lists {len(e.top_logprobs)} alternatives; "
+                f"top_logprobs={asked} was sent: the list is short and its top-{k} is not "
+                "exact",
+                expected=asked,
+                received=len(e.top_logprobs),
+            )
+        alts = [TopEntry(token=t.token, logprob=t.logprob) for t in e.top_logprobs]
+        scored = TopEntry(token=e.token, logprob=e.logprob)
+        tops[i], ranks[i] = check.top_list(f"{where}[{i}].top_logprobs", alts, k, scored)
+    return tops, ranks
+
+
+_LOGPROB = attrgetter("logprob")
 
 
 def _offsets(

@@ -12,14 +12,16 @@ disagrees with its own deltas is not believed.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any
 
 import msgspec
 from msgspec import UNSET
 
-from ...errors import SievalError
+from ...errors import ContractViolation, SievalError
 from ...ir.response import Token, ToolCall, TopEntry, Usage
 from ..checks import Checker
 from .openai import in_band_error
@@ -53,7 +55,7 @@ _SPECIAL = re.compile(r"^<[^<>\s]+>$")  # e.g. <eos>, <end_of_turn>: listed, not
 # -- reply Structs ------------------------------------------------------------------------------
 
 
-class TopLogprob(msgspec.Struct):
+class TopLogprob(msgspec.Struct, gc=False):  # scalars only: the collector need not track them
     token: str
     logprob: float
 
@@ -306,7 +308,74 @@ def sampled_tokens(check: Checker, reply: Reply, k: int) -> tuple[Token, ...] | 
 
 def _part_tokens(check: Checker, part: OutputText, k: int, base: int, where: str) -> list[Token]:
     assert part.logprobs is not None
-    check.finite(where, [e.logprob for e in part.logprobs])
+    entries = part.logprobs
+    check.finite(where, [e.logprob for e in entries])
+    lists = [e.top_logprobs for e in entries]
+    if k and (
+        list(map(len, lists)).count(k + 1) != len(lists)
+        or not math.isfinite(sum([a.logprob for alts in lists for a in alts], 0.0))
+    ):
+        # a short or non-finite list somewhere: walked position by position, for the error
+        return _part_tokens_one_by_one(check, part, k, base, where)
+    text = part.text
+    pos = 0
+    offsets: list[int] = []
+    for n, entry in enumerate(entries):
+        token = entry.token
+        offsets.append(base + pos)
+        if token and text.startswith(token, pos):
+            pos += len(token)
+        elif token and not _SPECIAL.match(token):
+            raise check.violation(
+                f"{where}[{n}]",
+                f"{where}[{n}] is {token!r} but the text continues {text[pos : pos + 12]!r}: the "
+                "logprobs do not spell the answer",
+            )
+    if pos != len(text):
+        raise _short(check, where, pos, text)
+    if not k:
+        return [
+            Token(text=e.token, logprob=e.logprob, offset=o)
+            for e, o in zip(entries, offsets, strict=True)
+        ]
+    out: list[Token] = []
+    for entry, alts, offset in zip(entries, lists, offsets, strict=True):
+        ranked = sorted(alts, key=_LOGPROB, reverse=True)[:k]  # stable: ties keep their order
+        top = tuple([TopEntry(token=a.token, logprob=a.logprob) for a in ranked])
+        first = ranked[0]
+        if first.token == entry.token and first.logprob == entry.logprob:  # the greedy case
+            rank = 0
+        else:
+            rank = next(
+                (
+                    j
+                    for j, a in enumerate(ranked)
+                    if a.token == entry.token and a.logprob == entry.logprob
+                ),
+                -1,
+            )
+        out.append(
+            Token(text=entry.token, logprob=entry.logprob, offset=offset, top=top, scored_rank=rank)
+        )
+    return out
+
+
+_LOGPROB = attrgetter("logprob")
+
+
+def _short(check: Checker, where: str, pos: int, text: str) -> ContractViolation:
+    return check.violation(
+        where,
+        f"{where} spell {pos} of the {len(text)} characters of the answer: positions are missing",
+        expected=len(text),
+        received=pos,
+    )
+
+
+def _part_tokens_one_by_one(
+    check: Checker, part: OutputText, k: int, base: int, where: str
+) -> list[Token]:
+    assert part.logprobs is not None
     text = part.text
     pos = 0
     out: list[Token] = []
@@ -339,13 +408,7 @@ def _part_tokens(check: Checker, part: OutputText, k: int, base: int, where: str
             Token(text=token, logprob=entry.logprob, offset=offset, top=top, scored_rank=rank)
         )
     if pos != len(text):
-        raise check.violation(
-            where,
-            f"{where} spell {pos} of the {len(text)} characters of the answer: positions are "
-            "missing",
-            expected=len(text),
-            received=pos,
-        )
+        raise _short(check, where, pos, text)
     return out
 
 

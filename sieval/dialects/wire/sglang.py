@@ -11,6 +11,7 @@ choice's text).
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Sequence
 from itertools import accumulate
@@ -265,11 +266,18 @@ def sampled_tokens(
         if candidates
         else None
     )
-    tokens = (
-        [_token(check, where, j, triples[j], texts[j], offsets[j], rows[j], k) for j in range(n)]
-        if rows
-        else list(map(_plain, texts, logprobs, ids, offsets))
-    )
+    if not rows:
+        tokens = list(map(_plain, texts, logprobs, ids, offsets))
+    elif _rows_whole(rows, k):
+        tokens = [
+            _ranked(triples[j], texts[j], offsets[j], cast(list[Triple], rows[j]), k)
+            or _token(check, where, j, triples[j], texts[j], offsets[j], rows[j], k)
+            for j in range(n)
+        ]
+    else:
+        tokens = [
+            _token(check, where, j, triples[j], texts[j], offsets[j], rows[j], k) for j in range(n)
+        ]
     if cand is not None:
         tokens = [_with_candidates(check, where, j, t, cand[j]) for j, t in enumerate(tokens)]
     return tuple(tokens)
@@ -420,6 +428,38 @@ def _rows(
             where, f"{where} has {len(rows)} rows for {n} positions", expected=n, received=len(rows)
         )
     return rows
+
+
+def _rows_whole(rows: list[list[Triple] | None], k: int) -> bool:
+    """Every top-k row of a channel holds k entries with finite logprobs (checked whole)."""
+    if None in rows or list(map(len, cast(list[list[Triple]], rows))).count(k) != len(rows):
+        return False
+    values = [e.logprob for row in cast(list[list[Triple]], rows) for e in row]
+    return None not in values and math.isfinite(sum(cast(list[float], values), 0.0))
+
+
+def _ranked(triple: Triple, text: str, offset: Any, row: list[Triple], k: int) -> Token | None:
+    """``_token`` for a sampled position whose row passed ``_rows_whole``, or None when the row
+    breaks a rule (unsorted, an id twice, misaligned), for ``_token`` to say which."""
+    values = cast(list[float], [e.logprob for e in row])
+    if values != sorted(values, reverse=True):
+        return None
+    ids = [e.token_id for e in row]
+    if len(set(ids)) != k:
+        return None
+    token_id, logprob = triple.token_id, cast(float, triple.logprob)
+    rank = ids.index(token_id) if token_id in ids else -1
+    if rank >= 0 and abs(values[rank] - logprob) > _SAME:
+        return None
+    top = tuple(
+        [
+            TopEntry(token=e.text if e.text is not None else "", logprob=v, token_id=e.token_id)
+            for e, v in zip(row, values, strict=True)
+        ]
+    )
+    return Token(
+        text=text, logprob=logprob, token_id=token_id, offset=offset, top=top, scored_rank=rank
+    )
 
 
 def _token(
