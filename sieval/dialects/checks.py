@@ -8,6 +8,7 @@ what was expected and what was received, in one sentence that says why the reply
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, TypeVar, cast
 
@@ -16,7 +17,15 @@ import msgspec
 from ..errors import ContractViolation
 from ..ir.response import StructuredValue, TopEntry
 
-__all__ = ["Checker"]
+__all__ = ["Checker", "descending_rows"]
+
+
+def descending_rows(values: Sequence[float], width: int) -> bool:
+    """Whether ``values``, rows of ``width`` laid end to end, is non-increasing within each row:
+    compared column against next column, in C, not position by position."""
+    return all(
+        all(map(operator.ge, values[j::width], values[j + 1 :: width])) for j in range(width - 1)
+    )
 
 
 class _Indexed(Protocol):

@@ -20,7 +20,7 @@ from msgspec import UNSET
 
 from ...errors import ServerRejected, SievalError
 from ...ir.response import Token, ToolCall, TopEntry, Usage
-from ..checks import Checker
+from ..checks import Checker, descending_rows
 from ..envelopes import http_error
 from .openai import in_band_error
 from .sse import SseEvent
@@ -248,33 +248,37 @@ def _top_k(
         or not math.isfinite(sum(cast(list[float], flat), 0.0))
     ):
         return _top_k_one_by_one(check, where, chosen, steps, k)
-    tops: list[Any] = []
-    ranks: list[Any] = []
-    for e, alts in zip(chosen, lists, strict=True):
-        ranked = sorted(alts, key=_LOGPROB, reverse=True)[:k]  # stable: ties keep their order
-        tops.append(
-            tuple(
-                [
-                    TopEntry(
-                        token=cast(str, c.token),
-                        logprob=cast(float, c.log_probability),
-                        token_id=UNSET if c.token_id is None else c.token_id,
-                    )
-                    for c in ranked
-                ]
-            )
+    widths = set(map(len, lists))
+    if len(widths) == 1 and descending_rows(cast(list[float], flat), widths.pop()):
+        ranked = [alts[:k] for alts in lists]  # most likely first already, as Gemini lists them
+    else:  # a stable sort: ties keep their order
+        ranked = [sorted(alts, key=_LOGPROB, reverse=True)[:k] for alts in lists]
+    tops = [
+        tuple(
+            [
+                TopEntry(
+                    token=cast(str, c.token),
+                    logprob=cast(float, c.log_probability),
+                    token_id=UNSET if c.token_id is None else c.token_id,
+                )
+                for c in r
+            ]
         )
-        ranks.append(
-            next(
-                (
-                    j
-                    for j, c in enumerate(ranked)
-                    if c.token == e.token and c.log_probability == e.logprob
-                ),
-                -1,
-            )
-        )
+        for r in ranked
+    ]
+    ranks = [
+        0 if r[0].token == e.token and r[0].log_probability == e.logprob else _rank(e, r)
+        for e, r in zip(chosen, ranked, strict=True)
+    ]
     return tops, ranks
+
+
+def _rank(e: TopEntry, ranked: list[LogprobCandidate]) -> int:
+    """Where the chosen token is among the top-k, or -1."""
+    return next(
+        (j for j, c in enumerate(ranked) if c.token == e.token and c.log_probability == e.logprob),
+        -1,
+    )
 
 
 _LOGPROB = attrgetter("log_probability")

@@ -29,7 +29,7 @@ from ...ir.request import (
     Tools,
 )
 from ...ir.response import Token, ToolCall, TopEntry
-from ..checks import Checker
+from ..checks import Checker, descending_rows
 from ..parts import Append, PartRow, Slot
 from ..table import Evidence, GroupInput, NoOp, Outcome, Refuse, Write
 from .openai import WireUsage, in_band_error
@@ -422,24 +422,26 @@ def _top_k(
     reply that fails is walked position by position, for the error to name the first one."""
     lists = [e.top_logprobs for e in entries]
     whole = list(map(len, lists)).count(asked) == len(lists)
-    if not whole or not math.isfinite(sum([a.logprob for alts in lists for a in alts], 0.0)):
+    flat = [a.logprob for alts in lists for a in alts]
+    if not whole or not math.isfinite(sum(flat, 0.0)):
         return _top_k_one_by_one(check, where, entries, k, asked)
-    tops: list[Any] = []
-    ranks: list[Any] = []
-    for e, alts in zip(entries, lists, strict=True):
-        ranked = sorted(alts, key=_LOGPROB, reverse=True)[:k]  # stable: ties keep their order
-        tops.append(tuple([TopEntry(token=a.token, logprob=a.logprob) for a in ranked]))
-        first = ranked[0]
-        if first.token == e.token and first.logprob == e.logprob:  # the greedy case
-            ranks.append(0)
-            continue
-        ranks.append(
-            next(
-                (j for j, a in enumerate(ranked) if a.token == e.token and a.logprob == e.logprob),
-                -1,
-            )
-        )
+    if descending_rows(flat, asked):  # as vLLM lists them when the sampled token is the best
+        ranked = [alts[:k] for alts in lists]
+    else:  # a stable sort: ties keep their order
+        ranked = [sorted(alts, key=_LOGPROB, reverse=True)[:k] for alts in lists]
+    tops = [tuple([TopEntry(token=a.token, logprob=a.logprob) for a in r]) for r in ranked]
+    ranks = [
+        0 if r[0].token == e.token and r[0].logprob == e.logprob else _rank(e, r)
+        for e, r in zip(entries, ranked, strict=True)
+    ]
     return tops, ranks
+
+
+def _rank(e: LogprobEntry, ranked: list[TopLogprob]) -> int:
+    """Where the sampled token is among the top-k, or -1."""
+    return next(
+        (j for j, a in enumerate(ranked) if a.token == e.token and a.logprob == e.logprob), -1
+    )
 
 
 def _top_k_one_by_one(

@@ -22,7 +22,7 @@ from msgspec import UNSET
 
 from ...errors import ServerRejected, SievalError
 from ...ir.response import Token, TopEntry
-from ..checks import Checker
+from ..checks import Checker, descending_rows
 from ..envelopes import classify, http_error, server_message
 from .openai import in_band_error
 from .sse import SseEvent
@@ -268,11 +268,13 @@ def sampled_tokens(
     )
     if not rows:
         tokens = list(map(_plain, texts, logprobs, ids, offsets))
-    elif _rows_whole(rows, k):
+    elif (whole := _tops_whole(rows, triples, k)) is not None:
+        tops, ranks = whole
         tokens = [
-            _ranked(triples[j], texts[j], offsets[j], cast(list[Triple], rows[j]), k)
-            or _token(check, where, j, triples[j], texts[j], offsets[j], rows[j], k)
-            for j in range(n)
+            Token(text=x, logprob=v, token_id=i, offset=o, top=top, scored_rank=rank)
+            for x, v, i, o, top, rank in zip(
+                texts, logprobs, ids, offsets, tops, ranks, strict=True
+            )
         ]
     else:
         tokens = [
@@ -430,36 +432,44 @@ def _rows(
     return rows
 
 
-def _rows_whole(rows: list[list[Triple] | None], k: int) -> bool:
-    """Every top-k row of a channel holds k entries with finite logprobs (checked whole)."""
+def _tops_whole(
+    rows: list[list[Triple] | None], triples: list[Triple], k: int
+) -> tuple[list[tuple[TopEntry, ...]], list[int]] | None:
+    """Every sampled position's top-k and rank, the rows checked whole: k entries each, finite,
+    most likely first, no id twice, the sampled token's own logprob where it is listed. None when
+    any row breaks a rule, for ``_token`` to say which at the first one."""
     if None in rows or list(map(len, cast(list[list[Triple]], rows))).count(k) != len(rows):
-        return False
-    values = [e.logprob for row in cast(list[list[Triple]], rows) for e in row]
-    return None not in values and math.isfinite(sum(cast(list[float], values), 0.0))
-
-
-def _ranked(triple: Triple, text: str, offset: Any, row: list[Triple], k: int) -> Token | None:
-    """``_token`` for a sampled position whose row passed ``_rows_whole``, or None when the row
-    breaks a rule (unsorted, an id twice, misaligned), for ``_token`` to say which."""
-    values = cast(list[float], [e.logprob for e in row])
-    if values != sorted(values, reverse=True):
         return None
-    ids = [e.token_id for e in row]
-    if len(set(ids)) != k:
+    full = cast(list[list[Triple]], rows)
+    values = [e.logprob for row in full for e in row]
+    if None in values:
         return None
-    token_id, logprob = triple.token_id, cast(float, triple.logprob)
-    rank = ids.index(token_id) if token_id in ids else -1
-    if rank >= 0 and abs(values[rank] - logprob) > _SAME:
+    floats = cast(list[float], values)
+    if not math.isfinite(sum(floats, 0.0)) or not descending_rows(floats, k):
         return None
-    top = tuple(
-        [
-            TopEntry(token=e.text if e.text is not None else "", logprob=v, token_id=e.token_id)
-            for e, v in zip(row, values, strict=True)
-        ]
-    )
-    return Token(
-        text=text, logprob=logprob, token_id=token_id, offset=offset, top=top, scored_rank=rank
-    )
+    ranks: list[int] = []
+    for row, triple in zip(full, triples, strict=True):
+        ids = [e.token_id for e in row]
+        if len(set(ids)) != k:
+            return None
+        rank = ids.index(triple.token_id) if triple.token_id in ids else -1
+        if rank >= 0 and abs(cast(float, row[rank].logprob) - cast(float, triple.logprob)) > _SAME:
+            return None
+        ranks.append(rank)
+    tops = [
+        tuple(
+            [
+                TopEntry(
+                    token=e.text if e.text is not None else "",
+                    logprob=cast(float, e.logprob),
+                    token_id=e.token_id,
+                )
+                for e in row
+            ]
+        )
+        for row in full
+    ]
+    return tops, ranks
 
 
 def _token(
