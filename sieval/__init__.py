@@ -3,6 +3,8 @@
 The public surface, re-exported here; everything else is importable from its module but may move.
 """
 
+import typing as _typing
+
 from .errors import (
     ConfigError,
     ContractViolation,
@@ -42,10 +44,31 @@ from .ir.response import (
     TopEntry,
     Usage,
 )
-from .model import Call, Model
-from .transport import Limits, Timeouts, Timings
+from .transport.config import Limits, Timeouts
+from .transport.types import Timings
+
+if _typing.TYPE_CHECKING:
+    from .model import Call, Model
 
 __version__ = "0.1.0"
+
+
+_LAZY = ("Call", "Model")
+
+
+def __getattr__(name: str) -> _typing.Any:
+    """``Model`` and ``Call`` on first use: they bring the HTTP client (aiohttp), which a program
+    that only builds requests, reads records or prints help never needs."""
+    if name in _LAZY:
+        from . import model
+
+        return getattr(model, name)
+    raise AttributeError(f"module 'sieval' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "UNSET",

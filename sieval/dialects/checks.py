@@ -8,15 +8,24 @@ what was expected and what was received, in one sentence that says why the reply
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import msgspec
 
 from ..errors import ContractViolation
 from ..ir.response import StructuredValue, TopEntry
 
-__all__ = ["Checker"]
+__all__ = ["Checker", "descending_rows"]
+
+
+def descending_rows(values: Sequence[float], width: int) -> bool:
+    """Whether ``values``, rows of ``width`` laid end to end, is non-increasing within each row:
+    compared column against next column, in C, not position by position."""
+    return all(
+        all(map(operator.ge, values[j::width], values[j + 1 :: width])) for j in range(width - 1)
+    )
 
 
 class _Indexed(Protocol):
@@ -77,6 +86,17 @@ class Checker:
 
     def finite(self, path: str, values: Sequence[float | None]) -> None:
         """Every logprob is a finite number (``None`` passes: an unscored position)."""
+        # checked whole first: a sum is finite exactly when every term is, short of overflow
+        # (then the values are looked at one by one, as for any other doubt)
+        nulls = values.count(None)
+        scored = cast(Sequence[float], values)
+        if nulls == 1 and values[0] is None:
+            scored = cast(Sequence[float], values[1:])
+        elif nulls:
+            scored = [v for v in values if v is not None]
+        total = sum(scored, 0.0)
+        if math.isfinite(total):
+            return
         for i, value in enumerate(values):
             if value is not None and not math.isfinite(value):
                 raise self.violation(

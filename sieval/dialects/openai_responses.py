@@ -334,8 +334,9 @@ def _finish(check: Checker, reply: wire.Reply, refused: bool) -> str:
     return "refusal" if refused else "completed"
 
 
-def read(lowered: Lowered, reply: wire.Reply, check: Checker) -> Response:
+def read(lowered: Lowered, reply: wire.WireReply | wire.Reply, check: Checker) -> Response:
     request = lowered.request
+    reply = wire.typed(check, reply)
     text, refusals = wire.message_text(reply)
     finish = _finish(check, reply, bool(refusals) and not text)
     usage = wire.usage(reply.usage)
@@ -373,7 +374,7 @@ DIALECT = Dialect(
     rows=ROWS,
     rules=RULES,
     channels=CHANNELS,
-    reply=wire.Reply,
+    reply=wire.WireReply,
     read=read,
     stream=Stream(Terminal(wire.TERMINALS), wire.fold),
     summary="OpenAI's POST /v1/responses; typed events; verified on vLLM 0.32.0",

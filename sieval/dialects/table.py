@@ -739,12 +739,13 @@ def lift(
 def _enforce(dialect: Dialect, wanted: frozenset[str], response: Response, check: Checker) -> None:
     for name, channel in CHANNELS.items():
         guarantee = dialect.guarantee(name)
-        if guarantee == Guarantee.BEST_EFFORT:
-            continue
-        present = channel.present(response)
-        if guarantee == Guarantee.NEVER and present:
+        if guarantee == Guarantee.NEVER and channel.present(response):
             raise check.violation(name, f"the reply carries {name}, which this wire never returns")
-        if guarantee == Guarantee.PRESENT_OR_ERROR and name in wanted and not present:
+        if (
+            guarantee == Guarantee.PRESENT_OR_ERROR
+            and name in wanted
+            and not channel.present(response)
+        ):
             raise check.violation(
                 name,
                 f"{name} was requested and is missing from the reply; the server ignored the "

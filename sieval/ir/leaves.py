@@ -74,6 +74,9 @@ class _Field:
     item: Any
     """The element type of a sequence of Structs, else None."""
     open: bool
+    skip_when_default: bool = False
+    """This field at its default holds no active leaf (it has a default, and a Struct default
+    holds none itself), so the walk of a value passes over it."""
 
 
 @functools.cache
@@ -86,17 +89,27 @@ def _shape(cls: type[msgspec.Struct]) -> tuple[_Field, ...]:
         default = f.default
         if default is msgspec.NODEFAULT and f.default_factory is not msgspec.NODEFAULT:
             default = f.default_factory()
+        variants = _struct_variants(tp)
         out.append(
             _Field(
                 name=f.name,
                 required=f.required,
                 default=default,
-                variants=_struct_variants(tp),
+                variants=variants,
                 item=item if item is not None and _struct_variants(item) is not None else None,
                 open=_is_open_mapping(tp),
+                skip_when_default=default is not msgspec.NODEFAULT
+                and not (isinstance(default, msgspec.Struct) and _active_in(default)),
             )
         )
     return tuple(out)
+
+
+def _active_in(value: msgspec.Struct) -> bool:
+    """Whether a Struct default itself holds an active leaf (a required field, a set default)."""
+    out: dict[str, Any] = {}
+    _walk_value(value, "", False, out)
+    return bool(out)
 
 
 def _walk_schema(cls: type[msgspec.Struct], prefix: str, in_element: bool) -> list[str]:
@@ -161,9 +174,14 @@ def schema_match(path: str) -> str | None:
 def _walk_value(obj: msgspec.Struct, prefix: str, in_element: bool, out: dict[str, Any]) -> None:
     for field in _shape(type(obj)):
         value = getattr(obj, field.name)
+        default = field.default
+        if value is default and field.skip_when_default:
+            continue  # most leaves are unset: nothing below a default value is active
         path = f"{prefix}{field.name}"
-        variants, default = field.variants, field.default
+        variants = field.variants
         if variants is not None and isinstance(value, msgspec.Struct):
+            if not in_element and field.skip_when_default and value == default:
+                continue
             if len(variants) == 1 and not in_element:
                 _walk_value(value, path + ".", False, out)
             else:

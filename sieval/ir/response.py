@@ -25,7 +25,10 @@ __all__ = [
 ]
 
 
-class TopEntry(IRStruct, frozen=True):
+# A reply holds thousands of these (a token per position, k alternatives each), and they hold
+# nothing that could refer back to them: untracked by the cycle collector (gc=False), which
+# would otherwise walk every one of them on each collection during a lift.
+class TopEntry(IRStruct, frozen=True, gc=False):
     """One alternative at a position."""
 
     token: str
@@ -33,7 +36,7 @@ class TopEntry(IRStruct, frozen=True):
     token_id: int | UnsetType = UNSET
 
 
-class Token(IRStruct, frozen=True):
+class Token(IRStruct, frozen=True, gc=False):  # untracked, as TopEntry
     """One input or sampled token."""
 
     text: str

@@ -8,11 +8,11 @@ Typical use, one transport per model for its whole lifetime:
         reply = await transport.send(HttpRequest(url=url, headers=auth, body=payload))
 """
 
+import typing as _typing
+
 from sieval.transport.backoff import backoff_delay, retry_after_s
-from sieval.transport.client import HttpTransport
 from sieval.transport.config import Limits, Timeouts
 from sieval.transport.fake import FakeTransport, Handler, json_reply
-from sieval.transport.probe import get_json
 from sieval.transport.redaction import (
     REDACTED,
     collect_secrets,
@@ -23,6 +23,32 @@ from sieval.transport.redaction import (
 )
 from sieval.transport.types import HttpReply, HttpRequest, Timings, Transport
 from sieval.transport.wirelog import WireLog
+
+if _typing.TYPE_CHECKING:
+    from sieval.transport.client import HttpTransport
+    from sieval.transport.probe import get_json
+
+
+_LAZY = ("HttpTransport", "get_json")
+
+
+def __getattr__(name: str) -> _typing.Any:
+    """``HttpTransport`` and ``get_json`` on first use: they import aiohttp, whose import costs
+    more than the rest of sieval's (it builds its TLS contexts)."""
+    if name == "HttpTransport":
+        from sieval.transport.client import HttpTransport
+
+        return HttpTransport
+    if name == "get_json":
+        from sieval.transport.probe import get_json
+
+        return get_json
+    raise AttributeError(f"module 'sieval.transport' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "REDACTED",

@@ -11,6 +11,7 @@ through ``sieval.transport.errors.RULES``.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import random as _random
 import time
@@ -69,6 +70,7 @@ class _Exchange(msgspec.Struct, frozen=True):
     request: HttpRequest
     headers: dict[str, str]
     secrets: tuple[str, ...]
+    url: yarl.URL
     shown_url: str
     endpoint: str
     timeout: aiohttp.ClientTimeout
@@ -103,6 +105,12 @@ class HttpTransport:
         self._session: aiohttp.ClientSession | None = None
         self._gates: dict[str, asyncio.Semaphore] = {}
         self._closed = False
+        # what a send derives from its URL and timeouts, once per distinct value (the same few
+        # URLs and budgets come back on every request of a run)
+        self._urls: dict[tuple[str, tuple[str, ...]], tuple[yarl.URL, str, str]] = {}
+        self._timeouts: dict[Timeouts, aiohttp.ClientTimeout] = {}
+        self._id_prefix = uuid.uuid4().hex[:16]
+        self._ids = itertools.count()
 
     async def __aenter__(self) -> Self:
         return self
@@ -178,16 +186,31 @@ class HttpTransport:
         if "accept" not in present:
             headers["Accept"] = "text/event-stream" if request.stream else "application/json"
         secrets = collect_secrets(request.headers, request.secrets, request.url)
-        url = yarl.URL(request.url)
+        known = self._urls.get((request.url, secrets))
+        if known is None:
+            url = yarl.URL(request.url)
+            endpoint = f"{url.scheme}://{url.host}:{url.port}"
+            known = self._urls[(request.url, secrets)] = (
+                url,
+                endpoint,
+                redact_url(request.url, secrets),
+            )
         t = request.timeout or self.timeouts
+        timeout = self._timeouts.get(t)
+        if timeout is None:
+            timeout = self._timeouts[t] = aiohttp.ClientTimeout(
+                total=t.total, sock_connect=t.connect, sock_read=t.read
+            )
         return _Exchange(
             request=request,
             headers=headers,
             secrets=secrets,
-            shown_url=redact_url(request.url, secrets),
-            endpoint=f"{url.scheme}://{url.host}:{url.port}",
-            timeout=aiohttp.ClientTimeout(total=t.total, sock_connect=t.connect, sock_read=t.read),
-            exchange_id=uuid.uuid4().hex,
+            url=known[0],
+            shown_url=known[2],
+            endpoint=known[1],
+            timeout=timeout,
+            # unique per send: this transport's random prefix and a count (32 hex digits)
+            exchange_id=f"{self._id_prefix}{next(self._ids):016x}",
         )
 
     def _open(self) -> aiohttp.ClientSession:
@@ -206,12 +229,14 @@ class HttpTransport:
         session = self._open()
         # The gate queues requests before aiohttp starts its clock, so the time spent waiting
         # for a slot is not charged to Timeouts.total (the connector's own limit would be).
-        gate = self._gates.setdefault(ex.endpoint, asyncio.Semaphore(self.limits.concurrency))
+        gate = self._gates.get(ex.endpoint)
+        if gate is None:
+            gate = self._gates[ex.endpoint] = asyncio.Semaphore(self.limits.concurrency)
         async with gate:
             t0 = time.monotonic()
             async with session.request(
                 ex.request.method,
-                ex.request.url,
+                ex.url,
                 headers=ex.headers,
                 data=ex.request.body,
                 timeout=ex.timeout,

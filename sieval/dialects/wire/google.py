@@ -12,14 +12,15 @@ and a stream must end with a ``finishReason`` for every candidate.
 from __future__ import annotations
 
 import math
-from typing import Any
+from operator import attrgetter
+from typing import Any, cast
 
 import msgspec
 from msgspec import UNSET
 
 from ...errors import ServerRejected, SievalError
 from ...ir.response import Token, ToolCall, TopEntry, Usage
-from ..checks import Checker
+from ..checks import Checker, descending_rows
 from ..envelopes import http_error
 from .openai import in_band_error
 from .sse import SseEvent
@@ -55,7 +56,7 @@ class Content(msgspec.Struct):
     parts: list[Part] | None = None
 
 
-class LogprobCandidate(msgspec.Struct, rename="camel"):
+class LogprobCandidate(msgspec.Struct, rename="camel", gc=False):  # scalars: untracked
     token: str | None = None
     token_id: int | None = None
     log_probability: float | None = None
@@ -214,29 +215,89 @@ def sampled_tokens(
         for i, e in enumerate(chosen):
             offsets[i] = position
             position += len(e.token)
-    out: list[Token] = []
-    for i, e in enumerate(chosen):
-        top: Any = UNSET
-        rank: Any = UNSET
-        if k:
-            assert result.top_candidates is not None
-            path = f"{where}.logprobsResult.topCandidates[{i}].candidates"
-            alternatives = [
-                _entry(check, f"{path}[{j}]", c)
-                for j, c in enumerate(result.top_candidates[i].candidates or [])
-            ]
-            top, rank = check.top_list(path, alternatives, k, e)
-        out.append(
-            Token(
-                text=e.token,
-                logprob=e.logprob,
-                token_id=e.token_id,
-                offset=offsets[i],
-                top=top,
-                scored_rank=rank,
-            )
+    tops: list[Any] = [UNSET] * len(chosen)
+    ranks: list[Any] = [UNSET] * len(chosen)
+    if k:
+        assert result.top_candidates is not None
+        tops, ranks = _top_k(check, where, chosen, result.top_candidates, k)
+    return tuple(
+        Token(
+            text=e.token,
+            logprob=e.logprob,
+            token_id=e.token_id,
+            offset=offsets[i],
+            top=tops[i],
+            scored_rank=ranks[i],
         )
-    return tuple(out)
+        for i, e in enumerate(chosen)
+    )
+
+
+def _top_k(
+    check: Checker, where: str, chosen: list[TopEntry], steps: list[TopCandidates], k: int
+) -> tuple[list[Any], list[Any]]:
+    """Each step's exact top-k, most likely first, and the chosen token's rank in it. Checked
+    whole first (every alternative has a token and a finite logprob, every step at least k); a
+    reply that fails is walked step by step, for the error to name the first one."""
+    lists = [step.candidates or [] for step in steps]
+    flat = [c.log_probability for alts in lists for c in alts]
+    if (
+        min(map(len, lists), default=k) < k
+        or None in flat
+        or None in [c.token for alts in lists for c in alts]
+        or not math.isfinite(sum(cast(list[float], flat), 0.0))
+    ):
+        return _top_k_one_by_one(check, where, chosen, steps, k)
+    widths = set(map(len, lists))
+    if len(widths) == 1 and descending_rows(cast(list[float], flat), widths.pop()):
+        ranked = [alts[:k] for alts in lists]  # most likely first already, as Gemini lists them
+    else:  # a stable sort: ties keep their order
+        ranked = [sorted(alts, key=_LOGPROB, reverse=True)[:k] for alts in lists]
+    tops = [
+        tuple(
+            [
+                TopEntry(
+                    token=cast(str, c.token),
+                    logprob=cast(float, c.log_probability),
+                    token_id=UNSET if c.token_id is None else c.token_id,
+                )
+                for c in r
+            ]
+        )
+        for r in ranked
+    ]
+    ranks = [
+        0 if r[0].token == e.token and r[0].log_probability == e.logprob else _rank(e, r)
+        for e, r in zip(chosen, ranked, strict=True)
+    ]
+    return tops, ranks
+
+
+def _rank(e: TopEntry, ranked: list[LogprobCandidate]) -> int:
+    """Where the chosen token is among the top-k, or -1."""
+    return next(
+        (j for j, c in enumerate(ranked) if c.token == e.token and c.log_probability == e.logprob),
+        -1,
+    )
+
+
+_LOGPROB = attrgetter("log_probability")
+
+
+def _top_k_one_by_one(
+    check: Checker, where: str, chosen: list[TopEntry], steps: list[TopCandidates], k: int
+) -> tuple[list[Any], list[Any]]:
+    tops: list[Any] = []
+    ranks: list[Any] = []
+    for i, e in enumerate(chosen):
+        path = f"{where}.logprobsResult.topCandidates[{i}].candidates"
+        alternatives = [
+            _entry(check, f"{path}[{j}]", c) for j, c in enumerate(steps[i].candidates or [])
+        ]
+        top, rank = check.top_list(path, alternatives, k, e)
+        tops.append(top)
+        ranks.append(rank)
+    return tops, ranks
 
 
 def sampled_ids(check: Checker, where: str, candidate: Candidate) -> tuple[int, ...]:

@@ -9,9 +9,11 @@ the text they claim to spell, tool-call arguments as JSON objects.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -27,7 +29,7 @@ from ...ir.request import (
     Tools,
 )
 from ...ir.response import Token, ToolCall, TopEntry
-from ..checks import Checker
+from ..checks import Checker, descending_rows
 from ..parts import Append, PartRow, Slot
 from ..table import Evidence, GroupInput, NoOp, Outcome, Refuse, Write
 from .openai import WireUsage, in_band_error
@@ -211,10 +213,9 @@ def function_tools(group: GroupInput) -> dict[str, Outcome]:
 # -- the reply ----------------------------------------------------------------------------------
 
 
-class TopLogprob(msgspec.Struct):
+class TopLogprob(msgspec.Struct, gc=False):  # scalars only: the collector need not track them
     token: str
     logprob: float
-    bytes: list[int] | None = None
 
 
 class LogprobEntry(msgspec.Struct):
@@ -393,19 +394,7 @@ def sampled_tokens(
     tops: list[Any] = [UNSET] * len(entries)
     ranks: list[Any] = [UNSET] * len(entries)
     if k > 0:
-        for i, e in enumerate(entries):
-            if len(e.top_logprobs) != asked:
-                raise check.violation(
-                    f"{where}[{i}].top_logprobs",
-                    f"{where}[{i}].top_logprobs lists {len(e.top_logprobs)} alternatives; "
-                    f"top_logprobs={asked} was sent: the list is short and its top-{k} is not "
-                    "exact",
-                    expected=asked,
-                    received=len(e.top_logprobs),
-                )
-            alts = [TopEntry(token=t.token, logprob=t.logprob) for t in e.top_logprobs]
-            scored = TopEntry(token=e.token, logprob=e.logprob)
-            tops[i], ranks[i] = check.top_list(f"{where}[{i}].top_logprobs", alts, k, scored)
+        tops, ranks = _top_k(check, where, entries, k, asked)
     texts = [e.token for e in entries]
     warning = None
     if covers_text:
@@ -423,6 +412,60 @@ def sampled_tokens(
         for i, e in enumerate(entries)
     )
     return Sampled(tokens, warning)
+
+
+def _top_k(
+    check: Checker, where: str, entries: Sequence[LogprobEntry], k: int, asked: int
+) -> tuple[list[Any], list[Any]]:
+    """Each position's exact top-k, most likely first, and the sampled token's rank in it. The
+    channel is checked whole (every list of ``asked`` alternatives, every logprob finite); a
+    reply that fails is walked position by position, for the error to name the first one."""
+    lists = [e.top_logprobs for e in entries]
+    whole = list(map(len, lists)).count(asked) == len(lists)
+    flat = [a.logprob for alts in lists for a in alts]
+    if not whole or not math.isfinite(sum(flat, 0.0)):
+        return _top_k_one_by_one(check, where, entries, k, asked)
+    if descending_rows(flat, asked):  # as vLLM lists them when the sampled token is the best
+        ranked = [alts[:k] for alts in lists]
+    else:  # a stable sort: ties keep their order
+        ranked = [sorted(alts, key=_LOGPROB, reverse=True)[:k] for alts in lists]
+    tops = [tuple([TopEntry(token=a.token, logprob=a.logprob) for a in r]) for r in ranked]
+    ranks = [
+        0 if r[0].token == e.token and r[0].logprob == e.logprob else _rank(e, r)
+        for e, r in zip(entries, ranked, strict=True)
+    ]
+    return tops, ranks
+
+
+def _rank(e: LogprobEntry, ranked: list[TopLogprob]) -> int:
+    """Where the sampled token is among the top-k, or -1."""
+    return next(
+        (j for j, a in enumerate(ranked) if a.token == e.token and a.logprob == e.logprob), -1
+    )
+
+
+def _top_k_one_by_one(
+    check: Checker, where: str, entries: Sequence[LogprobEntry], k: int, asked: int
+) -> tuple[list[Any], list[Any]]:
+    tops: list[Any] = [UNSET] * len(entries)
+    ranks: list[Any] = [UNSET] * len(entries)
+    for i, e in enumerate(entries):
+        if len(e.top_logprobs) != asked:
+            raise check.violation(
+                f"{where}[{i}].top_logprobs",
+                f"{where}[{i}].top_logprobs lists {len(e.top_logprobs)} alternatives; "
+                f"top_logprobs={asked} was sent: the list is short and its top-{k} is not "
+                "exact",
+                expected=asked,
+                received=len(e.top_logprobs),
+            )
+        alts = [TopEntry(token=t.token, logprob=t.logprob) for t in e.top_logprobs]
+        scored = TopEntry(token=e.token, logprob=e.logprob)
+        tops[i], ranks[i] = check.top_list(f"{where}[{i}].top_logprobs", alts, k, scored)
+    return tops, ranks
+
+
+_LOGPROB = attrgetter("logprob")
 
 
 def _offsets(

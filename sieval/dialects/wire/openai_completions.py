@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import accumulate
 from typing import Any, Generic, TypeVar
 
 import msgspec
@@ -185,17 +186,18 @@ def _split(
 ) -> tuple[tuple[Token, ...], tuple[Token, ...]]:
     lp = choice.logprobs
     assert lp is not None and isinstance(usage.input_tokens, int)
-    _position_lists_agree(check, choice, lp)
     where = f"choices[{choice.index}].logprobs"
     p = usage.input_tokens
-    if lp.token_logprobs[0] is not None:
+    _position_lists_agree(check, choice, lp)
+    values = lp.token_logprobs
+    if values[0] is not None:
         raise check.violation(
             f"{where}.token_logprobs[0]",
-            f"{where}.token_logprobs[0] is {lp.token_logprobs[0]}; the first prompt position has "
+            f"{where}.token_logprobs[0] is {values[0]}; the first prompt position has "
             "no condition and must be null: the echo is misaligned",
         )
-    unscored = [i for i in range(1, p) if lp.token_logprobs[i] is None]
-    if unscored:
+    if None in values[1:p]:
+        unscored = [i for i in range(1, p) if values[i] is None]
         raise check.violation(
             f"{where}.token_logprobs[{unscored[0]}]",
             f"{where}.token_logprobs has null at prompt positions {unscored[:5]}: only the first "
@@ -212,10 +214,9 @@ def _split(
                 f"the {p} prompt tokens cover {prompt_end} characters but the prompt has "
                 f"{len(prompt)}: usage.prompt_tokens does not match the echo",
             )
-        offsets = offsets[:p] + [o - len(prompt) for o in offsets[p:]]
-    scored = tuple(_token(check, lp, i, k, offsets[i], where) for i in range(p))
-    generated = tuple(_token(check, lp, i, k, offsets[i], where) for i in range(p, len(lp.tokens)))
-    return scored, generated
+        offsets[p:] = [o - len(prompt) for o in offsets[p:]]
+    tokens = _tokens(check, lp, k, offsets, where)
+    return tokens[:p], tokens[p:]
 
 
 # -- sampled tokens -----------------------------------------------------------------------------
@@ -228,13 +229,13 @@ def sampled_tokens(check: Checker, choice: Choice, k: int) -> tuple[Token, ...]:
     if lp is None:
         raise check.violation(where, f"{where} is missing although logprobs were requested")
     _position_lists_agree(check, choice, lp)
-    if any(v is None for v in lp.token_logprobs):
+    if None in lp.token_logprobs:
         raise check.violation(
             f"{where}.token_logprobs", f"{where}.token_logprobs holds null for a sampled token"
         )
     base = lp.text_offset[0] if lp.text_offset else 0
     offsets = _offsets(check, choice, choice.text, lp, base)
-    return tuple(_token(check, lp, i, k, offsets[i], where) for i in range(len(lp.tokens)))
+    return _tokens(check, lp, k, offsets, where)
 
 
 def _offsets(check: Checker, choice: Choice, text: str, lp: Logprobs, base: int) -> list[int]:
@@ -244,6 +245,25 @@ def _offsets(check: Checker, choice: Choice, text: str, lp: Logprobs, base: int)
     before an echoed prompt, ``<eos>`` after a completion) shifts every later offset by its length
     (wire reference 1.4): such a token covers no text here.
     """
+    tokens = lp.tokens
+    # the usual reply, checked whole: the tokens spell the text (after a leading special token
+    # the text leaves out, the echoed BOS) and each offset is where the token before it ends
+    lead = 1 if tokens and _SPECIAL.match(tokens[0]) and not text.startswith(tokens[0]) else 0
+    if "".join(tokens[lead:]) == text:
+        ends = list(accumulate(map(len, tokens), initial=base))
+        ends.pop()
+        if lp.text_offset == ends:
+            if not lead and not base:
+                return ends
+            inner = list(accumulate(map(len, tokens[lead:]), initial=0))
+            inner.pop()
+            return [0, *inner] if lead else inner
+    return _offsets_one_by_one(check, choice, text, lp, base)
+
+
+def _offsets_one_by_one(
+    check: Checker, choice: Choice, text: str, lp: Logprobs, base: int
+) -> list[int]:
     where = f"choices[{choice.index}].logprobs"
     out: list[int] = []
     shift = base
@@ -281,11 +301,27 @@ def _position_lists_agree(check: Checker, choice: Choice, lp: Logprobs) -> None:
     check.finite(f"{where}.token_logprobs", lp.token_logprobs)
 
 
+def _tokens(
+    check: Checker, lp: Logprobs, k: int, offsets: list[Any], where: str
+) -> tuple[Token, ...]:
+    """One Token per position, built once; with ``k`` each scored position's top-k checked."""
+    if not k:
+        return tuple(
+            map(
+                lambda text, logprob, offset: Token(text=text, logprob=logprob, offset=offset),
+                lp.tokens,
+                lp.token_logprobs,
+                offsets,
+            )
+        )
+    return tuple(_token(check, lp, i, k, offsets[i], where) for i in range(len(lp.tokens)))
+
+
 def _token(check: Checker, lp: Logprobs, i: int, k: int, offset: Any, where: str) -> Token:
     logprob = lp.token_logprobs[i]
     top: Any = UNSET
     rank: Any = UNSET
-    if k > 0 and logprob is not None:
+    if logprob is not None:
         entries = lp.top_logprobs[i] if lp.top_logprobs is not None else None
         if entries is None:
             raise check.violation(

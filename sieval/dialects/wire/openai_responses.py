@@ -12,16 +12,18 @@ disagrees with its own deltas is not believed.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any
 
 import msgspec
 from msgspec import UNSET
 
-from ...errors import SievalError
+from ...errors import ContractViolation, SievalError
 from ...ir.response import Token, ToolCall, TopEntry, Usage
-from ..checks import Checker
+from ..checks import Checker, descending_rows
 from .openai import in_band_error
 from .sse import SseEvent, event_type
 
@@ -33,6 +35,7 @@ __all__ = [
     "ReasoningItem",
     "Refusal",
     "Reply",
+    "WireReply",
     "clamp_warning",
     "failure",
     "fold",
@@ -41,6 +44,7 @@ __all__ = [
     "reasoning_text",
     "sampled_tokens",
     "tool_calls",
+    "typed",
     "usage",
 ]
 
@@ -53,7 +57,7 @@ _SPECIAL = re.compile(r"^<[^<>\s]+>$")  # e.g. <eos>, <end_of_turn>: listed, not
 # -- reply Structs ------------------------------------------------------------------------------
 
 
-class TopLogprob(msgspec.Struct):
+class TopLogprob(msgspec.Struct, gc=False):  # scalars only: the collector need not track them
     token: str
     logprob: float
 
@@ -129,6 +133,108 @@ class Reply(msgspec.Struct):
     usage: WireUsage | None = None
     max_output_tokens: int | None = None
     """The server's echo of the budget it applied (vLLM shortens it to fit the context)."""
+
+
+class _WirePart(msgspec.Struct):
+    type: str = ""
+    text: str | None = None
+    logprobs: list[Logprob] | None = None
+    refusal: str | None = None
+
+
+class _WireItem(msgspec.Struct):
+    type: str
+    content: list[_WirePart] | None = None
+    summary: list[_Text] | None = None
+    call_id: str | None = None
+    name: str | None = None
+    arguments: str | None = None
+
+
+class WireReply(msgspec.Struct):
+    """The non-stream reply as decoded: items and parts untagged, then typed by ``typed``.
+
+    vLLM writes ``type`` after an item's ``content`` (and a part's ``text``), and a tagged union
+    must find its tag before it decodes the rest, so it would scan every logprob twice.
+    """
+
+    status: str | None = None
+    output: list[_WireItem] = []
+    model: str | None = None
+    incomplete_details: _Incomplete | None = None
+    error: _Error | None = None
+    usage: WireUsage | None = None
+    max_output_tokens: int | None = None
+
+
+def typed(check: Checker, reply: WireReply | Reply) -> Reply:
+    """The reply with its items and parts as their types, or a violation naming the first that
+    is not one of them (or lacks a field its type requires)."""
+    if isinstance(reply, Reply):
+        return reply
+    items: list[Item] = []
+    for i, w in enumerate(reply.output):
+        where = f"output[{i}]"
+        if w.type == "message":
+            items.append(
+                MessageItem(
+                    content=[
+                        _part(check, f"{where}.content[{j}]", p)
+                        for j, p in enumerate(w.content or [])
+                    ]
+                )
+            )
+        elif w.type == "function_call":
+            if w.call_id is None or w.name is None or w.arguments is None:
+                raise check.violation(
+                    where, f"{where} is a function_call without call_id, name and arguments"
+                )
+            items.append(FunctionCallItem(call_id=w.call_id, name=w.name, arguments=w.arguments))
+        elif w.type == "reasoning":
+            content = (
+                None
+                if w.content is None
+                else [
+                    _reasoning_text(check, f"{where}.content[{j}]", p)
+                    for j, p in enumerate(w.content)
+                ]
+            )
+            items.append(ReasoningItem(summary=w.summary or [], content=content))
+        else:
+            raise check.violation(
+                f"{where}.type",
+                f"the reply does not have the expected shape: {where}.type is {w.type!r}, not "
+                "message, function_call or reasoning",
+            )
+    return Reply(
+        status=reply.status,
+        output=items,
+        model=reply.model,
+        incomplete_details=reply.incomplete_details,
+        error=reply.error,
+        usage=reply.usage,
+        max_output_tokens=reply.max_output_tokens,
+    )
+
+
+def _part(check: Checker, where: str, p: _WirePart) -> OutputText | Refusal:
+    if p.type == "output_text" and p.text is not None:
+        return OutputText(text=p.text, logprobs=p.logprobs)
+    if p.type == "refusal" and p.refusal is not None:
+        return Refusal(refusal=p.refusal)
+    raise check.violation(
+        where,
+        f"the reply does not have the expected shape: {where} is a {p.type!r} part without its "
+        "text (output_text) or refusal (refusal)",
+    )
+
+
+def _reasoning_text(check: Checker, where: str, p: _WirePart) -> _Text:
+    if p.text is None:
+        raise check.violation(
+            where, f"the reply does not have the expected shape: {where} has no text"
+        )
+    return _Text(text=p.text)
 
 
 # -- streamed events ----------------------------------------------------------------------------
@@ -306,7 +412,75 @@ def sampled_tokens(check: Checker, reply: Reply, k: int) -> tuple[Token, ...] | 
 
 def _part_tokens(check: Checker, part: OutputText, k: int, base: int, where: str) -> list[Token]:
     assert part.logprobs is not None
-    check.finite(where, [e.logprob for e in part.logprobs])
+    entries = part.logprobs
+    check.finite(where, [e.logprob for e in entries])
+    lists = [e.top_logprobs for e in entries]
+    flat = [a.logprob for alts in lists for a in alts]
+    if k and (
+        list(map(len, lists)).count(k + 1) != len(lists) or not math.isfinite(sum(flat, 0.0))
+    ):
+        # a short or non-finite list somewhere: walked position by position, for the error
+        return _part_tokens_one_by_one(check, part, k, base, where)
+    text = part.text
+    pos = 0
+    offsets: list[int] = []
+    for n, entry in enumerate(entries):
+        token = entry.token
+        offsets.append(base + pos)
+        if token and text.startswith(token, pos):
+            pos += len(token)
+        elif token and not _SPECIAL.match(token):
+            raise check.violation(
+                f"{where}[{n}]",
+                f"{where}[{n}] is {token!r} but the text continues {text[pos : pos + 12]!r}: the "
+                "logprobs do not spell the answer",
+            )
+    if pos != len(text):
+        raise _short(check, where, pos, text)
+    if not k:
+        return [
+            Token(text=e.token, logprob=e.logprob, offset=o)
+            for e, o in zip(entries, offsets, strict=True)
+        ]
+    if descending_rows(flat, k + 1):  # as vLLM lists them when the sampled token is the best
+        ranked = [alts[:k] for alts in lists]
+    else:  # a stable sort: ties keep their order
+        ranked = [sorted(alts, key=_LOGPROB, reverse=True)[:k] for alts in lists]
+    return [
+        Token(
+            text=e.token,
+            logprob=e.logprob,
+            offset=o,
+            top=tuple([TopEntry(token=a.token, logprob=a.logprob) for a in r]),
+            scored_rank=0 if r[0].token == e.token and r[0].logprob == e.logprob else _rank(e, r),
+        )
+        for e, r, o in zip(entries, ranked, offsets, strict=True)
+    ]
+
+
+def _rank(e: Logprob, ranked: list[TopLogprob]) -> int:
+    """Where the sampled token is among the top-k, or -1."""
+    return next(
+        (j for j, a in enumerate(ranked) if a.token == e.token and a.logprob == e.logprob), -1
+    )
+
+
+_LOGPROB = attrgetter("logprob")
+
+
+def _short(check: Checker, where: str, pos: int, text: str) -> ContractViolation:
+    return check.violation(
+        where,
+        f"{where} spell {pos} of the {len(text)} characters of the answer: positions are missing",
+        expected=len(text),
+        received=pos,
+    )
+
+
+def _part_tokens_one_by_one(
+    check: Checker, part: OutputText, k: int, base: int, where: str
+) -> list[Token]:
+    assert part.logprobs is not None
     text = part.text
     pos = 0
     out: list[Token] = []
@@ -339,13 +513,7 @@ def _part_tokens(check: Checker, part: OutputText, k: int, base: int, where: str
             Token(text=token, logprob=entry.logprob, offset=offset, top=top, scored_rank=rank)
         )
     if pos != len(text):
-        raise check.violation(
-            where,
-            f"{where} spell {pos} of the {len(text)} characters of the answer: positions are "
-            "missing",
-            expected=len(text),
-            received=pos,
-        )
+        raise _short(check, where, pos, text)
     return out
 
 

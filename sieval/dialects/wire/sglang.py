@@ -11,16 +11,18 @@ choice's text).
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Sequence
-from typing import Any
+from itertools import accumulate
+from typing import Any, cast
 
 import msgspec
 from msgspec import UNSET
 
 from ...errors import ServerRejected, SievalError
 from ...ir.response import Token, TopEntry
-from ..checks import Checker
+from ..checks import Checker, descending_rows
 from ..envelopes import classify, http_error, server_message
 from .openai import in_band_error
 from .sse import SseEvent
@@ -36,8 +38,15 @@ __all__ = [
     "sglang_error",
 ]
 
-Triple = tuple[float | None, int, str | None]
-"""A logprob entry, positional: ``[logprob, token_id, text]`` (text null unless asked for)."""
+
+class Triple(msgspec.Struct, array_like=True, forbid_unknown_fields=True, gc=False):
+    """A logprob entry, positional on the wire: ``[logprob, token_id, text]`` (text null unless
+    asked for). Scalars only, so the collector need not track the thousands a reply holds."""
+
+    logprob: float | None
+    token_id: int
+    text: str | None
+
 
 _SPECIAL = re.compile(r"^<[^<>\s]+>$")  # <bos>, <eos>, <end_of_turn>: cover no text
 _SAME = 1e-6
@@ -170,31 +179,43 @@ def input_tokens(
     if sent_ids is not None:
         counts["input_ids sent"] = len(sent_ids)
     check.agree(where, counts, "the prompt (a radix-cache hit can shorten input logprobs)")
-    if not triples or triples[0][0] is not None:
+    logprobs = [t.logprob for t in triples]
+    if not triples or logprobs[0] is not None:
         raise check.violation(
             f"{where}[0]", f"{where}[0] must be the unscored first position (a null logprob)"
         )
-    nulls = [i for i, t in enumerate(triples) if i and t[0] is None]
-    if nulls:
+    if None in logprobs[1:]:
+        nulls = [i for i, v in enumerate(logprobs) if i and v is None]
         raise check.violation(
             f"{where}[{nulls[0]}]",
             f"{where} is null at positions {nulls[:5]}: only the first may be unscored",
         )
-    check.finite(where, [t[0] for t in triples])
-    if sent_ids is not None and [t[1] for t in triples] != list(sent_ids):
+    check.finite(where, logprobs)
+    ids = [t.token_id for t in triples]
+    if sent_ids is not None and ids != list(sent_ids):
         raise check.violation(where, f"{where} scores other token ids than the input_ids sent")
     texts = _texts(check, where, triples)
     offsets: list[Any] = (
         _place_prompt(check, where, texts, prompt) if prompt is not None else [UNSET] * len(texts)
     )
     rows = _rows(check, "meta_info.input_top_logprobs", meta.input_top_logprobs, len(triples), k)
+    if not rows:
+        return tuple(map(_plain, texts, logprobs, ids, offsets))
     return tuple(
-        _token(check, where, i, triples[i], texts[i], offsets[i], rows[i] if rows else None, k)
+        _token(check, where, i, triples[i], texts[i], offsets[i], rows[i], k)
         for i in range(len(triples))
     )
 
 
+def _plain(text: str, logprob: float | None, token_id: int, offset: Any) -> Token:
+    """A position without alternatives (no top-k asked)."""
+    return Token(text=text, logprob=logprob, token_id=token_id, offset=offset)
+
+
 def _place_prompt(check: Checker, where: str, texts: list[str], prompt: str) -> list[int]:
+    spelled = _spelled(texts, prompt)
+    if spelled is not None:
+        return spelled
     offsets, end, tail = _place(texts, prompt, specials_anywhere=False)
     if tail != len(texts) or end != len(prompt):
         bad = min(tail, len(texts) - 1)
@@ -229,11 +250,13 @@ def sampled_tokens(
     if meta.output_token_logprobs_length is not None:
         counts["output_token_logprobs_length"] = meta.output_token_logprobs_length
     check.agree(where, counts, f"generation {i}'s tokens")
-    if item.output_ids is not None and [t[1] for t in triples] != item.output_ids:
+    ids = [t.token_id for t in triples]
+    if item.output_ids is not None and ids != item.output_ids:
         raise check.violation(where, f"{where} scores other token ids than output_ids")
-    if any(t[0] is None for t in triples):
+    logprobs = [t.logprob for t in triples]
+    if None in logprobs:
         raise check.violation(where, f"{where} holds a null logprob for a sampled token")
-    check.finite(where, [t[0] for t in triples])
+    check.finite(where, logprobs)
     texts = _texts(check, where, triples)
     offsets = _place_sampled(check, where, texts, item)
     n = len(triples)
@@ -243,10 +266,20 @@ def sampled_tokens(
         if candidates
         else None
     )
-    tokens = [
-        _token(check, where, j, triples[j], texts[j], offsets[j], rows[j] if rows else None, k)
-        for j in range(n)
-    ]
+    if not rows:
+        tokens = list(map(_plain, texts, logprobs, ids, offsets))
+    elif (whole := _tops_whole(rows, triples, k)) is not None:
+        tops, ranks = whole
+        tokens = [
+            Token(text=x, logprob=v, token_id=i, offset=o, top=top, scored_rank=rank)
+            for x, v, i, o, top, rank in zip(
+                texts, logprobs, ids, offsets, tops, ranks, strict=True
+            )
+        ]
+    else:
+        tokens = [
+            _token(check, where, j, triples[j], texts[j], offsets[j], rows[j], k) for j in range(n)
+        ]
     if cand is not None:
         tokens = [_with_candidates(check, where, j, t, cand[j]) for j, t in enumerate(tokens)]
     return tuple(tokens)
@@ -258,6 +291,9 @@ def _place_sampled(check: Checker, where: str, texts: list[str], item: Item) -> 
     end must then spell the stop (or be the stop token, or special tokens such as ``<eos>``),
     and they sit at the text's end."""
     text = item.text
+    spelled = _spelled(texts, text)
+    if spelled is not None:
+        return spelled
     offsets, end, tail = _place(texts, text, specials_anywhere=True)
     rest = texts[tail:]
     if end == len(text) and _tail_ok(rest, item):
@@ -302,6 +338,19 @@ def _is_piece(text: str) -> bool:
     """A byte-fallback piece: SGLang decodes each id alone, so part of a UTF-8 sequence reads
     U+FFFD (or nothing)."""
     return text == "" or "\ufffd" in text
+
+
+def _spelled(texts: list[str], target: str) -> list[int] | None:
+    """The usual case checked whole: no byte piece, and the texts spell the target exactly (after
+    a leading special token it leaves out, the BOS). The offsets ``_place`` would find, or None
+    when it must walk the texts one by one."""
+    lead = 1 if texts and _SPECIAL.match(texts[0]) and not target.startswith(texts[0]) else 0
+    rest = texts[lead:]
+    joined = "".join(rest)
+    if joined != target or "" in texts or "\ufffd" in joined or (lead and "\ufffd" in texts[0]):
+        return None
+    inner = list(accumulate(map(len, rest), initial=0))[:-1]
+    return [0, *inner] if lead else inner
 
 
 def _place(texts: list[str], target: str, specials_anywhere: bool) -> tuple[list[int], int, int]:
@@ -355,14 +404,14 @@ def _resync(target: str, pos: int, nxt: str | None) -> int | None:
 
 
 def _texts(check: Checker, where: str, triples: Sequence[Triple]) -> list[str]:
-    texts = [t[2] for t in triples]
-    missing = [i for i, t in enumerate(texts) if t is None]
-    if missing:
+    texts = [t.text for t in triples]
+    if None in texts:
+        missing = texts.index(None)
         raise check.violation(
-            f"{where}[{missing[0]}]",
-            f"{where}[{missing[0]}] has no token text although return_text_in_logprobs was sent",
+            f"{where}[{missing}]",
+            f"{where}[{missing}] has no token text although return_text_in_logprobs was sent",
         )
-    return [str(t) for t in texts]
+    return cast(list[str], texts)
 
 
 def _rows(
@@ -383,6 +432,46 @@ def _rows(
     return rows
 
 
+def _tops_whole(
+    rows: list[list[Triple] | None], triples: list[Triple], k: int
+) -> tuple[list[tuple[TopEntry, ...]], list[int]] | None:
+    """Every sampled position's top-k and rank, the rows checked whole: k entries each, finite,
+    most likely first, no id twice, the sampled token's own logprob where it is listed. None when
+    any row breaks a rule, for ``_token`` to say which at the first one."""
+    if None in rows or list(map(len, cast(list[list[Triple]], rows))).count(k) != len(rows):
+        return None
+    full = cast(list[list[Triple]], rows)
+    values = [e.logprob for row in full for e in row]
+    if None in values:
+        return None
+    floats = cast(list[float], values)
+    if not math.isfinite(sum(floats, 0.0)) or not descending_rows(floats, k):
+        return None
+    ranks: list[int] = []
+    for row, triple in zip(full, triples, strict=True):
+        ids = [e.token_id for e in row]
+        if len(set(ids)) != k:
+            return None
+        rank = ids.index(triple.token_id) if triple.token_id in ids else -1
+        if rank >= 0 and abs(cast(float, row[rank].logprob) - cast(float, triple.logprob)) > _SAME:
+            return None
+        ranks.append(rank)
+    tops = [
+        tuple(
+            [
+                TopEntry(
+                    token=e.text if e.text is not None else "",
+                    logprob=cast(float, e.logprob),
+                    token_id=e.token_id,
+                )
+                for e in row
+            ]
+        )
+        for row in full
+    ]
+    return tops, ranks
+
+
 def _token(
     check: Checker,
     where: str,
@@ -393,7 +482,7 @@ def _token(
     row: list[Triple] | None,
     k: int,
 ) -> Token:
-    logprob, token_id, _ = triple
+    logprob, token_id = triple.logprob, triple.token_id
     if not k or logprob is None:
         if k and row is not None:
             raise check.violation(
@@ -409,14 +498,14 @@ def _token(
             expected=k,
             received=got,
         )
-    values = [e[0] for e in row]
-    if any(v is None for v in values):
+    values = [e.logprob for e in row]
+    if None in values:
         raise check.violation(path, f"{path} holds a null logprob")
     check.finite(path, values)
     floats = [float(v) for v in values if v is not None]
     if any(a < b for a, b in itertools.pairwise(floats)):
         raise check.violation(path, f"{path} is not sorted most likely first: {floats}")
-    ids = [e[1] for e in row]
+    ids = [e.token_id for e in row]
     if len(set(ids)) != k:
         raise check.violation(path, f"{path} lists a token id twice: {ids}")
     rank = ids.index(token_id) if token_id in ids else -1
@@ -427,7 +516,7 @@ def _token(
             f"{logprob}: the positions are misaligned",
         )
     top = tuple(
-        TopEntry(token=str(e[2]) if e[2] is not None else "", logprob=v, token_id=e[1])
+        TopEntry(token=e.text if e.text is not None else "", logprob=v, token_id=e.token_id)
         for e, v in zip(row, floats, strict=True)
     )
     return Token(
@@ -449,7 +538,7 @@ def _candidate_rows(
         )
     out: list[list[Triple]] = []
     for j, row in enumerate(rows):
-        ids = [e[1] for e in row] if row is not None else []
+        ids = [e.token_id for e in row] if row is not None else []
         if ids != list(asked):
             raise check.violation(
                 f"{where}[{j}]",
@@ -459,8 +548,8 @@ def _candidate_rows(
                 received=ids,
             )
         assert row is not None
-        values = [e[0] for e in row]
-        if any(v is None for v in values):
+        values = [e.logprob for e in row]
+        if None in values:
             raise check.violation(f"{where}[{j}]", f"{where}[{j}] holds a null logprob")
         check.finite(f"{where}[{j}]", values)
         out.append(row)
@@ -470,7 +559,9 @@ def _candidate_rows(
 def _with_candidates(check: Checker, where: str, j: int, token: Token, row: list[Triple]) -> Token:
     entries = tuple(
         TopEntry(
-            token=str(e[2]) if e[2] is not None else "", logprob=float(e[0] or 0.0), token_id=e[1]
+            token=e.text if e.text is not None else "",
+            logprob=float(e.logprob or 0.0),
+            token_id=e.token_id,
         )
         for e in row
     )

@@ -8,8 +8,10 @@ below, and never when it names a body field the IR already owns.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import math
+from itertools import accumulate
+from operator import attrgetter
+from typing import Any, cast
 
 import msgspec
 from msgspec import UNSET
@@ -127,14 +129,19 @@ def extra_rows(owned: frozenset[str]) -> dict[str, Row]:
 # -- reply pieces -------------------------------------------------------------------------------
 
 
-class PromptEntry(msgspec.Struct):
+class PromptEntry(msgspec.Struct, gc=False):  # scalars only: no cycle to collect
     logprob: float
     rank: int
     decoded_token: str
 
 
+PromptRow = dict[int, PromptEntry]
+"""One prompt position: the scored token and the top-k, keyed by token id (a string on the wire,
+decoded as the int it spells; a key that is not one is a shape error)."""
+
+
 class VllmChoice(Choice):
-    prompt_logprobs: list[dict[str, PromptEntry] | None] | None = None
+    prompt_logprobs: list[PromptRow | None] | None = None
     prompt_token_ids: list[int] | None = None
     token_ids: list[int] | None = None
 
@@ -157,10 +164,14 @@ def with_ids(check: Checker, tokens: tuple[Token, ...], ids: tuple[int, ...]) ->
     return tuple(msgspec.structs.replace(t, token_id=i) for t, i in zip(tokens, ids, strict=True))
 
 
+_Scored = tuple[PromptEntry, Any, Any]
+"""A checked prompt position: the scored token's entry, its top-k and its rank (UNSET for k=0)."""
+
+
 def prompt_tokens(
     check: Checker,
     where: str,
-    entries: list[dict[str, PromptEntry] | None] | None,
+    entries: list[PromptRow | None] | None,
     ids: list[int] | None,
     reported: Any,
     prompt: str | None,
@@ -183,40 +194,81 @@ def prompt_tokens(
         },
         "the prompt",
     )
-    if entries[0] is not None or any(entry is None for entry in entries[1:]):
+    rows = entries[1:]
+    if entries[0] is not None or None in rows:
         raise check.violation(
             f"{where}.prompt_logprobs", f"{where}.prompt_logprobs must be null at position 0 only"
         )
-    scored = [
-        _position(check, entries[i] or {}, ids[i], k, f"{where}.prompt_logprobs[{i}]")
-        for i in range(1, len(entries))
-    ]
-    first_text, offsets = _first_text_and_offsets(check, prompt, scored, where)
+    scored_ids = ids[1:]
+    checked = cast(list[PromptRow], rows)
+    alone = _scored_alone(checked, scored_ids) if not k else None
+    if alone is not None:
+        texts = [e.decoded_token for e in alone]
+        first_text, offsets = _first_text_and_offsets(check, prompt, texts, where)
+        rest: Any = map(
+            lambda e, token_id, offset: Token(
+                text=e.decoded_token, logprob=e.logprob, token_id=token_id, offset=offset
+            ),
+            alone,
+            scored_ids,
+            offsets[1:],
+        )
+    else:
+        scored = [
+            _position(check, checked[i], scored_ids[i], k, f"{where}.prompt_logprobs[{i + 1}]")
+            for i in range(len(checked))
+        ]
+        texts = [e.decoded_token for e, _, _ in scored]
+        first_text, offsets = _first_text_and_offsets(check, prompt, texts, where)
+        rest = map(
+            lambda s, token_id, offset: Token(
+                text=s[0].decoded_token,
+                logprob=s[0].logprob,
+                token_id=token_id,
+                offset=offset,
+                top=s[1],
+                scored_rank=s[2],
+            ),
+            scored,
+            scored_ids,
+            offsets[1:],
+        )
     first = Token(text=first_text, logprob=None, token_id=ids[0], offset=offsets[0])
-    rest = (msgspec.structs.replace(t, offset=o) for t, o in zip(scored, offsets[1:], strict=True))
     return (first, *rest)
 
 
-def _position(
-    check: Checker, entries: Mapping[str, PromptEntry], token_id: int, k: int, path: str
-) -> Token:
+def _scored_alone(rows: list[PromptRow], ids: list[int]) -> list[PromptEntry] | None:
+    """A k=0 reply checked whole: every position lists its scored token alone, with a finite
+    logprob. ``None`` when any position does not, for ``_position`` to say which and why."""
+    if sum(map(len, rows)) != len(rows):
+        return None
+    try:
+        entries = list(map(dict.__getitem__, rows, ids))
+    except KeyError:
+        return None
+    return entries if math.isfinite(sum(map(_LOGPROB, entries))) else None
+
+
+_LOGPROB = attrgetter("logprob")
+
+
+def _position(check: Checker, entries: PromptRow, token_id: int, k: int, path: str) -> _Scored:
     check.finite(path, [e.logprob for e in entries.values()])
-    key = str(token_id)
     count = len(entries)
-    if key not in entries or count not in (k, k + 1):
+    if token_id not in entries or count not in (k, k + 1):
         raise check.violation(
             path,
             f"{path} lists {count} entries for top-k={k} (scored id {token_id} "
-            f"{'present' if key in entries else 'absent'}); expected k, or k+1 with the scored "
-            "token",
+            f"{'present' if token_id in entries else 'absent'}); expected k, or k+1 with the "
+            "scored token",
             expected=k,
             received=count,
         )
-    scored = entries[key]
+    scored = entries[token_id]
     if not k:
-        return Token(text=scored.decoded_token, logprob=scored.logprob, token_id=token_id)
+        return scored, UNSET, UNSET
     others = sorted(
-        ((int(tid), e) for tid, e in entries.items() if count == k or tid != key),
+        ((tid, e) for tid, e in entries.items() if count == k or tid != token_id),
         key=lambda item: item[1].rank,
     )
     ranks = [e.rank for _, e in others]
@@ -224,21 +276,15 @@ def _position(
         raise check.violation(path, f"{path} has ranks {ranks}; expected 1..{k}")
     top = tuple(TopEntry(token=e.decoded_token, logprob=e.logprob, token_id=t) for t, e in others)
     rank = next((j for j, (t, _) in enumerate(others) if t == token_id), -1)
-    return Token(
-        text=scored.decoded_token,
-        logprob=scored.logprob,
-        token_id=token_id,
-        top=top,
-        scored_rank=rank,
-    )
+    return scored, top, rank
 
 
 def _first_text_and_offsets(
-    check: Checker, prompt: str | None, scored: list[Token], where: str
+    check: Checker, prompt: str | None, texts: list[str], where: str
 ) -> tuple[str, list[Any]]:
     if prompt is None:
-        return "", [UNSET] * (len(scored) + 1)
-    tail = "".join(t.text for t in scored)
+        return "", [UNSET] * (len(texts) + 1)
+    tail = "".join(texts)
     if not prompt.endswith(tail):
         raise check.violation(
             f"{where}.prompt_logprobs",
@@ -246,9 +292,4 @@ def _first_text_and_offsets(
             "cannot be placed in the prompt",
         )
     first = prompt[: len(prompt) - len(tail)]
-    offsets: list[Any] = [0]
-    position = len(first)
-    for token in scored:
-        offsets.append(position)
-        position += len(token.text)
-    return first, offsets
+    return first, [0, *list(accumulate(map(len, texts), initial=len(first)))[:-1]]
