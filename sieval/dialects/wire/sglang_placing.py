@@ -28,9 +28,13 @@ def spelled(texts: list[str], target: str) -> list[int] | None:
     lead = 1 if texts and SPECIAL.match(texts[0]) and not target.startswith(texts[0]) else 0
     rest = texts[lead:]
     joined = "".join(rest)
-    if joined != target or "" in texts or "\ufffd" in joined or (lead and "\ufffd" in texts[0]):
+    if joined != target or "\ufffd" in joined or (lead and "\ufffd" in texts[0]):
         return None
-    inner = list(accumulate(map(len, rest), initial=0))[:-1]
+    lengths = list(map(len, rest))
+    if 0 in lengths:  # an empty piece
+        return None
+    inner = list(accumulate(lengths, initial=0))
+    inner.pop()
     return [0, *inner] if lead else inner
 
 
