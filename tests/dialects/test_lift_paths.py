@@ -56,7 +56,7 @@ def walked() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as m:
         m.setattr(completions_wire, "_offsets", completions_wire._offsets_one_by_one)
         m.setattr(vllm_wire, "_scored_alone", lambda rows, ids: None)
-        m.setattr(sglang_wire, "_spelled", lambda texts, target: None)
+        m.setattr(sglang_wire, "spelled", lambda texts, target: None)
         m.setattr(sglang_wire, "_tops_whole", lambda rows, triples, k: None)
         m.setattr(chat_wire, "_top_k", chat_wire._top_k_one_by_one)
         m.setattr(responses_wire, "_part_tokens", responses_wire._part_tokens_one_by_one)

@@ -250,12 +250,13 @@ def _offsets(check: Checker, choice: Choice, text: str, lp: Logprobs, base: int)
     # the text leaves out, the echoed BOS) and each offset is where the token before it ends
     lead = 1 if tokens and _SPECIAL.match(tokens[0]) and not text.startswith(tokens[0]) else 0
     if "".join(tokens[lead:]) == text:
-        ends = list(accumulate(map(len, tokens), initial=base))
+        lengths = list(map(len, tokens))
+        ends = list(accumulate(lengths, initial=base))
         ends.pop()
         if lp.text_offset == ends:
             if not lead and not base:
                 return ends
-            inner = list(accumulate(map(len, tokens[lead:]), initial=0))
+            inner = list(accumulate(lengths[lead:], initial=0))
             inner.pop()
             return [0, *inner] if lead else inner
     return _offsets_one_by_one(check, choice, text, lp, base)

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from collections.abc import Sequence
-from itertools import accumulate
 from typing import Any, cast
 
 import msgspec
@@ -25,6 +23,7 @@ from ...ir.response import Token, TopEntry
 from ..checks import Checker, descending_rows
 from ..envelopes import classify, http_error, server_message
 from .openai import in_band_error
+from .sglang_placing import SPECIAL, is_piece, place, spelled
 from .sse import SseEvent
 
 __all__ = [
@@ -48,7 +47,6 @@ class Triple(msgspec.Struct, array_like=True, forbid_unknown_fields=True, gc=Fal
     text: str | None
 
 
-_SPECIAL = re.compile(r"^<[^<>\s]+>$")  # <bos>, <eos>, <end_of_turn>: cover no text
 _SAME = 1e-6
 
 
@@ -213,10 +211,10 @@ def _plain(text: str, logprob: float | None, token_id: int, offset: Any) -> Toke
 
 
 def _place_prompt(check: Checker, where: str, texts: list[str], prompt: str) -> list[int]:
-    spelled = _spelled(texts, prompt)
-    if spelled is not None:
-        return spelled
-    offsets, end, tail = _place(texts, prompt, specials_anywhere=False)
+    whole = spelled(texts, prompt)
+    if whole is not None:
+        return whole
+    offsets, end, tail = place(texts, prompt, specials_anywhere=False)
     if tail != len(texts) or end != len(prompt):
         bad = min(tail, len(texts) - 1)
         raise check.violation(
@@ -291,10 +289,10 @@ def _place_sampled(check: Checker, where: str, texts: list[str], item: Item) -> 
     end must then spell the stop (or be the stop token, or special tokens such as ``<eos>``),
     and they sit at the text's end."""
     text = item.text
-    spelled = _spelled(texts, text)
-    if spelled is not None:
-        return spelled
-    offsets, end, tail = _place(texts, text, specials_anywhere=True)
+    whole = spelled(texts, text)
+    if whole is not None:
+        return whole
+    offsets, end, tail = place(texts, text, specials_anywhere=True)
     rest = texts[tail:]
     if end == len(text) and _tail_ok(rest, item):
         return [*offsets, *([len(text)] * len(rest))]
@@ -314,7 +312,7 @@ def _place_sampled(check: Checker, where: str, texts: list[str], item: Item) -> 
 
 
 def _tail_ok(rest: list[str], item: Item, straddle: bool = False) -> bool:
-    spoken = [t for t in rest if not _SPECIAL.match(t)]
+    spoken = [t for t in rest if not SPECIAL.match(t)]
     if not spoken:
         return True
     finish = item.meta_info.finish_reason
@@ -328,76 +326,7 @@ def _tail_ok(rest: list[str], item: Item, straddle: bool = False) -> bool:
 
 
 def _pieces(texts: list[str]) -> bool:
-    return all(_is_piece(t) for t in texts)
-
-
-# -- placing token texts ------------------------------------------------------------------------
-
-
-def _is_piece(text: str) -> bool:
-    """A byte-fallback piece: SGLang decodes each id alone, so part of a UTF-8 sequence reads
-    U+FFFD (or nothing)."""
-    return text == "" or "\ufffd" in text
-
-
-def _spelled(texts: list[str], target: str) -> list[int] | None:
-    """The usual case checked whole: no byte piece, and the texts spell the target exactly (after
-    a leading special token it leaves out, the BOS). The offsets ``_place`` would find, or None
-    when it must walk the texts one by one."""
-    lead = 1 if texts and _SPECIAL.match(texts[0]) and not target.startswith(texts[0]) else 0
-    rest = texts[lead:]
-    joined = "".join(rest)
-    if joined != target or "" in texts or "\ufffd" in joined or (lead and "\ufffd" in texts[0]):
-        return None
-    inner = list(accumulate(map(len, rest), initial=0))[:-1]
-    return [0, *inner] if lead else inner
-
-
-def _place(texts: list[str], target: str, specials_anywhere: bool) -> tuple[list[int], int, int]:
-    """Walk ``texts`` along ``target``; returns the offsets of the tokens placed, the position
-    reached, and the index of the first token that could not be placed (``len(texts)`` when all
-    were). A run of byte pieces covers the non-ASCII characters up to where the next token
-    continues the target; a special token not spelled out in the target covers no text (in a
-    prompt only first: the BOS)."""
-    offsets: list[int] = []
-    pos = 0
-    run: list[int] = []
-    for i, t in enumerate(texts):
-        if _is_piece(t):
-            run.append(i)
-            offsets.append(pos)
-            continue
-        if run:
-            q = _resync(target, pos, t)
-            if q is None:
-                return offsets[: run[0]], pos, run[0]
-            pos, run = q, []
-        if target.startswith(t, pos):
-            offsets.append(pos)
-            pos += len(t)
-        elif _SPECIAL.match(t) and (i == 0 or specials_anywhere):
-            offsets.append(pos)
-        else:
-            return offsets, pos, i
-    if run:
-        q = _resync(target, pos, None)
-        if q is None:
-            return offsets[: run[0]], pos, run[0]
-        pos = q
-    return offsets, pos, len(texts)
-
-
-def _resync(target: str, pos: int, nxt: str | None) -> int | None:
-    """Where a run of byte pieces starting at ``pos`` ends: after at least one non-ASCII
-    character, at the first place ``nxt`` continues the target (the target's end for None)."""
-    q = pos
-    while q < len(target) and ord(target[q]) > 127:
-        q += 1
-        if nxt is not None and target.startswith(nxt, q):
-            return q
-    if nxt is None and q == len(target) and q > pos:
-        return q
-    return None
+    return all(is_piece(t) for t in texts)
 
 
 # -- per-position pieces ------------------------------------------------------------------------
