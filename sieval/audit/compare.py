@@ -9,7 +9,9 @@ headline metric differs. For scoring tasks, every per-choice log-likelihood both
 is compared: the distribution of ``|B - A|`` and where it is largest.
 
 Models are paired by label; when each run has one model, those two are paired whatever their
-labels (the usual case: the same model behind a changed server).
+labels (the usual case: the same model behind a changed server). ``changes`` lists what differs
+between the runs' inputs (task configs, data checksums, model configs, versions), one line each,
+as ``--resume`` names them.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..runner.identity import changed_inputs
 from ..runner.records import Record
 from ..runner.report import load_report
 from ..runner.view import Unit, outcome, units
@@ -61,9 +64,23 @@ def compare_runs(run_a: Path, run_b: Path) -> dict[str, Any]:
     return {
         "a": {"dir": str(run_a), "identity": report_a["run"]["identity"]},
         "b": {"dir": str(run_b), "identity": report_b["run"]["identity"]},
+        "changes": _changes(report_a["run"]["inputs"], report_b["run"]["inputs"], pairing),
         "tasks": tasks,
         "unmatched": unmatched,
     }
+
+
+def _changes(a: dict[str, Any], b: dict[str, Any], pairing: dict[str, str]) -> list[str]:
+    """What differs between two runs' inputs, over the tasks both ran and the paired models (B's
+    model under A's label, so a renamed model shows only what really changed)."""
+    tasks_a, tasks_b = a.get("tasks") or {}, b.get("tasks") or {}
+    shared = tasks_a.keys() & tasks_b.keys()
+    models_a, models_b = a.get("models") or {}, b.get("models") or {}
+    left = {**a, "tasks": {t: tasks_a[t] for t in shared},
+            "models": {m: models_a.get(m) for m in pairing}}  # fmt: skip
+    right = {**b, "tasks": {t: tasks_b[t] for t in shared},
+             "models": {m: models_b.get(pairing[m]) for m in pairing}}  # fmt: skip
+    return changed_inputs(left, right)
 
 
 def _compare_unit(unit_a: Unit, unit_b: Unit) -> dict[str, Any]:

@@ -62,6 +62,15 @@ def render_comparison(result: Mapping[str, Any], *, flips: int = 10) -> Iterable
     from rich.table import Table
 
     yield f"A: {escape(result['a']['dir'])}\nB: {escape(result['b']['dir'])}"
+    changes = result.get("changes") or []
+    if changes:
+        yield f"what differs between the runs' inputs ({len(changes)}):"
+        for line in changes[:20]:
+            yield f"  {escape(line)}"
+        if len(changes) > 20:
+            yield f"  … {len(changes) - 20} more (--format json)"
+    else:
+        yield "the runs' inputs are identical (same configs, data, versions)"
     for task in result["tasks"]:
         models = task["model_a"] if task["model_a"] == task["model_b"] else (
             f"{task['model_a']} → {task['model_b']}"

@@ -43,7 +43,9 @@ def by_task(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
 async def test_two_runs_of_one_deterministic_server_do_not_differ(
     twins: tuple[Path, Path],
 ) -> None:
-    tasks = by_task(compare_runs(*twins))
+    result = compare_runs(*twins)
+    assert result["changes"] == []  # the same config, data and versions
+    tasks = by_task(result)
     arc = tasks["arc_easy_kshot_ppl"]
     assert arc["paired"] == 12 and arc["flipped"] == 0 and arc["flips"] == []
     assert arc["loglik"]["n"] == 12 * 4 * 2 and arc["loglik"]["max"] == 0.0
@@ -102,7 +104,11 @@ async def test_failed_samples_are_counted_never_paired(
     a, _ = twins
     async with ReferenceServer(port=0, faults="nan; times=8") as server:
         b = await run(tmp_path, "faulty", server.url, server.model_name)
-    tasks = by_task(compare_runs(a, b))
+    result = compare_runs(a, b)
+    changed = {line.split(":")[0] for line in result["changes"]}
+    assert "models.ref.endpoint" in changed  # what really differs, named
+    assert not any(key.startswith("tasks.") for key in changed)
+    tasks = by_task(result)
     failed = sum(t["failed_b"] for t in tasks.values())
     assert failed >= 1 and all(t["failed_a"] == 0 for t in tasks.values())
     assert sum(t["paired"] for t in tasks.values()) == 22 - failed
