@@ -25,7 +25,7 @@ from ..runner.identity import changed_inputs
 from ..runner.records import Record
 from ..runner.report import load_report
 from ..runner.view import Unit, outcome, units
-from ..scoring.uncertainty import is_binary, mcnemar, paired_difference
+from ..scoring.uncertainty import is_binary, json_number, mcnemar, paired_difference, quantiles
 from ..tasks.registry import TASKS
 
 __all__ = ["FLIPS_SHOWN", "compare_runs", "loglik_pairs"]
@@ -104,8 +104,8 @@ def _compare_unit(unit_a: Unit, unit_b: Unit) -> dict[str, Any]:
             "a": sum(xs) / len(xs),
             "b": sum(ys) / len(ys),
             "diff": diff.value,
-            "se": _finite(diff.se),
-            "ci": [_finite(diff.ci[0]), _finite(diff.ci[1])],
+            "se": json_number(diff.se),
+            "ci": [json_number(diff.ci[0]), json_number(diff.ci[1])],
             "estimator": diff.estimator,
             "mcnemar": None,
         }
@@ -166,21 +166,9 @@ def loglik_pairs(pairs: list[tuple[Record, Record]]) -> Iterator[tuple[str, floa
 def _distribution(diffs: list[tuple[float, str]]) -> dict[str, Any] | None:
     if not diffs:
         return None
-    ordered = sorted(d for d, _ in diffs)
-
-    def at(q: float) -> float:
-        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
     worst = max(diffs, key=lambda d: d[0])
-    return {
-        "n": len(ordered), "p50": at(0.5), "p90": at(0.9), "p99": at(0.99),
-        "max": ordered[-1], "max_at": worst[1],
-    }  # fmt: skip
+    return {"n": len(diffs), **quantiles([d for d, _ in diffs]), "max_at": worst[1]}
 
 
 def _in_all(name: str, pairs: list[tuple[Record, Record]]) -> bool:
     return all(name in a.metrics and name in b.metrics for a, b in pairs)
-
-
-def _finite(value: float) -> float | None:
-    return value if value == value and abs(value) != float("inf") else None

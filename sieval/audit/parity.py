@@ -22,6 +22,7 @@ from ..runner.config import EvalConfig, results_dirname
 from ..runner.engine import RunOptions, RunResult, run_eval
 from ..runner.progress import ProgressSink
 from ..runner.records import Record, read_records
+from ..scoring.uncertainty import quantiles
 from ..tasks.base import Task
 
 __all__ = ["CallDiff", "ParityResult", "TaskParity", "compare_records", "run_parity"]
@@ -49,14 +50,7 @@ class CallDiff:
 
     def quantiles(self) -> dict[str, float]:
         """The |diff| distribution: p50, p90, p99 and max over every compared logprob."""
-        if not self.diffs:
-            return {"p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0}
-        ordered = sorted(self.diffs)
-
-        def at(q: float) -> float:
-            return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-        return {"p50": at(0.5), "p90": at(0.9), "p99": at(0.99), "max": ordered[-1]}
+        return quantiles(self.diffs)
 
     def note(self, where: str) -> None:
         self.texts_equal = False

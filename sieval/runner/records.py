@@ -45,6 +45,7 @@ __all__ = [
     "RecordWriter",
     "RequestRecord",
     "Shared",
+    "decode_record",
     "expand",
     "expand_requests",
     "latest",
@@ -158,6 +159,12 @@ def _factor(requests: dict[str, RequestRecord]) -> tuple[dict[str, RequestRecord
     cleared: dict[str, Any] = {"ledger": [], "body_ref": None, "status": None}
     strip = {name: cleared[name] for name in common}
     return {k: msgspec.structs.replace(r, **strip) for k, r in requests.items()}, common
+
+
+def decode_record(line: bytes) -> Record:
+    """One line of ``records.jsonl`` as a whole ``Record`` (the shared request fields put back
+    in each request)."""
+    return _unfactor(_decoder.decode(line))
 
 
 def _unfactor(record: Record) -> Record:

@@ -13,7 +13,6 @@ Version 2 added ``intervals``.
 
 from __future__ import annotations
 
-import math
 import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ..errors import ConfigError
-from ..scoring.uncertainty import mean_estimate
+from ..scoring.uncertainty import json_number, mean_estimate
 from ..tasks.base import Sample, SampleResult
 from .identity import sieval_version
 from .plan import protocol
@@ -244,20 +243,16 @@ def intervals(
         estimate = mean_estimate(values, clusters)
         entry = {
             "value": estimate.value,
-            "se": _finite(estimate.se),
-            "ci": [_finite(estimate.ci[0]), _finite(estimate.ci[1])],
+            "se": json_number(estimate.se),
+            "ci": [json_number(estimate.ci[0]), json_number(estimate.ci[1])],
             "n": estimate.n,
             "estimator": estimate.estimator,
         }
         if clusters is not None:
             entry["clusters"] = estimate.clusters
-            entry["se_iid"] = _finite(mean_estimate(values).se)
+            entry["se_iid"] = json_number(mean_estimate(values).se)
         out[name] = entry
     return out
-
-
-def _finite(value: float) -> float | None:
-    return value if math.isfinite(value) else None
 
 
 def _timings(session: dict[str, Any], before: Any) -> dict[str, Any]:

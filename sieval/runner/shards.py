@@ -45,7 +45,7 @@ from .config import EvalConfig
 from .engine import RunOptions, RunResult, arun_eval
 from .plan import Plan, plan_run
 from .preflight import Provenance
-from .records import Record, RecordWriter, Shared, _unfactor, expand_requests, records_path
+from .records import RecordWriter, Shared, decode_record, expand_requests, records_path
 from .report import build_report, write_report
 from .rundir import check_resume, load_run_config, write_json
 
@@ -335,7 +335,6 @@ class _Id(msgspec.Struct):
 
 
 _id_decoder = msgspec.json.Decoder(_Id)
-_record_decoder = msgspec.json.Decoder(Record)
 
 
 def _index(path: Path) -> dict[str, int]:
@@ -471,7 +470,7 @@ def _merge(
                 shared[k] = Shared.load(path.with_name("shared.jsonl"))
             file = files[k]
             file.seek(indexes[k][sample.id])
-            record = _unfactor(_record_decoder.decode(file.readline()))
+            record = decode_record(file.readline())
             whole = expand_requests(record.requests, shared[k])
             writer.write(msgspec.structs.replace(record, requests=whole))
             if record.status != "ok":

@@ -29,7 +29,16 @@ from statistics import NormalDist
 
 import msgspec
 
-__all__ = ["Estimate", "McNemar", "is_binary", "mcnemar", "mean_estimate", "paired_difference"]
+__all__ = [
+    "Estimate",
+    "McNemar",
+    "is_binary",
+    "json_number",
+    "mcnemar",
+    "mean_estimate",
+    "paired_difference",
+    "quantiles",
+]
 
 NAN = math.nan
 
@@ -80,6 +89,25 @@ class McNemar(msgspec.Struct, frozen=True, kw_only=True):
     """Samples where both scored 0."""
     p_value: float
     """Exact two-sided p-value of "a and b are equally accurate"; 1.0 with no discordant pairs."""
+
+
+def json_number(value: float) -> float | None:
+    """``value``, or ``None`` where it is nan or infinite (what a report writes for "cannot be
+    estimated": JSON has no nan)."""
+    return value if math.isfinite(value) else None
+
+
+def quantiles(values: Sequence[float]) -> dict[str, float]:
+    """p50, p90, p99 and max of ``values`` (the element at rank ``int(q * n)``, no
+    interpolation); all 0.0 when there are none."""
+    if not values:
+        return {"p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0}
+    ordered = sorted(values)
+
+    def at(q: float) -> float:
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+    return {"p50": at(0.5), "p90": at(0.9), "p99": at(0.99), "max": ordered[-1]}
 
 
 def is_binary(values: Sequence[float]) -> bool:

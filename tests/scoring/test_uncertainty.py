@@ -371,3 +371,17 @@ def test_mcnemar_counts(pairs: list[tuple[int, int]]) -> None:
     assert result.a_only == pairs.count((1, 0))
     assert result.both == pairs.count((1, 1))
     assert result.neither == pairs.count((0, 0))
+
+
+def test_quantiles_take_the_element_at_rank_q_times_n() -> None:
+    from sieval.scoring.uncertainty import quantiles
+
+    # ten values 0..9: p50 is ordered[5], p90 ordered[9], p99 ordered[int(9.9)] = ordered[9]
+    assert quantiles([9, 3, 1, 0, 2, 8, 4, 7, 6, 5]) == {"p50": 5, "p90": 9, "p99": 9, "max": 9}
+    assert quantiles([]) == {"p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0}
+
+
+def test_json_number_drops_what_cannot_be_estimated() -> None:
+    from sieval.scoring.uncertainty import json_number
+
+    assert [json_number(x) for x in (0.25, float("nan"), float("inf"))] == [0.25, None, None]
