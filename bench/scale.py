@@ -28,6 +28,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -92,9 +93,9 @@ def _task(n: int) -> Any:
         def data_files(self, data_dir: Path) -> list[Path]:
             return []
 
-        def load(self, data_dir: Path, config: Any) -> list[Sample]:
+        def load(self, data_dir: Path, config: Any) -> Iterator[Sample]:
             rng = random.Random(0)
-            return [
+            return (
                 Sample(
                     id=f"q{i}",
                     data={
@@ -109,7 +110,7 @@ def _task(n: int) -> Any:
                     gold=i % 4,
                 )
                 for i in range(n)
-            ]
+            )
 
     return ScaleArc()
 

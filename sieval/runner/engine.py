@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,11 +44,12 @@ from .preflight import Provenance, embedded_server, preflight
 from .progress import NullProgress, ProgressSink
 from .records import (
     SCHEMA_VERSION,
+    SCORED,
     Record,
     RecordWriter,
     RequestRecord,
-    read_statuses,
     records_path,
+    statuses_at,
 )
 from .report import build_report, load_report, write_report
 from .rundir import check_resume, new_run_dir, write_run_json
@@ -378,12 +379,18 @@ class _Runtime:
         return (self.planned.api_key,) if self.planned.api_key else ()
 
 
+def _left(samples: Iterable[Sample], status: bytearray) -> Iterator[Sample]:
+    """The samples not yet scored: never run, or failed (a resume runs those again)."""
+    return (s for s, done in zip(samples, status, strict=True) if done != SCORED)
+
+
 @dataclass
 class _Unit:
     runtime: _Runtime
     task: PlannedTask
     writer: RecordWriter
-    todo: list[Sample]
+    todo: Iterable[Sample]
+    """The samples left to run, read as they are sent (never all held)."""
 
     @property
     def key(self) -> str:
@@ -424,20 +431,22 @@ class _Engine:
             for pt in self.plan.tasks:
                 path = records_path(self.run_dir, runtime.planned.dirname, pt.name, self.shard)
                 stats = [0, 0]
-                seen = read_statuses(path, repair=True, stats=stats)
+                status = statuses_at(
+                    path, pt.samples.position, len(pt.samples), repair=True, stats=stats
+                )
                 if stats[1]:
                     notes.append(
                         f"{label}/{pt.name}: ignored a truncated last record "
                         f"({stats[1]} bytes) left by an interrupted run; "
                         "that sample runs again"
                     )
-                done = {i for i, status in seen.items() if status == "ok"}
-                todo = [s for s in pt.samples if s.id not in done]
+                done = status.count(SCORED)
+                todo: Iterable[Sample] = _left(pt.samples, status)
                 if self.run_only is not None and (label, pt.name) not in self.run_only:
-                    todo = []  # a resume of a subset: this unit is reported, not run
+                    todo, done = [], len(pt.samples)  # a resume of a subset: reported, not run
                 unit = _Unit(runtime, pt, RecordWriter(path), todo)
                 self.units.append(unit)
-                self.sink.start(unit.key, len(pt.samples), len(pt.samples) - len(todo))
+                self.sink.start(unit.key, len(pt.samples), done)
         return notes
 
     def close(self) -> None:

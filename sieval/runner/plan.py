@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +21,12 @@ from ..dialects.registry import get_dialect, registry
 from ..dialects.table import Auth, Dialect, Refuse
 from ..errors import ConfigError, Refused, did_you_mean
 from ..model import prepare
-from ..tasks.base import ModelFacts, Requirement, Sample, Task, TaskConfig
+from ..tasks.base import ModelFacts, Requirement, Task, TaskConfig
 from ..tasks.registry import TASKS
 from .config import EvalConfig, ModelConfig, results_dirname
 from .identity import file_sha256, fingerprint, sieval_version
 from .records import SCHEMA_VERSION
+from .samples import DuplicateSampleId, Samples
 
 __all__ = [
     "Plan",
@@ -70,7 +72,8 @@ class PlannedModel:
 class PlannedTask:
     task: Task
     config: TaskConfig
-    samples: list[Sample]
+    samples: Samples
+    """Held compactly (``samples.py``): read them by iterating or by position."""
     checksums: dict[str, str]
 
     @property
@@ -212,23 +215,20 @@ def _limited(config: TaskConfig, limit: int | None) -> TaskConfig:
 
 
 def _load(task: Task, config: TaskConfig, data_dir: Path, notes: list[str]) -> PlannedTask:
-    samples = list(task.load(data_dir, config))
-    if config.n is not None:
-        if config.n > len(samples):
-            notes.append(
-                f"task {task.name!r}: n={config.n} but the dataset has {len(samples)} samples; "
-                f"all {len(samples)} are evaluated"
-            )
-        samples = samples[: config.n]
-    seen: set[str] = set()
-    for sample in samples:
-        if sample.id in seen:
-            raise ConfigError(
-                f"task {task.name!r} produced sample id {sample.id!r} twice; ids are the resume "
-                "key",
-                path="tasks",
-            )
-        seen.add(sample.id)
+    loaded = task.load(data_dir, config)
+    try:
+        samples = Samples(loaded if config.n is None else islice(loaded, config.n))
+    except DuplicateSampleId as exc:
+        raise ConfigError(
+            f"task {task.name!r} produced sample id {exc.sample_id!r} twice; ids are the resume "
+            "key",
+            path="tasks",
+        ) from exc
+    if config.n is not None and config.n > len(samples):
+        notes.append(
+            f"task {task.name!r}: n={config.n} but the dataset has {len(samples)} samples; "
+            f"all {len(samples)} are evaluated"
+        )
     checksums: dict[str, str] = {}
     for path in task.data_files(data_dir):
         key = str(path.relative_to(data_dir)) if path.is_relative_to(data_dir) else str(path)

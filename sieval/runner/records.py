@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from array import array
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, Literal, TypeVar
 
@@ -48,11 +49,12 @@ __all__ = [
     "decode_record",
     "expand",
     "expand_requests",
-    "latest",
+    "latest_at",
     "read_records",
     "read_statuses",
     "records_path",
     "scan",
+    "statuses_at",
 ]
 
 SCHEMA_VERSION = 4
@@ -480,18 +482,51 @@ def read_statuses(
     return {o.sample_id: o.status for o in scan(path, _status_decoder, repair=repair, stats=stats)}
 
 
-def latest(path: Path) -> Iterator[Outcome]:
-    """The ``Outcome`` of each sample's latest record, in file order, holding one at a time: a
-    first pass finds each id's last line, the second decodes only those (a failed sample re-run
-    on resume has two lines)."""
-    last = {o.sample_id: i for i, o in enumerate(scan(path, _status_decoder))}
-    for i, outcome in enumerate(scan(path, _outcome_decoder)):
-        if last.get(outcome.sample_id) == i:
-            yield outcome
-
-
 def read_records(path: Path, *, repair: bool = False) -> ReadResult:
     """Every record of ``records.jsonl`` (the latest per sample id), decoded in full."""
     stats = [0, 0]
     records = {r.sample_id: _unfactor(r) for r in scan(path, _decoder, repair=repair, stats=stats)}
     return ReadResult(records=records, lines=stats[0], truncated_bytes=stats[1])
+
+
+# -- reading by the plan's positions ------------------------------------------------------------
+# What a run reads of a unit's records, kept as a few bytes per planned sample (never a dict keyed
+# by id): ``position`` maps a sample id to its place in the task's samples (``Samples.position``),
+# None for a sample the plan does not hold (its record is skipped).
+
+NOT_RUN, SCORED, FAILED = 0, 1, 2
+
+
+def statuses_at(
+    path: Path,
+    position: Callable[[str], int | None],
+    size: int,
+    *,
+    repair: bool = False,
+    stats: list[int] | None = None,
+) -> bytearray:
+    """Each planned sample's latest status: ``NOT_RUN``, ``SCORED`` or ``FAILED`` (what a resume
+    needs; ``read_statuses`` gives the same keyed by id)."""
+    status = bytearray(size)
+    for outcome in scan(path, _status_decoder, repair=repair, stats=stats):
+        at = position(outcome.sample_id)
+        if at is not None:
+            status[at] = SCORED if outcome.status == "ok" else FAILED
+    return status
+
+
+def latest_at(
+    path: Path, position: Callable[[str], int | None], size: int
+) -> Iterator[tuple[int, Outcome]]:
+    """``(position, outcome)`` of each planned sample's latest record, in file order, holding one
+    at a time: a first pass finds each sample's last line, the second decodes only those (a
+    failed sample re-run on resume has two lines)."""
+    last = array("I", [0]) * size
+    for number, outcome in enumerate(scan(path, _status_decoder), 1):
+        at = position(outcome.sample_id)
+        if at is not None:
+            last[at] = number
+    for number, record in enumerate(scan(path, _outcome_decoder), 1):
+        at = position(record.sample_id)
+        if at is not None and last[at] == number:
+            yield at, record

@@ -14,10 +14,11 @@ Version 2 added ``intervals``.
 from __future__ import annotations
 
 import os
+from array import array
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import msgspec
 
@@ -26,7 +27,8 @@ from ..scoring.uncertainty import json_number, mean_estimate
 from ..tasks.base import Sample, SampleResult
 from .identity import sieval_version
 from .plan import protocol
-from .records import SCHEMA_VERSION, latest, records_path
+from .records import SCHEMA_VERSION, latest_at, records_path
+from .samples import Samples, as_samples
 
 if TYPE_CHECKING:
     from ..tasks.base import ModelFacts
@@ -183,8 +185,8 @@ def _still_valid(plan: Plan, run_dir: Path, previous: dict[str, Any]) -> bool:
 class _Tally:
     """What the report counts of one unit's records."""
 
-    def __init__(self) -> None:
-        self.scored: list[tuple[Sample, SampleResult]] = []
+    def __init__(self, samples: Samples) -> None:
+        self.scored = _Scored(samples)
         self.failures: Counter[str] = Counter()
         self.finishes: Counter[str] = Counter()
         self.examples: list[tuple[int, dict[str, Any]]] = []
@@ -192,25 +194,95 @@ class _Tally:
         self.missing = 0
 
 
-def _tally(path: Path, samples: Sequence[Sample]) -> _Tally:
-    """One streaming pass over the unit's latest records (memory: the samples' metrics, not
-    their records). Records of samples the plan does not hold are ignored; metrics are listed in
-    the task's sample order, so a resumed run aggregates exactly as an uninterrupted one."""
-    tally = _Tally()
-    index = {sample.id: i for i, sample in enumerate(samples)}
-    metrics: dict[str, dict[str, float]] = {}
+class _Scored(Sequence[tuple[Sample, SampleResult]]):
+    """The scored samples in the task's order, each pair built when it is read: a sample holding
+    its id and group, a result holding its metrics. Metrics are kept as one array of floats per
+    name over the task's positions (8 bytes a sample and metric), not as a dict per sample."""
+
+    def __init__(self, samples: Samples) -> None:
+        self.samples = samples
+        self.columns: dict[str, array[float]] = {}
+        self._names: list[tuple[str, ...]] = []
+        self._name_codes: dict[tuple[str, ...], int] = {}
+        self._names_at = array("I", [0]) * len(samples)
+        self._ok = bytearray(len(samples))
+        self._positions = array("I")
+
+    def put(self, at: int, metrics: dict[str, float]) -> None:
+        names = tuple(metrics)
+        code = self._name_codes.setdefault(names, len(self._name_codes))
+        if code == len(self._names):
+            self._names.append(names)
+        self._names_at[at] = code
+        for name, value in metrics.items():
+            column = self.columns.get(name)
+            if column is None:
+                column = self.columns[name] = array("d", [0.0]) * len(self.samples)
+            column[at] = value
+        self._ok[at] = 1
+
+    def seal(self) -> None:
+        """Fix the order once every record is in: the task's sample order."""
+        self._positions = array("I", (i for i, ok in enumerate(self._ok) if ok))
+
+    def metrics_at(self, at: int) -> dict[str, float]:
+        return {name: self.columns[name][at] for name in self._names[self._names_at[at]]}
+
+    def common(self) -> list[str]:
+        """The metric names every scored sample has, in the first one's order."""
+        if not self._positions:
+            return []
+        used = {self._names_at[at] for at in self._positions}
+        first = self._names[self._names_at[self._positions[0]]]
+        return [n for n in first if all(n in self._names[code] for code in used)]
+
+    def values(self, name: str) -> array[float]:
+        column = self.columns[name]
+        return array("d", (column[at] for at in self._positions))
+
+    def groups(self) -> list[str]:
+        return [self.samples.group_at(at) or "" for at in self._positions]
+
+    def _pair(self, at: int) -> tuple[Sample, SampleResult]:
+        sample = Sample(
+            id=self.samples.id_at(at), data={}, gold=None, group=self.samples.group_at(at)
+        )
+        return sample, SampleResult(prediction=None, gold=None, metrics=self.metrics_at(at))
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[Sample, SampleResult]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple[Sample, SampleResult]]: ...
+
+    def __getitem__(
+        self, index: int | slice
+    ) -> tuple[Sample, SampleResult] | list[tuple[Sample, SampleResult]]:
+        if isinstance(index, slice):
+            return [self._pair(at) for at in self._positions[index]]
+        return self._pair(self._positions[index])
+
+    def __iter__(self) -> Iterator[tuple[Sample, SampleResult]]:
+        return (self._pair(at) for at in self._positions)
+
+
+def _tally(path: Path, samples: Samples) -> _Tally:
+    """One streaming pass over the unit's latest records (memory: a few bytes a sample, never a
+    record). Records of samples the plan does not hold are ignored; metrics are listed in the
+    task's sample order, so a resumed run aggregates exactly as an uninterrupted one."""
+    tally = _Tally(samples)
     seen = 0
-    for record in latest(path):
-        at = index.get(record.sample_id)
-        if at is None:
-            continue
+    for at, record in latest_at(path, samples.position, len(samples)):
         seen += 1
         if record.reported_model:
             tally.reported.add(record.reported_model)
         for request in record.requests.values():
             tally.finishes.update(request.finish)
         if record.status == "ok":
-            metrics[record.sample_id] = record.metrics
+            tally.scored.put(at, record.metrics)
             continue
         error = record.error or {"class": "Unknown", "message": ""}
         tally.failures[str(error.get("class"))] += 1
@@ -218,28 +290,29 @@ def _tally(path: Path, samples: Sequence[Sample]) -> _Tally:
         if len(tally.examples) > _EXAMPLES:  # keep the first failures in the task's order
             tally.examples.remove(max(tally.examples, key=lambda x: x[0]))
     tally.missing = len(samples) - seen
-    # aggregates read the metrics (and the sample's group), never the channels
-    tally.scored = [
-        (s, SampleResult(prediction=None, gold=None, metrics=metrics[s.id]))
-        for s in samples
-        if s.id in metrics
-    ]
+    tally.scored.seal()
     return tally
 
 
 def intervals(
-    scored: list[tuple[Sample, SampleResult]], cluster_by: str | None = None
+    scored: Sequence[tuple[Sample, SampleResult]], cluster_by: str | None = None
 ) -> dict[str, dict[str, Any]]:
     """Per metric every scored sample has: mean, standard error, 95% interval, n, the estimator
     (clustered by ``Sample.group`` when ``cluster_by == "group"``) and, when clustered, the
     error as if the samples were independent (to see what clustering changed)."""
     if not scored:
         return {}
-    clusters = [s.group or "" for s, _ in scored] if cluster_by == "group" else None
+    if not isinstance(scored, _Scored):  # a list a caller built: the same view of it
+        view = _Scored(as_samples([s for s, _ in scored]))
+        for at, (_, result) in enumerate(scored):
+            view.put(at, result.metrics)
+        view.seal()
+        scored = view
+    names = scored.common()
+    clusters = scored.groups() if cluster_by == "group" else None
     out: dict[str, dict[str, Any]] = {}
-    names = [k for k in scored[0][1].metrics if all(k in r.metrics for _, r in scored)]
     for name in names:
-        values = [r.metrics[name] for _, r in scored]
+        values = scored.values(name)
         estimate = mean_estimate(values, clusters)
         entry = {
             "value": estimate.value,

@@ -106,13 +106,13 @@ class FrozenPlan(msgspec.Struct, kw_only=True):
         tasks = []
         for pt in plan.tasks:
             frozen = self.tasks.get(pt.name)
-            if frozen is None or [s.id for s in pt.samples] != frozen.samples:
+            if frozen is None or list(pt.samples.ids()) != frozen.samples:
                 raise ConfigError(
                     f"task {pt.name!r} no longer gives the samples {PLAN_FILE} froze; plan the "
                     "run again",
                     path="plan",
                 )
-            mine = [s for s, k in zip(pt.samples, frozen.shard, strict=True) if k == shard]
+            mine = pt.samples.select(i for i, k in enumerate(frozen.shard) if k == shard)
             tasks.append(replace(pt, samples=mine))
         models = [
             replace(
@@ -212,7 +212,7 @@ async def freeze(
         data_dir=str(plan.data_dir.resolve()),
         tasks={
             pt.name: FrozenTask(
-                samples=[s.id for s in pt.samples],
+                samples=list(pt.samples.ids()),
                 shard=assign(pt.samples, shards, clustered=_clustered(pt.task)),
                 clustered=_clustered(pt.task),
             )
@@ -388,9 +388,9 @@ def finalize(
                             f"{pm.label}/{pt.name}: sample {sample_id!r} is recorded by shard {k} "
                             f"but planned for shard {owner[sample_id]}"
                         )
-            for sample in pt.samples:
-                k = owner[sample.id]
-                if sample.id not in found[k]:
+            for sample_id in pt.samples.ids():
+                k = owner[sample_id]
+                if sample_id not in found[k]:
                     missing[k] = missing.get(k, 0) + 1
     if problems:
         raise ConfigError(

@@ -107,21 +107,38 @@ def score_channels(
     return channels
 
 
-def means(results: Sequence[tuple[Sample, SampleResult]]) -> dict[str, Any]:
-    """``{metric: mean}`` over the results, plus ``n``."""
-    out: dict[str, Any] = {"n": len(results)}
-    if not results:
-        return out
-    for key in results[0][1].metrics:
-        out[key] = sum(r.metrics[key] for _, r in results) / len(results)
-    return out
+class _Means:
+    """Running sums of each metric the first result has, added in the results' order (so the
+    figures are those of ``sum`` over a list, to the last bit)."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.sums: dict[str, float] = {}
+
+    def add(self, result: SampleResult) -> None:
+        if not self.n:
+            self.sums = dict.fromkeys(result.metrics, 0)
+        self.n += 1
+        for name in self.sums:
+            self.sums[name] += result.metrics[name]
+
+    def out(self) -> dict[str, Any]:
+        return {"n": self.n, **{name: total / self.n for name, total in self.sums.items()}}
+
+
+def means(results: Iterable[tuple[Sample, SampleResult]]) -> dict[str, Any]:
+    """``{metric: mean}`` over the results, plus ``n``; one pass, holding no result."""
+    acc = _Means()
+    for _, result in results:
+        acc.add(result)
+    return acc.out()
 
 
 def grouped_means(
-    results: Sequence[tuple[Sample, SampleResult]], key: Any
+    results: Iterable[tuple[Sample, SampleResult]], key: Any
 ) -> dict[str, dict[str, Any]]:
     """``means`` per group, where ``key(sample)`` names the group; groups sorted."""
-    groups: dict[str, list[tuple[Sample, SampleResult]]] = {}
+    groups: dict[str, _Means] = {}
     for sample, result in results:
-        groups.setdefault(key(sample), []).append((sample, result))
-    return {name: means(groups[name]) for name in sorted(groups)}
+        groups.setdefault(key(sample), _Means()).add(result)
+    return {name: groups[name].out() for name in sorted(groups)}

@@ -6,7 +6,7 @@ can be refused before its first request when the chosen dialect cannot serve it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -114,8 +114,10 @@ class Task(Protocol):
         """The files this task reads (their checksums enter the run identity)."""
         ...
 
-    def load(self, data_dir: Path, config: TaskConfig) -> list[Sample]:
-        """All evaluation samples in a fixed order (shots already drawn into ``data``)."""
+    def load(self, data_dir: Path, config: TaskConfig) -> Iterable[Sample]:
+        """All evaluation samples in a fixed order (shots already drawn into ``data``). It may
+        yield them one at a time: the plan stores each as it comes (``runner/samples.py``) and
+        stops reading at the config's ``n``."""
         ...
 
     def requests(
@@ -137,8 +139,10 @@ class Task(Protocol):
 
     def aggregate(self, results: Sequence[tuple[Sample, SampleResult]]) -> dict[str, Any]:
         """Run-level metrics (means, per-group breakdowns) from each sample's ``metrics`` and
-        ``group``: the report passes results that hold only their metrics (it never decodes a
-        record's channels to aggregate)."""
+        ``group``: the report passes, in the task's sample order, samples that hold only their
+        ``id`` and ``group`` and results that hold only their metrics (it never decodes a
+        record's channels, nor keeps every record, to aggregate). Iterate ``results`` rather
+        than index it: it may be a view built as it is read."""
         ...
 
 

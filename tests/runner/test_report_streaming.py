@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from sieval.runner import RunOptions, arun_eval, parse_config
-from sieval.runner.records import Record, RecordWriter, latest
+from sieval.runner.records import Record, RecordWriter, latest_at
 
 CONFIG = """
 models: [{name: ref, endpoint: embedded}]
@@ -16,7 +16,7 @@ tasks: [{name: arc_easy_kshot_ppl, n: 4, num_fewshot: 0}]
 """
 
 
-def test_latest_yields_each_samples_last_record_in_file_order(tmp_path: Path) -> None:
+def test_latest_at_yields_each_planned_samples_last_record_in_file_order(tmp_path: Path) -> None:
     path = tmp_path / "records.jsonl"
     writer = RecordWriter(path)
     for sample_id, status in [("a", "failed"), ("b", "ok"), ("a", "ok"), ("c", "failed")]:
@@ -31,8 +31,12 @@ def test_latest_yields_each_samples_last_record_in_file_order(tmp_path: Path) ->
             )
         )
     writer.close()
-    assert [(o.sample_id, o.status) for o in latest(path)] == [("b", "ok"), ("a", "ok"),
-                                                                ("c", "failed")]  # fmt: skip
+    planned = {"c": 0, "a": 1, "b": 2}  # "d" is not planned: its record is skipped
+    writer = RecordWriter(path)
+    writer.write(Record(schema_version=4, sample_id="d", status="ok", model="m", task="t"))
+    writer.close()
+    found = [(at, o.sample_id, o.status) for at, o in latest_at(path, planned.get, 3)]
+    assert found == [(2, "b", "ok"), (1, "a", "ok"), (0, "c", "failed")]
 
 
 async def test_a_resume_that_runs_nothing_keeps_the_figures(tmp_path: Path) -> None:

@@ -1,0 +1,36 @@
+"""Every task's samples, as the plan holds them (``runner/samples.py``), read back equal to what
+the task built: in memory and spilled to a file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sieval.runner.samples import Samples
+from sieval.tasks.base import TaskConfig
+from sieval.tasks.registry import TASKS
+
+
+@pytest.mark.parametrize("name", sorted(TASKS))
+@pytest.mark.parametrize("spill_bytes", [1 << 30, 1 << 16])
+def test_every_task_reads_back_equal_in_memory_and_spilled(
+    data_dir: Path, name: str, spill_bytes: int
+) -> None:
+    task = TASKS[name]
+    shots = 0 if "0shot" in name else 3
+    built = list(task.load(data_dir, TaskConfig(name=name, num_fewshot=shots)))
+    held = Samples(iter(built), spill_bytes=spill_bytes)
+    assert ("temporary file" in repr(held)) == (spill_bytes < 1 << 20)
+    assert len(held) == len(built)
+    assert list(held) == built
+    step = max(1, len(built) // 50)
+    for i in range(0, len(built), step):
+        assert held[i] == built[i]
+        assert held.position(built[i].id) == i
+        assert held.id_at(i) == built[i].id and held.group_at(i) == built[i].group
+    assert held[-1] == built[-1] and held[1:3] == built[1:3]
+    assert list(held.ids()) == [s.id for s in built]
+    assert held.position("not a sample id") is None
+    with pytest.raises(IndexError):
+        held[len(built)]
