@@ -207,8 +207,8 @@ def _tally(path: Path, samples: Sequence[Sample]) -> _Tally:
         seen += 1
         if record.reported_model:
             tally.reported.add(record.reported_model)
-        for request in record.requests.values():
-            tally.finishes.update(request.finish)
+        for finish in record.finishes():
+            tally.finishes.update(finish)
         if record.status == "ok":
             metrics[record.sample_id] = record.metrics
             continue

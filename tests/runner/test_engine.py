@@ -58,11 +58,16 @@ async def test_run_writes_records_and_report(tmp_path: Path, data_dir: Path) -> 
     lines = (result.run_dir / "m" / "fake_qa" / "records.jsonl").read_text().splitlines()
     assert len(lines) == len(WORDS)
     first = json.loads(lines[0])
-    assert first["schema_version"] == 4 and first["status"] == "ok"
+    assert first["schema_version"] == 5 and first["status"] == "ok"
     assert set(first["requests"]) == {"r0", "r1"}
     raw = first["requests"]["r0"]
     # what both requests share is stored once for the record
-    assert first["requests_common"] == {"ledger": "L0", "body_ref": "B0", "status": 200}
+    assert first["requests_common"] == {
+        "ledger": "L0",
+        "body_ref": "B0",
+        "status": 200,
+        "finish": ["stop"],
+    }
     assert "ledger" not in raw and "status" not in raw and "prompt" not in raw
     unit = result.run_dir / "m" / "fake_qa"
     shared = Shared.load(unit / "shared.jsonl")
