@@ -21,14 +21,15 @@ bumped when a field is added. Version 3 added ``Record.sample``, ``RequestRecord
 ``status``, ledger ids, and stopped repeating the prompt beside the body; version 4 added
 ``RequestRecord.body_prefix`` (a prompt is stored once per sample, not once per choice) and
 ``Record.requests_common`` (the ledger id, body template and status every request of the sample
-shares, stored once), and omits fields at their defaults. Version 5 stores a sample's request
-stats and channels column-wise: ``requests_common`` also holds ``finish`` when every request
-ended the same way; ``Record.requests_columns`` holds each ``usage`` and ``timings`` key every
-request has, as ``"usage.input_tokens": [76, 74, ...]`` in request order (one value when all are
-equal), taken out of the requests; ``Record.channels_columns`` names the channels that are lists
-of dicts with the same keys, each written as one dict of lists (``{"logprob_sum": [...],
-"n_tokens": [...]}``). Readers take 1 to 5: ``decode_record`` and ``read_records`` put every
-field back in its request and channel, so a reader sees the ``Record`` the engine built.
+shares, stored once), and omits fields at their defaults. Version 5 stores a sample's request stats
+and channels column-wise: ``requests_common`` also holds ``finish`` when every request ended the
+same way; ``Record.requests_columns`` holds each ``usage`` and ``timings`` key every request has,
+as ``"usage.input_tokens": [76, 74, ...]`` in request order (one value when all are equal), and
+each text field every request's stored body has (``"body.prompt"``: what is left of each prompt),
+taken out of the requests; ``Record.channels_columns`` names the channels that are lists of dicts
+with the same keys, each written as one dict of lists (``{"logprob_sum": [...], "n_tokens":
+[...]}``). Readers take 1 to 5: ``decode_record`` and ``read_records`` put every field back in its
+request and channel, so a reader sees the ``Record`` the engine built.
 """
 
 from __future__ import annotations
@@ -136,10 +137,12 @@ class Record(msgspec.Struct, kw_only=True, omit_defaults=True):
     request. ``read_records`` puts them back."""
     requests_columns: dict[str, Any] = {}
     """Version 5, samples of 2 or more requests: per ``usage`` and ``timings`` key every request
+    has, and per text field every request's ``body`` (as stored: what differs from its template)
     has (while those keys lead each request's dict in the same order, so each dict comes back in
-    its own order), ``"usage.<key>"`` or ``"timings.<key>"``: the requests' values in request
-    order, or one value when they are all equal. Those keys are not in the requests; the others
-    (a key only some requests have) stay there. ``read_records`` puts them back."""
+    its own order), ``"usage.<key>"``, ``"timings.<key>"`` or ``"body.<field>"``: the requests'
+    values in request order (a list), or one value when they are all equal. Those keys are not in
+    the requests (a body left empty is omitted); the others (a key only some requests have, a
+    field that is not text) stay there. ``read_records`` puts them back."""
     channels_columns: list[str] = []
     """Version 5: the channels stored column-wise. Each was a list of 2 or more dicts with the
     same keys in the same order and is written as ``{key: [each dict's value, ...]}``; the other
@@ -159,8 +162,9 @@ _decoder = msgspec.json.Decoder(Record)
 _COMMON = ("ledger", "body_ref", "status")
 """Request fields (ids and the status) a record stores once when all its requests agree."""
 
-_STATS = ("usage", "timings")
-"""Request dicts whose shared keys a record stores as columns (``requests_columns``)."""
+_COLUMNS = ("usage", "timings", "body")
+"""Request dicts whose shared keys a record stores as columns (``requests_columns``): all of
+the stats; of the body (as stored: what differs from its template), the text fields."""
 
 
 def _factor(
@@ -182,9 +186,11 @@ def _factor(
         common["finish"] = first.finish
     columns: dict[str, Any] = {}
     taken: dict[str, list[str]] = {}
-    for name in _STATS:
-        dicts = [getattr(r, name) for r in requests.values()]
-        keys = taken[name] = _leading_keys(dicts)
+    for name in _COLUMNS:
+        dicts = [d for r in requests.values() if isinstance(d := getattr(r, name), dict)]
+        if len(dicts) < len(requests):
+            continue  # a request with no body (refused before lowering)
+        keys = taken[name] = _leading_keys(dicts, text_only=name == "body")
         for key in keys:
             values = [d[key] for d in dicts]
             same = all(v == values[0] for v in values)
@@ -199,14 +205,23 @@ def _factor(
         for name, keys in taken.items():
             if keys:
                 changes[name] = {key: v for key, v in getattr(r, name).items() if key not in keys}
+        if changes.get("body") == {}:
+            changes["body"] = None  # all in columns (omitted: every request has a body)
         factored[k] = msgspec.structs.replace(r, **changes)
     return factored, common, columns
 
 
-def _leading_keys(dicts: list[dict[str, Any]]) -> list[str]:
+def _leading_keys(dicts: list[dict[str, Any]], *, text_only: bool = False) -> list[str]:
     """The keys every dict has, in the first dict's order, cut where one of them stops leading
-    some dict in that order (so that putting them back first restores each dict's own order)."""
+    some dict in that order (so that putting them back first restores each dict's own order);
+    with ``text_only``, cut too at the first whose values are not all strings (so that a list is
+    always a column, never a value)."""
     shared = [key for key in dicts[0] if all(key in d for d in dicts[1:])]
+    if text_only:
+        for i, key in enumerate(shared):
+            if not all(isinstance(d[key], str) for d in dicts):
+                shared = shared[:i]
+                break
     for d in dicts:
         for i, key in enumerate(d):
             if i >= len(shared):
@@ -258,7 +273,7 @@ def _unfactor(record: Record) -> Record:
                 back = {key: v[i] if isinstance(v, list) else v for key, v in columns.items()}
                 if name == "timings":  # as a dict[str, float] decodes (``attempts`` is an int)
                     back = {key: float(v) for key, v in back.items()}
-                changes[name] = {**back, **getattr(r, name)}
+                changes[name] = {**back, **(getattr(r, name) or {})}
             requests[k] = msgspec.structs.replace(r, **changes)
     channels = record.channels
     if record.channels_columns:

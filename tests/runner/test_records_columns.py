@@ -67,12 +67,13 @@ def whole(decoded: Record, shared: Shared) -> Record:
     return msgspec.structs.replace(decoded, requests=expand_requests(decoded.requests, shared))
 
 
-def assert_round_trip(tmp_path: Path, original: Record) -> dict[str, Any]:
-    """``original`` written, then read back both ways, is ``original``, and exactly what its
-    plain encoding (every field in its request, as version 1 wrote it) decodes to: field order
-    and number types included, the bytes are compared. Returns the line as plain JSON."""
+def assert_round_trip(tmp_path: Path, original: Record, *before: Record) -> dict[str, Any]:
+    """``original`` written (after the records ``before`` it, in the same file), then read back
+    both ways, is ``original``, and exactly what its plain encoding (every field in its request,
+    as version 1 wrote it) decodes to: field order and number types included, the bytes are
+    compared. Returns its line as plain JSON."""
     path = tmp_path / "records.jsonl"
-    (line,) = write(path, [original])
+    line = write(path, [*before, original])[-1]
     shared = Shared.load(path.with_name("shared.jsonl"))
     plain = msgspec.json.encode(decode_record(msgspec.json.encode(original)))
     for decoded in (decode_record(line), read_records(path).records[original.sample_id]):
@@ -238,6 +239,56 @@ def test_a_failed_requests_stats_are_not_columns(tmp_path: Path) -> None:
     assert "finish" not in stored["requests_common"]
 
 
+def choices(sample_id: str, words: tuple[str, ...], max_tokens: tuple[int, ...]) -> Record:
+    requests = {
+        f"choice:{i}": msgspec.structs.replace(
+            answered(76, 0.5, ["length"], prompt=f"Question: q?\nAnswer: {w}"),
+            body={"model": "m", "prompt": f"Question: q?\nAnswer: {w}", "max_tokens": n},
+        )
+        for i, (w, n) in enumerate(zip(words, max_tokens, strict=True))
+    }
+    return msgspec.structs.replace(record(requests), sample_id=sample_id)
+
+
+def test_the_text_left_of_each_body_is_a_column(tmp_path: Path) -> None:
+    first = choices("a", ("red", "blue", "green"), (1, 1, 1))
+    later = choices("b", ("pink", "grey", "teal"), (2, 3, 2))
+    path = tmp_path / "records.jsonl"
+    lines = write(path, [first, later])
+    shared = Shared.load(path.with_name("shared.jsonl"))
+    for original, line in zip((first, later), lines, strict=True):
+        assert whole(decode_record(line), shared) == original
+        assert whole(read_records(path).records[original.sample_id], shared) == original
+    assert "body.prompt" not in json.loads(lines[0])["requests_columns"]  # choice:0: the template
+    stored = json.loads(lines[1])
+    assert stored["requests_columns"]["body.prompt"] == [
+        "Question: q?\nAnswer: pink",
+        "Question: q?\nAnswer: grey",
+        "Question: q?\nAnswer: teal",
+    ]
+    # a field that is not text stays in the body (a column of lists would read as values)
+    bodies = [r["body"] for r in stored["requests"].values()]
+    assert bodies == [{"max_tokens": 2}, {"max_tokens": 3}, {"max_tokens": 2}]
+    same = choices("c", ("pink", "grey", "teal"), (1, 1, 1))
+    (line,) = write(tmp_path / "c.jsonl", [first, same])[1:]
+    assert not any("body" in r for r in json.loads(line)["requests"].values())
+
+
+def test_a_request_with_no_body_keeps_the_others_bodies(tmp_path: Path) -> None:
+    refused = RequestRecord(prompt="Question: q?\nAnswer: blue", error={"class": "Refused"})
+    first = record({"choice:0": answered(76, 0.5, ["length"]), "choice:1": refused})
+    other = {"choice:0": answered(76, 0.5, ["length"], prompt="Question: q?\nAnswer: pink")}
+    later = msgspec.structs.replace(record({**other, "choice:1": refused}), sample_id="t")
+    path = tmp_path / "records.jsonl"
+    lines = write(path, [first, later])
+    stored = json.loads(lines[1])
+    assert "requests_columns" not in stored
+    assert stored["requests"]["choice:0"]["body"] == {"prompt": "Question: q?\nAnswer: pink"}
+    assert stored["requests"]["choice:1"]["prompt"] == "Question: q?\nAnswer: blue"
+    shared = Shared.load(path.with_name("shared.jsonl"))
+    assert whole(decode_record(lines[1]), shared) == later
+
+
 usage_keys = ("input_tokens", "output_tokens", "cached_tokens", "reasoning_tokens")
 timing_keys = ("total_s", "first_byte_s", "attempts")
 finishes = st.lists(st.sampled_from(["length", "stop", "stop:empty", ""]), max_size=2)
@@ -246,33 +297,55 @@ finishes = st.lists(st.sampled_from(["length", "stop", "stop:empty", ""]), max_s
 @st.composite
 def requests(draw: Any) -> dict[str, RequestRecord]:
     out: dict[str, RequestRecord] = {}
-    for i in range(draw(st.integers(0, 5))):
+    for i in range(draw(st.integers(2, 5))):  # 0 and 1: REQUESTS above
         usage = {k: draw(st.integers(0, 3)) for k in usage_keys if draw(st.booleans())}
         timings = {
             k: draw(st.sampled_from([0.5, 0.25, 2])) for k in timing_keys if draw(st.booleans())
         }
         if draw(st.booleans()):  # another order
             usage = dict(reversed(usage.items()))
-        out[f"r{i}"] = request(
+        made = request(
+            # a long shared head (stored once, ``body_prefix``) or a short text, and a tail
+            draw(st.sampled_from(["Question: q?\n" * 6, "b", ""]))
+            + draw(st.text("ab", max_size=3)),
             usage=usage,
             timings=timings,
             finish=draw(finishes),
             status=draw(st.sampled_from([200, 500, None])),
         )
+        body = draw(st.sampled_from(["as is", "as is", "as is", "other fields", "none"]))
+        if body == "other fields":  # a field that is not text, another model
+            extra = {"max_tokens": draw(st.integers(1, 2)), "stop": ["\n"]}
+            made = msgspec.structs.replace(made, body={**(made.body or {}), **extra, "model": "n"})
+        elif body == "none":  # refused before lowering: the prompt instead of a body
+            made = msgspec.structs.replace(made, body=None, prompt="p")
+        out[f"r{i}"] = made
     return out
 
 
 values = st.one_of(st.integers(0, 2), st.floats(-2, 0), st.text(max_size=2), st.none())
 rows = st.dictionaries(st.sampled_from(["a", "b", "c"]), values, max_size=3)
-channel = st.one_of(st.lists(rows, max_size=4), st.lists(values, max_size=3), values)
+like_rows = st.lists(st.sampled_from(["a", "b", "c"]), unique=True, min_size=1).flatmap(
+    lambda keys: st.lists(st.fixed_dictionaries({k: values for k in keys}), min_size=2, max_size=4)
+)
+channel = st.one_of(like_rows, st.lists(rows, max_size=4), st.lists(values, max_size=3), values)
 
 
-@settings(max_examples=150, deadline=None)
-@given(requests=requests(), channels=st.dictionaries(st.sampled_from(["x", "y"]), channel))
+@settings(max_examples=300, deadline=None)
+@given(
+    requests=requests(),
+    channels=st.dictionaries(st.sampled_from(["x", "y"]), channel),
+    before=st.lists(requests(), min_size=1, max_size=2),  # what the template holds varies
+)
 def test_any_sample_reads_back_as_it_was(
-    tmp_path_factory: Any, requests: dict[str, RequestRecord], channels: dict[str, Any]
+    tmp_path_factory: Any,
+    requests: dict[str, RequestRecord],
+    channels: dict[str, Any],
+    before: list[dict[str, RequestRecord]],
 ) -> None:
-    assert_round_trip(tmp_path_factory.mktemp("rt"), record(requests, channels))
+    earlier = [msgspec.structs.replace(record(r), sample_id=f"e{i}") for i, r in enumerate(before)]
+    tmp = tmp_path_factory.mktemp("rt")
+    assert_round_trip(tmp, record(requests, channels), *earlier)
 
 
 def v4_lines(task: str) -> list[bytes]:
@@ -306,7 +379,7 @@ def test_a_v5_line_is_smaller_than_the_v4_line_of_the_same_record(tmp_path: Path
     shared_finish = [s for s in stored if "finish" in s["requests_common"]]
     assert 0 < len(shared_finish) < len(stored)  # the fixture has samples of both kinds
     for s in stored:
-        assert set(s["requests_columns"]) == {
+        assert set(s["requests_columns"]) - {"body.prompt"} == {
             "usage.input_tokens",
             "usage.output_tokens",
             "timings.total_s",
@@ -314,11 +387,14 @@ def test_a_v5_line_is_smaller_than_the_v4_line_of_the_same_record(tmp_path: Path
         assert s["requests_columns"]["usage.output_tokens"] == 1
         assert len(s["requests_columns"]["usage.input_tokens"]) == len(s["requests"]) == 8
         assert not any({"usage", "timings"} & set(r) for r in s["requests"].values())
+        if "body.prompt" in s["requests_columns"]:  # every request's prompt differs
+            assert not any("body" in r for r in s["requests"].values())
         has_finish = ["finish" in r for r in s["requests"].values()]
         assert has_finish == [s not in shared_finish] * 8
         assert s["channels_columns"] == ["choices", "unconditional"]
         assert set(s["channels"]["choices"]) == {"logprob_sum", "n_tokens", "n_chars", "norm_chars"}
         assert all(len(v) == 4 for v in s["channels"]["choices"].values())
+    assert sum("body.prompt" in s["requests_columns"] for s in stored) == 11  # not the first
     gsm8k = [json.loads(line) for line in v4_lines("gsm8k_kshot_base_gen")]
     assert all(len(s["requests"]) == 1 for s in gsm8k)  # one request: nothing to factor
 
