@@ -21,7 +21,15 @@ bumped when a field is added. Version 3 added ``Record.sample``, ``RequestRecord
 ``status``, ledger ids, and stopped repeating the prompt beside the body; version 4 added
 ``RequestRecord.body_prefix`` (a prompt is stored once per sample, not once per choice) and
 ``Record.requests_common`` (the ledger id, body template and status every request of the sample
-shares, stored once), and omits fields at their defaults. Readers take 1 to 4.
+shares, stored once), and omits fields at their defaults. Version 5 stores a sample's request stats
+and channels column-wise: ``requests_common`` also holds ``finish`` when every request ended the
+same way; ``Record.requests_columns`` holds each ``usage`` and ``timings`` key every request has,
+as ``"usage.input_tokens": [76, 74, ...]`` in request order (one value when all are equal), and
+each text field every request's stored body has (``"body.prompt"``: what is left of each prompt),
+taken out of the requests; ``Record.channels_columns`` names the channels that are lists of dicts
+with the same keys, each written as one dict of lists (``{"logprob_sum": [...], "n_tokens":
+[...]}``). Readers take 1 to 5: ``decode_record`` and ``read_records`` put every field back in its
+request and channel, so a reader sees the ``Record`` the engine built.
 """
 
 from __future__ import annotations
@@ -51,13 +59,12 @@ __all__ = [
     "expand_requests",
     "latest_at",
     "read_records",
-    "read_statuses",
     "records_path",
     "scan",
     "statuses_at",
 ]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Version of the record schema below; enters the run identity."""
 
 FSYNC_INTERVAL_S = 1.0
@@ -126,8 +133,21 @@ class Record(msgspec.Struct, kw_only=True, omit_defaults=True):
     """The sample as a reader needs it without the data files (the question or context, the
     choices, the gold label: the task's ``describe``)."""
     requests_common: dict[str, Any] = {}
-    """``ledger``, ``body_ref`` and ``status`` when every request of the sample has the same one:
-    stored here once, not in each request. ``read_records`` puts them back."""
+    """``ledger``, ``body_ref``, ``status`` and (version 5) ``finish`` when every request of the
+    sample has the same one (a finish list only when not empty): stored here once, not in each
+    request. ``read_records`` puts them back."""
+    requests_columns: dict[str, Any] = {}
+    """Version 5, samples of 2 or more requests: per ``usage`` and ``timings`` key every request
+    has, and per text field every request's ``body`` (as stored: what differs from its template)
+    has (while those keys lead each request's dict in the same order, so each dict comes back in
+    its own order), ``"usage.<key>"``, ``"timings.<key>"`` or ``"body.<field>"``: the requests'
+    values in request order (a list), or one value when they are all equal. Those keys are not in
+    the requests (a body left empty is omitted); the others (a key only some requests have, a
+    field that is not text) stay there. ``read_records`` puts them back."""
+    channels_columns: list[str] = []
+    """Version 5: the channels stored column-wise. Each was a list of 2 or more dicts with the
+    same keys in the same order and is written as ``{key: [each dict's value, ...]}``; the other
+    channels are written as they are. ``read_records`` gives back the list of dicts."""
 
 
 def records_path(run_dir: Path, model_dir: str, task: str, shard: int | None = None) -> Path:
@@ -141,40 +161,136 @@ _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(Record)
 
 _COMMON = ("ledger", "body_ref", "status")
-"""Request fields a record stores once when all its requests agree."""
+"""Request fields (ids and the status) a record stores once when all its requests agree."""
+
+_COLUMNS = ("usage", "timings", "body")
+"""Request dicts whose shared keys a record stores as columns (``requests_columns``): all of
+the stats; of the body (as stored: what differs from its template), the text fields."""
 
 
-def _factor(requests: dict[str, RequestRecord]) -> tuple[dict[str, RequestRecord], dict[str, Any]]:
-    """``requests`` without the fields they all share, and those fields."""
+def _factor(
+    requests: dict[str, RequestRecord],
+) -> tuple[dict[str, RequestRecord], dict[str, Any], dict[str, Any]]:
+    """``requests`` without what they all share and without their stats columns; the shared
+    fields (``requests_common``) and the columns (``requests_columns``)."""
     if len(requests) < 2:
-        return requests, {}
+        return requests, {}, {}
     first, *rest = requests.values()
-    common = {
+    common: dict[str, Any] = {
         name: getattr(first, name)
         for name in _COMMON
         if getattr(first, name) is not None
         and isinstance(getattr(first, name), str | int)
         and all(getattr(r, name) == getattr(first, name) for r in rest)
     }
-    if not common:
-        return requests, {}
-    cleared: dict[str, Any] = {"ledger": [], "body_ref": None, "status": None}
+    if first.finish and all(r.finish == first.finish for r in rest):
+        common["finish"] = first.finish
+    columns: dict[str, Any] = {}
+    taken: dict[str, list[str]] = {}
+    for name in _COLUMNS:
+        dicts = [d for r in requests.values() if isinstance(d := getattr(r, name), dict)]
+        if len(dicts) < len(requests):
+            continue  # a request with no body (refused before lowering)
+        keys = taken[name] = _leading_keys(dicts, text_only=name == "body")
+        for key in keys:
+            values = [d[key] for d in dicts]
+            same = all(v == values[0] for v in values)
+            columns[f"{name}.{key}"] = values[0] if same else values
+    if not common and not columns:
+        return requests, {}, {}
+    cleared: dict[str, Any] = {"ledger": [], "body_ref": None, "status": None, "finish": []}
     strip = {name: cleared[name] for name in common}
-    return {k: msgspec.structs.replace(r, **strip) for k, r in requests.items()}, common
+    factored: dict[str, RequestRecord] = {}
+    for k, r in requests.items():
+        changes = dict(strip)
+        for name, keys in taken.items():
+            if keys:
+                changes[name] = {key: v for key, v in getattr(r, name).items() if key not in keys}
+        if changes.get("body") == {}:
+            changes["body"] = None  # all in columns (omitted: every request has a body)
+        factored[k] = msgspec.structs.replace(r, **changes)
+    return factored, common, columns
+
+
+def _leading_keys(dicts: list[dict[str, Any]], *, text_only: bool = False) -> list[str]:
+    """The keys every dict has, in the first dict's order, cut where one of them stops leading
+    some dict in that order (so that putting them back first restores each dict's own order);
+    with ``text_only``, cut too at the first whose values are not all strings (so that a list is
+    always a column, never a value)."""
+    shared = [key for key in dicts[0] if all(key in d for d in dicts[1:])]
+    if text_only:
+        for i, key in enumerate(shared):
+            if not all(isinstance(d[key], str) for d in dicts):
+                shared = shared[:i]
+                break
+    for d in dicts:
+        for i, key in enumerate(d):
+            if i >= len(shared):
+                break
+            if key != shared[i]:
+                shared = shared[:i]
+                break
+    return shared
+
+
+def _columnar(channels: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``channels`` with each list of 2 or more dicts of the same keys (in the same order) as one
+    dict of lists, and the names of those channels."""
+    names: list[str] = []
+    out = channels
+    for name, value in channels.items():
+        if not isinstance(value, list) or len(value) < 2 or not isinstance(value[0], dict):
+            continue
+        keys = list(value[0])
+        if not keys or not all(isinstance(d, dict) and list(d) == keys for d in value[1:]):
+            continue  # no keys: the column form would lose how many dicts there were
+        if out is channels:
+            out = dict(channels)
+        out[name] = {key: [d[key] for d in value] for key in keys}
+        names.append(name)
+    return out, names
 
 
 def decode_record(line: bytes) -> Record:
-    """One line of ``records.jsonl`` as a whole ``Record`` (the shared request fields put back
-    in each request)."""
+    """One line of ``records.jsonl`` as a whole ``Record`` (the shared request fields, the stats
+    columns and the column-wise channels put back)."""
     return _unfactor(_decoder.decode(line))
 
 
 def _unfactor(record: Record) -> Record:
-    if not record.requests_common:
+    if not (record.requests_common or record.requests_columns or record.channels_columns):
         return record
-    common = record.requests_common
-    requests = {k: msgspec.structs.replace(r, **common) for k, r in record.requests.items()}
-    return msgspec.structs.replace(record, requests=requests, requests_common={})
+    requests = record.requests
+    if record.requests_common or record.requests_columns:
+        common = record.requests_common
+        stats: dict[str, dict[str, Any]] = {}
+        for dotted, value in record.requests_columns.items():
+            name, _, key = dotted.partition(".")
+            stats.setdefault(name, {})[key] = value
+        requests = {}
+        for i, (k, r) in enumerate(record.requests.items()):
+            changes = {n: list(v) if isinstance(v, list) else v for n, v in common.items()}
+            for name, columns in stats.items():
+                back = {key: v[i] if isinstance(v, list) else v for key, v in columns.items()}
+                if name == "timings":  # as a dict[str, float] decodes (``attempts`` is an int)
+                    back = {key: float(v) for key, v in back.items()}
+                changes[name] = {**back, **(getattr(r, name) or {})}
+            requests[k] = msgspec.structs.replace(r, **changes)
+    channels = record.channels
+    if record.channels_columns:
+        channels = dict(channels)
+        for name in record.channels_columns:
+            columns = channels[name]
+            rows = zip(*columns.values(), strict=True)
+            channels[name] = [dict(zip(columns, row, strict=True)) for row in rows]
+    return msgspec.structs.replace(
+        record,
+        requests=requests,
+        channels=channels,
+        requests_common={},
+        requests_columns={},
+        channels_columns=[],
+    )
 
 
 # -- what repeats, written once -----------------------------------------------------------------
@@ -346,13 +462,21 @@ class RecordWriter:
 
     def write(self, record: Record) -> None:
         new: list[bytes] = []
-        requests, common = _factor(self.shared.compact_requests(record.requests, new))
+        requests, common, columns = _factor(self.shared.compact_requests(record.requests, new))
+        channels, columnar = _columnar(record.channels)
         if new:
             if self._shared_file is None:
                 self._shared_file = open(self.shared_path, "ab")  # noqa: SIM115
             self._shared_file.write(b"\n".join(new) + b"\n")
             self._shared_file.flush()
-        line = msgspec.structs.replace(record, requests=requests, requests_common=common)
+        line = msgspec.structs.replace(
+            record,
+            requests=requests,
+            requests_common=common,
+            requests_columns=columns,
+            channels=channels,
+            channels_columns=columnar,
+        )
         self._file.write(_encoder.encode(line))
         self._file.write(b"\n")
         self._file.flush()
@@ -462,6 +586,14 @@ class Outcome(msgspec.Struct, kw_only=True):
     error: dict[str, Any] | None = None
     reported_model: str | None = None
     requests: dict[str, _Finishes] = {}
+    requests_common: _Finishes = msgspec.field(default_factory=_Finishes)
+    """The finish list every request shares, when the record stores it once (version 5)."""
+
+    def finishes(self) -> Iterator[list[str]]:
+        """Each request's finish reasons, in request order (``RequestRecord.finish``)."""
+        shared = self.requests_common.finish
+        for request in self.requests.values():
+            yield request.finish or shared
 
 
 _outcome_decoder = msgspec.json.Decoder(Outcome)
@@ -473,13 +605,6 @@ class _Status(msgspec.Struct):
 
 
 _status_decoder = msgspec.json.Decoder(_Status)
-
-
-def read_statuses(
-    path: Path, *, repair: bool = False, stats: list[int] | None = None
-) -> dict[str, str]:
-    """The latest status (``ok`` / ``failed``) per sample id: what a resume needs to know."""
-    return {o.sample_id: o.status for o in scan(path, _status_decoder, repair=repair, stats=stats)}
 
 
 def read_records(path: Path, *, repair: bool = False) -> ReadResult:
@@ -506,7 +631,7 @@ def statuses_at(
     stats: list[int] | None = None,
 ) -> bytearray:
     """Each planned sample's latest status: ``NOT_RUN``, ``SCORED`` or ``FAILED`` (what a resume
-    needs; ``read_statuses`` gives the same keyed by id)."""
+    needs to know)."""
     status = bytearray(size)
     for outcome in scan(path, _status_decoder, repair=repair, stats=stats):
         at = position(outcome.sample_id)

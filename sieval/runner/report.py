@@ -279,8 +279,8 @@ def _tally(path: Path, samples: Samples) -> _Tally:
         seen += 1
         if record.reported_model:
             tally.reported.add(record.reported_model)
-        for request in record.requests.values():
-            tally.finishes.update(request.finish)
+        for finish in record.finishes():
+            tally.finishes.update(finish)
         if record.status == "ok":
             tally.scored.put(at, record.metrics)
             continue

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from typer.testing import CliRunner
 
@@ -14,6 +15,7 @@ from sieval.audit.compare import compare_runs
 from sieval.cli.main import app
 from sieval.reference import ReferenceServer
 from sieval.runner import RunOptions, arun_eval, parse_config
+from sieval.runner.records import decode_record
 from sieval.tasks.registry import TASKS as TASK_REGISTRY
 
 TASKS = """
@@ -56,9 +58,14 @@ async def test_two_runs_of_one_deterministic_server_do_not_differ(
     assert tasks["mmlu_kshot_clp"]["loglik"]["n"] == 10 * 4
 
 
+def whole_records(unit: Path) -> list[dict[str, Any]]:
+    """Each record of the unit as plain data, its column-wise channels and stats put back."""
+    lines = (unit / "records.jsonl").read_bytes().splitlines()
+    return [msgspec.to_builtins(decode_record(line)) for line in lines]
+
+
 def edit_records(unit: Path, edit: Any) -> None:
-    lines = (unit / "records.jsonl").read_text().splitlines()
-    records = [json.loads(line) for line in lines]
+    records = whole_records(unit)
     for record in records:
         edit(record)
     (unit / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
@@ -83,8 +90,8 @@ async def test_an_edited_run_shows_exactly_its_edits(
     arc = by_task(compare_runs(a, b))["arc_easy_kshot_ppl"]
     assert sorted(f["id"] for f in arc["flips"]) == sorted(flipped) and arc["flipped"] == 3
     before = {
-        json.loads(line)["sample_id"]: json.loads(line)["metrics"]["acc_norm"]
-        for line in (a / "ref" / "arc_easy_kshot_ppl" / "records.jsonl").read_text().splitlines()
+        r["sample_id"]: r["metrics"]["acc_norm"]
+        for r in whole_records(a / "ref" / "arc_easy_kshot_ppl")
     }
     gained = sum(before[i] == 0.0 for i in flipped)
     lost = 3 - gained
@@ -169,8 +176,7 @@ async def test_a_changed_acc_norm_definition_shows_as_exactly_its_flips(tmp_path
     ).run_dir
     arc = by_task(compare_runs(a, b))["arc_easy_kshot_ppl"]
     expected = set()
-    for line in (a / "ref" / "arc_easy_kshot_ppl" / "records.jsonl").read_text().splitlines():
-        record = json.loads(line)
+    for record in whole_records(a / "ref" / "arc_easy_kshot_ppl"):
         channels = record["channels"]["choices"]
         with_space = argmax([c["logprob_sum"] / c["n_chars"] for c in channels])
         if (with_space == record["gold"]) != (record["metrics"]["acc_norm"] == 1.0):

@@ -58,11 +58,16 @@ async def test_run_writes_records_and_report(tmp_path: Path, data_dir: Path) -> 
     lines = (result.run_dir / "m" / "fake_qa" / "records.jsonl").read_text().splitlines()
     assert len(lines) == len(WORDS)
     first = json.loads(lines[0])
-    assert first["schema_version"] == 4 and first["status"] == "ok"
+    assert first["schema_version"] == 5 and first["status"] == "ok"
     assert set(first["requests"]) == {"r0", "r1"}
     raw = first["requests"]["r0"]
     # what both requests share is stored once for the record
-    assert first["requests_common"] == {"ledger": "L0", "body_ref": "B0", "status": 200}
+    assert first["requests_common"] == {
+        "ledger": "L0",
+        "body_ref": "B0",
+        "status": 200,
+        "finish": ["stop"],
+    }
     assert "ledger" not in raw and "status" not in raw and "prompt" not in raw
     unit = result.run_dir / "m" / "fake_qa"
     shared = Shared.load(unit / "shared.jsonl")
@@ -77,7 +82,8 @@ async def test_run_writes_records_and_report(tmp_path: Path, data_dir: Path) -> 
     assert first["reported_model"] == "fake-model" and request.status == 200
     later = expand(read_records(unit / "records.jsonl").records["s1"].requests["r0"], shared)
     assert later.body["prompt"] == "Q: bbb"  # only the prompt differs: the rest is the template
-    assert json.loads(lines[1])["requests"]["r0"]["body"] == {"prompt": "Q: bbb"}
+    # what is left of the body, the prompt, is the same for both requests: stored once (v5)
+    assert json.loads(lines[1])["requests_columns"]["body.prompt"] == "Q: bbb"
     assert first["sample"] == {"word": "aa", "gold": "AA"}
     assert first["channels"] == {"text": first["prediction"]} and "acc" in first["metrics"]
     report = json.loads((result.run_dir / "report.json").read_text())

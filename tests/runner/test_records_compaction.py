@@ -62,9 +62,11 @@ def test_the_context_of_every_choice_is_stored_once(tmp_path: Path) -> None:
     line_b = raw.split(b"\n")[1].decode()
     assert line_b.count("a39") == 1  # the tail of the new context, once for four choices
     assert "q0 is what" not in line_b  # the head, shared with the template, not at all
-    stored = json.loads(line_b)["requests"]
-    assert stored["c1"]["body_prefix"] == {"prompt": ["c0", len(other) + len("Q: y?\nAnswer: ")]}
-    assert stored["c1"]["body"] == {"prompt": "q"}
+    stored = json.loads(line_b)
+    prefix = stored["requests"]["c1"]["body_prefix"]
+    assert prefix == {"prompt": ["c0", len(other) + len("Q: y?\nAnswer: ")]}
+    # what is left of each prompt, in request order (records v5: a column of the sample)
+    assert stored["requests_columns"]["body.prompt"][1] == "q"
 
 
 def test_short_fields_and_non_text_fields_are_kept_whole(tmp_path: Path) -> None:

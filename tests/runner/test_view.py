@@ -3,15 +3,15 @@ under the headline, which was picked and why, the prompt as sent, and the exact 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from sieval.runner import RunOptions, arun_eval, parse_config
 from sieval.runner.explain import prompt_text
-from sieval.runner.records import RequestRecord
+from sieval.runner.records import RequestRecord, decode_record
 from sieval.runner.view import build_view
 
 CONFIG = """
@@ -31,8 +31,9 @@ async def run(tmp_path_factory: Any) -> tuple[Path, dict[str, Any]]:
 
 
 def records(run_dir: Path, task: str) -> dict[str, dict[str, Any]]:
-    lines = (run_dir / "ref" / task / "records.jsonl").read_text().splitlines()
-    return {r["sample_id"]: r for r in map(json.loads, lines)}
+    """Each record as plain data, its column-wise channels and stats put back."""
+    lines = (run_dir / "ref" / task / "records.jsonl").read_bytes().splitlines()
+    return {r["sample_id"]: r for r in (msgspec.to_builtins(decode_record(x)) for x in lines)}
 
 
 async def test_outcomes_follow_the_headline_metric(run: tuple[Path, dict[str, Any]]) -> None:
