@@ -190,6 +190,9 @@ def test_ctrl_c_prints_the_run_directory_and_the_resume_command(tmp_path: Path) 
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # as from a terminal: a suite started in the background (``cmd &`` without job control)
+        # passes SIGINT on ignored, and Python then never turns it into KeyboardInterrupt
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         deadline = time.monotonic() + 60
