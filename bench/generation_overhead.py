@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import copy
+import functools
 import itertools
 import json
 import os
@@ -456,38 +457,20 @@ SDK_NAMES = {
 }
 
 
-def _argv(name: str, *extra: str) -> list[str]:
-    base = [sys.executable, __file__, "--client", name, "--url", "{url}", "--conc", "{conc}"]
-    return [*base, "--n", "{n}", *extra]
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=2000, help="timed requests per run")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 128])
-    parser.add_argument("--against", type=Path, help="another sieval checkout, measured too")
+    parser = instant.parser(__doc__, CLIENTS)
     parser.add_argument("--dialects", nargs="+", default=DIALECTS)
-    parser.add_argument("--client", choices=sorted(CLIENTS), help=argparse.SUPPRESS)
-    parser.add_argument("--dialect", help=argparse.SUPPRESS)
-    parser.add_argument("--checkout", default=str(ROOT), help=argparse.SUPPRESS)
-    parser.add_argument("--url", help=argparse.SUPPRESS)
-    parser.add_argument("--conc", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.client:
         print(json.dumps(CLIENTS[args.client](args)))
         return
 
+    argv = functools.partial(instant.client_argv, sys.executable, __file__)
     clients: list[instant.Client] = []
     for d in args.dialects:
-        clients.append(instant.Client(f"sieval {d}", _argv("sieval", "--dialect", d), d))
-        if args.against:
-            old = _argv("sieval", "--dialect", d, "--checkout", str(args.against.resolve()))
-            clients.append(instant.Client(f"sieval {d} (against)", old, d))
-        clients.append(instant.Client(f"raw {d}", _argv("raw", "--dialect", d), d))
+        clients += instant.sieval_and_raw(argv, d, args.against)
         if d in SDK_NAMES:
-            clients.append(instant.Client(SDK_NAMES[d], _argv("sdk", "--dialect", d), d))
+            clients.append(instant.Client(SDK_NAMES[d], argv("sdk", "--dialect", d), d))
     bodies = replies()
     started = time.perf_counter()
     print(
@@ -500,11 +483,7 @@ def main() -> None:
     with instant.Server(bodies, ROUTES) as url:
         runs = instant.rounds(clients, url, args.concurrency, args.requests, args.rounds)
     concs = args.concurrency
-    print("\nmedian client CPU per request, ms")
-    print(f"{'client':<40}" + "".join(f"{f'conc {c}':>10}" for c in concs))
-    for client in clients:
-        cells = "".join(f"{instant.median(runs[(client.name, c)]):10.3f}" for c in concs)
-        print(f"{client.name:<40}{cells}")
+    instant.print_medians(runs, clients, concs)
     print("\nratios, per round then median (goal: <= 0.1 SDK, <= 1 raw)")
     for d in args.dialects:
         sides = [f"sieval {d}"] + ([f"sieval {d} (against)"] if args.against else [])

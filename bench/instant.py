@@ -13,6 +13,7 @@ its own venv), so nothing here imports sieval.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -200,6 +201,51 @@ def rounds(
                 flush=True,
             )
     return out
+
+
+def parser(doc: str, clients: Sequence[str]) -> argparse.ArgumentParser:
+    """The options every overhead benchmark takes, and the hidden ones of one client run (the
+    orchestrator starts those in fresh processes: ``client_argv``)."""
+    out = argparse.ArgumentParser(description=doc.splitlines()[0])
+    out.add_argument("--requests", type=int, default=2000, help="timed requests per run")
+    out.add_argument("--rounds", type=int, default=3)
+    out.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 128])
+    out.add_argument("--against", type=Path, help="another sieval checkout, measured too")
+    out.add_argument("--client", choices=sorted(clients), help=argparse.SUPPRESS)
+    out.add_argument("--dialect", help=argparse.SUPPRESS)
+    out.add_argument("--checkout", default=str(ROOT), help=argparse.SUPPRESS)
+    out.add_argument("--url", help=argparse.SUPPRESS)
+    out.add_argument("--conc", type=int, help=argparse.SUPPRESS)
+    out.add_argument("--n", type=int, help=argparse.SUPPRESS)
+    return out
+
+
+def client_argv(python: str, script: str, name: str, *extra: str) -> list[str]:
+    """How the orchestrator runs client ``name`` of ``script`` (``{url}`` etc. filled in later)."""
+    base = [python, script, "--client", name, "--url", "{url}", "--conc", "{conc}", "--n", "{n}"]
+    return [*base, *extra]
+
+
+def sieval_and_raw(
+    argv: Callable[..., list[str]], dialect: str, against: Path | None
+) -> list[Client]:
+    """A dialect's sieval client (and the same from ``against``) and its raw floor."""
+    out = [Client(f"sieval {dialect}", argv("sieval", "--dialect", dialect), dialect)]
+    if against:
+        old = argv("sieval", "--dialect", dialect, "--checkout", str(against.resolve()))
+        out.append(Client(f"sieval {dialect} (against)", old, dialect))
+    out.append(Client(f"raw {dialect}", argv("raw", "--dialect", dialect), dialect))
+    return out
+
+
+def print_medians(
+    runs: dict[tuple[str, int], list[float]], clients: Sequence[Client], concs: Sequence[int]
+) -> None:
+    print("\nmedian client CPU per request, ms")
+    print(f"{'client':<40}" + "".join(f"{f'conc {c}':>10}" for c in concs))
+    for client in clients:
+        cells = "".join(f"{median(runs[(client.name, c)]):10.3f}" for c in concs)
+        print(f"{client.name:<40}{cells}")
 
 
 def median(xs: Sequence[float]) -> float:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import copy
+import functools
 import itertools
 import json
 import os
@@ -288,17 +289,8 @@ def lm_eval_python(venv: Path) -> str:
     return str(python)
 
 
-def _argv(python: str, name: str, *extra: str) -> list[str]:
-    base = [python, __file__, "--client", name, "--url", "{url}", "--conc", "{conc}", "--n", "{n}"]
-    return [*base, *extra]
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=2000, help="timed requests per run")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 128])
-    parser.add_argument("--against", type=Path, help="another sieval checkout, measured too")
+    parser = instant.parser(__doc__, CLIENTS)
     parser.add_argument("--no-lm-eval", action="store_true", help="skip lm-evaluation-harness")
     parser.add_argument("--no-sdk", action="store_true", help="skip the openai SDK loop")
     parser.add_argument("--lm-eval-venv", type=Path, default=VENV)
@@ -306,32 +298,21 @@ def main() -> None:
     parser.add_argument(
         "--dialects", nargs="+", default=["openai_completions", "vllm_native", "sglang_native"]
     )
-    # one client run (the orchestrator starts these)
-    parser.add_argument("--client", choices=sorted(CLIENTS), help=argparse.SUPPRESS)
-    parser.add_argument("--dialect", help=argparse.SUPPRESS)
-    parser.add_argument("--checkout", default=str(ROOT), help=argparse.SUPPRESS)
-    parser.add_argument("--url", help=argparse.SUPPRESS)
-    parser.add_argument("--conc", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.client:
         print(json.dumps(CLIENTS[args.client](args)))
         return
 
-    py = sys.executable
+    argv = functools.partial(instant.client_argv, sys.executable, __file__)
     clients: list[instant.Client] = []
     for d in args.dialects:
-        clients.append(instant.Client(f"sieval {d}", _argv(py, "sieval", "--dialect", d), d))
-        if args.against:
-            old = _argv(py, "sieval", "--dialect", d, "--checkout", str(args.against.resolve()))
-            clients.append(instant.Client(f"sieval {d} (against)", old, d))
-        clients.append(instant.Client(f"raw {d}", _argv(py, "raw", "--dialect", d), d))
+        clients += instant.sieval_and_raw(argv, d, args.against)
     if not args.no_lm_eval:
         lm_py = lm_eval_python(args.lm_eval_venv)
-        lm = _argv(lm_py, "lm-eval", "--tokenizer", args.tokenizer)
+        lm = instant.client_argv(lm_py, __file__, "lm-eval", "--tokenizer", args.tokenizer)
         clients.append(instant.Client(f"lm-eval {LM_EVAL} local-completions", lm, "all"))
     if not args.no_sdk:
-        clients.append(instant.Client("openai SDK completions", _argv(py, "sdk"), "all"))
+        clients.append(instant.Client("openai SDK completions", argv("sdk"), "all"))
 
     replies = {
         "completions": completions_reply(),
@@ -356,11 +337,7 @@ def report(
     runs: dict[tuple[str, int], list[float]], clients: list[instant.Client], args: Any
 ) -> None:
     concs = args.concurrency
-    print("\nmedian client CPU per request, ms")
-    print(f"{'client':<40}" + "".join(f"{f'conc {c}':>10}" for c in concs))
-    for client in clients:
-        cells = "".join(f"{instant.median(runs[(client.name, c)]):10.3f}" for c in concs)
-        print(f"{client.name:<40}{cells}")
+    instant.print_medians(runs, clients, concs)
     print("\nratios, per round then median (goal: <= 0.2 lm-eval, <= 0.1 SDK, <= 1 raw)")
     others = [c.name for c in clients if c.group == "all"]
     for d in args.dialects:
