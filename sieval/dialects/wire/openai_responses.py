@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from ...errors import ContractViolation, SievalError
+from ...errors import SievalError
 from ...ir.response import Token, ToolCall, TopEntry, Usage
 from ..checks import Checker, descending_rows
 from .openai import in_band_error
@@ -254,22 +254,7 @@ def _part_tokens(check: Checker, part: OutputText, k: int, base: int, where: str
     ):
         # a short or non-finite list somewhere: walked position by position, for the error
         return _part_tokens_one_by_one(check, part, k, base, where)
-    text = part.text
-    pos = 0
-    offsets: list[int] = []
-    for n, entry in enumerate(entries):
-        token = entry.token
-        offsets.append(base + pos)
-        if token and text.startswith(token, pos):
-            pos += len(token)
-        elif token and not _SPECIAL.match(token):
-            raise check.violation(
-                f"{where}[{n}]",
-                f"{where}[{n}] is {token!r} but the text continues {text[pos : pos + 12]!r}: the "
-                "logprobs do not spell the answer",
-            )
-    if pos != len(text):
-        raise _short(check, where, pos, text)
+    offsets = _offsets(check, entries, part.text, base, where)
     if not k:
         return [
             Token(text=e.token, logprob=e.logprob, offset=o)
@@ -301,25 +286,16 @@ def _rank(e: Logprob, ranked: list[TopLogprob]) -> int:
 _LOGPROB = attrgetter("logprob")
 
 
-def _short(check: Checker, where: str, pos: int, text: str) -> ContractViolation:
-    return check.violation(
-        where,
-        f"{where} spell {pos} of the {len(text)} characters of the answer: positions are missing",
-        expected=len(text),
-        received=pos,
-    )
-
-
-def _part_tokens_one_by_one(
-    check: Checker, part: OutputText, k: int, base: int, where: str
-) -> list[Token]:
-    assert part.logprobs is not None
-    text = part.text
+def _offsets(
+    check: Checker, entries: Sequence[Logprob], text: str, base: int, where: str
+) -> list[int]:
+    """Where each entry starts (from ``base``), checked: the entries spell ``text`` (a special
+    token such as ``<eos>`` may add nothing to it)."""
     pos = 0
-    out: list[Token] = []
-    for n, entry in enumerate(part.logprobs):
+    offsets: list[int] = []
+    for n, entry in enumerate(entries):
         token = entry.token
-        offset = base + pos
+        offsets.append(base + pos)
         if token and text.startswith(token, pos):
             pos += len(token)
         elif token and not _SPECIAL.match(token):
@@ -328,6 +304,24 @@ def _part_tokens_one_by_one(
                 f"{where}[{n}] is {token!r} but the text continues {text[pos : pos + 12]!r}: the "
                 "logprobs do not spell the answer",
             )
+    if pos != len(text):
+        raise check.violation(
+            where,
+            f"{where} spell {pos} of the {len(text)} characters of the answer: positions are "
+            "missing",
+            expected=len(text),
+            received=pos,
+        )
+    return offsets
+
+
+def _part_tokens_one_by_one(
+    check: Checker, part: OutputText, k: int, base: int, where: str
+) -> list[Token]:
+    assert part.logprobs is not None
+    offsets = _offsets(check, part.logprobs, part.text, base, where)
+    out: list[Token] = []
+    for n, (entry, offset) in enumerate(zip(part.logprobs, offsets, strict=True)):
         top: Any = UNSET
         rank: Any = UNSET
         if k:
@@ -340,13 +334,11 @@ def _part_tokens_one_by_one(
                     received=len(entry.top_logprobs),
                 )
             entries = [TopEntry(token=e.token, logprob=e.logprob) for e in entry.top_logprobs]
-            scored = TopEntry(token=token, logprob=entry.logprob)
+            scored = TopEntry(token=entry.token, logprob=entry.logprob)
             top, rank = check.top_list(f"{where}[{n}].top_logprobs", entries, k, scored)
         out.append(
-            Token(text=token, logprob=entry.logprob, offset=offset, top=top, scored_rank=rank)
+            Token(text=entry.token, logprob=entry.logprob, offset=offset, top=top, scored_rank=rank)
         )
-    if pos != len(text):
-        raise _short(check, where, pos, text)
     return out
 
 
