@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar, cast
 
 import msgspec
@@ -17,7 +17,7 @@ import msgspec
 from ..errors import ContractViolation
 from ..ir.response import StructuredValue, TopEntry
 
-__all__ = ["Checker", "descending_rows"]
+__all__ = ["Checker", "best_first", "descending_rows"]
 
 
 def descending_rows(values: Sequence[float], width: int) -> bool:
@@ -26,6 +26,24 @@ def descending_rows(values: Sequence[float], width: int) -> bool:
     return all(
         all(map(operator.ge, values[j::width], values[j + 1 :: width])) for j in range(width - 1)
     )
+
+
+R = TypeVar("R")
+
+
+def best_first(
+    rows: Sequence[Sequence[R]],
+    flat: Sequence[float],
+    width: int | None,
+    k: int,
+    logprob: Callable[[R], float],
+) -> list[Sequence[R]]:
+    """Each row's ``k`` most likely alternatives, most likely first: the rows as listed when they
+    already descend (all ``width`` long, their logprobs laid end to end in ``flat``), as vLLM and
+    Gemini list them; else sorted, stably (ties keep the wire's order)."""
+    if width is not None and descending_rows(flat, width):
+        return [row[:k] for row in rows]
+    return [sorted(row, key=logprob, reverse=True)[:k] for row in rows]
 
 
 class _Indexed(Protocol):

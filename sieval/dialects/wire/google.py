@@ -12,6 +12,7 @@ and a stream must end with a ``finishReason`` for every candidate.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any, cast
 
@@ -20,7 +21,7 @@ from msgspec import UNSET
 
 from ...errors import ServerRejected, SievalError
 from ...ir.response import Token, ToolCall, TopEntry, Usage
-from ..checks import Checker, descending_rows
+from ..checks import Checker, best_first
 from ..envelopes import http_error
 from .openai import in_band_error
 from .sse import SseEvent
@@ -249,10 +250,8 @@ def _top_k(
     ):
         return _top_k_one_by_one(check, where, chosen, steps, k)
     widths = set(map(len, lists))
-    if len(widths) == 1 and descending_rows(cast(list[float], flat), widths.pop()):
-        ranked = [alts[:k] for alts in lists]  # most likely first already, as Gemini lists them
-    else:  # a stable sort: ties keep their order
-        ranked = [sorted(alts, key=_LOGPROB, reverse=True)[:k] for alts in lists]
+    width = widths.pop() if len(widths) == 1 else None
+    ranked = best_first(lists, cast(list[float], flat), width, k, _LOGPROB)
     tops = [
         tuple(
             [
@@ -273,7 +272,7 @@ def _top_k(
     return tops, ranks
 
 
-def _rank(e: TopEntry, ranked: list[LogprobCandidate]) -> int:
+def _rank(e: TopEntry, ranked: Sequence[LogprobCandidate]) -> int:
     """Where the chosen token is among the top-k, or -1."""
     return next(
         (j for j, c in enumerate(ranked) if c.token == e.token and c.log_probability == e.logprob),

@@ -29,7 +29,7 @@ from ...ir.request import (
     Tools,
 )
 from ...ir.response import Token, ToolCall, TopEntry
-from ..checks import Checker, descending_rows
+from ..checks import Checker, best_first
 from ..parts import Append, PartRow, Slot
 from ..table import Evidence, GroupInput, NoOp, Outcome, Refuse, Write
 from .openai import WireUsage, in_band_error
@@ -425,10 +425,7 @@ def _top_k(
     flat = [a.logprob for alts in lists for a in alts]
     if not whole or not math.isfinite(sum(flat, 0.0)):
         return _top_k_one_by_one(check, where, entries, k, asked)
-    if descending_rows(flat, asked):  # as vLLM lists them when the sampled token is the best
-        ranked = [alts[:k] for alts in lists]
-    else:  # a stable sort: ties keep their order
-        ranked = [sorted(alts, key=_LOGPROB, reverse=True)[:k] for alts in lists]
+    ranked = best_first(lists, flat, asked, k, _LOGPROB)
     tops = [tuple([TopEntry(token=a.token, logprob=a.logprob) for a in r]) for r in ranked]
     ranks = [
         0 if r[0].token == e.token and r[0].logprob == e.logprob else _rank(e, r)
@@ -437,7 +434,7 @@ def _top_k(
     return tops, ranks
 
 
-def _rank(e: LogprobEntry, ranked: list[TopLogprob]) -> int:
+def _rank(e: LogprobEntry, ranked: Sequence[TopLogprob]) -> int:
     """Where the sampled token is among the top-k, or -1."""
     return next(
         (j for j, a in enumerate(ranked) if a.token == e.token and a.logprob == e.logprob), -1

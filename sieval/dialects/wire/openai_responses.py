@@ -24,7 +24,7 @@ from msgspec import UNSET
 
 from ...errors import SievalError
 from ...ir.response import Token, ToolCall, TopEntry, Usage
-from ..checks import Checker, descending_rows
+from ..checks import Checker, best_first
 from .openai import in_band_error
 from .responses_reply import (
     FunctionCallItem,
@@ -260,10 +260,7 @@ def _part_tokens(check: Checker, part: OutputText, k: int, base: int, where: str
             Token(text=e.token, logprob=e.logprob, offset=o)
             for e, o in zip(entries, offsets, strict=True)
         ]
-    if descending_rows(flat, k + 1):  # as vLLM lists them when the sampled token is the best
-        ranked = [alts[:k] for alts in lists]
-    else:  # a stable sort: ties keep their order
-        ranked = [sorted(alts, key=_LOGPROB, reverse=True)[:k] for alts in lists]
+    ranked = best_first(lists, flat, k + 1, k, _LOGPROB)
     return [
         Token(
             text=e.token,
@@ -276,7 +273,7 @@ def _part_tokens(check: Checker, part: OutputText, k: int, base: int, where: str
     ]
 
 
-def _rank(e: Logprob, ranked: list[TopLogprob]) -> int:
+def _rank(e: Logprob, ranked: Sequence[TopLogprob]) -> int:
     """Where the sampled token is among the top-k, or -1."""
     return next(
         (j for j, a in enumerate(ranked) if a.token == e.token and a.logprob == e.logprob), -1
