@@ -6,7 +6,7 @@ each one msgpack-encoded in one buffer and decodes it when it is read (a few mic
 the milliseconds its requests take). Past ``SPILL_BYTES`` the buffer moves to an unlinked temporary
 file read with ``pread``: the kernel's page cache holds it, not the process, so the run's resident
 memory no longer grows with the number of samples. What a run looks up by sample, the id and the
-group, is kept apart in small arrays (about 40 bytes a sample), with an index from id to position.
+group, is kept apart in small arrays (about 45 bytes a sample), with an index from id to position.
 
 Values every sample shares (``SHARED_FIELDS``: the drawn shots) are stored once and put back as
 the same object, as the task built them.
