@@ -1,4 +1,4 @@
-"""Record lm-evaluation-harness 0.4.13's ``bbh_cot_fewshot`` filters on a set of texts, as a fixture.
+"""Record lm-evaluation-harness 0.4.13's ``bbh_cot_fewshot`` filters on texts, as a fixture.
 
     ~/.cache/sieval/bench/lm-eval-0.4.13/bin/python scripts/record_bbh_oracle.py \\
         [--data-dir ../shared/data] [--out tests/fixtures/bbh/lm-eval-0.4.13/oracle.json]
@@ -82,7 +82,9 @@ def main() -> int:
         return str(resps[0])
 
     def score(prediction: str, target: str) -> float:
-        return float(exact_match_hf_evaluate(predictions=[prediction], references=[target])["exact_match"])
+        return float(
+            exact_match_hf_evaluate(predictions=[prediction], references=[target])["exact_match"]
+        )
 
     cases = []
     for name, text, target in SYNTHETIC:

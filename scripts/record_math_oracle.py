@@ -36,9 +36,21 @@ SYNTHETIC = [
     ("unclosed", "Hence the answer is \\boxed{\\frac{1}{2", "\\frac{1}{2}"),
     ("unclosed_after_closed", "Maybe \\boxed{2}. No: \\boxed{\\sqrt{", "2"),
     ("no_box", "The answer is 5.", "5"),
-    ("minerva_sentence", "So $n=24$.\nFinal Answer: The final answer is $24$. I hope it is correct.", "24"),
-    ("minerva_sentence_no_dollars", "Final Answer: The final answer is 3. I hope it is correct.", "3"),
-    ("box_beats_sentence", "\\boxed{3}\nFinal Answer: The final answer is $4$. I hope it is correct.", "3"),
+    (
+        "minerva_sentence",
+        "So $n=24$.\nFinal Answer: The final answer is $24$. I hope it is correct.",
+        "24",
+    ),
+    (
+        "minerva_sentence_no_dollars",
+        "Final Answer: The final answer is 3. I hope it is correct.",
+        "3",
+    ),
+    (
+        "box_beats_sentence",
+        "\\boxed{3}\nFinal Answer: The final answer is $4$. I hope it is correct.",
+        "3",
+    ),
     ("text_letter", "The answer is $\\boxed{\\text{(C)}}$.", "C"),
     ("dfrac", "$\\boxed{\\dfrac{3}{4}}$", "\\frac34"),
     ("equation", "$\\boxed{x=3}$", "3"),
@@ -66,7 +78,11 @@ SYNTHETIC = [
     ("and_list", "$\\boxed{3 \\text{ and } 4}$", "3,4"),
     ("infinity_interval", "$\\boxed{(-\\infty, 2]}$", "(-\\infty,2]"),
     ("line", "$\\boxed{y = 2x + 1}$", "y=2x+1"),
-    ("matrix", "$\\boxed{\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}}$", "\\begin{pmatrix}1\\\\2\\end{pmatrix}"),
+    (
+        "matrix",
+        "$\\boxed{\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}}$",
+        "\\begin{pmatrix}1\\\\2\\end{pmatrix}",
+    ),
     ("cut_reasoning", "<think>Let me compute. 2+2 is \\boxed{", "4"),
     ("aime_integer", "Therefore $m+n=\\boxed{204}$.", "204"),
     ("escaped_braces", "$\\boxed{\\{1, 2\\}}$", "\\{1,2\\}"),
@@ -77,7 +93,7 @@ def call(function: Any, *args: Any) -> Any:
     """``function(*args)``, or ``{"raises": ExceptionName}``."""
     try:
         return function(*args)
-    except Exception as error:  # noqa: BLE001 - recorded as what lm-eval does
+    except Exception as error:
         return {"raises": type(error).__name__}
 
 

@@ -117,8 +117,8 @@ def is_equivalent(answer: str, gold: str, timeout_seconds: int = 5) -> bool:
             "math answers are compared by math-verify: pip install 'sieval[instruct]'"
         ) from error
     bound = timeout_seconds if threading.current_thread() is threading.main_thread() else None
-    gold_parsed = parse(f"\\boxed{{{gold}}}", parsing_timeout=bound)  # type: ignore[arg-type]
-    answer_parsed = parse(f"\\boxed{{{answer}}}", parsing_timeout=bound)  # type: ignore[arg-type]
+    gold_parsed = parse(f"\\boxed{{{gold}}}", parsing_timeout=bound)
+    answer_parsed = parse(f"\\boxed{{{answer}}}", parsing_timeout=bound)
     return bool(verify(gold_parsed, answer_parsed, timeout_seconds=bound))
 
 

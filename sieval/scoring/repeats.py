@@ -55,7 +55,7 @@ def maj_at_k(answers: Sequence[str | None], correct: Sequence[bool], k: int) -> 
     return 1.0 if right[winner] else 0.0
 
 
-def _check_items(scores: Mapping[Hashable, Sequence[bool]]) -> None:
+def _check_items(scores: Mapping[Hashable, Sequence[float]]) -> None:
     for item, values in scores.items():
         if not values:
             raise ValueError(f"item {item!r} has no samples")

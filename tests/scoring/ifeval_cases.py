@@ -11,7 +11,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda omicron".split()
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "zeta",
+    "eta",
+    "theta",
+    "iota",
+    "kappa",
+    "lambda",
+    "omicron",
+]
 FRENCH = "Je pense que la vie est belle et que nous devons profiter de chaque moment ensemble."
 SPANISH = "Creo que la vida es bella y que debemos disfrutar cada momento juntos en la playa."
 GERMAN = "Ich glaube, dass das Leben schön ist und wir jeden Moment gemeinsam genießen sollten."
@@ -32,7 +45,7 @@ GENERIC = [
     "*",
     '"',
     "Sure! Here you go:\n\nThe answer.\n\nHope this helps.",
-    "```json\n{\"a\": 1}\n```",
+    '```json\n{"a": 1}\n```',
     "ALL CAPS TEXT HERE, WITH A COMMA.",
     "all lower case text without commas",
     "P.S. a note\n*** \n* item\n- item\n<<Title>>\nSection 1 text",
@@ -65,9 +78,9 @@ def _existence(args: dict[str, Any], prompt: str) -> list[str]:
 
 def _frequency(args: dict[str, Any], prompt: str) -> list[str]:
     key = args["keyword"]
-    return [
-        " ".join([key.title()] * n + ["filler"]) for n in around(args["frequency"])
-    ] + [f"{key}{key} and {key}s"]
+    return [" ".join([key.title()] * n + ["filler"]) for n in around(args["frequency"])] + [
+        f"{key}{key} and {key}s"
+    ]
 
 
 def _forbidden(args: dict[str, Any], prompt: str) -> list[str]:
@@ -97,7 +110,7 @@ def _sentences(args: dict[str, Any], prompt: str) -> list[str]:
     for n in around(args["num_sentences"]):
         pieces = [SENTENCE_PIECES[i % len(SENTENCE_PIECES)] for i in range(n)]
         texts.append(" ".join(pieces))
-    return texts + ["Dr. No. Mr. Yes. e.g. this one. And i.e. that one."]
+    return [*texts, "Dr. No. Mr. Yes. e.g. this one. And i.e. that one."]
 
 
 def _paragraphs(args: dict[str, Any], prompt: str) -> list[str]:
@@ -140,7 +153,8 @@ def _first_word(args: dict[str, Any], prompt: str) -> list[str]:
 
 def _placeholders(args: dict[str, Any], prompt: str) -> list[str]:
     return [
-        " ".join(f"[slot{i}]" for i in range(n)) + " [unclosed" for n in around(args["num_placeholders"])
+        " ".join(f"[slot{i}]" for i in range(n)) + " [unclosed"
+        for n in around(args["num_placeholders"])
     ] + ["[a][b] [[nested]] []"]
 
 
@@ -201,7 +215,7 @@ def _json(args: dict[str, Any], prompt: str) -> list[str]:
         '```JSON\n{"a": 1}\n```',
         '```json```{"a": 1}```',
         "```\n[1, 2\n```",
-        "Here: {\"a\": 1}",
+        'Here: {"a": 1}',
         "NaN",
         '  "just a string"  ',
     ]
@@ -243,9 +257,9 @@ def _end(args: dict[str, Any], prompt: str) -> list[str]:
 
 def _capitals(args: dict[str, Any], prompt: str) -> list[str]:
     n = args["capital_frequency"]
-    return [
-        " ".join(["WORD"] * k + ["normal", "text."]) for k in around(n)
-    ] + ["NON-STOP U.S.A. I AM OK. Don't STOP."]
+    return [" ".join(["WORD"] * k + ["normal", "text."]) for k in around(n)] + [
+        "NON-STOP U.S.A. I AM OK. Don't STOP."
+    ]
 
 
 def _caps(args: dict[str, Any], prompt: str) -> list[str]:

@@ -58,9 +58,11 @@ def reference_verdicts(
 ) -> tuple[list[bool], list[bool]]:
     """The reference's (strict, loose) per-instruction verdicts of ``response`` to ``row``."""
     example = lib.InputExample(
-        key=row["key"], instruction_id_list=row["instruction_id_list"], prompt=row["prompt"],
+        key=row["key"],
+        instruction_id_list=row["instruction_id_list"],
+        prompt=row["prompt"],
         kwargs=row["kwargs"],
-    )  # fmt: skip
+    )
     responses = {row["prompt"]: response}
     strict = lib.test_instruction_following_strict(example, responses).follow_instruction_list
     loose = lib.test_instruction_following_loose(example, responses).follow_instruction_list

@@ -62,41 +62,116 @@ def recorded() -> dict[int, str]:
         ("punctuation:no_comma", "a; b", {}, True),
         ("startend:quotation", ' "hi" ', {}, True),
         ("startend:quotation", '"', {}, False),
-        ("length_constraints:number_words", "don't stop", {"relation": "at least", "num_words": 3}, True),
-        ("length_constraints:number_words", "one two", {"relation": "less than", "num_words": 2}, False),
+        (
+            "length_constraints:number_words",
+            "don't stop",
+            {"relation": "at least", "num_words": 3},
+            True,
+        ),
+        (
+            "length_constraints:number_words",
+            "one two",
+            {"relation": "less than", "num_words": 2},
+            False,
+        ),
         # Punkt knows "Dr." and "p.m." as abbreviations: two sentences, not four
-        ("length_constraints:number_sentences", "Dr. Smith left at 5 p.m. today. He ran.",
-         {"relation": "less than", "num_sentences": 3}, True),
+        (
+            "length_constraints:number_sentences",
+            "Dr. Smith left at 5 p.m. today. He ran.",
+            {"relation": "less than", "num_sentences": 3},
+            True,
+        ),
         # keywords are regular expressions, matched in any case
         ("keywords:existence", "A CAT sat", {"keywords": ["c.t"]}, True),
-        ("keywords:frequency", "ab ab AB", {"keyword": " ab ", "relation": "at least", "frequency": 3}, True),
+        (
+            "keywords:frequency",
+            "ab ab AB",
+            {"keyword": " ab ", "relation": "at least", "frequency": 3},
+            True,
+        ),
         ("keywords:forbidden_words", "cats", {"forbidden_words": ["cat"]}, True),
         ("keywords:forbidden_words", "a Cat.", {"forbidden_words": ["cat"]}, False),
-        ("keywords:letter_frequency", "#a #b #c", {"letter": "#", "let_relation": "at least", "let_frequency": 3}, True),
+        (
+            "keywords:letter_frequency",
+            "#a #b #c",
+            {"letter": "#", "let_relation": "at least", "let_frequency": 3},
+            True,
+        ),
         ("detectable_format:number_bullet_lists", "* a\n- b\n**c**", {"num_bullets": 2}, True),
-        ("detectable_format:number_highlighted_sections", "*a* **b** * *", {"num_highlights": 2}, True),
+        (
+            "detectable_format:number_highlighted_sections",
+            "*a* **b** * *",
+            {"num_highlights": 2},
+            True,
+        ),
         ("detectable_format:json_format", '```json```{"a": 1}```', {}, True),
         ("detectable_format:json_format", "```\n[1,\n```", {}, False),
         ("detectable_format:title", "<<  >>", {}, False),
-        ("detectable_format:multiple_sections", "SECTION 1 a SECTION 2 b", {"section_spliter": "SECTION", "num_sections": 2}, True),
+        (
+            "detectable_format:multiple_sections",
+            "SECTION 1 a SECTION 2 b",
+            {"section_spliter": "SECTION", "num_sections": 2},
+            True,
+        ),
         ("length_constraints:number_paragraphs", "a\n***\n\n***\nb", {"num_paragraphs": 2}, False),
-        ("length_constraints:number_paragraphs", "***\na\n***\nb\n***", {"num_paragraphs": 2}, True),
-        ("length_constraints:nth_paragraph_first_word", "x\n\n\"Hello!\" she said",
-         {"num_paragraphs": 2, "nth_paragraph": 2, "first_word": "hello"}, True),
+        (
+            "length_constraints:number_paragraphs",
+            "***\na\n***\nb\n***",
+            {"num_paragraphs": 2},
+            True,
+        ),
+        (
+            "length_constraints:nth_paragraph_first_word",
+            'x\n\n"Hello!" she said',
+            {"num_paragraphs": 2, "nth_paragraph": 2, "first_word": "hello"},
+            True,
+        ),
         ("combination:two_responses", "a ****** a ", {}, False),
         ("combination:two_responses", "****** a ****** b", {}, True),
-        ("detectable_content:postscript", "body\nP. P. S. more", {"postscript_marker": "P.P.S"}, True),
+        (
+            "detectable_content:postscript",
+            "body\nP. P. S. more",
+            {"postscript_marker": "P.P.S"},
+            True,
+        ),
         ("detectable_content:postscript", "body\np.s. more", {"postscript_marker": "P.S."}, True),
-        ("startend:end_checker", 'Text. "Any other questions?"', {"end_phrase": "any other questions?"}, True),
-        ("change_case:capital_word_frequency", "NON-STOP WORK", {"capital_relation": "at least", "capital_frequency": 2}, True),
-        ("change_case:english_lowercase", "this is plainly written in english and nothing else", {}, True),
-        ("change_case:english_capital", "I THINK THAT LIFE IS BEAUTIFUL AND THAT WE SHOULD ENJOY EVERY MOMENT TOGETHER.", {}, True),
+        (
+            "startend:end_checker",
+            'Text. "Any other questions?"',
+            {"end_phrase": "any other questions?"},
+            True,
+        ),
+        (
+            "change_case:capital_word_frequency",
+            "NON-STOP WORK",
+            {"capital_relation": "at least", "capital_frequency": 2},
+            True,
+        ),
+        (
+            "change_case:english_lowercase",
+            "this is plainly written in english and nothing else",
+            {},
+            True,
+        ),
+        (
+            "change_case:english_capital",
+            "I THINK THAT LIFE IS BEAUTIFUL AND THAT WE SHOULD ENJOY EVERY MOMENT TOGETHER.",
+            {},
+            True,
+        ),
         # langdetect (seeded, as the reference run here) reads this upper-case English as German
-        ("change_case:english_capital", "THIS IS PLAINLY WRITTEN IN ENGLISH AND NOTHING ELSE", {}, False),
+        (
+            "change_case:english_capital",
+            "THIS IS PLAINLY WRITTEN IN ENGLISH AND NOTHING ELSE",
+            {},
+            False,
+        ),
         ("language:response_language", "12345 !!!", {"language": "fr"}, True),  # undetectable
     ],
-)  # fmt: skip
-def test_check_by_hand(instruction_id: str, text: str, args: dict[str, Any], expected: bool) -> None:
+)
+def test_check_by_hand(
+    instruction_id: str, text: str, args: dict[str, Any], expected: bool
+) -> None:
     assert check_instruction(instruction_id, text, args) is expected
 
 
@@ -112,7 +187,7 @@ def test_loose_variants_drop_lines_and_asterisks() -> None:
 def test_strict_blank_response_follows_nothing_and_loose_records_the_variant() -> None:
     blank = check_response("  ", ["punctuation:no_comma"], [{}])
     assert not blank.strict and not blank.loose
-    verdict = check_response("Sure, here:\n\"quoted\"", ["startend:quotation"], [{}])
+    verdict = check_response('Sure, here:\n"quoted"', ["startend:quotation"], [{}])
     (only,) = verdict.instructions
     assert not only.strict and only.loose and only.loose_rule == "without_first_line"
 
@@ -135,17 +210,30 @@ def test_metrics_by_hand() -> None:
     ("ids", "kwargs", "message"),
     [
         (["no:such_id"], [{}], "unknown IFEval instruction id 'no:such_id'"),
-        (["length_constraints:number_words"], [{"relation": "more than", "num_words": 3}], "'relation'"),
+        (
+            ["length_constraints:number_words"],
+            [{"relation": "more than", "num_words": 3}],
+            "'relation'",
+        ),
         (["length_constraints:number_words"], [{"relation": "at least"}], "kwargs['num_words']"),
         (["keywords:existence"], [{"keywords": []}], "kwargs['keywords']"),
         (["keywords:forbidden_words"], [{}], "kwargs['forbidden_words']"),
-        (["keywords:letter_frequency"], [{"letter": "ab", "let_relation": "at least", "let_frequency": 1}], "one character"),
-        (["length_constraints:nth_paragraph_first_word"],
-         [{"num_paragraphs": 2, "nth_paragraph": 3, "first_word": "a"}], "between 1 and num_paragraphs"),
+        (
+            ["keywords:letter_frequency"],
+            [{"letter": "ab", "let_relation": "at least", "let_frequency": 1}],
+            "one character",
+        ),
+        (
+            ["length_constraints:nth_paragraph_first_word"],
+            [{"num_paragraphs": 2, "nth_paragraph": 3, "first_word": "a"}],
+            "between 1 and num_paragraphs",
+        ),
         (["punctuation:no_comma"], [], "1 ids but kwargs has 0"),
     ],
-)  # fmt: skip
-def test_bad_rows_are_clear_errors(ids: list[str], kwargs: list[dict[str, Any]], message: str) -> None:
+)
+def test_bad_rows_are_clear_errors(
+    ids: list[str], kwargs: list[dict[str, Any]], message: str
+) -> None:
     with pytest.raises(InstructionArgsError, match=None) as caught:
         check_response("some text", ids, kwargs)
     assert message in str(caught.value)
@@ -198,11 +286,14 @@ def compare(
     return texts, differences, counts
 
 
-def only_documented(differences: list[tuple[int, str, str, str]]) -> list[tuple[int, str, str, str]]:
+def only_documented(
+    differences: list[tuple[int, str, str, str]],
+) -> list[tuple[int, str, str, str]]:
     return [
-        d for d in differences
+        d
+        for d in differences
         if not (d[0] in RANDOM_LETTER_KEYS and d[1] == "keywords:letter_frequency")
-    ]  # fmt: skip
+    ]
 
 
 def test_synthetic_edges_agree_with_the_reference(

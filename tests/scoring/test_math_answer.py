@@ -34,12 +34,27 @@ DELIBERATE = {
 
 STRONGER = {
     # extraction: the deliberate differences, and Minerva's sentence when there is no box
-    "fbox", "boxed_then_fbox", "boxed_space_then_braced", "boxed_space_newline",
-    "minerva_sentence", "minerva_sentence_no_dollars",
+    "fbox",
+    "boxed_then_fbox",
+    "boxed_space_then_braced",
+    "boxed_space_newline",
+    "minerva_sentence",
+    "minerva_sentence_no_dollars",
     # equivalence: math-verify where a string match fails
-    "text_letter", "set_order", "surd", "thousands", "leading_zero", "decimal_vs_fraction",
-    "commuted", "textbf", "trailing_zero", "and_list", "percent", "tuple_left_right", "matrix",
-}  # fmt: skip
+    "text_letter",
+    "set_order",
+    "surd",
+    "thousands",
+    "leading_zero",
+    "decimal_vs_fraction",
+    "commuted",
+    "textbf",
+    "trailing_zero",
+    "and_list",
+    "percent",
+    "tuple_left_right",
+    "matrix",
+}
 """Synthetic texts sieval scores right where lm-eval's hendrycks or minerva string match (or its
 extraction) scores wrong."""
 
@@ -71,25 +86,38 @@ def oracle(data_dir: Path) -> list[dict[str, Any]]:
         ("\\boxed 7 done", "7 done", "boxed", None),
         ("x \\boxed{\\frac{1}{", None, None, "unclosed_box"),
         ("x \\boxed", None, None, "unclosed_box"),
-        ("Final Answer: The final answer is $\\frac{1}{2}$. I hope it is correct.", "\\frac{1}{2}",
-         "final_answer_sentence", None),
+        (
+            "Final Answer: The final answer is $\\frac{1}{2}$. I hope it is correct.",
+            "\\frac{1}{2}",
+            "final_answer_sentence",
+            None,
+        ),
         ("The answer is 5.", None, None, "no_rule_matched"),
     ],
-)  # fmt: skip
-def test_extraction_rules(text: str, answer: str | None, rule: str | None, reason: str | None) -> None:
+)
+def test_extraction_rules(
+    text: str, answer: str | None, rule: str | None, reason: str | None
+) -> None:
     found = extract_answer(text)
     assert (found.answer, found.rule, found.reason) == (answer, rule, reason)
 
 
 def test_score_math_records_the_rule_and_why_not() -> None:
     right = score_math("so \\boxed{0.5}", "\\frac{1}{2}")
-    assert (right.correct, right.extracted, right.rule, right.reason) == (True, "0.5", "boxed", None)
+    assert (right.correct, right.extracted, right.rule, right.reason) == (
+        True,
+        "0.5",
+        "boxed",
+        None,
+    )
     cut = score_math("so \\boxed{\\frac{1}", "\\frac{1}{2}")
     assert (cut.correct, cut.extracted, cut.reason) == (False, None, "unclosed_box")
     assert score_math("\\boxed{3}", "4").correct is False
 
 
-def test_extraction_equals_lm_eval_but_where_it_differs_on_purpose(oracle: list[dict[str, Any]]) -> None:
+def test_extraction_equals_lm_eval_but_where_it_differs_on_purpose(
+    oracle: list[dict[str, Any]],
+) -> None:
     differences = {}
     for case in oracle:
         theirs = case["remove_boxed"] if isinstance(case["remove_boxed"], str) else None
@@ -107,9 +135,10 @@ def test_equivalence_against_lm_eval(oracle: list[dict[str, Any]]) -> None:
     wrong = {n for n, v in verdicts.items() if v.extracted is not None and not v.correct}
     assert wrong == NOT_EQUIVALENT
     lm_eval_right = {
-        n for n, c in synthetic.items() if c["hendrycks_is_equiv"] and c["minerva_is_equiv"]
-        and n not in DELIBERATE
-    }  # fmt: skip
+        n
+        for n, c in synthetic.items()
+        if c["hendrycks_is_equiv"] and c["minerva_is_equiv"] and n not in DELIBERATE
+    }
     stronger = {n for n, v in verdicts.items() if v.correct and n not in lm_eval_right}
     assert stronger == STRONGER
     # nothing lm-eval's string match calls equal is called different here
@@ -129,5 +158,7 @@ def test_every_gold_solution_matches_its_gold_answer(oracle: list[dict[str, Any]
     # "\textbf{(073)}", which math-verify reads as neither number (nor does lm-eval's string
     # match); every MATH-500 solution matches
     assert failing == {
-        ("aime2024", 60, None), ("aime2024", 70, "104."), ("aime2024", 75, "\\textbf{(073)}")
-    }  # fmt: skip
+        ("aime2024", 60, None),
+        ("aime2024", 70, "104."),
+        ("aime2024", 75, "\\textbf{(073)}"),
+    }

@@ -51,7 +51,11 @@ def test_pass_at_k_known_values(n: int, c: int, k: int, value: Fraction) -> None
     assert pass_at_k(n, c, k) == pytest.approx(float(value), abs=1e-15)
 
 
-@given(st.integers(1, 200).flatmap(lambda n: st.tuples(st.just(n), st.integers(0, n), st.integers(1, n))))
+@given(
+    st.integers(1, 200).flatmap(
+        lambda n: st.tuples(st.just(n), st.integers(0, n), st.integers(1, n))
+    )
+)
 def test_pass_at_k_equals_the_exact_and_the_papers_value(nck: tuple[int, int, int]) -> None:
     n, c, k = nck
     ours = pass_at_k(n, c, k)

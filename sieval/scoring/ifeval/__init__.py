@@ -97,9 +97,11 @@ def check_response(
         )
         verdicts.append(
             InstructionVerdict(
-                instruction_id=instruction_id, strict=strict, loose=rule is not None,
+                instruction_id=instruction_id,
+                strict=strict,
+                loose=rule is not None,
                 loose_rule=rule,
-            )  # fmt: skip
+            )
         )
     return PromptVerdict(
         instructions=tuple(verdicts),

@@ -37,13 +37,17 @@ class InstructionArgsError(ValueError):
     """An IFEval row's ``kwargs`` lack, or give an unusable value for, what its check needs."""
 
 
-def _arg(args: Mapping[str, Any], name: str, kind: type = int) -> Any:
+def _int(args: Mapping[str, Any], name: str) -> int:
     value = args.get(name)
-    if value is None or not isinstance(value, kind) or (kind is int and value < 0):
-        raise InstructionArgsError(
-            f"kwargs[{name!r}] must be a {'non-negative integer' if kind is int else kind.__name__}"
-            f", not {value!r}"
-        )
+    if not isinstance(value, int) or value < 0:
+        raise InstructionArgsError(f"kwargs[{name!r}] must be a non-negative integer, not {value!r}")
+    return value
+
+
+def _str(args: Mapping[str, Any], name: str) -> str:
+    value = args.get(name)
+    if not isinstance(value, str):
+        raise InstructionArgsError(f"kwargs[{name!r}] must be a string, not {value!r}")
     return value
 
 
@@ -51,7 +55,7 @@ def _compare(count: int, args: Mapping[str, Any], relation: str, threshold: str)
     how = args.get(relation)
     if how not in RELATIONS:
         raise InstructionArgsError(f"kwargs[{relation!r}] must be one of {RELATIONS}, not {how!r}")
-    limit = _arg(args, threshold)
+    limit = _int(args, threshold)
     return count < limit if how == "less than" else count >= limit
 
 
@@ -71,7 +75,7 @@ def keywords_existence(text: str, args: Mapping[str, Any]) -> bool:
 
 
 def keywords_frequency(text: str, args: Mapping[str, Any]) -> bool:
-    keyword = _arg(args, "keyword", str).strip()
+    keyword = _str(args, "keyword").strip()
     count = len(re.findall(keyword, text, flags=re.IGNORECASE))
     return _compare(count, args, "relation", "frequency")
 
@@ -87,14 +91,14 @@ def keywords_letter_frequency(text: str, args: Mapping[str, Any]) -> bool:
     """Occurrences of the character, any case. The reference swaps a character that is not an
     ASCII letter for a random letter; two IFEval rows ask for one ("#" in key 1122, "!" in
     key 1129), and this counts what they ask for."""
-    letter = _arg(args, "letter", str)
+    letter = _str(args, "letter")
     if len(letter) != 1:
         raise InstructionArgsError(f"kwargs['letter'] must be one character, not {letter!r}")
     return _compare(text.lower().count(letter.lower()), args, "let_relation", "let_frequency")
 
 
 def language_response_language(text: str, args: Mapping[str, Any]) -> bool:
-    return _language_is(text, _arg(args, "language", str))
+    return _language_is(text, _str(args, "language"))
 
 
 def number_sentences(text: str, args: Mapping[str, Any]) -> bool:
@@ -110,7 +114,7 @@ def number_paragraphs(text: str, args: Mapping[str, Any]) -> bool:
             if 0 < index < len(paragraphs) - 1:
                 return False
             count -= 1
-    return count == _arg(args, "num_paragraphs")
+    return count == _int(args, "num_paragraphs")
 
 
 def number_words(text: str, args: Mapping[str, Any]) -> bool:
@@ -121,9 +125,9 @@ def nth_paragraph_first_word(text: str, args: Mapping[str, Any]) -> bool:
     """Paragraphs split on blank lines: their count (empty ones not counted) must be
     ``num_paragraphs`` and the ``nth_paragraph``-th piece (empty ones counted) must start with
     ``first_word``, read up to its first ``.,?!'"`` and lowercased."""
-    wanted = _arg(args, "num_paragraphs")
-    nth = _arg(args, "nth_paragraph")
-    first_word = _arg(args, "first_word", str).lower()
+    wanted = _int(args, "num_paragraphs")
+    nth = _int(args, "nth_paragraph")
+    first_word = _str(args, "first_word").lower()
     if not 0 < nth <= wanted:
         raise InstructionArgsError(
             f"kwargs['nth_paragraph'] must be between 1 and num_paragraphs ({wanted}), not {nth}"
@@ -143,11 +147,11 @@ def nth_paragraph_first_word(text: str, args: Mapping[str, Any]) -> bool:
 
 
 def number_placeholders(text: str, args: Mapping[str, Any]) -> bool:
-    return len(re.findall(r"\[.*?\]", text)) >= _arg(args, "num_placeholders")
+    return len(re.findall(r"\[.*?\]", text)) >= _int(args, "num_placeholders")
 
 
 def postscript(text: str, args: Mapping[str, Any]) -> bool:
-    marker = _arg(args, "postscript_marker", str).strip()
+    marker = _str(args, "postscript_marker").strip()
     if marker == "P.P.S":
         pattern = r"\s*p\.\s?p\.\s?s.*$"
     elif marker == "P.S.":
@@ -160,7 +164,7 @@ def postscript(text: str, args: Mapping[str, Any]) -> bool:
 def number_bullet_lists(text: str, args: Mapping[str, Any]) -> bool:
     stars = re.findall(r"^\s*\*[^\*].*$", text, flags=re.MULTILINE)
     dashes = re.findall(r"^\s*-.*$", text, flags=re.MULTILINE)
-    return len(stars) + len(dashes) == _arg(args, "num_bullets")
+    return len(stars) + len(dashes) == _int(args, "num_bullets")
 
 
 def constrained_response(text: str, args: Mapping[str, Any]) -> bool:
@@ -172,13 +176,13 @@ def number_highlighted_sections(text: str, args: Mapping[str, Any]) -> bool:
     """``*…*`` spans within a line with something inside, plus ``**…**`` spans likewise."""
     single = [s for s in re.findall(r"\*[^\n\*]*\*", text) if s.strip("*").strip()]
     double = [s for s in re.findall(r"\*\*[^\n\*]*\*\*", text) if s[2:-2].strip()]
-    return len(single) + len(double) >= _arg(args, "num_highlights")
+    return len(single) + len(double) >= _int(args, "num_highlights")
 
 
 def multiple_sections(text: str, args: Mapping[str, Any]) -> bool:
-    splitter = _arg(args, "section_spliter", str).strip()
+    splitter = _str(args, "section_spliter").strip()
     pieces = re.split(r"\s?" + splitter + r"\s?\d+\s?", text)
-    return len(pieces) - 1 >= _arg(args, "num_sections")
+    return len(pieces) - 1 >= _int(args, "num_sections")
 
 
 def json_format(text: str, args: Mapping[str, Any]) -> bool:
@@ -212,12 +216,12 @@ def two_responses(text: str, args: Mapping[str, Any]) -> bool:
 
 
 def repeat_prompt(text: str, args: Mapping[str, Any]) -> bool:
-    prompt = _arg(args, "prompt_to_repeat", str)
+    prompt = _str(args, "prompt_to_repeat")
     return text.strip().lower().startswith(prompt.strip().lower())
 
 
 def end_checker(text: str, args: Mapping[str, Any]) -> bool:
-    phrase = _arg(args, "end_phrase", str)
+    phrase = _str(args, "end_phrase")
     return text.strip().strip('"').lower().endswith(phrase.strip().lower())
 
 
