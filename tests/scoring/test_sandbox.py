@@ -183,6 +183,24 @@ def test_unavailable_without_bubblewrap(monkeypatch: pytest.MonkeyPatch) -> None
         Sandbox()
 
 
+def test_unavailable_without_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(SandboxUnavailable, match="needs root"):
+        Sandbox()
+
+
+def test_a_sandbox_that_cannot_be_built_raises_rather_than_fails_the_program(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    broken = Sandbox(concurrency=1)
+    command = broken._command
+    monkeypatch.setattr(
+        broken, "_command", lambda *a: [command(*a)[0], "--ro-bind", "/no/such/dir", "/x", "true"]
+    )
+    with pytest.raises(SandboxUnavailable, match="could not build the sandbox"):
+        broken.run_sync("print(1)")
+
+
 def test_bubblewrap_status_documents_are_merged() -> None:
     read, write = os.pipe()
     os.write(write, b'{ "child-pid": 7 }\n{ "exit-code": 3 }\n')

@@ -40,7 +40,9 @@ class InstructionArgsError(ValueError):
 def _int(args: Mapping[str, Any], name: str) -> int:
     value = args.get(name)
     if not isinstance(value, int) or value < 0:
-        raise InstructionArgsError(f"kwargs[{name!r}] must be a non-negative integer, not {value!r}")
+        raise InstructionArgsError(
+            f"kwargs[{name!r}] must be a non-negative integer, not {value!r}"
+        )
     return value
 
 
