@@ -59,6 +59,12 @@ def test_an_infinite_loop_is_stopped_at_the_cpu_limit(sandbox: Sandbox) -> None:
     assert result.signal in (24, 9)  # SIGXCPU, then SIGKILL at the hard limit
 
 
+def test_a_program_killed_by_a_signal_says_which(sandbox: Sandbox) -> None:
+    result = run(sandbox, "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)")
+    assert (result.status, result.passed, result.signal) == ("killed", False, 15)
+    assert result.reason == "killed by SIGTERM" and result.exit_code is None
+
+
 def test_a_sleeping_program_is_killed_at_the_wall_clock_limit() -> None:
     quick = Sandbox(Limits(wall_seconds=1.5), concurrency=1)
     started = time.monotonic()
