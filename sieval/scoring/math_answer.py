@@ -1,0 +1,133 @@
+"""Final answers of math solutions (MATH-500, AIME): extracted from the text, compared by value.
+
+Extraction, in order (the first rule that matches names the answer in ``MathVerdict.rule``):
+
+1. ``boxed``: the last ``\\boxed{…}`` or ``\\fbox{…}`` of the text (by position), its braces
+   matched so nested ones stay inside (``\\boxed{\\frac{1}{2}}`` gives ``\\frac{1}{2}``);
+   ``\\boxed 5`` (a space, no brace) counts too, up to the next ``$`` or line end. A last box
+   that never closes (an answer cut by the token budget) is no answer: reason ``unclosed_box``.
+2. ``final_answer_sentence``: Minerva's closing line, ``Final Answer: The final answer is X.
+   I hope it is correct.`` (Lewkowycz et al. 2022, the format lm-evaluation-harness's
+   ``minerva_math`` asks for), X with surrounding ``$`` removed.
+3. otherwise nothing: the sample is invalid (``rule`` None), never compared.
+
+This is lm-evaluation-harness 0.4.13's ``last_boxed_only_string`` + ``remove_boxed``
+(``tasks/minerva_math/utils.py``) with three deliberate differences, each shown against it in
+``tests/scoring/test_math_answer.py``: the last box by position (lm-eval takes the last
+``\\boxed`` even when a ``\\fbox`` follows, and any ``\\boxed `` with a space before every
+braced one), ``\\fbox{…}`` unwrapped (lm-eval's ``remove_boxed`` raises on it), and a spaced
+``\\boxed 5`` stops at the line end (lm-eval runs on to the next ``$``).
+
+Equivalence is math-verify's (Hugging Face, ``math-verify`` 0.9 on PyPI, over SymPy and
+``latex2sympy2_extended``), not string equality. Both answers are parsed as LaTeX inside
+``\\boxed{}`` with ``parse``'s default configuration, ``NormalizationConfig(basic_latex=True,
+units=True, malformed_operators=True, nits=True, boxed="all")``: LaTeX clean-up (``\\left`` /
+``\\right``, ``\\dfrac`` → ``\\frac``, ``\\mathrm``, ``\\displaystyle``, ``\\text{}``), units
+and their words and ``^\\circ`` removed, malformed operators repaired (``\\frac12``, ``\\sqrt2``),
+formatting nits (spacing, thousands separators, leading zeros), every box unwrapped. Then
+``verify(gold, answer)`` (not symmetric: the gold goes first): string match, numbers within 6
+decimal places, symbolic equality by simplification, an equation ``x = 3`` against a number by
+its right-hand side, sets regardless of order, intervals, tuples, matrices, complex numbers, and
+a percentage equal to its number (``50\\%`` = ``50``). The tests pin each of these.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import msgspec
+
+__all__ = ["Extraction", "MathVerdict", "extract_answer", "extract_boxed", "is_equivalent",
+           "score_math"]  # fmt: skip
+
+_BOX = re.compile(r"\\(boxed|fbox)")
+_FINAL = re.compile(r"Final Answer: The final answer is(.*?)\. I hope it is correct\.")
+
+
+class Extraction(msgspec.Struct, frozen=True, kw_only=True):
+    answer: str | None
+    """The extracted answer; None when no rule matched."""
+    rule: str | None
+    """``boxed`` or ``final_answer_sentence``; None when no rule matched."""
+    reason: str | None = None
+    """Why there is no answer: ``unclosed_box`` or ``no_rule_matched``."""
+
+
+class MathVerdict(msgspec.Struct, frozen=True, kw_only=True):
+    correct: bool
+    extracted: str | None
+    rule: str | None
+    reason: str | None
+    """Why it is wrong without a comparison (``unclosed_box``, ``no_rule_matched``), or None."""
+
+
+def _closing_brace(text: str, start: int) -> int | None:
+    """The index of the ``}`` that closes the ``{`` at ``start``, or None."""
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return None
+
+
+def extract_boxed(text: str) -> Extraction:
+    """The content of the last box in ``text`` (rule 1 above)."""
+    boxes = list(_BOX.finditer(text))
+    if not boxes:
+        return Extraction(answer=None, rule=None, reason="no_rule_matched")
+    last = boxes[-1]
+    rest = last.end()
+    if text.startswith(" ", rest) and last.group(1) == "boxed":
+        answer = re.split(r"[$\n]", text[rest + 1 :], maxsplit=1)[0].strip()
+        return Extraction(answer=answer, rule="boxed")
+    brace = rest if text.startswith("{", rest) else None
+    close = _closing_brace(text, brace) if brace is not None else None
+    if brace is None or close is None:
+        return Extraction(answer=None, rule=None, reason="unclosed_box")
+    return Extraction(answer=text[brace + 1 : close], rule="boxed")
+
+
+def extract_answer(text: str) -> Extraction:
+    """The final answer of a solution: the last box, else Minerva's final-answer sentence."""
+    boxed = extract_boxed(text)
+    if boxed.answer is not None or boxed.reason == "unclosed_box":
+        return boxed
+    final = _FINAL.search(text)
+    if final:
+        return Extraction(answer=final.group(1).strip().strip("$").strip(),
+                          rule="final_answer_sentence")  # fmt: skip
+    return boxed
+
+
+def is_equivalent(answer: str, gold: str, timeout_seconds: int = 5) -> bool:
+    """Whether ``answer`` and ``gold`` (LaTeX, without a box) are the same value, by math-verify.
+
+    math-verify bounds parsing and comparing by ``timeout_seconds`` with ``SIGALRM``, which only
+    the main thread can set; elsewhere there is no bound.
+    """
+    try:
+        from math_verify import parse, verify
+    except ImportError as error:  # pragma: no cover - the dev install has it
+        raise ImportError(
+            "math answers are compared by math-verify: pip install 'sieval[instruct]'"
+        ) from error
+    bound = timeout_seconds if threading.current_thread() is threading.main_thread() else None
+    gold_parsed = parse(f"\\boxed{{{gold}}}", parsing_timeout=bound)
+    answer_parsed = parse(f"\\boxed{{{answer}}}", parsing_timeout=bound)
+    return bool(verify(gold_parsed, answer_parsed, timeout_seconds=bound))
+
+
+def score_math(text: str, gold: str) -> MathVerdict:
+    """Extract the answer of ``text`` and compare it with ``gold``."""
+    found = extract_answer(text)
+    if found.answer is None:
+        return MathVerdict(correct=False, extracted=None, rule=None, reason=found.reason)
+    return MathVerdict(
+        correct=is_equivalent(found.answer, gold), extracted=found.answer, rule=found.rule,
+        reason=None,
+    )  # fmt: skip

@@ -1,0 +1,102 @@
+"""pass@k, maj@k and the mean over repeats.
+
+The oracle values of pass@k are computed independently here: exactly, as the fraction
+``1 - C(n-c, k) / C(n, k)`` (math.comb, fractions.Fraction), and with the paper's own numpy
+expression (Chen et al. 2021, Figure 3: ``1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1))``).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sieval.scoring.repeats import (
+    maj_at_k,
+    maj_at_k_estimate,
+    mean_over_repeats,
+    pass_at_k,
+    pass_at_k_estimate,
+)
+from sieval.scoring.uncertainty import mean_estimate
+
+
+def exact(n: int, c: int, k: int) -> Fraction:
+    return 1 - Fraction(math.comb(n - c, k), math.comb(n, k))
+
+
+def paper(n: int, c: int, k: int) -> float:
+    if n - c < k:
+        return 1.0
+    return float(1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "k", "value"),
+    [
+        (1, 1, 1, Fraction(1)),
+        (1, 0, 1, Fraction(0)),
+        (10, 3, 1, Fraction(3, 10)),  # pass@1 is c / n
+        (5, 2, 2, Fraction(7, 10)),  # 1 - C(3,2)/C(5,2) = 1 - 3/10
+        (4, 1, 4, Fraction(1)),
+        (200, 10, 1, Fraction(1, 20)),
+    ],
+)
+def test_pass_at_k_known_values(n: int, c: int, k: int, value: Fraction) -> None:
+    assert exact(n, c, k) == value
+    assert pass_at_k(n, c, k) == pytest.approx(float(value), abs=1e-15)
+
+
+@given(
+    st.integers(1, 200).flatmap(
+        lambda n: st.tuples(st.just(n), st.integers(0, n), st.integers(1, n))
+    )
+)
+def test_pass_at_k_equals_the_exact_and_the_papers_value(nck: tuple[int, int, int]) -> None:
+    n, c, k = nck
+    ours = pass_at_k(n, c, k)
+    assert ours == pytest.approx(float(exact(n, c, k)), abs=1e-9)
+    assert ours == pytest.approx(paper(n, c, k), abs=1e-12)
+
+
+def test_pass_at_k_rejects_impossible_counts() -> None:
+    for n, c, k in ((3, 4, 1), (3, 1, 4), (3, 1, 0), (3, -1, 1)):
+        with pytest.raises(ValueError, match="pass@k needs"):
+            pass_at_k(n, c, k)
+
+
+def test_maj_at_k_by_hand() -> None:
+    # "7" twice beats "5" once; a tie goes to the answer seen first; invalid answers do not vote
+    assert maj_at_k(["5", "7", "7"], [True, False, False], 3) == 0.0
+    assert maj_at_k(["5", "7", "7"], [True, False, False], 1) == 1.0
+    assert maj_at_k(["7", "5", "5", "7"], [False, True, True, False], 4) == 0.0
+    assert maj_at_k([None, None, "5"], [False, False, True], 3) == 1.0
+    assert maj_at_k([None, None], [False, False], 2) == 0.0
+    with pytest.raises(ValueError, match="1 <= k"):
+        maj_at_k(["1"], [True], 2)
+    with pytest.raises(ValueError, match="correctness flags"):
+        maj_at_k(["1"], [True, False], 1)
+
+
+def test_estimates_reuse_the_uncertainty_module() -> None:
+    scores = {"a": [True, False, False, True], "b": [False] * 4, "c": [True] * 4}
+    estimate = pass_at_k_estimate(scores, k=2)
+    per_item = [float(exact(4, 2, 2)), 0.0, 1.0]
+    assert estimate.value == pytest.approx(sum(per_item) / 3)
+    assert estimate == mean_estimate([pass_at_k(4, 2, 2), 0.0, 1.0])
+    repeats = mean_over_repeats(scores)
+    assert repeats.value == pytest.approx(6 / 12)
+    assert repeats.estimator == "clustered(cr1, 3 clusters)" and repeats.n == 12
+    # clustered by item: wider than if the 12 samples were independent
+    assert repeats.se > mean_estimate([float(v) for vs in scores.values() for v in vs]).se
+    answers = {"a": ["1", "2", "1"], "b": [None, "3", "3"]}
+    correct = {"a": [True, False, True], "b": [False, False, False]}
+    assert maj_at_k_estimate(answers, correct, k=3).value == 0.5
+    with pytest.raises(ValueError, match="same items"):
+        maj_at_k_estimate(answers, {"a": [True, False, True]}, k=3)
+    with pytest.raises(ValueError, match="no samples"):
+        mean_over_repeats({"x": []})
