@@ -1,0 +1,118 @@
+"""Every dataset module against the stored files: row counts per split (as each SOURCE.md gives
+them), field names and value types (the hub dataset's), a known first row, the file order, and
+the files' checksums (each listed in its SOURCE.md).
+
+GPQA's rows never appear here: only its counts, column names and value types are checked.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sieval.data.registry import SOURCES, get_source
+from sieval.data.source import file_sha256
+
+# A value's shape: a type, [shape] for a list of it, {key: shape} for a dict with exactly those
+# keys, or a tuple of types (one of them).
+Shape = Any
+
+CHOICES = {"text": [str], "label": [str]}
+
+SHAPES: dict[str, dict[str, Shape]] = {
+    "arc_easy": {"id": str, "question": str, "choices": CHOICES, "answerKey": str},
+    "arc_challenge": {"id": str, "question": str, "choices": CHOICES, "answerKey": str},
+    "gsm8k": {"question": str, "answer": str},
+}
+
+# (dataset, split, subset): rows stored
+COUNTS: dict[tuple[str, str, str | None], int] = {
+    ("arc_easy", "train", None): 2251,
+    ("arc_easy", "validation", None): 570,
+    ("arc_easy", "test", None): 2376,
+    ("arc_challenge", "train", None): 1119,
+    ("arc_challenge", "validation", None): 299,
+    ("arc_challenge", "test", None): 1172,
+    ("gsm8k", "train", None): 7473,
+    ("gsm8k", "test", None): 1319,
+}
+
+# (dataset, split, subset): (field, value) of the first and the last row
+ENDS: dict[tuple[str, str, str | None], tuple[tuple[str, Any], tuple[str, Any]]] = {
+    ("arc_easy", "test", None): (("id", "Mercury_417466"), ("id", "VASoL_2009_5_34")),
+    ("arc_challenge", "test", None): (("id", "Mercury_7175875"), ("id", "MEA_2013_8_15")),
+    ("gsm8k", "test", None): (
+        ("answer", "Janet sells 16 - 3 - 4 = <<16-3-4=9>>9 duck eggs a day.\nShe makes 9 * 2 = "
+         "$<<9*2=18>>18 every day at the farmer’s market.\n#### 18"),
+        ("question", "Henry and 3 of his friends order 7 pizzas for lunch. Each pizza is cut into "
+         "8 slices. If Henry and his friends want to share the pizzas equally, how many slices "
+         "can each of them have?"),
+    ),
+}  # fmt: skip
+
+
+def shape_errors(value: Any, shape: Shape, at: str) -> list[str]:
+    """What in ``value`` does not have ``shape`` (empty when it does)."""
+    if isinstance(shape, dict):
+        if not isinstance(value, dict) or list(value) != list(shape):
+            return [f"{at}: keys {list(value) if isinstance(value, dict) else value!r}"]
+        return [e for k, s in shape.items() for e in shape_errors(value[k], s, f"{at}.{k}")]
+    if isinstance(shape, list):
+        if not isinstance(value, list):
+            return [f"{at}: {type(value).__name__}, not a list"]
+        return [e for i, v in enumerate(value) for e in shape_errors(v, shape[0], f"{at}[{i}]")]
+    types = shape if isinstance(shape, tuple) else (shape,)
+    if isinstance(value, bool) and bool not in types:
+        return [f"{at}: bool"]
+    return [] if isinstance(value, types) else [f"{at}: {type(value).__name__}"]
+
+
+def position(where: str) -> tuple[str, int]:
+    """``(file, line or row)`` of a row's place, to check the order."""
+    match = re.fullmatch(r"(.*?)(?::(\d+)|#row (\d+))", where)
+    assert match, where
+    return match[1], int(match[2] or match[3])
+
+
+@pytest.mark.parametrize(("dataset", "split", "subset"), sorted(COUNTS, key=str), ids=str)
+def test_rows_fields_and_order(
+    data_dir: Path, dataset: str, split: str, subset: str | None
+) -> None:
+    source = get_source(dataset)
+    rows = source.rows(data_dir, split, subset)
+    assert len(rows) == COUNTS[dataset, split, subset]
+    shape = SHAPES[dataset]
+    assert tuple(shape) == source.fields
+    errors = [e for where, fields in rows for e in shape_errors(fields, shape, where)]
+    assert errors[:5] == []
+    places = [position(where) for where, _ in rows]
+    files = [str(p) for p in source.files(data_dir, split, subset)]
+    assert {f.split("!")[0] for f, _ in places} <= set(files)
+    assert places == sorted(places, key=lambda p: (files.index(p[0].split("!")[0]), p[1]))
+    assert len(set(places)) == len(places)
+    if (dataset, split, subset) in ENDS:
+        (first_key, first), (last_key, last) = ENDS[dataset, split, subset]
+        assert (rows[0][1][first_key], rows[-1][1][last_key]) == (first, last)
+
+
+def test_every_split_is_counted() -> None:
+    counted = {(d, s) for d, s, _ in COUNTS}
+    assert counted == {(d, s) for d, source in SOURCES.items() for s in source.splits}
+
+
+# Folders whose SOURCE.md gives no per-file checksum (MMLU: 171 CSV files, one table row).
+NO_FILE_SUMS = {"mmlu"}
+
+
+@pytest.mark.parametrize("dataset", sorted(SOURCES))
+def test_the_files_read_are_the_ones_source_md_describes(data_dir: Path, dataset: str) -> None:
+    source = get_source(dataset)
+    text = (data_dir / dataset / "SOURCE.md").read_text()
+    subsets = source.subsets if source.subset_required else (None,)
+    paths = {p for s in source.splits for sub in subsets for p in source.files(data_dir, s, sub)}
+    assert paths and all(p.is_file() for p in paths)
+    if dataset not in NO_FILE_SUMS:
+        assert [p.name for p in sorted(paths) if file_sha256(p) not in text] == []
