@@ -26,7 +26,9 @@ SHAPES: dict[str, dict[str, Shape]] = {
     "arc_easy": {"id": str, "question": str, "choices": CHOICES, "answerKey": str},
     "arc_challenge": {"id": str, "question": str, "choices": CHOICES, "answerKey": str},
     "gsm8k": {"question": str, "answer": str},
-}
+    "hellaswag": {"activity_label": str, "ctx_a": str, "ctx_b": str, "ctx": str,
+                  "endings": [str], "split": str, "label": str},
+}  # fmt: skip
 
 # (dataset, split, subset): rows stored
 COUNTS: dict[tuple[str, str, str | None], int] = {
@@ -38,6 +40,7 @@ COUNTS: dict[tuple[str, str, str | None], int] = {
     ("arc_challenge", "test", None): 1172,
     ("gsm8k", "train", None): 7473,
     ("gsm8k", "test", None): 1319,
+    ("hellaswag", "validation", None): 10042,
 }
 
 # (dataset, split, subset): (field, value) of the first and the last row
@@ -51,6 +54,7 @@ ENDS: dict[tuple[str, str, str | None], tuple[tuple[str, Any], tuple[str, Any]]]
          "8 slices. If Henry and his friends want to share the pizzas equally, how many slices "
          "can each of them have?"),
     ),
+    ("hellaswag", "validation", None): (("ctx", "A man is sitting on a roof. he"), ("label", "2")),
 }  # fmt: skip
 
 
