@@ -235,8 +235,8 @@ def converted(rows: Iterable[tuple[str, dict[str, Any]]], row_type: type[T]) -> 
 
 
 def as_fields(rows: Iterable[tuple[str, Any]]) -> list[Row]:
-    """Typed rows (msgspec Structs) as ``(where, {field: value})``: nested Structs become dicts
-    and tuples lists, as the hub gives them."""
+    """Typed rows (msgspec Structs) as ``(where, {field: value})``, nested Structs as dicts
+    (declare sequences as lists: that is what the hub gives)."""
     return [(where, msgspec.to_builtins(row)) for where, row in rows]
 
 

@@ -28,6 +28,7 @@ SHAPES: dict[str, dict[str, Shape]] = {
     "gsm8k": {"question": str, "answer": str},
     "hellaswag": {"activity_label": str, "ctx_a": str, "ctx_b": str, "ctx": str,
                   "endings": [str], "split": str, "label": str},
+    "mmlu": {"question": str, "subject": str, "choices": [str], "answer": int},
 }  # fmt: skip
 
 # (dataset, split, subset): rows stored
@@ -41,6 +42,10 @@ COUNTS: dict[tuple[str, str, str | None], int] = {
     ("gsm8k", "train", None): 7473,
     ("gsm8k", "test", None): 1319,
     ("hellaswag", "validation", None): 10042,
+    ("mmlu", "test", None): 14042,
+    ("mmlu", "validation", None): 1531,
+    ("mmlu", "dev", None): 285,
+    ("mmlu", "test", "anatomy"): 135,
 }
 
 # (dataset, split, subset): (field, value) of the first and the last row
@@ -55,6 +60,14 @@ ENDS: dict[tuple[str, str, str | None], tuple[tuple[str, Any], tuple[str, Any]]]
          "can each of them have?"),
     ),
     ("hellaswag", "validation", None): (("ctx", "A man is sitting on a roof. he"), ("label", "2")),
+    ("mmlu", "test", None): (
+        ("answer", 1),
+        ("choices", ["Divine power", "Sexual virility", "Military acumen",
+                     "Philosophical intellect"]),
+    ),
+    ("mmlu", "test", "anatomy"): (("question", "A lesion causing compression of the facial nerve "
+                                   "at the stylomastoid foramen will cause ipsilateral"),
+                                  ("subject", "anatomy")),
 }  # fmt: skip
 
 
