@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from .rows import bad_row, no_samples
+from .rows import bad_row, no_samples, zip_member
 
-__all__ = ["arrow_stream_rows", "parquet_rows"]
+__all__ = ["arrow_stream_rows", "parquet_rows", "zipped_stream_rows"]
 
 
 def _pyarrow(where: str) -> Any:
@@ -61,6 +61,13 @@ def arrow_stream_rows(
             path=where,
         ) from exc
     return _rows(where, table, columns)
+
+
+def zipped_stream_rows(
+    path: Path, member: str, columns: Sequence[str]
+) -> list[tuple[str, dict[str, Any]]]:
+    """Every row of an Arrow stream inside a zip, named ``ZIP!MEMBER#row N``."""
+    return arrow_stream_rows(f"{path}!{member}", zip_member(path, member), columns)
 
 
 def parquet_rows(path: Path, columns: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:

@@ -29,6 +29,7 @@ SHAPES: dict[str, dict[str, Shape]] = {
     "hellaswag": {"activity_label": str, "ctx_a": str, "ctx_b": str, "ctx": str,
                   "endings": [str], "split": str, "label": str},
     "mmlu": {"question": str, "subject": str, "choices": [str], "answer": int},
+    "winogrande": {"sentence": str, "option1": str, "option2": str, "answer": str},
 }  # fmt: skip
 
 # (dataset, split, subset): rows stored
@@ -46,6 +47,9 @@ COUNTS: dict[tuple[str, str, str | None], int] = {
     ("mmlu", "validation", None): 1531,
     ("mmlu", "dev", None): 285,
     ("mmlu", "test", "anatomy"): 135,
+    ("winogrande", "train", None): 40398,
+    ("winogrande", "validation", None): 1267,
+    ("winogrande", "test", None): 1767,
 }
 
 # (dataset, split, subset): (field, value) of the first and the last row
@@ -68,6 +72,12 @@ ENDS: dict[tuple[str, str, str | None], tuple[tuple[str, Any], tuple[str, Any]]]
     ("mmlu", "test", "anatomy"): (("question", "A lesion causing compression of the facial nerve "
                                    "at the stylomastoid foramen will cause ipsilateral"),
                                   ("subject", "anatomy")),
+    ("winogrande", "validation", None): (
+        ("sentence", "Sarah was a much better surgeon than Maria so _ always got the easier "
+         "cases."),
+        ("sentence", "She chose the black car over the green car, because the _ has more brighter "
+         "color."),
+    ),
 }  # fmt: skip
 
 
