@@ -39,6 +39,7 @@ __all__ = [
     "no_samples",
     "read_bz2_text",
     "read_gzip_text",
+    "read_text",
     "typed_rows",
     "zip_member",
 ]
@@ -73,7 +74,8 @@ def _decode_utf8(path: Path, data: bytes) -> str:
         raise bad_row(f"{path}:{line}", f"not valid UTF-8 ({exc.reason})") from exc
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
+    """The UTF-8 text of a file."""
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -134,7 +136,7 @@ def _checked(rows: list[tuple[str, T]], where: str) -> list[tuple[str, T]]:
 def jsonl_rows(path: Path, decoder: msgspec.json.Decoder[T]) -> list[tuple[str, T]]:
     """Every non-blank line of a JSON Lines file decoded by ``decoder``, with its ``FILE:LINE``."""
     rows: list[tuple[str, T]] = []
-    for number, line in enumerate(_read_text(path).split("\n"), 1):
+    for number, line in enumerate(read_text(path).split("\n"), 1):
         if not line.strip():
             continue
         where = f"{path}:{number}"
@@ -171,7 +173,7 @@ def json_array_rows(
 def csv_rows(path: Path, delimiter: str = ",") -> list[tuple[str, list[str]]]:
     """Every record of a CSV file (strict quoting), with the ``FILE:LINE`` it starts on; blank
     lines are skipped."""
-    reader = csv.reader(io.StringIO(_read_text(path), newline=""), delimiter=delimiter, strict=True)
+    reader = csv.reader(io.StringIO(read_text(path), newline=""), delimiter=delimiter, strict=True)
     rows: list[tuple[str, list[str]]] = []
     while True:
         where = f"{path}:{reader.line_num + 1}"
@@ -208,7 +210,7 @@ def header_rows(
     if quoting:
         records = csv_rows(path, delimiter)
     else:
-        lines = _read_text(path).split("\n")
+        lines = read_text(path).split("\n")
         records = [(f"{path}:{i}", ln.split(delimiter)) for i, ln in enumerate(lines, 1) if ln]
         _checked(records, str(path))
     (head_at, head), *body = records

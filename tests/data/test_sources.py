@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from sieval.data.registry import SOURCES, get_source
@@ -30,6 +31,7 @@ SHAPES: dict[str, dict[str, Shape]] = {
                   "endings": [str], "split": str, "label": str},
     "mmlu": {"question": str, "subject": str, "choices": [str], "answer": int},
     "winogrande": {"sentence": str, "option1": str, "option2": str, "answer": str},
+    "piqa": {"goal": str, "sol1": str, "sol2": str, "label": int},
 }  # fmt: skip
 
 # (dataset, split, subset): rows stored
@@ -50,6 +52,9 @@ COUNTS: dict[tuple[str, str, str | None], int] = {
     ("winogrande", "train", None): 40398,
     ("winogrande", "validation", None): 1267,
     ("winogrande", "test", None): 1767,
+    ("piqa", "train", None): 16113,
+    ("piqa", "validation", None): 1838,
+    ("piqa", "test", None): 3084,
 }
 
 # (dataset, split, subset): (field, value) of the first and the last row
@@ -78,6 +83,11 @@ ENDS: dict[tuple[str, str, str | None], tuple[tuple[str, Any], tuple[str, Any]]]
         ("sentence", "She chose the black car over the green car, because the _ has more brighter "
          "color."),
     ),
+    ("piqa", "validation", None): (
+        ("goal", "How do I ready a guinea pig cage for it's new occupants?"),
+        ("sol2", "You can purchase a tennis racket at any sports store"),
+    ),
+    ("piqa", "train", None): (("label", 1), ("goal", "how do you frost a cupcake?")),
 }  # fmt: skip
 
 
@@ -143,3 +153,13 @@ def test_the_files_read_are_the_ones_source_md_describes(data_dir: Path, dataset
     assert paths and all(p.is_file() for p in paths)
     if dataset not in NO_FILE_SUMS:
         assert [p.name for p in sorted(paths) if file_sha256(p) not in text] == []
+
+
+def test_piqa_release_and_cache_agree(data_dir: Path) -> None:
+    """Validation is read from the release files; the zipped cache holds the same rows."""
+    from sieval.data import piqa
+
+    cached = piqa._cache_rows(data_dir / "piqa" / "piqa.zip", "validation")
+    release = get_source("piqa").rows(data_dir, "validation")
+    assert [msgspec.to_builtins(row) for _, row in cached] == [row for _, row in release]
+    assert sum(row["label"] for _, row in release) == 928  # SOURCE.md: 910 x 0, 928 x 1
