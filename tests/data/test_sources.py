@@ -32,6 +32,7 @@ SHAPES: dict[str, dict[str, Shape]] = {
     "mmlu": {"question": str, "subject": str, "choices": [str], "answer": int},
     "winogrande": {"sentence": str, "option1": str, "option2": str, "answer": str},
     "piqa": {"goal": str, "sol1": str, "sol2": str, "label": int},
+    "openbookqa": {"id": str, "question_stem": str, "choices": CHOICES, "answerKey": str},
 }  # fmt: skip
 
 # (dataset, split, subset): rows stored
@@ -55,6 +56,9 @@ COUNTS: dict[tuple[str, str, str | None], int] = {
     ("piqa", "train", None): 16113,
     ("piqa", "validation", None): 1838,
     ("piqa", "test", None): 3084,
+    ("openbookqa", "train", None): 4957,
+    ("openbookqa", "validation", None): 500,
+    ("openbookqa", "test", None): 500,
 }
 
 # (dataset, split, subset): (field, value) of the first and the last row
@@ -88,6 +92,9 @@ ENDS: dict[tuple[str, str, str | None], tuple[tuple[str, Any], tuple[str, Any]]]
         ("sol2", "You can purchase a tennis racket at any sports store"),
     ),
     ("piqa", "train", None): (("label", 1), ("goal", "how do you frost a cupcake?")),
+    ("openbookqa", "train", None): (("id", "7-980"), ("id", "14-1512")),
+    ("openbookqa", "validation", None): (("id", "8-376"), ("id", "7-242")),
+    ("openbookqa", "test", None): (("id", "8-343"), ("id", "7-7")),
 }  # fmt: skip
 
 
@@ -163,3 +170,16 @@ def test_piqa_release_and_cache_agree(data_dir: Path) -> None:
     release = get_source("piqa").rows(data_dir, "validation")
     assert [msgspec.to_builtins(row) for _, row in cached] == [row for _, row in release]
     assert sum(row["label"] for _, row in release) == 928  # SOURCE.md: 910 x 0, 928 x 1
+
+
+@pytest.mark.parametrize("split", ["train", "validation", "test"])
+def test_openbookqa_release_files_equal_the_hub_cache(data_dir: Path, split: str) -> None:
+    """The release's JSON Lines and TSV, converted, are the hub's rows (its zipped Arrow cache)."""
+    from sieval.data.arrow import zipped_stream_rows
+
+    member = (
+        f"openbookqa/main/0.0.0/388097ea7776314e93a529163e0fea805b8a6454/openbookqa-{split}.arrow"
+    )
+    source = get_source("openbookqa")
+    cache = zipped_stream_rows(data_dir / "openbookqa" / "openbookqa.zip", member, source.fields)
+    assert [row for _, row in source.rows(data_dir, split)] == [row for _, row in cache]
