@@ -33,6 +33,8 @@ SHAPES: dict[str, dict[str, Shape]] = {
     "winogrande": {"sentence": str, "option1": str, "option2": str, "answer": str},
     "piqa": {"goal": str, "sol1": str, "sol2": str, "label": int},
     "openbookqa": {"id": str, "question_stem": str, "choices": CHOICES, "answerKey": str},
+    "sciq": {"question": str, "distractor3": str, "distractor1": str, "distractor2": str,
+             "correct_answer": str, "support": str},
 }  # fmt: skip
 
 # (dataset, split, subset): rows stored
@@ -59,6 +61,9 @@ COUNTS: dict[tuple[str, str, str | None], int] = {
     ("openbookqa", "train", None): 4957,
     ("openbookqa", "validation", None): 500,
     ("openbookqa", "test", None): 500,
+    ("sciq", "train", None): 11679,
+    ("sciq", "validation", None): 1000,
+    ("sciq", "test", None): 1000,
 }
 
 # (dataset, split, subset): (field, value) of the first and the last row
@@ -95,6 +100,8 @@ ENDS: dict[tuple[str, str, str | None], tuple[tuple[str, Any], tuple[str, Any]]]
     ("openbookqa", "train", None): (("id", "7-980"), ("id", "14-1512")),
     ("openbookqa", "validation", None): (("id", "8-376"), ("id", "7-242")),
     ("openbookqa", "test", None): (("id", "8-343"), ("id", "7-7")),
+    ("sciq", "test", None): (("correct_answer", "oxidants"),
+                             ("correct_answer", "sulfur dioxide (so2)")),
 }  # fmt: skip
 
 
@@ -183,3 +190,10 @@ def test_openbookqa_release_files_equal_the_hub_cache(data_dir: Path, split: str
     source = get_source("openbookqa")
     cache = zipped_stream_rows(data_dir / "openbookqa" / "openbookqa.zip", member, source.fields)
     assert [row for _, row in source.rows(data_dir, split)] == [row for _, row in cache]
+
+
+def test_sciq_support_is_empty_where_the_readme_says(data_dir: Path) -> None:
+    """SOURCE.md: support is empty in 1,198 train, 113 validation and 116 test rows."""
+    source = get_source("sciq")
+    empty = {s: sum(not r["support"] for _, r in source.rows(data_dir, s)) for s in source.splits}
+    assert empty == {"train": 1198, "validation": 113, "test": 116}
