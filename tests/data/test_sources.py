@@ -35,6 +35,7 @@ SHAPES: dict[str, dict[str, Shape]] = {
     "openbookqa": {"id": str, "question_stem": str, "choices": CHOICES, "answerKey": str},
     "sciq": {"question": str, "distractor3": str, "distractor1": str, "distractor2": str,
              "correct_answer": str, "support": str},
+    "boolq": {"question": str, "passage": str, "idx": int, "label": int},
 }  # fmt: skip
 
 # (dataset, split, subset): rows stored
@@ -64,6 +65,7 @@ COUNTS: dict[tuple[str, str, str | None], int] = {
     ("sciq", "train", None): 11679,
     ("sciq", "validation", None): 1000,
     ("sciq", "test", None): 1000,
+    ("boolq", "validation", None): 3270,
 }
 
 # (dataset, split, subset): (field, value) of the first and the last row
@@ -102,6 +104,10 @@ ENDS: dict[tuple[str, str, str | None], tuple[tuple[str, Any], tuple[str, Any]]]
     ("openbookqa", "test", None): (("id", "8-343"), ("id", "7-7")),
     ("sciq", "test", None): (("correct_answer", "oxidants"),
                              ("correct_answer", "sulfur dioxide (so2)")),
+    ("boolq", "validation", None): (
+        ("question", "does ethanol take more energy make that produces"),
+        ("idx", 3269),
+    ),
 }  # fmt: skip
 
 
@@ -197,3 +203,11 @@ def test_sciq_support_is_empty_where_the_readme_says(data_dir: Path) -> None:
     source = get_source("sciq")
     empty = {s: sum(not r["support"] for _, r in source.rows(data_dir, s)) for s in source.splits}
     assert empty == {"train": 1198, "validation": 113, "test": 116}
+
+
+def test_boolq_labels_become_ints(data_dir: Path) -> None:
+    """SOURCE.md: "true" 2,033, "false" 1,237; idx runs 0-3269."""
+    rows = get_source("boolq").rows(data_dir, "validation")
+    assert [r["label"] for _, r in rows].count(1) == 2033
+    assert {r["label"] for _, r in rows} == {0, 1}
+    assert [r["idx"] for _, r in rows] == list(range(3270))
