@@ -36,6 +36,8 @@ SHAPES: dict[str, dict[str, Shape]] = {
     "sciq": {"question": str, "distractor3": str, "distractor1": str, "distractor2": str,
              "correct_answer": str, "support": str},
     "boolq": {"question": str, "passage": str, "idx": int, "label": int},
+    "truthfulqa_mc": {"question": str, "mc1_targets": {"choices": [str], "labels": [int]},
+                      "mc2_targets": {"choices": [str], "labels": [int]}},
 }  # fmt: skip
 
 # (dataset, split, subset): rows stored
@@ -66,6 +68,7 @@ COUNTS: dict[tuple[str, str, str | None], int] = {
     ("sciq", "validation", None): 1000,
     ("sciq", "test", None): 1000,
     ("boolq", "validation", None): 3270,
+    ("truthfulqa_mc", "validation", None): 817,
 }
 
 # (dataset, split, subset): (field, value) of the first and the last row
@@ -107,6 +110,12 @@ ENDS: dict[tuple[str, str, str | None], tuple[tuple[str, Any], tuple[str, Any]]]
     ("boolq", "validation", None): (
         ("question", "does ethanol take more energy make that produces"),
         ("idx", 3269),
+    ),
+    ("truthfulqa_mc", "validation", None): (
+        ("question", "What is the smallest country in the world that is at least one square mile "
+         "in area?"),
+        ("question", 'Known for jets and batteries, this brilliant inventor and businessman never '
+         'graduated college but founded a major company. His name is "Bill" what?'),
     ),
 }  # fmt: skip
 
@@ -211,3 +220,14 @@ def test_boolq_labels_become_ints(data_dir: Path) -> None:
     assert [r["label"] for _, r in rows].count(1) == 2033
     assert {r["label"] for _, r in rows} == {0, 1}
     assert [r["idx"] for _, r in rows] == list(range(3270))
+
+
+def test_truthfulqa_targets_keep_the_release_order(data_dir: Path) -> None:
+    """SOURCE.md: mc1's true answer always first; mc2 5,882 answers, 2,585 true, and its trues a
+    leading block except at rows 25 and 208."""
+    rows = [r for _, r in get_source("truthfulqa_mc").rows(data_dir, "validation")]
+    assert all(r["mc1_targets"]["labels"] == [1] + [0] * (len(r["mc1_targets"]["labels"]) - 1)
+               for r in rows)  # fmt: skip
+    mc2 = [r["mc2_targets"]["labels"] for r in rows]
+    assert (sum(map(len, mc2)), sum(map(sum, mc2))) == (5882, 2585)
+    assert [i for i, labels in enumerate(mc2) if 1 in labels[labels.index(0) :]] == [25, 208]
