@@ -38,6 +38,7 @@ SHAPES: dict[str, dict[str, Shape]] = {
     "boolq": {"question": str, "passage": str, "idx": int, "label": int},
     "truthfulqa_mc": {"question": str, "mc1_targets": {"choices": [str], "labels": [int]},
                       "mc2_targets": {"choices": [str], "labels": [int]}},
+    "lambada_openai": {"text": str},
 }  # fmt: skip
 
 # (dataset, split, subset): rows stored
@@ -69,6 +70,7 @@ COUNTS: dict[tuple[str, str, str | None], int] = {
     ("sciq", "test", None): 1000,
     ("boolq", "validation", None): 3270,
     ("truthfulqa_mc", "validation", None): 817,
+    ("lambada_openai", "test", None): 5153,
 }
 
 # (dataset, split, subset): (field, value) of the first and the last row
@@ -231,3 +233,13 @@ def test_truthfulqa_targets_keep_the_release_order(data_dir: Path) -> None:
     mc2 = [r["mc2_targets"]["labels"] for r in rows]
     assert (sum(map(len, mc2)), sum(map(sum, mc2))) == (5882, 2585)
     assert [i for i, labels in enumerate(mc2) if 1 in labels[labels.index(0) :]] == [25, 208]
+
+
+def test_lambada_duplicates_are_kept_where_openai_has_them(data_dir: Path) -> None:
+    """SOURCE.md: 5,151 distinct texts; lines 1754 = 1890 and 3470 = 3625 (1-based)."""
+    rows = get_source("lambada_openai").rows(data_dir, "test")
+    texts = [r["text"] for _, r in rows]
+    assert len(set(texts)) == 5151
+    assert (texts[1753], texts[3469]) == (texts[1889], texts[3624])
+    assert texts[0].endswith("I don't care about signs")
+    assert rows[1889][0].endswith("lambada_test.jsonl:1890")
