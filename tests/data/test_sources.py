@@ -39,6 +39,7 @@ SHAPES: dict[str, dict[str, Shape]] = {
     "truthfulqa_mc": {"question": str, "mc1_targets": {"choices": [str], "labels": [int]},
                       "mc2_targets": {"choices": [str], "labels": [int]}},
     "lambada_openai": {"text": str},
+    "wikitext": {"page": str},
 }  # fmt: skip
 
 # (dataset, split, subset): rows stored
@@ -71,6 +72,8 @@ COUNTS: dict[tuple[str, str, str | None], int] = {
     ("boolq", "validation", None): 3270,
     ("truthfulqa_mc", "validation", None): 817,
     ("lambada_openai", "test", None): 5153,
+    ("wikitext", "test", None): 62,
+    ("wikitext", "validation", None): 60,
 }
 
 # (dataset, split, subset): (field, value) of the first and the last row
@@ -243,3 +246,15 @@ def test_lambada_duplicates_are_kept_where_openai_has_them(data_dir: Path) -> No
     assert (texts[1753], texts[3469]) == (texts[1889], texts[3624])
     assert texts[0].endswith("I don't care about signs")
     assert rows[1889][0].endswith("lambada_test.jsonl:1890")
+
+
+def test_wikitext_pages_are_the_whole_text(data_dir: Path) -> None:
+    """SOURCE.md: the 62 test pages are 1,290,527 bytes with 4,296 newlines and 241,211
+    whitespace-separated tokens; the 60 validation pages 1,146,785 bytes; a page opens with its
+    top-level heading."""
+    source = get_source("wikitext")
+    test = "".join(r["page"] for _, r in source.rows(data_dir, "test"))
+    assert (len(test.encode()), test.count("\n"), len(test.split())) == (1290527, 4296, 241211)
+    validation = "".join(r["page"] for _, r in source.rows(data_dir, "validation"))
+    assert len(validation.encode()) == 1146785
+    assert source.rows(data_dir, "test")[0][1]["page"].startswith(" = Robert Boulter = \n")
