@@ -40,6 +40,7 @@ SHAPES: dict[str, dict[str, Shape]] = {
                       "mc2_targets": {"choices": [str], "labels": [int]}},
     "lambada_openai": {"text": str},
     "wikitext": {"page": str},
+    "ifeval": {"key": int, "prompt": str, "instruction_id_list": [str], "kwargs": [dict]},
 }  # fmt: skip
 
 # (dataset, split, subset): rows stored
@@ -74,6 +75,7 @@ COUNTS: dict[tuple[str, str, str | None], int] = {
     ("lambada_openai", "test", None): 5153,
     ("wikitext", "test", None): 62,
     ("wikitext", "validation", None): 60,
+    ("ifeval", "train", None): 541,
 }
 
 # (dataset, split, subset): (field, value) of the first and the last row
@@ -122,6 +124,7 @@ ENDS: dict[tuple[str, str, str | None], tuple[tuple[str, Any], tuple[str, Any]]]
         ("question", 'Known for jets and batteries, this brilliant inventor and businessman never '
          'graduated college but founded a major company. His name is "Bill" what?'),
     ),
+    ("ifeval", "train", None): (("key", 1000), ("key", 3757)),
 }  # fmt: skip
 
 
@@ -258,3 +261,15 @@ def test_wikitext_pages_are_the_whole_text(data_dir: Path) -> None:
     validation = "".join(r["page"] for _, r in source.rows(data_dir, "validation"))
     assert len(validation.encode()) == 1146785
     assert source.rows(data_dir, "test")[0][1]["page"].startswith(" = Robert Boulter = \n")
+
+
+def test_ifeval_instructions_and_their_arguments(data_dir: Path) -> None:
+    """SOURCE.md: 834 instructions, 25 distinct ids; the first row's kwargs as stored."""
+    rows = [r for _, r in get_source("ifeval").rows(data_dir, "train")]
+    ids = [i for r in rows for i in r["instruction_id_list"]]
+    assert (len(ids), len(set(ids))) == (834, 25)
+    assert rows[0]["kwargs"] == [
+        {},
+        {"num_highlights": 3},
+        {"relation": "at least", "num_words": 300},
+    ]
