@@ -14,6 +14,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from sieval.data.bbh import SUBTASKS
 from sieval.data.registry import SOURCES, get_source
 from sieval.data.source import file_sha256
 
@@ -41,7 +42,14 @@ SHAPES: dict[str, dict[str, Shape]] = {
     "lambada_openai": {"text": str},
     "wikitext": {"page": str},
     "ifeval": {"key": int, "prompt": str, "instruction_id_list": [str], "kwargs": [dict]},
+    "bbh": {"input": str, "target": str},
 }  # fmt: skip
+
+# SOURCE.md: 27 subtasks of 250 examples but three
+BBH_SMALLER = {"causal_judgement": 187, "penguins_in_a_table": 146, "snarks": 178}
+BBH_SUBTASKS = sorted(
+    p.stem for p in (Path(__file__).parents[3] / "shared/data/bbh/bbh").glob("*.json")
+)
 
 # (dataset, split, subset): rows stored
 COUNTS: dict[tuple[str, str, str | None], int] = {
@@ -76,6 +84,7 @@ COUNTS: dict[tuple[str, str, str | None], int] = {
     ("wikitext", "test", None): 62,
     ("wikitext", "validation", None): 60,
     ("ifeval", "train", None): 541,
+    **{("bbh", "test", t): BBH_SMALLER.get(t, 250) for t in SUBTASKS},
 }
 
 # (dataset, split, subset): (field, value) of the first and the last row
@@ -125,6 +134,12 @@ ENDS: dict[tuple[str, str, str | None], tuple[tuple[str, Any], tuple[str, Any]]]
          'graduated college but founded a major company. His name is "Bill" what?'),
     ),
     ("ifeval", "train", None): (("key", 1000), ("key", 3757)),
+    ("bbh", "test", "date_understanding"): (
+        ("input", "Today is Christmas Eve of 1937. What is the date tomorrow in MM/DD/YYYY?\n"
+         "Options:\n(A) 12/11/1937\n(B) 12/25/1937\n(C) 01/04/1938\n(D) 12/04/1937\n"
+         "(E) 12/25/2006\n(F) 07/25/1937"),
+        ("target", "(F)"),
+    ),
 }  # fmt: skip
 
 
@@ -273,3 +288,19 @@ def test_ifeval_instructions_and_their_arguments(data_dir: Path) -> None:
         {"num_highlights": 3},
         {"relation": "at least", "num_words": 300},
     ]
+
+
+def test_bbh_has_the_27_subtasks_and_their_prompts(data_dir: Path) -> None:
+    from sieval.data import bbh
+
+    assert list(SUBTASKS) == sorted(p.stem for p in (data_dir / "bbh/bbh").glob("*.json"))
+    assert len(bbh.SUBTASKS) == 27
+    prompts = {t: bbh.cot_prompt(data_dir, t) for t in bbh.SUBTASKS}
+    for task, prompt in prompts.items():
+        assert not prompt.startswith(("BENCHMARK", "-----")), task
+        assert prompt.count("Q: ") == 3 and prompt.count("So the answer is") == 3, task
+        file = bbh.cot_prompt_file(data_dir, task).read_text()
+        assert file.endswith("\n-----\n" + prompt) and file.count("\n") == prompt.count("\n") + 2
+    assert prompts["date_understanding"].startswith("Infer the date from context.\n\nQ: ")
+    # SOURCE.md: the three logical_deduction_* tasks share one prompt, and so do tracking_*
+    assert len({prompts[t] for t in bbh.SUBTASKS if t.startswith("logical_deduction")}) == 1
