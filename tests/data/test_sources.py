@@ -43,6 +43,8 @@ SHAPES: dict[str, dict[str, Shape]] = {
     "wikitext": {"page": str},
     "ifeval": {"key": int, "prompt": str, "instruction_id_list": [str], "kwargs": [dict]},
     "bbh": {"input": str, "target": str},
+    "math500": {"problem": str, "solution": str, "answer": str, "subject": str, "level": int,
+                "unique_id": str},
 }  # fmt: skip
 
 # SOURCE.md: 27 subtasks of 250 examples but three
@@ -85,6 +87,7 @@ COUNTS: dict[tuple[str, str, str | None], int] = {
     ("wikitext", "validation", None): 60,
     ("ifeval", "train", None): 541,
     **{("bbh", "test", t): BBH_SMALLER.get(t, 250) for t in SUBTASKS},
+    ("math500", "test", None): 500,
 }
 
 # (dataset, split, subset): (field, value) of the first and the last row
@@ -140,6 +143,8 @@ ENDS: dict[tuple[str, str, str | None], tuple[tuple[str, Any], tuple[str, Any]]]
          "(E) 12/25/2006\n(F) 07/25/1937"),
         ("target", "(F)"),
     ),
+    ("math500", "test", None): (("answer", "\\left( 3, \\frac{\\pi}{2} \\right)"),
+                                ("unique_id", "test/geometry/615.json")),
 }  # fmt: skip
 
 
@@ -304,3 +309,12 @@ def test_bbh_has_the_27_subtasks_and_their_prompts(data_dir: Path) -> None:
     assert prompts["date_understanding"].startswith("Infer the date from context.\n\nQ: ")
     # SOURCE.md: the three logical_deduction_* tasks share one prompt, and so do tracking_*
     assert len({prompts[t] for t in bbh.SUBTASKS if t.startswith("logical_deduction")}) == 1
+
+
+def test_math500_subjects_and_levels(data_dir: Path) -> None:
+    """SOURCE.md: subjects Algebra 124 ... Counting & Probability 38; levels 43/90/105/128/134."""
+    from collections import Counter
+
+    rows = [r for _, r in get_source("math500").rows(data_dir, "test")]
+    assert Counter(r["subject"] for r in rows)["Counting & Probability"] == 38
+    assert [Counter(r["level"] for r in rows)[k] for k in range(1, 6)] == [43, 90, 105, 128, 134]
