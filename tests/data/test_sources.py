@@ -45,6 +45,8 @@ SHAPES: dict[str, dict[str, Shape]] = {
     "bbh": {"input": str, "target": str},
     "math500": {"problem": str, "solution": str, "answer": str, "subject": str, "level": int,
                 "unique_id": str},
+    "aime2024": {"ID": str, "Problem": str, "Solution": str, "Answer": int},
+    "aime2025": {"problem": str, "answer": int, "id": str},
 }  # fmt: skip
 
 # SOURCE.md: 27 subtasks of 250 examples but three
@@ -88,6 +90,8 @@ COUNTS: dict[tuple[str, str, str | None], int] = {
     ("ifeval", "train", None): 541,
     **{("bbh", "test", t): BBH_SMALLER.get(t, 250) for t in SUBTASKS},
     ("math500", "test", None): 500,
+    ("aime2024", "train", None): 30,
+    ("aime2025", "test", None): 30,
 }
 
 # (dataset, split, subset): (field, value) of the first and the last row
@@ -145,6 +149,8 @@ ENDS: dict[tuple[str, str, str | None], tuple[tuple[str, Any], tuple[str, Any]]]
     ),
     ("math500", "test", None): (("answer", "\\left( 3, \\frac{\\pi}{2} \\right)"),
                                 ("unique_id", "test/geometry/615.json")),
+    ("aime2024", "train", None): (("ID", "2024-I-1"), ("ID", "2024-II-9")),
+    ("aime2025", "test", None): (("id", "0"), ("id", "29")),
 }  # fmt: skip
 
 
@@ -318,3 +324,23 @@ def test_math500_subjects_and_levels(data_dir: Path) -> None:
     rows = [r for _, r in get_source("math500").rows(data_dir, "test")]
     assert Counter(r["subject"] for r in rows)["Counting & Probability"] == 38
     assert [Counter(r["level"] for r in rows)[k] for k in range(1, 6)] == [43, 90, 105, 128, 134]
+
+
+# SOURCE.md: the official answer keys, problems 1-15 of each exam
+AIME_KEYS = {
+    "2024-I": [204, 25, 809, 116, 104, 294, 540, 197, 480, 113, 371, 385, 110, 104, 721],
+    "2024-II": [73, 236, 45, 33, 80, 55, 699, 127, 902, 468, 601, 23, 321, 211, 315],
+    "2025-I": [70, 588, 16, 117, 279, 504, 821, 77, 62, 81, 259, 510, 204, 60, 735],
+    "2025-II": [468, 49, 82, 106, 336, 293, 237, 610, 149, 907, 113, 19, 248, 104, 240],
+}
+
+
+def test_aime_answers_are_the_official_keys(data_dir: Path) -> None:
+    keys = {
+        f"{exam}-{i}": a for exam, answers in AIME_KEYS.items() for i, a in enumerate(answers, 1)
+    }
+    rows24 = [r for _, r in get_source("aime2024").rows(data_dir, "train")]
+    assert {r["ID"]: r["Answer"] for r in rows24} == {k: v for k, v in keys.items() if "2024" in k}
+    rows25 = [r for _, r in get_source("aime2025").rows(data_dir, "test")]
+    assert [r["answer"] for r in rows25] == AIME_KEYS["2025-I"] + AIME_KEYS["2025-II"]
+    assert [r["id"] for r in rows25] == [str(i) for i in range(30)]
