@@ -15,6 +15,7 @@ import msgspec
 import pytest
 
 from sieval.data.bbh import SUBTASKS
+from sieval.data.gpqa_diamond import COLUMNS as GPQA_COLUMNS
 from sieval.data.registry import SOURCES, get_source
 from sieval.data.source import file_sha256
 
@@ -47,6 +48,7 @@ SHAPES: dict[str, dict[str, Shape]] = {
                 "unique_id": str},
     "aime2024": {"ID": str, "Problem": str, "Solution": str, "Answer": int},
     "aime2025": {"problem": str, "answer": int, "id": str},
+    "gpqa_diamond": dict.fromkeys(GPQA_COLUMNS, str),
 }  # fmt: skip
 
 # SOURCE.md: 27 subtasks of 250 examples but three
@@ -92,6 +94,7 @@ COUNTS: dict[tuple[str, str, str | None], int] = {
     ("math500", "test", None): 500,
     ("aime2024", "train", None): 30,
     ("aime2025", "test", None): 30,
+    ("gpqa_diamond", "train", None): 198,
 }
 
 # (dataset, split, subset): (field, value) of the first and the last row
@@ -344,3 +347,19 @@ def test_aime_answers_are_the_official_keys(data_dir: Path) -> None:
     rows25 = [r for _, r in get_source("aime2025").rows(data_dir, "test")]
     assert [r["answer"] for r in rows25] == AIME_KEYS["2025-I"] + AIME_KEYS["2025-II"]
     assert [r["id"] for r in rows25] == [str(i) for i in range(30)]
+
+
+def test_gpqa_columns_and_counts_only(data_dir: Path) -> None:
+    """No GPQA text here: the header (read with csv), 198 distinct Record IDs, the domains'
+    counts (SOURCE.md: Chemistry 93, Physics 86, Biology 19)."""
+    import csv
+    from collections import Counter
+
+    with (data_dir / "gpqa_diamond" / "gpqa_diamond.csv").open(newline="", encoding="utf-8") as fh:
+        header = next(csv.reader(fh))
+    assert list(GPQA_COLUMNS) == header and len(header) == 78
+    rows = [r for _, r in get_source("gpqa_diamond").rows(data_dir, "train")]
+    assert len({r["Record ID"] for r in rows}) == 198
+    domains = Counter(r["High-level domain"] for r in rows)
+    assert domains == {"Chemistry": 93, "Physics": 86, "Biology": 19}
+    assert all(r[c].strip() for r in rows for c in ("Question", "Correct Answer"))
