@@ -49,6 +49,8 @@ SHAPES: dict[str, dict[str, Shape]] = {
     "aime2024": {"ID": str, "Problem": str, "Solution": str, "Answer": int},
     "aime2025": {"problem": str, "answer": int, "id": str},
     "gpqa_diamond": dict.fromkeys(GPQA_COLUMNS, str),
+    "mmlu_pro": {"question_id": int, "question": str, "options": [str], "answer": str,
+                 "answer_index": int, "cot_content": str, "category": str, "src": str},
 }  # fmt: skip
 
 # SOURCE.md: 27 subtasks of 250 examples but three
@@ -95,6 +97,10 @@ COUNTS: dict[tuple[str, str, str | None], int] = {
     ("aime2024", "train", None): 30,
     ("aime2025", "test", None): 30,
     ("gpqa_diamond", "train", None): 198,
+    ("mmlu_pro", "test", None): 12032,
+    ("mmlu_pro", "validation", None): 70,
+    ("mmlu_pro", "test", "computer science"): 410,
+    ("mmlu_pro", "validation", "math"): 5,
 }
 
 # (dataset, split, subset): (field, value) of the first and the last row
@@ -154,6 +160,8 @@ ENDS: dict[tuple[str, str, str | None], tuple[tuple[str, Any], tuple[str, Any]]]
                                 ("unique_id", "test/geometry/615.json")),
     ("aime2024", "train", None): (("ID", "2024-I-1"), ("ID", "2024-II-9")),
     ("aime2025", "test", None): (("id", "0"), ("id", "29")),
+    ("mmlu_pro", "test", None): (("question_id", 70), ("question_id", 12256)),
+    ("mmlu_pro", "validation", None): (("question_id", 0), ("question_id", 69)),
 }  # fmt: skip
 
 
@@ -363,3 +371,31 @@ def test_gpqa_columns_and_counts_only(data_dir: Path) -> None:
     domains = Counter(r["High-level domain"] for r in rows)
     assert domains == {"Chemistry": 93, "Physics": 86, "Biology": 19}
     assert all(r[c].strip() for r in rows for c in ("Question", "Correct Answer"))
+
+
+def test_mmlu_pro_categories_and_options(data_dir: Path) -> None:
+    """SOURCE.md: test by category, 10 options in 9,981 test rows, 5 validation rows a category,
+    cot_content only in validation; validation row 0 as SOURCE.md shows it."""
+    from collections import Counter
+
+    source = get_source("mmlu_pro")
+    test = [r for _, r in source.rows(data_dir, "test")]
+    assert Counter(r["category"] for r in test) == {
+        "math": 1351, "physics": 1299, "chemistry": 1132, "law": 1101, "engineering": 969,
+        "other": 924, "economics": 844, "health": 818, "psychology": 798, "business": 789,
+        "biology": 717, "philosophy": 499, "computer science": 410, "history": 381,
+    }  # fmt: skip
+    assert Counter(len(r["options"]) for r in test)[10] == 9981
+    assert not any(r["cot_content"] for r in test)
+    validation = [r for _, r in source.rows(data_dir, "validation")]
+    assert Counter(r["category"] for r in validation) == dict.fromkeys(source.subsets, 5)
+    first = validation[0]
+    assert first["options"] == ["0", "30", "3", "10", "12", "50", "2", "100", "20", "5"]
+    assert (first["answer"], first["answer_index"], first["src"]) == (
+        "A",
+        0,
+        "cot_lib-abstract_algebra",
+    )
+    for category in source.subsets:
+        part = source.rows(data_dir, "test", category)
+        assert [r["category"] for _, r in part] == [category] * len(part)
