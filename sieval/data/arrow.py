@@ -75,7 +75,7 @@ def parquet_rows(path: Path, columns: Sequence[str]) -> list[tuple[str, dict[str
     where = str(path)
     pa = _pyarrow(where)
     try:
-        table = pa.parquet.read_table(path)
+        table = pa.parquet.read_table(path, use_threads=False)  # small files; 2-core machines
     except (pa.ArrowException, OSError) as exc:
         raise ConfigError(
             f"{where}: not a readable Parquet file ({exc}); restore it from its source",
