@@ -133,10 +133,14 @@ def _checked(rows: list[tuple[str, T]], where: str) -> list[tuple[str, T]]:
     return rows
 
 
-def jsonl_rows(path: Path, decoder: msgspec.json.Decoder[T]) -> list[tuple[str, T]]:
-    """Every non-blank line of a JSON Lines file decoded by ``decoder``, with its ``FILE:LINE``."""
+def jsonl_rows(
+    path: Path, decoder: msgspec.json.Decoder[T], *, gzipped: bool = False
+) -> list[tuple[str, T]]:
+    """Every non-blank line of a JSON Lines file (``gzipped``: of a gzip file) decoded by
+    ``decoder``, with its ``FILE:LINE`` (the line of the uncompressed text)."""
     rows: list[tuple[str, T]] = []
-    for number, line in enumerate(read_text(path).split("\n"), 1):
+    text = read_gzip_text(path) if gzipped else read_text(path)
+    for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         where = f"{path}:{number}"

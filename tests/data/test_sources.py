@@ -51,6 +51,8 @@ SHAPES: dict[str, dict[str, Shape]] = {
     "gpqa_diamond": dict.fromkeys(GPQA_COLUMNS, str),
     "mmlu_pro": {"question_id": int, "question": str, "options": [str], "answer": str,
                  "answer_index": int, "cot_content": str, "category": str, "src": str},
+    "humaneval": {"task_id": str, "prompt": str, "canonical_solution": str, "test": str,
+                  "entry_point": str},
 }  # fmt: skip
 
 # SOURCE.md: 27 subtasks of 250 examples but three
@@ -101,6 +103,7 @@ COUNTS: dict[tuple[str, str, str | None], int] = {
     ("mmlu_pro", "validation", None): 70,
     ("mmlu_pro", "test", "computer science"): 410,
     ("mmlu_pro", "validation", "math"): 5,
+    ("humaneval", "test", None): 164,
 }
 
 # (dataset, split, subset): (field, value) of the first and the last row
@@ -162,6 +165,8 @@ ENDS: dict[tuple[str, str, str | None], tuple[tuple[str, Any], tuple[str, Any]]]
     ("aime2025", "test", None): (("id", "0"), ("id", "29")),
     ("mmlu_pro", "test", None): (("question_id", 70), ("question_id", 12256)),
     ("mmlu_pro", "validation", None): (("question_id", 0), ("question_id", 69)),
+    ("humaneval", "test", None): (("entry_point", "has_close_elements"),
+                                  ("task_id", "HumanEval/163")),
 }  # fmt: skip
 
 
@@ -399,3 +404,10 @@ def test_mmlu_pro_categories_and_options(data_dir: Path) -> None:
     for category in source.subsets:
         part = source.rows(data_dir, "test", category)
         assert [r["category"] for _, r in part] == [category] * len(part)
+
+
+def test_humaneval_task_ids_in_order(data_dir: Path) -> None:
+    rows = [r for _, r in get_source("humaneval").rows(data_dir, "test")]
+    assert [r["task_id"] for r in rows] == [f"HumanEval/{i}" for i in range(164)]
+    assert all(f"def {r['entry_point']}(" in r["prompt"] for r in rows)
+    assert all("def check(candidate)" in r["test"] for r in rows)
