@@ -53,6 +53,12 @@ SHAPES: dict[str, dict[str, Shape]] = {
                  "answer_index": int, "cot_content": str, "category": str, "src": str},
     "humaneval": {"task_id": str, "prompt": str, "canonical_solution": str, "test": str,
                   "entry_point": str},
+    "mbpp": {"task_id": int, "text": str, "code": str, "test_list": [str], "test_setup_code": str,
+             "challenge_test_list": [str]},
+}  # fmt: skip
+SUBSET_SHAPES = {
+    ("mbpp", "sanitized"): {"source_file": str, "task_id": int, "prompt": str, "code": str,
+                            "test_imports": [str], "test_list": [str]},
 }  # fmt: skip
 
 # SOURCE.md: 27 subtasks of 250 examples but three
@@ -104,6 +110,15 @@ COUNTS: dict[tuple[str, str, str | None], int] = {
     ("mmlu_pro", "test", "computer science"): 410,
     ("mmlu_pro", "validation", "math"): 5,
     ("humaneval", "test", None): 164,
+    # SOURCE.md and the release README: prompt 1-10, test 11-510, validation 511-600, train 601-974
+    ("mbpp", "prompt", "full"): 10,
+    ("mbpp", "test", "full"): 500,
+    ("mbpp", "validation", "full"): 90,
+    ("mbpp", "train", "full"): 374,
+    ("mbpp", "prompt", "sanitized"): 7,
+    ("mbpp", "test", "sanitized"): 257,
+    ("mbpp", "validation", "sanitized"): 43,
+    ("mbpp", "train", "sanitized"): 120,
 }
 
 # (dataset, split, subset): (field, value) of the first and the last row
@@ -200,8 +215,9 @@ def test_rows_fields_and_order(
     source = get_source(dataset)
     rows = source.rows(data_dir, split, subset)
     assert len(rows) == COUNTS[dataset, split, subset]
-    shape = SHAPES[dataset]
-    assert tuple(shape) == source.fields
+    shape = SUBSET_SHAPES.get((dataset, subset), SHAPES[dataset])
+    if (dataset, subset) not in SUBSET_SHAPES:
+        assert tuple(shape) == source.fields
     errors = [e for where, fields in rows for e in shape_errors(fields, shape, where)]
     assert errors[:5] == []
     places = [position(where) for where, _ in rows]
@@ -411,3 +427,17 @@ def test_humaneval_task_ids_in_order(data_dir: Path) -> None:
     assert [r["task_id"] for r in rows] == [f"HumanEval/{i}" for i in range(164)]
     assert all(f"def {r['entry_point']}(" in r["prompt"] for r in rows)
     assert all("def check(candidate)" in r["test"] for r in rows)
+
+
+def test_mbpp_splits_are_the_readme_id_ranges(data_dir: Path) -> None:
+    from sieval.data.mbpp import SANITIZED_FIELDS
+
+    assert tuple(SUBSET_SHAPES["mbpp", "sanitized"]) == SANITIZED_FIELDS
+    source = get_source("mbpp")
+    full = {s: [r["task_id"] for _, r in source.rows(data_dir, s, "full")] for s in source.splits}
+    ranges = {"prompt": (1, 11), "test": (11, 511), "validation": (511, 601), "train": (601, 975)}
+    assert full == {s: list(range(*r)) for s, r in ranges.items()}
+    sanitized = [r for s in source.splits for _, r in source.rows(data_dir, s, "sanitized")]
+    assert len({r["task_id"] for r in sanitized}) == 427
+    assert sum(bool(r["test_imports"]) for r in sanitized) == 13  # SOURCE.md: 13 tasks need them
+    assert all("\r\n" in r["code"] for _, r in source.rows(data_dir, "test", "full")[:3])
