@@ -73,7 +73,7 @@ class Source(msgspec.Struct, frozen=True, kw_only=True):
         if split not in self.splits:
             raise ConfigError(
                 f"{self.folder}: split {split!r} is not stored in {where} (stored: "
-                f"{', '.join(self.splits)}).{did_you_mean(split, self.splits)} Use a stored split",
+                f"{', '.join(self.splits)}).{_split_hint(split, self.splits)} Use a stored split",
                 path=where,
                 received=split,
             )
@@ -110,6 +110,17 @@ class Source(msgspec.Struct, frozen=True, kw_only=True):
 
     def _module(self) -> Any:
         return importlib.import_module(f"{__package__}.{self.folder}")
+
+
+_SPLIT_ALIASES = {"val": "validation", "valid": "validation", "dev": "validation"}
+"""Names the original releases use for a split the hub calls otherwise."""
+
+
+def _split_hint(split: str, splits: Sequence[str]) -> str:
+    alias = _SPLIT_ALIASES.get(split)
+    if alias in splits:
+        return f" Did you mean {alias!r}?"
+    return did_you_mean(split, splits)
 
 
 def resolve_data_dir(data_dir: str | Path | None = None) -> Path | None:
