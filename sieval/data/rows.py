@@ -111,20 +111,26 @@ def read_gzip_text(path: Path) -> str:
 def zip_member(path: Path, member: str) -> bytes:
     """The bytes of one member of a zip, read in memory (nothing is extracted)."""
     where = f"{path}!{member}"
+    damaged = (zipfile.BadZipFile, OSError, EOFError, zlib.error)
     try:
-        with zipfile.ZipFile(path) as archive:
-            try:
-                return archive.read(member)
-            except KeyError:
-                raise ConfigError(
-                    f"{where}: the zip has no member {member!r}; restore {path.name} from its "
-                    "source",
-                    path=where,
-                ) from None
-    except (zipfile.BadZipFile, OSError, EOFError, zlib.error) as exc:
+        archive = zipfile.ZipFile(path)
+    except damaged as exc:
         raise ConfigError(
             f"{path}: not a readable zip file ({exc}); restore it from its source", path=str(path)
         ) from exc
+    with archive:
+        try:
+            return archive.read(member)
+        except KeyError:
+            raise ConfigError(
+                f"{where}: the zip has no member {member!r}; restore {path.name} from its source",
+                path=where,
+            ) from None
+        except damaged as exc:
+            raise ConfigError(
+                f"{where}: the member cannot be read ({exc}); restore {path.name} from its source",
+                path=where,
+            ) from exc
 
 
 def _checked(rows: list[tuple[str, T]], where: str) -> list[tuple[str, T]]:
@@ -256,7 +262,7 @@ def local_files(paths: Sequence[Path]) -> bool:
         return False
     missing = paths[present.index(False)]
     raise ConfigError(
-        f"{missing} is missing (its split's other files are there); restore it from its source",
+        f"{missing}: missing, while its split's other files are there; restore it from its source",
         path=str(missing),
     )
 

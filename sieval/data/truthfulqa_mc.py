@@ -58,9 +58,13 @@ def files(data_dir: Path, split: str, subset: str | None = None) -> list[Path]:
     return [data_dir / SOURCE.folder / "mc_task.json"]
 
 
+class _Pairs(list[tuple[str, Any]]):
+    """A JSON object's members in order, repeats kept."""
+
+
 def _pairs(where: str, name: str, raw: msgspec.Raw) -> _Targets:
-    pairs: Any = json.loads(bytes(raw), object_pairs_hook=lambda p: p)
-    if not isinstance(pairs, list):
+    pairs = json.loads(bytes(raw), object_pairs_hook=_Pairs)
+    if not isinstance(pairs, _Pairs):
         raise bad_row(where, f"{name} is not an object {{answer: 0 or 1}}")
     choices = [k for k, _ in pairs]
     labels = [v for _, v in pairs]
