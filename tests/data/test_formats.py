@@ -14,6 +14,8 @@ import csv
 import gzip
 import io
 import json
+import sys
+import types
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -514,3 +516,39 @@ def test_bz2_six_line_text(tmp_path: Path) -> None:
                        "ctx": "A man. he", "endings": ["e0", "e1", "e2", "e3"], "split": "val",
                        "label": "1"}),
     ]  # fmt: skip
+
+
+def test_ids_must_be_unique(tmp_path: Path) -> None:
+    url = "https://artofproblemsolving.com/wiki/index.php/2024_AIME_I_Problems/Problem_1"
+    aime = {"problem": "p", "solution": "s", "answer": "7", "url": url}
+    path = write(tmp_path / "aime2024/test.jsonl", jsonl(aime, aime))
+    fails(lambda: rows("aime2024", tmp_path, "train"), f"{path}:2", "2024-I-1 is already at")
+    row = {"problem": "p", "answer": 1, "id": "0"}
+    path = write(tmp_path / "aime2025/test.jsonl", jsonl(row, row))
+    fails(lambda: rows("aime2025", tmp_path, "test"), f"{path}:2", "id '0' is already used")
+    math = {"problem": "p", "solution": "s", "answer": "1", "subject": "A", "level": 1,
+            "unique_id": "u"}  # fmt: skip
+    path = write(tmp_path / "math500/test.jsonl", jsonl(math, math))
+    fails(lambda: rows("math500", tmp_path, "test"), f"{path}:2", "unique_id 'u' is already used")
+
+
+def test_choice_texts_and_labels_pair_up(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    release = {"id": "7-1", "question": {"stem": "s", "choices": [{"text": "a", "label": "A"}]},
+               "answerKey": "A"}  # fmt: skip
+    write(tmp_path / "openbookqa/train.jsonl", jsonl(release))
+    assert rows("openbookqa", tmp_path, "train")[0][1]["choices"] == {"text": ["a"], "label": ["A"]}
+    hub = {"id": "7-1", "question_stem": "s", "choices": {"text": ["a"], "label": ["A", "B"]},
+           "answerKey": "A"}  # fmt: skip
+    fake = types.SimpleNamespace(load_dataset=lambda path, name, split: [hub])
+    monkeypatch.setitem(sys.modules, "datasets", fake)
+    with pytest.raises(ConfigError, match=r"row 0: 1 choice texts but 2 labels"):
+        rows("openbookqa", tmp_path, "validation")
+
+
+def test_a_directory_where_a_file_should_be(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setitem(sys.modules, "datasets", None)
+    (tmp_path / "lambada_openai/lambada_test.jsonl").mkdir(parents=True)
+    with pytest.raises(ConfigError, match="lambada_openai data not found"):
+        rows("lambada_openai", tmp_path, "test")
