@@ -84,7 +84,7 @@ class _Watch:
 
 
 def _task(n: int) -> Any:
-    from sieval.tasks.arc_easy import QUERY, ArcEasyPPL
+    from sieval.tasks.arc_easy_kshot_ppl import QUERY, ArcEasyPPL
     from sieval.tasks.base import Sample
 
     class ScaleArc(ArcEasyPPL):

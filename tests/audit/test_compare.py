@@ -152,7 +152,7 @@ async def test_a_changed_acc_norm_definition_shows_as_exactly_its_flips(tmp_path
     definition): the log-likelihoods are the same, and only the samples whose pick the divisor
     changes flip."""
     from sieval.scoring.choice import argmax
-    from sieval.tasks.arc_easy import ArcEasyPPL
+    from sieval.tasks.arc_easy_kshot_ppl import ArcEasyPPL
 
     class WithDelimiter(ArcEasyPPL):
         def score(self, sample: Any, responses: Any, config: Any, model: Any = None) -> Any:
