@@ -1,4 +1,10 @@
-"""ARC-Easy (Clark et al. 2018): JSON Lines in the Hugging Face ``ai2_arc`` schema."""
+"""ARC (Clark et al. 2018): JSON Lines in the Hugging Face ``ai2_arc`` schema, one file a split.
+
+The reader shared by ``arc_easy.py`` and ``arc_challenge.py`` (``arc_rows``), and the older typed
+loader of ARC-Easy (``load_arc_easy``) today's ``arc_easy_kshot_ppl`` uses. Both check every row
+the same way: as many choice texts as labels, at least two, labels unique, no empty choice,
+``answerKey`` among the labels, ids unique in the split.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +12,10 @@ from pathlib import Path
 
 import msgspec
 
-from .rows import bad_row, hub_where, jsonl_rows, typed_rows
-from .source import hub_rows
+from .rows import as_fields, bad_row, from_hub, hub_where, jsonl_rows, local_files, typed_rows
+from .source import Row, Source, hub_rows
 
-__all__ = ["ArcItem", "arc_easy_file", "load_arc_easy"]
+__all__ = ["ArcItem", "arc_easy_file", "arc_file", "arc_rows", "load_arc_easy"]
 
 _HUB = ("allenai/ai2_arc", "ARC-Easy")
 
@@ -43,7 +49,7 @@ def arc_easy_file(data_dir: Path, split: str) -> Path:
     return data_dir / "arc_easy" / f"ARC-Easy-{split}.jsonl"
 
 
-def _item(where: str, row: _Row) -> ArcItem:
+def _check(where: str, row: _Row) -> None:
     texts, labels = row.choices.text, row.choices.label
     if len(texts) != len(labels):
         raise bad_row(where, f"{len(texts)} choice texts but {len(labels)} labels")
@@ -59,6 +65,20 @@ def _item(where: str, row: _Row) -> ArcItem:
         raise bad_row(
             where, f"answerKey {row.answerKey!r} is not one of the labels {', '.join(labels)}"
         )
+
+
+def _unique(rows: list[tuple[str, _Row]]) -> list[tuple[str, _Row]]:
+    seen: dict[str, str] = {}
+    for where, row in rows:
+        if row.id in seen:
+            raise bad_row(where, f"id {row.id!r} is already used at {seen[row.id]}")
+        seen[row.id] = where
+        _check(where, row)
+    return rows
+
+
+def _item(where: str, row: _Row) -> ArcItem:
+    texts, labels = row.choices.text, row.choices.label
     return ArcItem(
         id=row.id,
         question=row.question,
@@ -78,11 +98,20 @@ def load_arc_easy(data_dir: Path, split: str) -> list[ArcItem]:
     else:
         hub = hub_rows("arc_easy", *_HUB, split, [path])
         rows = typed_rows(hub, _Row, hub_where(*_HUB, split))
-    items: list[ArcItem] = []
-    seen: dict[str, str] = {}
-    for where, row in rows:
-        if row.id in seen:
-            raise bad_row(where, f"id {row.id!r} is already used at {seen[row.id]}")
-        seen[row.id] = where
-        items.append(_item(where, row))
-    return items
+    return [_item(where, row) for where, row in _unique(rows)]
+
+
+def arc_file(data_dir: Path, source: Source, split: str) -> Path:
+    """``{folder}/{ARC-Easy|ARC-Challenge}-{split}.jsonl``, the config name as the file prefix."""
+    return data_dir / source.folder / f"{source.hub_name}-{split}.jsonl"
+
+
+def arc_rows(data_dir: Path, source: Source, split: str) -> list[Row]:
+    """The rows of one ARC split as ``ai2_arc`` has them: ``id, question, choices{text, label},
+    answerKey`` (all strings), checked as the module docstring says."""
+    path = arc_file(data_dir, source, split)
+    if local_files([path]):
+        rows = jsonl_rows(path, _decoder)
+    else:
+        rows = from_hub(source, split, [path], _Row, source.hub_name)
+    return as_fields(_unique(rows))

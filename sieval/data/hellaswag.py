@@ -10,7 +10,19 @@ Local files, in order of preference per split:
 
 Absent both, the hub's ``Rowan/hellaswag`` is used. A malformed or inconsistent item (a label
 that is not an ending index, an empty ending, a truncated six-line block) is a ``ConfigError``
-naming its line.
+naming its line. That is ``load_hellaswag``, the typed loader today's ``hellaswag_kshot_ppl`` uses.
+
+``SOURCE`` / ``files`` / ``rows`` read what is stored: validation (10,042 rows) from the derived
+bz2 text. lm-eval 0.4.13 ``hellaswag`` reads ``Rowan/hellaswag`` (no config): ``ind,
+activity_label, ctx_a, ctx_b, ctx, endings, source_id, split, split_type, label`` (``label`` a
+digit string), and builds its query as ``preprocess(activity_label + ": " + ctx_a + " " +
+ctx_b.capitalize())``. From the derived text a row has ``activity_label, ctx_a, ctx_b, ctx,
+endings, split, label``: ``ctx`` and ``ctx_a`` are the stored context, ``ctx_b`` is ``""``,
+``split`` is ``"val"`` (as on the hub for every validation row). Not recoverable: ``ind``,
+``source_id``, ``split_type``, the ``ctx_a`` / ``ctx_b`` boundary (so lm-eval's capitalisation of
+``ctx_b`` cannot be redone exactly), and the text before llama.cpp's clean-up (it is close to
+lm-eval's ``preprocess`` but 18 lines keep a ``[``). Rows from the hub fallback carry all ten
+fields. The train split is not stored.
 """
 
 from __future__ import annotations
@@ -19,10 +31,29 @@ from pathlib import Path
 
 import msgspec
 
-from .rows import bad_row, hub_where, jsonl_rows, no_samples, read_bz2_text, typed_rows
-from .source import hub_rows
+from .rows import (
+    as_fields,
+    bad_row,
+    from_hub,
+    hub_where,
+    jsonl_rows,
+    local_files,
+    no_samples,
+    read_bz2_text,
+    typed_rows,
+)
+from .source import Row, Source, hub_rows
 
-__all__ = ["HellaSwagItem", "hellaswag_file", "load_hellaswag"]
+__all__ = ["SOURCE", "HellaSwagItem", "files", "hellaswag_file", "load_hellaswag", "rows"]
+
+SOURCE = Source(
+    folder="hellaswag",
+    splits=("validation",),
+    hub="Rowan/hellaswag",
+    hub_name=None,
+    format="bzip2 text derived by llama.cpp, six lines a row: hellaswag_val_full.txt.bz2",
+    fields=("activity_label", "ctx_a", "ctx_b", "ctx", "endings", "split", "label"),
+)
 
 _DERIVED = "hellaswag_val_full.txt.bz2"
 _LINES_PER_ITEM = 6
@@ -146,3 +177,45 @@ def load_hellaswag(data_dir: Path, split: str) -> list[HellaSwagItem]:
     else:
         rows = jsonl_rows(path, _decoder)
     return [_from_row(i, where, row) for i, (where, row) in enumerate(rows)]
+
+
+class _HubRow(msgspec.Struct):
+    ind: int
+    activity_label: str
+    ctx_a: str
+    ctx_b: str
+    ctx: str
+    endings: list[str]
+    source_id: str
+    split: str
+    split_type: str
+    label: str
+
+
+def files(data_dir: Path, split: str, subset: str | None = None) -> list[Path]:
+    SOURCE.check(data_dir, split, subset)
+    return [data_dir / SOURCE.folder / _DERIVED]
+
+
+def rows(data_dir: Path, split: str, subset: str | None = None) -> list[Row]:
+    paths = files(data_dir, split, subset)
+    if not local_files(paths):
+        hub = from_hub(SOURCE, split, paths, _HubRow)
+        for where, row in hub:
+            _label(where, row.label, len(_endings(where, row.endings)))
+        return as_fields(hub)
+    return [
+        (
+            item.where,
+            {
+                "activity_label": item.activity_label,
+                "ctx_a": item.ctx_a,
+                "ctx_b": "",
+                "ctx": item.ctx_a,
+                "endings": list(item.endings),
+                "split": "val",
+                "label": str(item.label),
+            },
+        )
+        for item in _read_derived(paths[0])
+    ]

@@ -4,6 +4,14 @@ Each row is ``question, A, B, C, D, answer-letter``; fields may hold commas, quo
 so they are read with ``csv``. ``SUBJECTS`` maps the 57 subjects to the four categories of the
 original release (``categories.py`` in hendrycks/test): STEM, humanities, social sciences, other.
 lm-evaluation-harness differs in one place: it files ``anatomy`` under STEM; we keep the original.
+``load_mmlu`` is the typed loader today's MMLU tasks use (split names as stored: dev, val, test).
+
+``SOURCE`` / ``files`` / ``rows``: splits ``test``, ``validation`` (the stored ``val/``), ``dev``
+(14,042 / 1,531 / 285 rows); the subject is the ``subset`` (``None``: all 57, in alphabetical
+order, one file after another). lm-eval 0.4.13 ``mmlu_*`` reads ``cais/mmlu`` with the subject as
+config (``test_split: test``, ``fewshot_split: dev``): ``question, subject, choices, answer``,
+``choices`` the four option strings, ``answer`` the gold index 0-3 (an int; the CSV's letter
+converted). The fallback asks the hub for the subject's config.
 """
 
 from __future__ import annotations
@@ -12,10 +20,19 @@ from pathlib import Path
 
 import msgspec
 
-from .rows import bad_row, csv_rows, hub_where, typed_rows
-from .source import hub_rows
+from .rows import as_fields, bad_row, csv_rows, from_hub, hub_where, local_files, typed_rows
+from .source import Row, Source, hub_rows
 
-__all__ = ["CATEGORIES", "SUBJECTS", "MmluItem", "load_mmlu", "mmlu_file"]
+__all__ = [
+    "CATEGORIES",
+    "SOURCE",
+    "SUBJECTS",
+    "MmluItem",
+    "files",
+    "load_mmlu",
+    "mmlu_file",
+    "rows",
+]
 
 LETTERS = ("A", "B", "C", "D")
 CATEGORIES = ("STEM", "humanities", "social sciences", "other")
@@ -106,3 +123,52 @@ def load_mmlu(data_dir: Path, subject: str, split: str) -> list[MmluItem]:
     hub = hub_rows("mmlu", "cais/mmlu", subject, hub_split, [path])
     rows = typed_rows(hub, _HubRow, hub_where("cais/mmlu", subject, hub_split))
     return [_hub_item(subject, i, where, row) for i, (where, row) in enumerate(rows)]
+
+
+SOURCE = Source(
+    folder="mmlu",
+    splits=("test", "validation", "dev"),
+    hub="cais/mmlu",
+    hub_name=None,
+    format="headerless CSV, one file a subject and split: {dev,val,test}/{subject}_{split}.csv",
+    fields=("question", "subject", "choices", "answer"),
+    subsets=tuple(sorted(SUBJECTS)),
+)
+_STORED_SPLIT = {"test": "test", "validation": "val", "dev": "dev"}
+
+
+class _Fields(msgspec.Struct):
+    question: str
+    subject: str
+    choices: list[str]
+    answer: int
+
+
+def _subjects(subset: str | None) -> tuple[str, ...]:
+    return SOURCE.subsets if subset is None else (subset,)
+
+
+def files(data_dir: Path, split: str, subset: str | None = None) -> list[Path]:
+    SOURCE.check(data_dir, split, subset)
+    return [mmlu_file(data_dir, s, _STORED_SPLIT[split]) for s in _subjects(subset)]
+
+
+def _subject_rows(data_dir: Path, subject: str, split: str, local: bool) -> list[Row]:
+    path = mmlu_file(data_dir, subject, _STORED_SPLIT[split])
+    if not local:
+        hub = from_hub(SOURCE, split, [path], _HubRow, subject)
+        items = [_hub_item(subject, i, where, row) for i, (where, row) in enumerate(hub)]
+        places = [where for where, _ in hub]
+    else:
+        records = csv_rows(path)
+        items = [_csv_item(subject, i, where, rec) for i, (where, rec) in enumerate(records)]
+        places = [where for where, _ in records]
+    return as_fields(
+        (where, _Fields(item.question, subject, list(item.options), LETTERS.index(item.answer)))
+        for where, item in zip(places, items, strict=True)
+    )
+
+
+def rows(data_dir: Path, split: str, subset: str | None = None) -> list[Row]:
+    local = local_files(files(data_dir, split, subset))
+    return [r for s in _subjects(subset) for r in _subject_rows(data_dir, s, split, local)]

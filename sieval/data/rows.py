@@ -1,34 +1,47 @@
 """Rows of a data file, each with the place it came from, and the errors that name that place.
 
 Every loader reads through here, so a bad file fails one way: a ``ConfigError`` whose ``path`` is
-``FILE:LINE`` (for a hub split, ``hub REPO (NAME, SPLIT) row I``) and whose message says what is
-wrong there. A file (or hub split) without a single row is ``no samples in FILE``, never a run
-over zero samples. Row shapes are msgspec Structs that declare only the fields a loader reads;
-consistency between fields (an answer among the labels, say) is each loader's check, raised
-through ``bad_row``.
+``FILE:LINE`` (``FILE#row N`` in a JSON array, ``ZIP!MEMBER`` inside a zip; for a hub split,
+``hub REPO (NAME, SPLIT) row I``) and whose message says what is wrong there. A file (or hub
+split) without a single row is ``no samples in FILE``, never a run over zero samples. Row
+shapes are msgspec Structs that declare only the fields a loader reads; consistency between fields
+(an answer among the labels, say) is each loader's check, raised through ``bad_row``.
 """
 
 from __future__ import annotations
 
 import bz2
 import csv
+import gzip
 import io
-from collections.abc import Iterable
+import zipfile
+import zlib
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
 
 from ..errors import ConfigError
+from .source import Row, Source, hub_rows
 
 __all__ = [
+    "as_fields",
     "bad_row",
+    "converted",
     "csv_rows",
+    "from_hub",
+    "header_rows",
     "hub_where",
+    "json_array_rows",
     "jsonl_rows",
+    "local_files",
     "no_samples",
     "read_bz2_text",
+    "read_gzip_text",
+    "read_text",
     "typed_rows",
+    "zip_member",
 ]
 
 T = TypeVar("T")
@@ -61,7 +74,8 @@ def _decode_utf8(path: Path, data: bytes) -> str:
         raise bad_row(f"{path}:{line}", f"not valid UTF-8 ({exc.reason})") from exc
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
+    """The UTF-8 text of a file."""
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -81,16 +95,58 @@ def read_bz2_text(path: Path) -> str:
     return _decode_utf8(path, data)
 
 
+def read_gzip_text(path: Path) -> str:
+    """The UTF-8 text of a gzip file."""
+    try:
+        with gzip.open(path, "rb") as fh:
+            data = fh.read()
+    except (OSError, EOFError, zlib.error) as exc:
+        raise ConfigError(
+            f"{path}: not a readable gzip file ({exc}); restore it from its source",
+            path=str(path),
+        ) from exc
+    return _decode_utf8(path, data)
+
+
+def zip_member(path: Path, member: str) -> bytes:
+    """The bytes of one member of a zip, read in memory (nothing is extracted)."""
+    where = f"{path}!{member}"
+    damaged = (zipfile.BadZipFile, OSError, EOFError, zlib.error)
+    try:
+        archive = zipfile.ZipFile(path)
+    except damaged as exc:
+        raise ConfigError(
+            f"{path}: not a readable zip file ({exc}); restore it from its source", path=str(path)
+        ) from exc
+    with archive:
+        try:
+            return archive.read(member)
+        except KeyError:
+            raise ConfigError(
+                f"{where}: the zip has no member {member!r}; restore {path.name} from its source",
+                path=where,
+            ) from None
+        except damaged as exc:
+            raise ConfigError(
+                f"{where}: the member cannot be read ({exc}); restore {path.name} from its source",
+                path=where,
+            ) from exc
+
+
 def _checked(rows: list[tuple[str, T]], where: str) -> list[tuple[str, T]]:
     if not rows:
         raise no_samples(where)
     return rows
 
 
-def jsonl_rows(path: Path, decoder: msgspec.json.Decoder[T]) -> list[tuple[str, T]]:
-    """Every non-blank line of a JSON Lines file decoded by ``decoder``, with its ``FILE:LINE``."""
+def jsonl_rows(
+    path: Path, decoder: msgspec.json.Decoder[T], *, gzipped: bool = False
+) -> list[tuple[str, T]]:
+    """Every non-blank line of a JSON Lines file (``gzipped``: of a gzip file) decoded by
+    ``decoder``, with its ``FILE:LINE`` (the line of the uncompressed text)."""
     rows: list[tuple[str, T]] = []
-    for number, line in enumerate(_read_text(path).split("\n"), 1):
+    text = read_gzip_text(path) if gzipped else read_text(path)
+    for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         where = f"{path}:{number}"
@@ -103,10 +159,31 @@ def jsonl_rows(path: Path, decoder: msgspec.json.Decoder[T]) -> list[tuple[str, 
     return _checked(rows, str(path))
 
 
-def csv_rows(path: Path) -> list[tuple[str, list[str]]]:
-    """Every record of a headerless CSV file (strict quoting), with the ``FILE:LINE`` it starts
-    on; blank lines are skipped."""
-    reader = csv.reader(io.StringIO(_read_text(path), newline=""), strict=True)
+def json_array_rows(
+    where: str, data: bytes, decoder: msgspec.json.Decoder[T]
+) -> list[tuple[str, T]]:
+    """Every element of a JSON array (a file's bytes, or a zip member's), each decoded by
+    ``decoder`` and named ``WHERE#row N``."""
+    try:
+        raws = msgspec.json.decode(data, type=list[msgspec.Raw])
+    except msgspec.ValidationError as exc:
+        raise bad_row(where, f"expected a JSON array of rows ({exc})") from exc
+    except msgspec.DecodeError as exc:
+        raise bad_row(where, f"not valid JSON ({exc})") from exc
+    rows: list[tuple[str, T]] = []
+    for i, raw in enumerate(raws):
+        at = f"{where}#row {i}"
+        try:
+            rows.append((at, decoder.decode(raw)))
+        except msgspec.ValidationError as exc:
+            raise bad_row(at, f"unexpected row ({exc})") from exc
+    return _checked(rows, where)
+
+
+def csv_rows(path: Path, delimiter: str = ",") -> list[tuple[str, list[str]]]:
+    """Every record of a CSV file (strict quoting), with the ``FILE:LINE`` it starts on; blank
+    lines are skipped."""
+    reader = csv.reader(io.StringIO(read_text(path), newline=""), delimiter=delimiter, strict=True)
     rows: list[tuple[str, list[str]]] = []
     while True:
         where = f"{path}:{reader.line_num + 1}"
@@ -132,3 +209,72 @@ def typed_rows(
         except msgspec.ValidationError as exc:
             raise bad_row(at, f"unexpected row ({exc})") from exc
     return _checked(out, where)
+
+
+def header_rows(
+    path: Path, columns: Sequence[str], *, delimiter: str = ",", quoting: bool = True
+) -> list[tuple[str, dict[str, str]]]:
+    """The records of a delimited file whose first line names ``columns`` (in that order), each
+    as ``{column: value}`` with its ``FILE:LINE``. ``quoting=False`` reads a file whose fields
+    are never quoted (a ``"`` is text), one record a line."""
+    if quoting:
+        records = csv_rows(path, delimiter)
+    else:
+        lines = read_text(path).split("\n")
+        records = [(f"{path}:{i}", ln.split(delimiter)) for i, ln in enumerate(lines, 1) if ln]
+        _checked(records, str(path))
+    (head_at, head), *body = records
+    if head != list(columns):
+        raise bad_row(head_at, f"expected the header {list(columns)}, got {head}")
+    rows = []
+    for where, record in body:
+        if len(record) != len(columns):
+            raise bad_row(where, f"expected {len(columns)} fields, got {len(record)}")
+        rows.append((where, dict(zip(columns, record, strict=True))))
+    return _checked(rows, str(path))
+
+
+def converted(rows: Iterable[tuple[str, dict[str, Any]]], row_type: type[T]) -> list[tuple[str, T]]:
+    """Rows read as plain dicts (Arrow, Parquet, CSV) checked against ``row_type``, each error
+    naming the row's own place."""
+    out: list[tuple[str, T]] = []
+    for where, row in rows:
+        try:
+            out.append((where, msgspec.convert(row, row_type)))
+        except msgspec.ValidationError as exc:
+            raise bad_row(where, f"unexpected row ({exc})") from exc
+    return out
+
+
+def as_fields(rows: Iterable[tuple[str, Any]]) -> list[Row]:
+    """Typed rows (msgspec Structs) as ``(where, {field: value})``, nested Structs as dicts
+    (declare sequences as lists: that is what the hub gives)."""
+    return [(where, msgspec.to_builtins(row)) for where, row in rows]
+
+
+def local_files(paths: Sequence[Path]) -> bool:
+    """True when every file of a split is there, False when none is (then the hub is tried);
+    when only some are, a ``ConfigError`` naming the first missing one."""
+    present = [p.is_file() for p in paths]
+    if all(present):
+        return True
+    if not any(present):
+        return False
+    missing = paths[present.index(False)]
+    raise ConfigError(
+        f"{missing}: missing, while its split's other files are there; restore it from its source",
+        path=str(missing),
+    )
+
+
+def from_hub(
+    source: Source,
+    split: str,
+    looked: Sequence[Path],
+    row_type: type[T],
+    name: str | None = None,
+) -> list[tuple[str, T]]:
+    """The fallback: ``source.hub`` (config ``name``) via ``datasets``, each row checked against
+    ``row_type``, or the ``ConfigError`` that says where we looked and how to supply the data."""
+    rows = hub_rows(source.folder, source.hub, name, split, looked)
+    return typed_rows(rows, row_type, hub_where(source.hub, name, split))

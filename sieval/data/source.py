@@ -9,17 +9,118 @@ the optional ``datasets`` package imported lazily; when that is impossible the l
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+import msgspec
 
-__all__ = ["DATA_DIR_ENV", "checksums", "file_sha256", "hub_rows", "resolve_data_dir"]
+from ..errors import ConfigError, did_you_mean
+
+__all__ = [
+    "DATA_DIR_ENV",
+    "Row",
+    "Source",
+    "checksums",
+    "file_sha256",
+    "hub_rows",
+    "resolve_data_dir",
+]
 
 DATA_DIR_ENV = "SIEVAL_DATA_DIR"
 """Environment variable naming the data directory when ``--data-dir`` is not given."""
+
+
+Row = tuple[str, dict[str, Any]]
+"""One row of a dataset: where it was read and its fields (the hub dataset's names and types).
+
+Where is ``FILE:LINE`` (JSON Lines, CSV, TSV, the first line of a multi-line record),
+``FILE#row N`` (a JSON array, Arrow or Parquet file; N counts from 0, as ``dataset[N]`` does),
+``ZIP!MEMBER#row N`` (a file inside a zip), or ``hub REPO (NAME, SPLIT) row N`` (the fallback)."""
+
+
+class Source(msgspec.Struct, frozen=True, kw_only=True):
+    """What one dataset module (``sieval/data/<folder>.py``) reads, declared as its ``SOURCE``.
+
+    ``files`` and ``rows`` call the module's functions of those names, so a task needs only the
+    source (``registry.get_source(name)``)."""
+
+    folder: str
+    """The folder under the data directory; also the module's name."""
+    splits: tuple[str, ...]
+    """The splits stored, named as the hub dataset names them (``validation``, not ``val``)."""
+    hub: str
+    """The Hugging Face dataset lm-evaluation-harness 0.4.13 reads (``dataset_path``): the
+    fallback ``datasets.load_dataset(hub, hub_name, split=...)`` when the files are absent."""
+    hub_name: str | None
+    """Its config (``dataset_name``); for a dataset with subsets, what a subset maps to is said
+    in the module."""
+    format: str
+    """The stored format and file, in one line."""
+    fields: tuple[str, ...]
+    """The names of every row's fields, in the hub dataset's order."""
+    subsets: tuple[str, ...] = ()
+    """Named parts (BBH subtasks, MMLU subjects, MMLU-Pro categories, MBPP configs), chosen with
+    ``subset=``; empty when the dataset has none."""
+    subset_required: bool = False
+    """True when ``subset=None`` (the whole dataset) has no meaning (BBH, MBPP)."""
+
+    def check(self, data_dir: Path, split: str, subset: str | None) -> None:
+        """A ``ConfigError`` for a split that is not stored or a subset that does not exist."""
+        where = str(data_dir / self.folder)
+        if split not in self.splits:
+            raise ConfigError(
+                f"{self.folder}: split {split!r} is not stored in {where} (stored: "
+                f"{', '.join(self.splits)}).{_split_hint(split, self.splits)} Use a stored split",
+                path=where,
+                received=split,
+            )
+        if subset is None:
+            if self.subset_required:
+                raise ConfigError(
+                    f"{self.folder}: choose a subset, one of its {len(self.subsets)}: "
+                    f"{', '.join(self.subsets)}",
+                    path=where,
+                )
+        elif not self.subsets:
+            raise ConfigError(
+                f"{self.folder} has no subsets (got {subset!r}); leave the subset unset",
+                path=where,
+                received=subset,
+            )
+        elif subset not in self.subsets:
+            raise ConfigError(
+                f"{self.folder} has no subset {subset!r}.{did_you_mean(subset, self.subsets)} "
+                f"Subsets: {', '.join(self.subsets)}",
+                path=where,
+                received=subset,
+            )
+
+    def files(self, data_dir: Path, split: str, subset: str | None = None) -> list[Path]:
+        """The files ``rows`` reads for this split (their checksums enter the run identity)."""
+        paths: list[Path] = self._module().files(data_dir, split, subset)
+        return paths
+
+    def rows(self, data_dir: Path, split: str, subset: str | None = None) -> list[Row]:
+        """Every row of the split (or subset), in the dataset's own order."""
+        rows: list[Row] = self._module().rows(data_dir, split, subset)
+        return rows
+
+    def _module(self) -> Any:
+        return importlib.import_module(f"{__package__}.{self.folder}")
+
+
+_SPLIT_ALIASES = {"val": "validation", "valid": "validation", "dev": "validation"}
+"""Names the original releases use for a split the hub calls otherwise."""
+
+
+def _split_hint(split: str, splits: Sequence[str]) -> str:
+    alias = _SPLIT_ALIASES.get(split)
+    if alias in splits:
+        return f" Did you mean {alias!r}?"
+    return did_you_mean(split, splits)
 
 
 def resolve_data_dir(data_dir: str | Path | None = None) -> Path | None:

@@ -1,0 +1,84 @@
+"""Rows of Apache Arrow data: IPC streams (what ``datasets`` writes, ``save_to_disk`` and its cache)
+and Parquet files, read with pyarrow.
+
+pyarrow is imported inside these functions only, so ``import sieval`` and ``sieval tasks`` never
+load it. A stream may be a file on disk or the bytes of a zip member (read in memory, nothing
+extracted). Every row is named ``WHERE#row N`` (N from 0); a file pyarrow cannot read, or one
+without the columns a loader expects, is a ``ConfigError`` naming it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from .rows import bad_row, no_samples, zip_member
+
+__all__ = ["arrow_stream_rows", "parquet_rows", "zipped_stream_rows"]
+
+
+def _pyarrow(where: str) -> Any:
+    try:
+        import pyarrow
+        import pyarrow.ipc
+        import pyarrow.parquet
+    except ImportError:  # pragma: no cover - a dependency of sieval; only a broken install
+        raise ConfigError(
+            f"{where}: reading Arrow and Parquet files needs pyarrow; pip install pyarrow",
+            path=where,
+        ) from None
+    return pyarrow
+
+
+def _rows(where: str, table: Any, columns: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
+    missing = [c for c in columns if c not in table.column_names]
+    if missing:
+        raise bad_row(
+            where,
+            f"no column {', '.join(repr(c) for c in missing)} (it has "
+            f"{', '.join(table.column_names) or 'no columns'}; expected {', '.join(columns)})",
+        )
+    if table.num_rows == 0:
+        raise no_samples(where)
+    records = table.select(list(columns)).to_pylist()
+    return [(f"{where}#row {i}", record) for i, record in enumerate(records)]
+
+
+def arrow_stream_rows(
+    where: str, data: bytes | Path, columns: Sequence[str]
+) -> list[tuple[str, dict[str, Any]]]:
+    """Every row of an Arrow IPC stream (``data``: its bytes or its file), ``columns`` only."""
+    pa = _pyarrow(where)
+    try:
+        source = pa.BufferReader(data) if isinstance(data, bytes) else pa.OSFile(str(data))
+        with pa.ipc.open_stream(source) as reader:
+            table = reader.read_all()
+    except (pa.ArrowException, OSError) as exc:
+        raise ConfigError(
+            f"{where}: not a readable Arrow stream ({exc}); restore it from its source",
+            path=where,
+        ) from exc
+    return _rows(where, table, columns)
+
+
+def zipped_stream_rows(
+    path: Path, member: str, columns: Sequence[str]
+) -> list[tuple[str, dict[str, Any]]]:
+    """Every row of an Arrow stream inside a zip, named ``ZIP!MEMBER#row N``."""
+    return arrow_stream_rows(f"{path}!{member}", zip_member(path, member), columns)
+
+
+def parquet_rows(path: Path, columns: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Every row of a Parquet file, ``columns`` only."""
+    where = str(path)
+    pa = _pyarrow(where)
+    try:
+        table = pa.parquet.read_table(path, use_threads=False)  # small files; 2-core machines
+    except (pa.ArrowException, OSError) as exc:
+        raise ConfigError(
+            f"{where}: not a readable Parquet file ({exc}); restore it from its source",
+            path=where,
+        ) from exc
+    return _rows(where, table, columns)
