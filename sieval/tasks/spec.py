@@ -22,7 +22,7 @@ from ..ir.response import Response
 from .base import COMPLETION_MODEL, ModelFacts, Requirement, Sample, SampleResult, TaskConfig
 from .families.base import Family, Prepared
 from .prompt import Prompt, Shot
-from .rows import source
+from ..data.registry import get_source as source
 from .shots import RANDOM, Sampler
 
 __all__ = ["Data", "Spec", "SpecTask"]
