@@ -9,7 +9,7 @@ metrics) is the family's (``families/``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
@@ -69,6 +69,8 @@ class Spec:
     """The protocol line; None: the family's description of this spec."""
     extra: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
     """Row fields a record keeps beside the family's (ARC's choice labels)."""
+    figures: Callable[[Iterable[tuple[Sample, SampleResult]]], dict[str, Any]] | None = None
+    """The task's figures when they are not the family's (MMLU's lm-eval group aggregates)."""
     breakdowns: Mapping[str, Callable[[str], str]] = field(default_factory=dict)
     """Per-group means reported beside the headline, named: ``{"by_subject": lambda g: g}``."""
     cluster_by_group: bool = False
@@ -130,7 +132,8 @@ class SpecTask:
         return self.spec.family.score(self.spec, sample, responses, config, model)
 
     def aggregate(self, results: Sequence[tuple[Sample, SampleResult]]) -> dict[str, Any]:
-        out = self.spec.family.aggregate(self.spec, results)
+        figures = self.spec.figures
+        out = figures(results) if figures else self.spec.family.aggregate(self.spec, results)
         for name, key in self.spec.breakdowns.items():
             out[name] = self.spec.family.grouped(self.spec, results, key)
         return out

@@ -111,5 +111,9 @@ def flag(task: str, config: TaskConfig, name: str, defaults: Mapping[str, Any]) 
     return value
 
 
-def listed(values: Sequence[str]) -> str:
-    return ", ".join(values)
+def pooled_mean(groups: Sequence[Sequence[float]]) -> float:
+    """lm-eval's group aggregate with ``weight_by_size``: each group's mean times its size,
+    summed, over the total size (``aggregate_subtask_metrics``), in the groups' order."""
+    means = [sum(values) / len(values) for values in groups]
+    sizes = [len(values) for values in groups]
+    return sum([m * n for m, n in zip(means, sizes, strict=True)]) / sum(sizes)
