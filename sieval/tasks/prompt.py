@@ -31,10 +31,18 @@ import jinja2
 
 from ..errors import ConfigError
 
-__all__ = ["Field", "Prompt", "Shot", "render"]
+__all__ = ["Field", "Prompt", "Shot", "render", "shown"]
 
 Field = str | int | list[Any] | Callable[[Mapping[str, Any]], Any]
 """What ``doc_to_text`` / ``doc_to_target`` / ``doc_to_choice`` may be (see the docstring)."""
+
+
+def shown(field: Field | None) -> str:
+    """A field as a protocol line names it: a template or constant as written, a function by
+    its module and name (never its address: the protocol enters the run identity)."""
+    if callable(field):
+        return f"{field.__module__}.{field.__qualname__}"
+    return repr(field)
 
 
 def _regex_replace(string: str, pattern: str, repl: str, count: int = 0) -> str:

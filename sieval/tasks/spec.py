@@ -122,6 +122,12 @@ class SpecTask:
     ) -> Mapping[str, Request]:
         return self.spec.family.requests(self.spec, sample, config, model)
 
+    def arguments(self, sample: Sample, config: TaskConfig) -> dict[str, tuple[str, ...]]:
+        """The strings each request scores, in lm-eval's form (``(context, continuation)``, or
+        ``(document,)``), for the families that have them (the parity evidence compares them)."""
+        found: dict[str, tuple[str, ...]] = self.spec.family.arguments(self.spec, sample, config)  # type: ignore[attr-defined]
+        return found
+
     def score(
         self,
         sample: Sample,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from .families import MultipleChoice
 from .prompt import Prompt
-from .shots import RANDOM_EXCLUDING_ITEM
 from .spec import Data, Spec, SpecTask
 
 TEXT = (
@@ -24,9 +23,9 @@ TEXT = (
 )
 """lm-eval's ``doc_to_text`` as its YAML parses (the primer, then ``Q: {question}\\nA:``)."""
 
-DATA = Data(
-    source="truthfulqa_mc", split="validation", shots="validation", sampler=RANDOM_EXCLUDING_ITEM
-)
+DATA = Data(source="truthfulqa_mc", split="validation")
+"""0-shot only: lm-eval's YAML sets ``num_fewshot: 0``, which its ``--num_fewshot`` never
+overrides (the primer is the prompt's own)."""
 
 SPEC = Spec(
     name="truthfulqa_mc1",

@@ -32,6 +32,7 @@ from ...scoring import argmax, continuation_score, pick_acc_norm
 from .._shared import score_channels, scoring_request
 from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
 from ..prompt import Prompt
+from ..prompt import shown
 from .base import Base, Prepared, flag
 
 if TYPE_CHECKING:
@@ -78,11 +79,11 @@ class MultipleChoice(Base):
     def protocol(self, spec: Spec) -> str:
         p = spec.prompt
         shape = (
-            f"each choice rendered into the context (variable context, {p.text!r}), the target "
-            f"{spec.prompt.target!r} scored after it"
+            f"each choice rendered into the context (variable context, {shown(p.text)}), the target "
+            f"{shown(p.target)} scored after it"
             if self.variable_context
-            else f"each choice {p.choices!r} scored as {p.target_delimiter!r} + choice after "
-            f"the context {p.text!r}"
+            else f"each choice {shown(p.choices)} scored as {p.target_delimiter!r} + choice after "
+            f"the context {shown(p.text)}"
         )
         scored = (
             "acc = normalised probability mass on the true choices (exp, then /sum, numpy)"
@@ -126,19 +127,28 @@ class MultipleChoice(Base):
             data["labels"] = labels
         return Prepared(data=data, gold=gold)
 
-    def requests(
-        self, spec: Spec, sample: Sample, config: TaskConfig, model: ModelFacts
-    ) -> Mapping[str, Request]:
+    def arguments(
+        self, spec: Spec, sample: Sample, config: TaskConfig
+    ) -> dict[str, tuple[str, str]]:
+        """Each request's (context, continuation), as lm-eval's instances' ``arguments``."""
         pairs = _pairs(spec, sample)
-        out = {f"choice:{i}": scoring_request(c + t) for i, (c, t) in enumerate(pairs)}
+        out = {f"choice:{i}": pair for i, pair in enumerate(pairs)}
         if self._on(spec, config, "acc_uncond"):
             assert self.uncond_context is not None
             for i, (_, t) in enumerate(pairs):
-                out[f"uncond:{i}"] = scoring_request(self.uncond_context + t)
+                out[f"uncond:{i}"] = (self.uncond_context, t)
         if self._on(spec, config, "acc_mutual_info"):
             for i, choice in enumerate(_norm_texts(sample)):
-                out[f"prior:{i}"] = scoring_request(spec.prompt.target_delimiter + choice)
+                out[f"prior:{i}"] = ("", spec.prompt.target_delimiter + choice)
         return out
+
+    def requests(
+        self, spec: Spec, sample: Sample, config: TaskConfig, model: ModelFacts
+    ) -> Mapping[str, Request]:
+        return {
+            name: scoring_request(context + continuation)
+            for name, (context, continuation) in self.arguments(spec, sample, config).items()
+        }
 
     def score(
         self,

@@ -26,6 +26,7 @@ from ...ir.request import CompletionInput, Request, Sampling, Scoring
 from ...ir.response import Response
 from ...scoring.rolling import rolling_windows, window_logprob
 from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
+from ..prompt import shown
 from .base import Base, Prepared, option
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ class RollingLogLikelihood(Base):
 
     def protocol(self, spec: Spec) -> str:
         return (
-            f"{self.kind} ({spec.reference}): the whole document {spec.prompt.target!r}, "
+            f"{self.kind} ({spec.reference}): the whole document {shown(spec.prompt.target)}, "
             "tokenised by the server without special tokens, in lm-eval's disjoint rolling "
             "windows of max_length - 2 predicted tokens (max_length = the server's max model "
             "length, or the max_length option) after the BOS or the tokens before; each window a "
@@ -85,6 +86,11 @@ class RollingLogLikelihood(Base):
         words, n_bytes = self.count(row)
         text = spec.prompt.target_of(row)
         return Prepared(data={"text": text, "words": words, "bytes": n_bytes}, gold=None)
+
+    def arguments(self, spec: Spec, sample: Sample, config: TaskConfig) -> dict[str, tuple[str]]:
+        """The document scored, as lm-eval's instance's ``arguments`` (windows are cut from its
+        tokens)."""
+        return {"document": (sample.data["text"],)}
 
     def documents(self, spec: Spec, samples: Iterable[Sample], config: TaskConfig) -> Iterator[str]:
         return (s.data["text"] for s in samples)

@@ -23,6 +23,7 @@ from ...ir.response import Response
 from ...scoring import continuation_score
 from .._shared import means, score_channels
 from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
+from ..prompt import shown
 from .base import Base, Prepared
 
 if TYPE_CHECKING:
@@ -46,8 +47,8 @@ class TargetLogLikelihood(Base):
     def protocol(self, spec: Spec) -> str:
         p = spec.prompt
         return (
-            f"{self.kind} ({spec.reference}): the target {p.target!r} scored after the context "
-            f"{p.text!r} via input scoring with the top-1 at each position; acc = every target "
+            f"{self.kind} ({spec.reference}): the target {shown(p.target)} scored after the context "
+            f"{shown(p.text)} via input scoring with the top-1 at each position; acc = every target "
             "token is the top-1 (lm-eval is_greedy); perplexity = exp(-mean(loglikelihood))"
         )
 
@@ -56,10 +57,17 @@ class TargetLogLikelihood(Base):
         target = p.target_of(row)
         return Prepared(data={"query": p.text_of(row), "target": target}, gold=target)
 
+    def arguments(
+        self, spec: Spec, sample: Sample, config: TaskConfig
+    ) -> dict[str, tuple[str, str]]:
+        """The request's (context, target), as lm-eval's instance's ``arguments``."""
+        return {"target": (sample.data["fewshot"] + sample.data["query"], sample.data["target"])}
+
     def requests(
         self, spec: Spec, sample: Sample, config: TaskConfig, model: ModelFacts
     ) -> Mapping[str, Request]:
-        text = sample.data["fewshot"] + sample.data["query"] + sample.data["target"]
+        context, target = self.arguments(spec, sample, config)["target"]
+        text = context + target
         return {
             "target": Request(
                 input=CompletionInput(text=text),
