@@ -222,12 +222,12 @@ def _metric_oracle() -> dict[str, Any]:
     from lm_eval.api.metrics import bits_per_byte, perplexity, weighted_perplexity
     from lm_eval.tasks.truthfulqa.utils import process_results_mc2
 
-    lls = [[-1.5, -0.25, -3.0, -0.75], [-2.0, -2.0, -0.5], [-10.0, -0.001, -7.5, -0.002, -20.0]]
+    lls = [[-1.5, -0.9, -3.0, -0.75], [-2.0, -2.0, -0.5], [-10.0, -0.001, -7.5, -0.002, -20.0]]
     choices = [["a", "bbbbbbb", "cc", "dddd"], ["xyz", "x", "long choice"], ["q", "rr", "s", "tt", "u"]]
     cases = []
     for ll, ch in zip(lls, choices, strict=True):
         norm = np.array(ll) / np.array([float(len(c)) for c in ch])
-        labels = [1] * (len(ll) // 2) + [0] * (len(ll) - len(ll) // 2)
+        labels = [(i + len(ll)) % 2 for i in range(len(ll))]  # true ones not all leading
         mc2 = process_results_mc2({"mc2_targets": {"labels": labels}}, [(x, False) for x in ll])
         cases.append({"lls": ll, "choices": ch, "labels": labels, "argmax": int(np.argmax(ll)),
                       "argmax_norm": int(np.argmax(norm)), "mc2": float(mc2["acc"])})  # fmt: skip
