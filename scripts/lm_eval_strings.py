@@ -45,12 +45,28 @@ VENV = Path(os.environ.get("SIEVAL_LM_EVAL", Path.home() / ".cache/sieval/bench/
 SEED = 1234
 
 CASES: list[tuple[str, int]] = [
-    ("arc_easy", 0), ("arc_easy", 25), ("arc_challenge", 0), ("arc_challenge", 25),
-    ("hellaswag", 0), ("winogrande", 0), ("winogrande", 5), ("piqa", 0), ("piqa", 5),
-    ("openbookqa", 0), ("openbookqa", 5), ("sciq", 0), ("sciq", 3), ("boolq", 0),
-    ("truthfulqa_mc1", 0), ("truthfulqa_mc2", 0), ("lambada_openai", 0), ("lambada_openai", 2),
-    ("wikitext", 0), ("mmlu", 0), ("mmlu", 5),
-]  # fmt: skip
+    ("arc_easy", 0),
+    ("arc_easy", 25),
+    ("arc_challenge", 0),
+    ("arc_challenge", 25),
+    ("hellaswag", 0),
+    ("winogrande", 0),
+    ("winogrande", 5),
+    ("piqa", 0),
+    ("piqa", 5),
+    ("openbookqa", 0),
+    ("openbookqa", 5),
+    ("sciq", 0),
+    ("sciq", 3),
+    ("boolq", 0),
+    ("truthfulqa_mc1", 0),
+    ("truthfulqa_mc2", 0),
+    ("lambada_openai", 0),
+    ("lambada_openai", 2),
+    ("wikitext", 0),
+    ("mmlu", 0),
+    ("mmlu", 5),
+]
 """(task, num_fewshot): every base-suite task at lm-eval's default (0), and k shots where the
 stored data has a shot split lm-eval would draw from."""
 
@@ -109,8 +125,12 @@ def _targets(targets: dict[str, int]) -> dict[str, list[Any]]:
 def _dataset(task: str, data: Path, tmp: Path) -> dict[str, Any]:
     """lm-eval's dataset keys for ``task`` over the stored files."""
     if task.startswith("arc_"):
-        folder, stem = ("arc_easy", "ARC-Easy") if task == "arc_easy" else ("arc_challenge", "ARC-Challenge")
-        files = {s: str(data / folder / f"{stem}-{s}.jsonl") for s in ("train", "validation", "test")}
+        folder, stem = (
+            ("arc_easy", "ARC-Easy") if task == "arc_easy" else ("arc_challenge", "ARC-Challenge")
+        )
+        files = {
+            s: str(data / folder / f"{stem}-{s}.jsonl") for s in ("train", "validation", "test")
+        }
         return {"dataset_path": "json", "dataset_kwargs": {"data_files": files}}
     if task == "hellaswag":
         rows = _hellaswag_rows(data / "hellaswag" / "hellaswag_val_full.txt.bz2")
@@ -118,8 +138,11 @@ def _dataset(task: str, data: Path, tmp: Path) -> dict[str, Any]:
         return {"dataset_path": "json", "dataset_kwargs": {"data_files": files},
                 "training_split": None}  # fmt: skip
     if task == "winogrande":
-        files = {s: str(_extract(data / "winogrande/winogrande.zip", f"{s}/data-00000-of-00001.arrow", tmp))
-                 for s in ("train", "validation", "test")}  # fmt: skip
+        member = "{}/data-00000-of-00001.arrow"
+        zipped = data / "winogrande/winogrande.zip"
+        files = {
+            s: str(_extract(zipped, member.format(s), tmp)) for s in ("train", "validation", "test")
+        }
         return {"dataset_path": "arrow", "dataset_kwargs": {"data_files": files}}
     if task in ("piqa", "openbookqa"):
         files = {s: str(_extract(data / task / f"{task}.zip", f"{task}-{s}.arrow", tmp))
@@ -130,7 +153,9 @@ def _dataset(task: str, data: Path, tmp: Path) -> dict[str, Any]:
         files = {s: str(_extract(data / "sciq/SciQ.zip", f"/{n}", tmp)) for s, n in names.items()}
         return {"dataset_path": "json", "dataset_kwargs": {"data_files": files}}
     if task == "boolq":
-        rows = [json.loads(line) for line in (data / "boolq/val.jsonl").read_text().splitlines() if line]
+        rows = [
+            json.loads(line) for line in (data / "boolq/val.jsonl").read_text().splitlines() if line
+        ]
         for row in rows:
             row["label"] = {"false": 0, "true": 1}[row["label"]]
         files = {"validation": str(_jsonl(tmp / "boolq.jsonl", rows))}
@@ -144,7 +169,11 @@ def _dataset(task: str, data: Path, tmp: Path) -> dict[str, Any]:
         return {"dataset_path": "json", "dataset_kwargs": {"data_files": files}}
     if task == "lambada_openai":
         files = {"test": str(data / "lambada_openai/lambada_test.jsonl")}
-        return {"dataset_path": "json", "dataset_name": None, "dataset_kwargs": {"data_files": files}}
+        return {
+            "dataset_path": "json",
+            "dataset_name": None,
+            "dataset_kwargs": {"data_files": files},
+        }
     if task == "wikitext":
         base = data / "wikitext/wikitext-2-raw-v1"
         files = {s: str(base / s / "data-00000-of-00001.arrow") for s in ("test", "validation")}
@@ -156,7 +185,9 @@ def _dataset(task: str, data: Path, tmp: Path) -> dict[str, Any]:
 def _mmlu_dataset(subject: str, data: Path, tmp: Path) -> dict[str, Any]:
     files = {}
     for split, folder in (("test", "test"), ("validation", "val"), ("dev", "dev")):
-        with (data / "mmlu" / folder / f"{subject}_{folder}.csv").open(newline="", encoding="utf-8") as fh:
+        with (data / "mmlu" / folder / f"{subject}_{folder}.csv").open(
+            newline="", encoding="utf-8"
+        ) as fh:
             rows = [{"question": r[0], "subject": subject, "choices": r[1:5],
                      "answer": "ABCD".index(r[5])} for r in csv.reader(fh)]  # fmt: skip
         files[split] = str(_jsonl(tmp / "mmlu" / f"{subject}_{split}.jsonl", rows))
@@ -223,7 +254,11 @@ def _metric_oracle() -> dict[str, Any]:
     from lm_eval.tasks.truthfulqa.utils import process_results_mc2
 
     lls = [[-1.5, -0.9, -3.0, -0.75], [-2.0, -2.0, -0.5], [-10.0, -0.001, -7.5, -0.002, -20.0]]
-    choices = [["a", "bbbbbbb", "cc", "dddd"], ["xyz", "x", "long choice"], ["q", "rr", "s", "tt", "u"]]
+    choices = [
+        ["a", "bbbbbbb", "cc", "dddd"],
+        ["xyz", "x", "long choice"],
+        ["q", "rr", "s", "tt", "u"],
+    ]
     cases = []
     for ll, ch in zip(lls, choices, strict=True):
         norm = np.array(ll) / np.array([float(len(c)) for c in ch])
@@ -237,11 +272,13 @@ def _metric_oracle() -> dict[str, Any]:
         "choice": cases,
         "perplexity": {"items": items, "value": perplexity(items)},
         "rolling": {
-            "lls": items, "words": words, "bytes": n_bytes,
+            "lls": items,
+            "words": words,
+            "bytes": n_bytes,
             "word_perplexity": weighted_perplexity(list(zip(items, words, strict=True))),
             "byte_perplexity": weighted_perplexity(list(zip(items, n_bytes, strict=True))),
             "bits_per_byte": bits_per_byte(list(zip(items, n_bytes, strict=True))),
-        },  # fmt: skip
+        },
         "math_log2": math.log(2),
     }
 
@@ -290,16 +327,22 @@ def compare(
                 diffs.append({"sample": sample["sample"], "lm_eval": theirs.get(doc),
                               "sieval": sample["arguments"]})  # fmt: skip
         table.append({"task": name, "num_fewshot": k, "docs": len(ours[key]),
-                      "lm_eval_docs": len(lm[key]), "identical": same, "first_differences": diffs})  # fmt: skip
+                      "lm_eval_docs": len(lm[key]), "identical": same,
+                      "first_differences": diffs})  # fmt: skip
     return table
 
 
-def write_fixtures(cases: list[tuple[str, int]], ours: dict[str, Any], docs: int, lm: dict[str, Any]) -> None:
+def write_fixtures(
+    cases: list[tuple[str, int]], ours: dict[str, Any], docs: int, lm: dict[str, Any]
+) -> None:
     FIXTURES.mkdir(parents=True, exist_ok=True)
     for name, k in cases:
         rows = [
-            {"sample": s["sample"], "sha256": _digest(s["arguments"]),
-             "lengths": [[len(x) for x in a] for a in s["arguments"]]}  # fmt: skip
+            {
+                "sample": s["sample"],
+                "sha256": _digest(s["arguments"]),
+                "lengths": [[len(x) for x in a] for a in s["arguments"]],
+            }
             for s in ours[f"{name}/{k}"][:docs]
         ]
         record = {"task": name, "num_fewshot": k, "seed": SEED, "lm_eval": "0.4.13", "docs": rows}
@@ -309,11 +352,17 @@ def write_fixtures(cases: list[tuple[str, int]], ours: dict[str, Any], docs: int
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("SIEVAL_DATA_DIR", ROOT.parent / "shared" / "data")))
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(os.environ.get("SIEVAL_DATA_DIR", ROOT.parent / "shared" / "data")),
+    )
     parser.add_argument("--task", action="append", default=[])
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--fixture-docs", type=int, default=60)
-    parser.add_argument("--lm-eval", type=Path, help=argparse.SUPPRESS)  # the venv's side: its output file
+    parser.add_argument(
+        "--lm-eval", type=Path, help=argparse.SUPPRESS
+    )  # the venv's side: its output file
     args = parser.parse_args()
     cases = [c for c in CASES if not args.task or c[0] in args.task]
     if args.lm_eval is not None:
@@ -339,11 +388,19 @@ def main() -> int:
     table = compare(cases, lm, ours)
     print(f"{'task':<16} {'shots':>5} {'docs':>6} {'lm-eval':>7} {'identical':>9}")
     for row in table:
-        print(f"{row['task']:<16} {row['num_fewshot']:>5} {row['docs']:>6} {row['lm_eval_docs']:>7} "
-              f"{row['identical']:>9}")  # fmt: skip
+        cells = (
+            row["task"],
+            row["num_fewshot"],
+            row["docs"],
+            row["lm_eval_docs"],
+            row["identical"],
+        )
+        print("{:<16} {:>5} {:>6} {:>7} {:>9}".format(*cells))
     for row in table:
         for diff in row["first_differences"]:
-            print(json.dumps({"task": row["task"], "num_fewshot": row["num_fewshot"], **diff})[:1500])
+            print(
+                json.dumps({"task": row["task"], "num_fewshot": row["num_fewshot"], **diff})[:1500]
+            )
     if args.write:
         write_fixtures(cases, ours, args.fixture_docs, lm)
     return 0 if all(r["identical"] == r["docs"] == r["lm_eval_docs"] for r in table) else 1

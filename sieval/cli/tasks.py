@@ -1,8 +1,8 @@
 """``sieval tasks``: every task with its family, protocol, splits, shots and data; one in detail.
 
-    sieval tasks              the table (80 columns), then the suites
-    sieval tasks NAME         one task (or suite) in full: reference, data, options, protocol
-    sieval tasks --json       the same facts as data
+sieval tasks              the table (80 columns), then the suites
+sieval tasks NAME         one task (or suite) in full: reference, data, options, protocol
+sieval tasks --json       the same facts as data
 """
 
 from __future__ import annotations
@@ -86,7 +86,9 @@ def render_tasks(registry: Mapping[str, Task], suites: Mapping[str, Suite] | Non
             out.append(f"    {part}\n", style="dim")
     for suite in (suites or {}).values():
         members = ", ".join(m.name for m in suite.tasks)
-        out.append("\n" + textwrap.fill(f"suite {suite.name}: {members}", width=80, subsequent_indent="  "))
+        out.append(
+            "\n" + textwrap.fill(f"suite {suite.name}: {members}", width=80, subsequent_indent="  ")
+        )
     out.append("\n\n'sieval tasks NAME': one task's data, options and protocol; --json")
     return out
 
@@ -102,7 +104,12 @@ def render_task(task: Task) -> Table:
         ("about", f.get("about")),
         ("follows", f.get("reference")),
         ("family", f.get("family")),
-        ("data", f.get("source") and f"{f['source']} ({f['subsets']} subsets)" if f.get("subsets") else f.get("source")),
+        (
+            "data",
+            f.get("source") and f"{f['source']} ({f['subsets']} subsets)"
+            if f.get("subsets")
+            else f.get("source"),
+        ),
         ("scored", f.get("split")),
         ("shots", f.get("shots_from") and f"from {f['shots_from']}, {f['sampler']}"),
         ("headline", f["headline"]),

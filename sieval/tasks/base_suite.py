@@ -11,8 +11,19 @@ SUITE = Suite(
     tasks=tuple(
         Member(name=name)
         for name in (
-            "arc_easy", "arc_challenge", "hellaswag", "winogrande", "piqa", "openbookqa", "sciq",
-            "boolq", "truthfulqa_mc1", "truthfulqa_mc2", "lambada_openai", "wikitext", "mmlu",
+            "arc_easy",
+            "arc_challenge",
+            "hellaswag",
+            "winogrande",
+            "piqa",
+            "openbookqa",
+            "sciq",
+            "boolq",
+            "truthfulqa_mc1",
+            "truthfulqa_mc2",
+            "lambada_openai",
+            "wikitext",
+            "mmlu",
         )
-    ),  # fmt: skip
+    ),
 )

@@ -76,9 +76,13 @@ class _OneSpare:
     name: str = "shared, validation minus the item"
 
     def draw(
-        self, pool: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]], k: int,
-        seed: int, task: str,
-    ) -> Iterator[list[int]]:  # fmt: skip
+        self,
+        pool: Sequence[Mapping[str, Any]],
+        rows: Sequence[Mapping[str, Any]],
+        k: int,
+        seed: int,
+        task: str,
+    ) -> Iterator[list[int]]:
         if k + 1 > len(pool):
             raise too_few(task, k + 1, len(pool))
         picked = random.Random(seed).sample(range(len(pool)), k + 1)
@@ -90,8 +94,13 @@ SPEC = Spec(
     name="hellaswag_kshot_ppl",
     about=__doc__.split("\n\n")[1],
     reference="lm-eval 0.4.13 tasks/hellaswag (query and endings); shots sieval's",
-    data=Data(source="hellaswag", split="validation", shots="validation", sampler=_OneSpare(),
-              process=_process),  # fmt: skip
+    data=Data(
+        source="hellaswag",
+        split="validation",
+        shots="validation",
+        sampler=_OneSpare(),
+        process=_process,
+    ),
     prompt=Prompt(text="{{query}}", target="gold", choices="choices"),
     family=MultipleChoice(),
     headline="acc_norm",

@@ -16,9 +16,7 @@ SPEC = Spec(
     about=__doc__.split("\n\n")[1],
     reference="lm-eval 0.4.13 tasks/lambada/lambada_openai.yaml",
     data=Data(source="lambada_openai", split="test", shots="test"),
-    prompt=Prompt(
-        text="{{text.split(' ')[:-1]|join(' ')}}", target="{{' '+text.split(' ')[-1]}}"
-    ),
+    prompt=Prompt(text="{{text.split(' ')[:-1]|join(' ')}}", target="{{' '+text.split(' ')[-1]}}"),
     family=TargetLogLikelihood(),
     headline="acc",
 )

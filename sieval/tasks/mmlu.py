@@ -45,7 +45,10 @@ def aggregate(results: Iterable[tuple[Sample, SampleResult]]) -> dict[str, Any]:
         "acc": pooled_mean([by_subject[s] for s in subjects]),
     }
     out["by_category"] = {
-        group: {"n": sum(len(by_subject[s]) for s in members), "acc": pooled_mean([by_subject[s] for s in members])}
+        group: {
+            "n": sum(len(by_subject[s]) for s in members),
+            "acc": pooled_mean([by_subject[s] for s in members]),
+        }
         for group in LM_EVAL_GROUPS
         if (members := [s for s in subjects if LM_EVAL[s] == group])
     }
@@ -57,7 +60,9 @@ SPEC = Spec(
     about=__doc__.split("\n\n")[1],
     reference="lm-eval 0.4.13 tasks/mmlu/default (_default_template_yaml, mmlu_<subject>.yaml)",
     data=Data(source="mmlu", split="test", shots="dev", sampler=FIRST_N, subsets=SUBJECTS),
-    prompt=Prompt(text=TEXT, target="answer", choices=["A", "B", "C", "D"], description=description()),
+    prompt=Prompt(
+        text=TEXT, target="answer", choices=["A", "B", "C", "D"], description=description()
+    ),
     family=MultipleChoice(metrics=("acc",)),
     figures=aggregate,
     headline="acc",

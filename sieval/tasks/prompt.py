@@ -161,7 +161,9 @@ class Prompt:
         shot without an answer is its text alone, as lm-eval renders it)."""
         description = render(self.description, row) if self.description else ""
         return description + "".join(
-            s.text + self.target_delimiter + s.answer + self.fewshot_delimiter if s.answer else s.text
+            s.text + self.target_delimiter + s.answer + self.fewshot_delimiter
+            if s.answer
+            else s.text
             for s in shots
         )
 

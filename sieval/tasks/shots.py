@@ -31,7 +31,8 @@ Row = Mapping[str, Any]
 
 
 class Sampler(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def draw(
         self, pool: Sequence[Row], rows: Sequence[Row], k: int, seed: int, task: str

@@ -16,13 +16,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from ..data.registry import get_source as source
 from ..errors import ConfigError
 from ..ir.request import Request
 from ..ir.response import Response
 from .base import COMPLETION_MODEL, ModelFacts, Requirement, Sample, SampleResult, TaskConfig
 from .families.base import Family, Prepared
 from .prompt import Prompt, Shot
-from ..data.registry import get_source as source
 from .shots import RANDOM, Sampler
 
 __all__ = ["Data", "Spec", "SpecTask"]
@@ -184,7 +184,9 @@ class SpecTask:
             )
         return k
 
-    def _rows(self, data_dir: Path, split: str, subset: str | None) -> list[tuple[str, dict[str, Any]]]:
+    def _rows(
+        self, data_dir: Path, split: str, subset: str | None
+    ) -> list[tuple[str, dict[str, Any]]]:
         process = self.spec.data.process
         rows = source(self.spec.data.source).rows(data_dir, split, subset)
         if process is None:
@@ -200,7 +202,11 @@ class SpecTask:
         rows = self._rows(data_dir, data.split, subset)
         pool = self._pool(data_dir, data, subset, k, rows)
         draws = (
-            list(data.sampler.draw([f for _, f in pool], [f for _, f in rows], k, config.seed, self.name))
+            list(
+                data.sampler.draw(
+                    [f for _, f in pool], [f for _, f in rows], k, config.seed, self.name
+                )
+            )
             if k
             else [[] for _ in rows]
         )
@@ -217,7 +223,7 @@ class SpecTask:
         prompt = self.spec.prompt
         shots: dict[int, Shot] = {}
         last: tuple[tuple[int, ...], str] | None = None  # rows that share shots share a prefix
-        for index, ((where, row), drawn) in enumerate(zip(rows, draws, strict=True)):
+        for index, ((_, row), drawn) in enumerate(zip(rows, draws, strict=True)):
             picked = tuple(drawn)
             for j in picked:
                 if j not in shots:

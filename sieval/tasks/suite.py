@@ -34,7 +34,9 @@ class Suite:
     tasks: tuple[Member, ...]
 
 
-def expand(entries: Iterable[TaskConfig], suites: Mapping[str, Suite], where: str) -> list[TaskConfig]:
+def expand(
+    entries: Iterable[TaskConfig], suites: Mapping[str, Suite], where: str
+) -> list[TaskConfig]:
     """The config's task entries with each suite's entry replaced by its tasks."""
     out: list[TaskConfig] = []
     for entry in entries:

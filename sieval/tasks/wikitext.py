@@ -18,6 +18,8 @@ from .families import RollingLogLikelihood
 from .prompt import Prompt
 from .spec import Data, Spec, SpecTask
 
+_DEGREE = chr(176)
+
 
 def detokenize(row: Mapping[str, Any]) -> str:
     """lm-eval's ``wikitext_detokenizer``: WikiText's tokenised spacing undone."""
@@ -34,7 +36,7 @@ def detokenize(row: Mapping[str, Any]) -> str:
     text = re.sub(r"\"\s*([^\"]*?)\s*\"", r'"\1"', text)
     text = re.sub(r"'\s*([^']*?)\s*'", r"'\1'", text)
     for spaced, joined in (
-        ("= = = =", "===="), ("= = =", "==="), ("= =", "=="), (" \N{DEGREE SIGN} ", "\N{DEGREE SIGN}"),
+        ("= = = =", "===="), ("= = =", "==="), ("= =", "=="), (f" {_DEGREE} ", _DEGREE),
         (" \n", "\n"), ("\n ", "\n"), (" N ", " 1 "), (" 's", "'s"),
     ):  # fmt: skip
         text = text.replace(spaced, joined)

@@ -42,7 +42,9 @@ SPEC = Spec(
     name="winogrande",
     about=__doc__.split("\n\n")[1],
     reference="lm-eval 0.4.13 tasks/winogrande/default.yaml and preprocess_winogrande.py",
-    data=Data(source="winogrande", split="validation", shots="train", sampler=RANDOM_EXCLUDING_ITEM),
+    data=Data(
+        source="winogrande", split="validation", shots="train", sampler=RANDOM_EXCLUDING_ITEM
+    ),
     prompt=Prompt(text=gold_index, target=after_blank, choices=filled),
     family=MultipleChoice(metrics=("acc",), variable_context=True),
     headline="acc",

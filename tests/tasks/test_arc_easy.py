@@ -69,8 +69,11 @@ def test_shots_are_seeded_and_from_train(data_dir: Path) -> None:
     shots = samples[0].data["shot_ids"]
     assert len(shots) == 25 and all(s.data["shot_ids"] == shots for s in samples)
     assert not set(shots) & {s.id for s in samples}
-    assert list(TASK.load(data_dir, config))[0].data["shot_ids"] == shots
-    assert list(TASK.load(data_dir, TaskConfig(name=TASK.name, seed=1)))[0].data["shot_ids"] != shots
+    assert next(iter(TASK.load(data_dir, config))).data["shot_ids"] == shots
+    assert (
+        next(iter(TASK.load(data_dir, TaskConfig(name=TASK.name, seed=1)))).data["shot_ids"]
+        != shots
+    )
     assert {p.name for p in TASK.data_files(data_dir)} == {
         "ARC-Easy-train.jsonl", "ARC-Easy-test.jsonl"}  # fmt: skip
 

@@ -13,10 +13,10 @@ from sieval.ir.response import Choice, Response, Token, TopEntry
 from sieval.tasks.base import ModelFacts, TaskConfig
 from sieval.tasks.gsm8k_0shot_gen import TASK as GSM8K_CHAT
 from sieval.tasks.gsm8k_0shot_gen import extract_marked
-from sieval.tasks.mmlu_kshot_clp import SPELLINGS
-from sieval.tasks.mmlu_kshot_clp import TASK as MMLU
 from sieval.tasks.mmlu_0shot_gen import TASK as MMLU_GEN
 from sieval.tasks.mmlu_0shot_gen import extract_letter
+from sieval.tasks.mmlu_kshot_clp import SPELLINGS
+from sieval.tasks.mmlu_kshot_clp import TASK as MMLU
 
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 CHAT = ModelFacts(input_kind="chat", capabilities=frozenset({"chat", "sampled_top_k"}))
@@ -67,7 +67,7 @@ def test_mmlu_gen_extracts_the_letter_strictly(text: str, expected: str | None) 
 
 
 def test_gsm8k_chat_asks_one_user_message_greedily() -> None:
-    sample = list(GSM8K_CHAT.load(DATA, TaskConfig(name="gsm8k_0shot_gen", n=1)))[0]
+    sample = next(iter(GSM8K_CHAT.load(DATA, TaskConfig(name="gsm8k_0shot_gen", n=1))))
     (request,) = GSM8K_CHAT.requests(sample, TaskConfig(name="gsm8k_0shot_gen")).values()
     assert isinstance(request.input, ChatInput)
     (message,) = request.input.messages
@@ -78,7 +78,7 @@ def test_gsm8k_chat_asks_one_user_message_greedily() -> None:
 
 def test_mmlu_over_chat_is_one_user_message_and_names_its_protocol() -> None:
     config = TaskConfig(name="mmlu_kshot_clp", n=1, num_fewshot=1)
-    sample = list(MMLU.load(DATA, config))[0]
+    sample = next(iter(MMLU.load(DATA, config)))
     (request,) = MMLU.requests(sample, config, CHAT).values()
     assert isinstance(request.input, ChatInput)
     text = request.input.messages[0].content[0].text
@@ -93,7 +93,7 @@ def test_mmlu_over_chat_is_one_user_message_and_names_its_protocol() -> None:
 
 def test_mmlu_by_candidate_ids_needs_no_top_k() -> None:
     config = TaskConfig(name="mmlu_kshot_clp", n=1, num_fewshot=1)
-    sample = list(MMLU.load(DATA, config))[0]
+    sample = next(iter(MMLU.load(DATA, config)))
     (request,) = MMLU.requests(sample, config, BY_ID).values()
     assert request.scoring.sampled_top_k == 0
     assert request.scoring.candidate_token_ids == tuple(IDS[t] for t in SPELLINGS)
@@ -117,7 +117,7 @@ def test_mmlu_by_candidate_ids_needs_no_top_k() -> None:
 
 def test_a_missing_candidate_fails_the_sample() -> None:
     config = TaskConfig(name="mmlu_kshot_clp", n=1, num_fewshot=1)
-    sample = list(MMLU.load(DATA, config))[0]
+    sample = next(iter(MMLU.load(DATA, config)))
     token = Token(
         text="x", logprob=-9.0, candidates=(TopEntry(token="A", logprob=-1.0, token_id=IDS["A"]),)
     )
@@ -129,7 +129,7 @@ def test_a_missing_candidate_fails_the_sample() -> None:
 def test_without_every_letter_id_mmlu_keeps_the_top_k() -> None:
     partial = ModelFacts(capabilities=frozenset({"candidate_scoring"}), token_ids={"A": 1})
     config = TaskConfig(name="mmlu_kshot_clp", n=1, num_fewshot=1)
-    (request,) = MMLU.requests(list(MMLU.load(DATA, config))[0], config, partial).values()
+    (request,) = MMLU.requests(next(iter(MMLU.load(DATA, config))), config, partial).values()
     assert request.scoring.sampled_top_k == 100 and request.scoring.candidate_token_ids == ()
 
 

@@ -43,7 +43,9 @@ async def scored(name: str, config: TaskConfig, data_dir: Path, n: int) -> list[
         for sample in samples:
             requests = task.requests(sample, config)
             responses = {k: await m.run(r) for k, r in requests.items()}
-            out.append((sample, task.arguments(sample, config), task.score(sample, responses, config)))
+            out.append(
+                (sample, task.arguments(sample, config), task.score(sample, responses, config))
+            )
         return out
 
 
@@ -91,7 +93,9 @@ async def test_target_log_likelihood_and_is_greedy(data_dir: Path) -> None:
         assert target.startswith(" ") and " " not in target[1:]
         assert result.metrics["loglikelihood"] == pytest.approx(oracle(context, target), abs=1e-9)
         full, ctx = ref.tokenize(context + target), ref.tokenize(context)
-        greedy = all(ref.distribution(full[:i]).argmax() == full[i] for i in range(len(ctx), len(full)))
+        greedy = all(
+            ref.distribution(full[:i]).argmax() == full[i] for i in range(len(ctx), len(full))
+        )
         assert result.metrics["acc"] == float(greedy)
 
 

@@ -56,7 +56,7 @@ def test_real_data_shots(data_dir: Path) -> None:
     assert len(samples) == 1319 and samples[0].gold == "18"
     shots = samples[0].data["shot_ids"]
     assert len(shots) == 8 and all(s.startswith("train/") for s in shots)
-    assert list(TASK.load(data_dir, config))[0].data["shot_ids"] == shots
+    assert next(iter(TASK.load(data_dir, config))).data["shot_ids"] == shots
     assert len(TASK.data_files(data_dir)) == 2
 
 

@@ -73,7 +73,7 @@ def test_exact_prompt_with_a_validation_shot(tmp_path: Path) -> None:
     read), never the item itself."""
     data_dir = write(tmp_path, train=True)
     config = TaskConfig(name=TASK.name, num_fewshot=1)
-    sample = list(TASK.load(data_dir, config))[0]
+    sample = next(iter(TASK.load(data_dir, config)))
     assert sample.data["shot_ids"] == ["validation/1"]
     requests = TASK.requests(sample, config)
     assert list(requests) == ["choice:0", "choice:1", "choice:2", "choice:3"]
@@ -94,7 +94,7 @@ def test_validation_shots_exclude_the_item(tmp_path: Path) -> None:
 
 def test_acc_and_acc_norm(tmp_path: Path) -> None:
     config = TaskConfig(name=TASK.name, num_fewshot=0)
-    sample = list(TASK.load(write(tmp_path, train=False), config))[0]
+    sample = next(iter(TASK.load(write(tmp_path, train=False), config)))
     requests = TASK.requests(sample, config)
     context = len("Cooking: A cook cuts. She")
     # sums -1.0 / -1.47 / -4.0 / -3.0 -> acc 0.

@@ -40,10 +40,12 @@ def results(**metrics: list[float]) -> list[tuple[Sample, SampleResult]]:
     names = list(metrics)
     rows = zip(*metrics.values(), strict=True)
     return [
-        (Sample(id=str(i), data={}, gold=None),
-         SampleResult(prediction=None, gold=None, metrics=dict(zip(names, row, strict=True))))
+        (
+            Sample(id=str(i), data={}, gold=None),
+            SampleResult(prediction=None, gold=None, metrics=dict(zip(names, row, strict=True))),
+        )
         for i, row in enumerate(rows)
-    ]  # fmt: skip
+    ]
 
 
 def test_perplexity_is_lm_evals() -> None:
@@ -56,8 +58,11 @@ def test_perplexity_is_lm_evals() -> None:
 def test_word_and_byte_perplexity_and_bits_per_byte_are_lm_evals() -> None:
     r = ORACLE["rolling"]
     figures = TASKS["wikitext"].aggregate(
-        results(loglikelihood=r["lls"], words=[float(w) for w in r["words"]],
-                bytes=[float(b) for b in r["bytes"]])  # fmt: skip
+        results(
+            loglikelihood=r["lls"],
+            words=[float(w) for w in r["words"]],
+            bytes=[float(b) for b in r["bytes"]],
+        )
     )
     for name in ("word_perplexity", "byte_perplexity", "bits_per_byte"):
         assert figures[name] == r[name], name
@@ -77,11 +82,13 @@ def test_mmlus_acc_is_lm_evals_group_aggregate() -> None:
     over sizes 3 and 4 -> (2/3*3 + 1/4*4) / 7 = 3/7."""
     assert pooled_mean([[1.0, 1.0, 0.0], [0.0, 1.0, 0.0, 0.0]]) == pytest.approx(3 / 7)
     samples = [
-        (Sample(id=f"{s}/{i}", data={}, gold=None, group=s),
-         SampleResult(prediction=None, gold=None, metrics={"acc": v}))
+        (
+            Sample(id=f"{s}/{i}", data={}, gold=None, group=s),
+            SampleResult(prediction=None, gold=None, metrics={"acc": v}),
+        )
         for s, values in (("anatomy", [1.0, 0.0]), ("virology", [1.0, 1.0, 0.0]))
         for i, v in enumerate(values)
-    ]  # fmt: skip
+    ]
     figures = TASKS["mmlu"].aggregate(samples)
     assert figures["acc"] == pytest.approx(3 / 5)
     assert figures["by_category"]["stem"] == {"n": 2, "acc": 0.5}  # lm-eval files anatomy in STEM

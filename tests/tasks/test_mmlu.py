@@ -17,7 +17,7 @@ from .helpers import next_token, prompt_of
 
 def test_exact_prompt(data_dir: Path) -> None:
     config = TaskConfig(name=TASK.name, num_fewshot=1)
-    sample = list(TASK.load(data_dir, config))[0]
+    sample = next(iter(TASK.load(data_dir, config)))
     assert (sample.id, sample.group, sample.gold) == ("abstract_algebra/0", "abstract_algebra", "B")
     requests = TASK.requests(sample, config)
     assert list(requests) == ["letter"]
@@ -42,7 +42,7 @@ def test_order_interleaves_subjects_and_uses_five_dev_shots(data_dir: Path) -> N
 
 
 def test_options(data_dir: Path) -> None:
-    sample = list(TASK.load(data_dir, TaskConfig(name=TASK.name, num_fewshot=0)))[0]
+    sample = next(iter(TASK.load(data_dir, TaskConfig(name=TASK.name, num_fewshot=0))))
     assert sample.data["fewshot"].endswith("abstract algebra.\n\n")
     config = TaskConfig(name=TASK.name, options={"top_k": 20})
     assert TASK.requests(sample, config)["letter"].scoring.sampled_top_k == 20
@@ -71,7 +71,7 @@ def test_score_and_aggregate(data_dir: Path) -> None:
 
 def test_a_missing_letter_fails_the_sample(data_dir: Path) -> None:
     config = TaskConfig(name=TASK.name, num_fewshot=0)
-    sample = list(TASK.load(data_dir, config))[0]
+    sample = next(iter(TASK.load(data_dir, config)))
     with pytest.raises(
         ContractViolation, match="letter D is not in the top-3 next-token list .its first token is"
     ):

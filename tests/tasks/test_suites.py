@@ -14,13 +14,16 @@ from sieval.runner.plan import select
 from sieval.tasks.registry import SUITES, TASKS
 
 BASE = ["arc_easy", "arc_challenge", "hellaswag", "winogrande", "piqa", "openbookqa", "sciq",
-        "boolq", "truthfulqa_mc1", "truthfulqa_mc2", "lambada_openai", "wikitext", "mmlu"]  # fmt: skip
+        "boolq", "truthfulqa_mc1", "truthfulqa_mc2", "lambada_openai", "wikitext",
+        "mmlu"]  # fmt: skip
 MODEL = "models: [{name: m, endpoint: embedded}]\n"
 
 
 def test_a_suite_stands_for_its_tasks_with_its_n_and_seed() -> None:
     assert [m.name for m in SUITES["base_suite"].tasks] == BASE
-    config = parse_config(MODEL + "tasks: [{name: base_suite, n: 7, seed: 3}, {name: gsm8k_0shot_gen}]")
+    config = parse_config(
+        MODEL + "tasks: [{name: base_suite, n: 7, seed: 3}, {name: gsm8k_0shot_gen}]"
+    )
     assert [t.name for t in config.tasks] == [*BASE, "gsm8k_0shot_gen"]
     assert all(t.n == 7 and t.seed == 3 and t.num_fewshot is None for t in config.tasks[:13])
     assert [t.name for t in select(config, tasks=["base_suite"]).tasks] == BASE

@@ -31,10 +31,15 @@ class Prepared:
 
 
 class Family(Protocol):
-    kind: str
-    """What ``sieval tasks`` calls it (``choice log-likelihood``)."""
-    options: Mapping[str, Any]
-    """The task options it reads, with their defaults."""
+    @property
+    def kind(self) -> str:
+        """What ``sieval tasks`` calls it (``choice log-likelihood``)."""
+        ...
+
+    @property
+    def options(self) -> Mapping[str, Any]:
+        """The task options it reads, with their defaults."""
+        ...
 
     def check_options(self, spec: Spec, config: TaskConfig) -> None: ...
 

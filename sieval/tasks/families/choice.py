@@ -31,8 +31,7 @@ from ...ir.response import Response
 from ...scoring import argmax, continuation_score, pick_acc_norm
 from .._shared import score_channels, scoring_request
 from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
-from ..prompt import Prompt
-from ..prompt import shown
+from ..prompt import Prompt, shown
 from .base import Base, Prepared, flag
 
 if TYPE_CHECKING:
@@ -79,8 +78,8 @@ class MultipleChoice(Base):
     def protocol(self, spec: Spec) -> str:
         p = spec.prompt
         shape = (
-            f"each choice rendered into the context (variable context, {shown(p.text)}), the target "
-            f"{shown(p.target)} scored after it"
+            f"each choice rendered into the context (variable context, {shown(p.text)}), the "
+            f"target {shown(p.target)} scored after it"
             if self.variable_context
             else f"each choice {shown(p.choices)} scored as {p.target_delimiter!r} + choice after "
             f"the context {shown(p.text)}"
@@ -176,7 +175,9 @@ class MultipleChoice(Base):
                 continuation_score(responses[f"uncond:{i}"], base, t)
                 for i, (_, t) in enumerate(pairs)
             ]
-            picks["acc_uncond"] = argmax([c - u.logprob_sum for c, u in zip(lls, uncond, strict=True)])
+            picks["acc_uncond"] = argmax(
+                [c - u.logprob_sum for c, u in zip(lls, uncond, strict=True)]
+            )
             channels["unconditional"] = score_channels(uncond, norm)
         if self._on(spec, config, "acc_mutual_info"):
             delim = spec.prompt.target_delimiter
@@ -245,4 +246,3 @@ def _mass(lls: Sequence[float], labels: Sequence[int]) -> float:
     probs = np.exp(np.array(lls))
     probs_norm = probs / np.sum(probs)
     return float(np.sum(probs_norm[np.array(labels) == 1]))
-

@@ -111,7 +111,9 @@ class Generation(Base):
     ) -> SampleResult:
         choice = first_choice(responses[self.request])
         found = [a.extract(choice.text) for a in self.answers]
-        metrics = {a.metric: float(x == sample.gold) for a, x in zip(self.answers, found, strict=True)}
+        metrics = {
+            a.metric: float(x == sample.gold) for a, x in zip(self.answers, found, strict=True)
+        }
         if self.count_invalid:
             metrics["invalid"] = float(found[0] is None)
         channels: dict[str, Any] = {"text": choice.text}

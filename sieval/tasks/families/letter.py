@@ -131,9 +131,7 @@ class ChoiceLetter(Base):
         model: ModelFacts,
     ) -> SampleResult:
         if self._by_id(model):
-            logprobs = candidate_letter_logprobs(
-                responses["letter"], self.letters, model.token_ids
-            )
+            logprobs = candidate_letter_logprobs(responses["letter"], self.letters, model.token_ids)
         else:
             logprobs = letter_logprobs(responses["letter"], self.letters)
         prediction = self.letters[argmax([logprobs[x] for x in self.letters])]

@@ -188,4 +188,3 @@ class RollingLogLikelihood(Base):
             "bits_per_byte": -per_byte / math.log(2),
             "loglikelihood": sum(lls) / len(lls),
         }
-

@@ -47,9 +47,10 @@ class TargetLogLikelihood(Base):
     def protocol(self, spec: Spec) -> str:
         p = spec.prompt
         return (
-            f"{self.kind} ({spec.reference}): the target {shown(p.target)} scored after the context "
-            f"{shown(p.text)} via input scoring with the top-1 at each position; acc = every target "
-            "token is the top-1 (lm-eval is_greedy); perplexity = exp(-mean(loglikelihood))"
+            f"{self.kind} ({spec.reference}): the target {shown(p.target)} scored after the "
+            f"context {shown(p.text)} via input scoring with the top-1 at each position; acc = "
+            "every target token is the top-1 (lm-eval is_greedy); perplexity = "
+            "exp(-mean(loglikelihood))"
         )
 
     def prepare(self, spec: Spec, row: Mapping[str, Any], config: TaskConfig) -> Prepared:
