@@ -332,6 +332,13 @@ def compare(
     return table
 
 
+def _fixture(name: str, k: int, rows: list[dict[str, Any]]) -> str:
+    """One case as JSON, a document a line."""
+    head = json.dumps({"task": name, "num_fewshot": k, "seed": SEED, "lm_eval": "0.4.13"})
+    docs = ",\n".join(json.dumps(row) for row in rows)
+    return f'{head[:-1]}, "docs": [\n{docs}\n]}}\n'
+
+
 def write_fixtures(
     cases: list[tuple[str, int]], ours: dict[str, Any], docs: int, lm: dict[str, Any]
 ) -> None:
@@ -345,8 +352,7 @@ def write_fixtures(
             }
             for s in ours[f"{name}/{k}"][:docs]
         ]
-        record = {"task": name, "num_fewshot": k, "seed": SEED, "lm_eval": "0.4.13", "docs": rows}
-        (FIXTURES / f"{name}-{k}shot.json").write_text(json.dumps(record, indent=0) + "\n")
+        (FIXTURES / f"{name}-{k}shot.json").write_text(_fixture(name, k, rows))
     (FIXTURES / "metrics.json").write_text(json.dumps(lm["metrics"], indent=1) + "\n")
 
 

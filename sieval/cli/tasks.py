@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import did_you_mean
+from ..errors import ConfigError, did_you_mean
 from ..tasks.base import Task
 from ..tasks.suite import Suite
 from . import common
@@ -39,7 +39,7 @@ def describe_task(task: Task) -> dict[str, Any]:
         "name": task.name,
         "headline": task.headline,
         "defaults": dict(getattr(task, "defaults", {})),
-        "requirements": [r.capability for r in task.requirements],
+        "requirements": {r.capability: r.why for r in task.requirements},
         "protocol": task.protocol,
     }
     if spec is not None:
@@ -114,7 +114,7 @@ def render_task(task: Task) -> Table:
         ("shots", f.get("shots_from") and f"from {f['shots_from']}, {f['sampler']}"),
         ("headline", f["headline"]),
         ("defaults", ", ".join(f"{k}={v}" for k, v in f["defaults"].items()) or "-"),
-        ("needs", ", ".join(f["requirements"])),
+        ("needs", "\n".join(f"{k}: {why}" for k, why in f["requirements"].items())),
         ("protocol", f["protocol"]),
         ("differs", f.get("differs")),
     ]
@@ -132,7 +132,10 @@ def tasks_command(
     """List the tasks (family, data, splits, shots, headline) and suites; one task in full."""
     from ..tasks.registry import SUITES
 
-    registry = common.task_registry()
+    try:
+        registry = common.task_registry()
+    except ConfigError as exc:
+        raise common.fail(exc.message) from None
     console = Console(width=80) if not as_json else None
     if name is None:
         if as_json:
