@@ -66,3 +66,35 @@ def test_a_window_sums_its_predicted_tail_and_checks_the_ids() -> None:
         window_logprob(reply([7, 8, 9, 11], [None, -1.0, -0.5, -0.25]), sent, 2)
     with pytest.raises(ContractViolation, match="no logprob"):
         window_logprob(reply(sent, [None, -1.0, None, -0.25]), sent, 2)
+
+
+def test_a_window_on_vllm_as_recorded() -> None:
+    """A window sent as a token prompt to the real vLLM 0.32.0 (``echo_token_window``, recorded
+    by hand from the dialect's own body): no BOS is added to a token prompt, every position comes
+    back, and the window scores the logprobs of its predicted tail in order."""
+    from conftest import load_fixture, reply_bytes
+
+    from sieval.dialects.registry import get_dialect
+    from sieval.dialects.table import lift, lower
+    from sieval.ir.request import CompletionInput, Request, Sampling, Scoring
+
+    fixture = load_fixture("openai_completions", "echo_token_window")
+    window = fixture["window"]
+    assert list(rolling_windows(window["document_tokens"], 2, 8))[1] == (
+        window["context"], window["predicted"]
+    )
+    sent = window["context"] + window["predicted"]
+    request = Request(
+        input=CompletionInput(token_ids=tuple(sent)),
+        sampling=Sampling(temperature=0.0, max_tokens=1),
+        scoring=Scoring(input_logprobs=True),
+    )
+    dialect = get_dialect("openai_completions")
+    lowered = lower(dialect, request, "gemma-3-270m")
+    assert lowered.body == fixture["request"]
+    response = lift(dialect, lowered, fixture["status"], {}, reply_bytes(fixture))
+    logprobs = fixture["reply"]["choices"][0]["logprobs"]["token_logprobs"]
+    expected = 0.0
+    for lp in logprobs[len(window["context"]) : len(sent)]:
+        expected += lp
+    assert window_logprob(response, sent, len(window["predicted"])) == expected
