@@ -66,6 +66,10 @@ SPEC = Spec(
     family=MultipleChoice(metrics=("acc",)),
     figures=aggregate,
     headline="acc",
+    differs=(
+        "n takes the subjects' rows in turn (row 0 of each, then row 1, ...), while lm-eval's "
+        "--limit takes its first rows of every subject"
+    ),
     breakdowns={"by_subject": lambda group: group},
     cluster_by_group=True,
 )

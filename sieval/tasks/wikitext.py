@@ -57,5 +57,9 @@ SPEC = Spec(
     prompt=Prompt(text="", target=detokenize),
     family=RollingLogLikelihood(count=count),
     headline="word_perplexity",
+    differs=(
+        "each document is tokenised without special tokens and predicted after one BOS (lm-eval "
+        "with add_bos_token=True also predicts the document's own BOS after its prefix BOS)"
+    ),
 )
 TASK = SpecTask(SPEC)

@@ -94,7 +94,9 @@ class MultipleChoice(Base):
             opt += f", acc_uncond (minus the choice's after {self.uncond_context!r})"
         return (
             f"{self.kind} ({spec.reference}): k shots joined by {p.fewshot_delimiter!r}, "
-            f"{shape}, via input scoring; {scored}; ties -> lowest index; {opt}"
+            f"{shape}, via input scoring; {scored}; ties -> lowest index"
+            + ("; an empty choice fails its sample" if "acc_norm" in self.metrics else "")
+            + f"; {opt}"
             + (f"; differs: {spec.differs}" if spec.differs else "")
         )
 
