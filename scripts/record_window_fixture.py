@@ -2,11 +2,12 @@
 
     .venv/bin/python scripts/record_window_fixture.py http://127.0.0.1:18321
 
-A sentence is tokenised by the server (no special tokens), cut into lm-eval's rolling windows of
-8 predicted tokens, and the second window is sent as the token prompt the openai_completions
-dialect lowers; writes ``tests/fixtures/openai_completions/0.32.0/echo_token_window.json`` (the
-usual route, request, status, reply and server, plus the window's tokens), which
-``tests/scoring/test_rolling.py`` lifts and scores.
+A document of 23 token ids (below 1,062, so that the reference server's fixture check can
+replay it too) is cut into lm-eval's rolling windows of 8 predicted tokens after the BOS (2), and
+the second window is sent as the token prompt the openai_completions dialect lowers; writes
+``tests/fixtures/openai_completions/0.32.0/echo_token_window.json`` (the usual route, request,
+status, reply and server, plus the window's tokens), which ``tests/scoring/test_rolling.py``
+lifts and scores.
 """
 
 from __future__ import annotations
@@ -33,9 +34,9 @@ def post(path, body):
         return r.status, json.loads(r.read())
 
 
-text = "The tower is 324 metres tall, about the same height as an 81-storey building."
-_, tok = post("/tokenize", {"model": "gemma-3-270m", "prompt": text, "add_special_tokens": False})
-ids = tok["tokens"]
+ids = list(
+    range(300, 323)
+)  # a document of 23 ids every vocabulary here has (the reference's: 1,062)
 windows = list(rolling_windows(ids, 2, 8))
 context, predicted = windows[1]
 request = Request(

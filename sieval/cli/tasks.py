@@ -129,7 +129,7 @@ def tasks_command(
     name: str | None = typer.Argument(None, help="One task or suite to show in full."),
     as_json: bool = typer.Option(False, "--json", help="Print as JSON data."),
 ) -> None:
-    """List the tasks (family, data, splits, shots, headline) and suites; one task in full."""
+    """List the tasks (family, data, splits, shots) and suites; one task in full."""
     from ..tasks.registry import SUITES
 
     try:

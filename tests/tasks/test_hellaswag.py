@@ -112,13 +112,19 @@ def test_acc_and_acc_norm(tmp_path: Path) -> None:
     assert TASK.aggregate([(sample, result)])["acc_norm"] == 1.0
 
 
-def test_acc_norm_divides_by_the_preprocessed_ending(tmp_path: Path) -> None:
-    # lm-eval's choices are preprocess(ending); acc_norm divides by their length.
+def derived(tmp_path: Path, *items: tuple[str, int, list[str]]) -> Path:
+    """A derived HellaSwag file of ``(head, label, endings)`` items (six lines each)."""
     folder = tmp_path / "hellaswag"
     folder.mkdir()
-    row = {"activity_label": "Cooking", "ctx_a": "A cook cuts.", "ctx_b": "she",
-           "endings": ["x [step] y", "abcdef", "u", "v"], "label": 1}  # fmt: skip
-    (folder / "hellaswag_val.jsonl").write_text(json.dumps(row) + "\n")
+    lines = [line for head, label, endings in items for line in (head, str(label), *endings)]
+    with bz2.open(folder / "hellaswag_val_full.txt.bz2", "wt", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n")
+    return folder / "hellaswag_val_full.txt.bz2"
+
+
+def test_acc_norm_divides_by_the_preprocessed_ending(tmp_path: Path) -> None:
+    # lm-eval's choices are preprocess(ending); acc_norm divides by their length.
+    derived(tmp_path, ("Cooking: A cook cuts. she", 1, ["x [step] y", "abcdef", "u", "v"]))
     config = TaskConfig(name=TASK.name, num_fewshot=0)
     (sample,) = list(TASK.load(tmp_path, config))
     requests = TASK.requests(sample, config)
@@ -137,17 +143,14 @@ def test_acc_norm_divides_by_the_preprocessed_ending(tmp_path: Path) -> None:
 def test_an_ending_that_preprocesses_to_nothing_is_refused(tmp_path: Path) -> None:
     from sieval.errors import ConfigError
 
-    folder = tmp_path / "hellaswag"
-    folder.mkdir()
-    rows = [{"activity_label": "L", "ctx_a": "A.", "ctx_b": "b", "endings": ["e", "f", "g", "h"],
-             "label": 0}]  # fmt: skip
-    rows.append({**rows[0], "endings": ["e", "[step]", "g", "h"]})
-    (folder / "hellaswag_val.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    path = derived(
+        tmp_path, ("L: A. b", 0, ["e", "f", "g", "h"]), ("L: A. b", 0, ["e", "[step]", "g", "h"])
+    )
     with pytest.raises(
         ConfigError, match="ending 1 .* is empty after lm-eval's preprocess"
     ) as info:
         list(TASK.load(tmp_path, TaskConfig(name=TASK.name, num_fewshot=0)))
-    assert info.value.path == f"{folder / 'hellaswag_val.jsonl'}:2"
+    assert info.value.path == f"{path}:7"
 
 
 @pytest.mark.parametrize("k", [2, 5])
