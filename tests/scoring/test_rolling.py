@@ -81,7 +81,8 @@ def test_a_window_on_vllm_as_recorded() -> None:
     fixture = load_fixture("openai_completions", "echo_token_window")
     window = fixture["window"]
     assert list(rolling_windows(window["document_tokens"], 2, 8))[1] == (
-        window["context"], window["predicted"]
+        window["context"],
+        window["predicted"],
     )
     sent = window["context"] + window["predicted"]
     request = Request(

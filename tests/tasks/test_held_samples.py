@@ -11,7 +11,6 @@ from sieval.runner.samples import Samples
 from sieval.tasks.base import TaskConfig
 from sieval.tasks.registry import TASKS
 
-
 ZERO_SHOT = {"boolq", "hellaswag", "truthfulqa_mc1", "truthfulqa_mc2", "wikitext"}
 """No shot split is stored (boolq, hellaswag), or the task is 0-shot as lm-eval's."""
 
