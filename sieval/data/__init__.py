@@ -19,7 +19,9 @@ One module per folder of the data directory (``sieval/data/<folder>.py``, e.g. `
 
 Subsets are a ``subset=`` argument, never part of the split name: BBH's 27 subtasks (required),
 MMLU's 57 subjects and MMLU-Pro's 14 categories (``None``: all of them), MBPP's configs ``full``
-and ``sanitized`` (required).
+and ``sanitized`` (required; their fields differ). A few modules export more for their tasks:
+``bbh.cot_prompt`` (the 3-shot CoT prompt), ``gpqa_diamond.USED`` (the columns lm-eval reads),
+``mmlu_pro.CATEGORIES``, ``mbpp.SPLITS`` (task-id ranges).
 
 ``registry.SOURCES`` (folder -> ``Source``) is discovered from the modules, so a new dataset
 touches no shared file; ``registry.get_source(name)`` suggests the closest name for a typo, and

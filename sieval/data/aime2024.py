@@ -18,7 +18,7 @@ from pathlib import Path
 
 import msgspec
 
-from .rows import as_fields, bad_row, from_hub, jsonl_rows, local_files
+from .rows import as_fields, bad_row, from_hub, jsonl_rows, local_files, unique
 from .source import Row, Source
 
 __all__ = ["SOURCE", "files", "rows"]
@@ -70,9 +70,5 @@ def rows(data_dir: Path, split: str, subset: str | None = None) -> list[Row]:
     if not local_files(paths):
         return as_fields(from_hub(SOURCE, split, paths, _Fields))
     typed = [(where, _converted(where, row)) for where, row in jsonl_rows(paths[0], _decoder)]
-    seen: dict[str, str] = {}
-    for where, row in typed:
-        if row.ID in seen:
-            raise bad_row(where, f"{row.ID} is already at {seen[row.ID]}")
-        seen[row.ID] = where
+    unique(typed, "ID")
     return as_fields(typed)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import msgspec
 
-from .rows import as_fields, bad_row, from_hub, jsonl_rows, local_files
+from .rows import as_fields, bad_row, from_hub, jsonl_rows, local_files, unique
 from .source import Row, Source
 
 __all__ = ["SOURCE", "files", "rows"]
@@ -64,9 +64,5 @@ def rows(data_dir: Path, split: str, subset: str | None = None) -> list[Row]:
         typed = jsonl_rows(paths[0], _decoder)
     else:
         typed = [(w, _from_hub(w, r)) for w, r in from_hub(SOURCE, split, paths, _HubRow)]
-    seen: dict[str, str] = {}
-    for where, row in typed:
-        if row.id in seen:
-            raise bad_row(where, f"id {row.id!r} is already used at {seen[row.id]}")
-        seen[row.id] = where
+    unique(typed, "id")
     return as_fields(typed)

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import msgspec
 
-from .rows import as_fields, bad_row, from_hub, hub_where, jsonl_rows, local_files, typed_rows
+from .rows import as_fields, bad_row, hub_where, jsonl_rows, local_or_hub, typed_rows, unique
 from .source import Row, Source, hub_rows
 
-__all__ = ["ArcItem", "arc_easy_file", "arc_file", "arc_rows", "load_arc_easy"]
+__all__ = ["ArcItem", "ArcLoader", "arc_easy_file", "arc_file", "arc_rows", "load_arc_easy"]
 
 _HUB = ("allenai/ai2_arc", "ARC-Easy")
 
@@ -68,11 +68,8 @@ def _check(where: str, row: _Row) -> None:
 
 
 def _unique(rows: list[tuple[str, _Row]]) -> list[tuple[str, _Row]]:
-    seen: dict[str, str] = {}
+    unique(rows, "id")
     for where, row in rows:
-        if row.id in seen:
-            raise bad_row(where, f"id {row.id!r} is already used at {seen[row.id]}")
-        seen[row.id] = where
         _check(where, row)
     return rows
 
@@ -110,8 +107,23 @@ def arc_rows(data_dir: Path, source: Source, split: str) -> list[Row]:
     """The rows of one ARC split as ``ai2_arc`` has them: ``id, question, choices{text, label},
     answerKey`` (all strings), checked as the module docstring says."""
     path = arc_file(data_dir, source, split)
-    if local_files([path]):
-        rows = jsonl_rows(path, _decoder)
-    else:
-        rows = from_hub(source, split, [path], _Row, source.hub_name)
+    rows = local_or_hub(
+        source, split, [path], lambda: jsonl_rows(path, _decoder), _Row, source.hub_name
+    )
     return as_fields(_unique(rows))
+
+
+class ArcLoader:
+    """``files`` and ``rows`` of one ARC config (``source.hub_name``): what ``arc_easy.py`` and
+    ``arc_challenge.py`` export."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+
+    def files(self, data_dir: Path, split: str, subset: str | None = None) -> list[Path]:
+        self.source.check(data_dir, split, subset)
+        return [arc_file(data_dir, self.source, split)]
+
+    def rows(self, data_dir: Path, split: str, subset: str | None = None) -> list[Row]:
+        self.source.check(data_dir, split, subset)
+        return arc_rows(data_dir, self.source, split)

@@ -8,10 +8,8 @@ Rows: ``id, question, choices{text, label}, answerKey``, all strings, as the hub
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from .arc import arc_file, arc_rows
-from .source import Row, Source
+from .arc import ArcLoader
+from .source import Source
 
 __all__ = ["SOURCE", "files", "rows"]
 
@@ -23,13 +21,5 @@ SOURCE = Source(
     format="JSON Lines, ai2_arc schema: ARC-Challenge-{split}.jsonl",
     fields=("id", "question", "choices", "answerKey"),
 )
-
-
-def files(data_dir: Path, split: str, subset: str | None = None) -> list[Path]:
-    SOURCE.check(data_dir, split, subset)
-    return [arc_file(data_dir, SOURCE, split)]
-
-
-def rows(data_dir: Path, split: str, subset: str | None = None) -> list[Row]:
-    SOURCE.check(data_dir, split, subset)
-    return arc_rows(data_dir, SOURCE, split)
+files = ArcLoader(SOURCE).files
+rows = ArcLoader(SOURCE).rows

@@ -9,7 +9,7 @@ without the columns a loader expects, is a ``ConfigError`` naming it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,21 +46,28 @@ def _rows(where: str, table: Any, columns: Sequence[str]) -> list[tuple[str, dic
     return [(f"{where}#row {i}", record) for i, record in enumerate(records)]
 
 
+def _table(where: str, kind: str, read: Callable[[Any], Any]) -> Any:
+    """``read(pyarrow)``, or the ``ConfigError`` saying ``where`` is no readable ``kind``."""
+    pa = _pyarrow(where)
+    try:
+        return read(pa)
+    except (pa.ArrowException, OSError) as exc:
+        raise ConfigError(
+            f"{where}: not a readable {kind} ({exc}); restore it from its source", path=where
+        ) from exc
+
+
+def _stream(pa: Any, data: bytes | Path) -> Any:
+    source = pa.BufferReader(data) if isinstance(data, bytes) else pa.OSFile(str(data))
+    with pa.ipc.open_stream(source) as reader:
+        return reader.read_all()
+
+
 def arrow_stream_rows(
     where: str, data: bytes | Path, columns: Sequence[str]
 ) -> list[tuple[str, dict[str, Any]]]:
     """Every row of an Arrow IPC stream (``data``: its bytes or its file), ``columns`` only."""
-    pa = _pyarrow(where)
-    try:
-        source = pa.BufferReader(data) if isinstance(data, bytes) else pa.OSFile(str(data))
-        with pa.ipc.open_stream(source) as reader:
-            table = reader.read_all()
-    except (pa.ArrowException, OSError) as exc:
-        raise ConfigError(
-            f"{where}: not a readable Arrow stream ({exc}); restore it from its source",
-            path=where,
-        ) from exc
-    return _rows(where, table, columns)
+    return _rows(where, _table(where, "Arrow stream", lambda pa: _stream(pa, data)), columns)
 
 
 def zipped_stream_rows(
@@ -71,14 +78,10 @@ def zipped_stream_rows(
 
 
 def parquet_rows(path: Path, columns: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
-    """Every row of a Parquet file, ``columns`` only."""
-    where = str(path)
-    pa = _pyarrow(where)
-    try:
-        table = pa.parquet.read_table(path, use_threads=False)  # small files; 2-core machines
-    except (pa.ArrowException, OSError) as exc:
-        raise ConfigError(
-            f"{where}: not a readable Parquet file ({exc}); restore it from its source",
-            path=where,
-        ) from exc
-    return _rows(where, table, columns)
+    """Every row of a Parquet file, ``columns`` only (read on one thread: the files are small and
+    the thread pool's start-up cost more than it saved on a 2-core machine)."""
+
+    def read(pa: Any) -> Any:
+        return pa.parquet.read_table(path, use_threads=False)
+
+    return _rows(str(path), _table(str(path), "Parquet file", read), columns)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .rows import bad_row, from_hub, header_rows, local_files
+from .rows import bad_row, from_hub, header_rows, local_files, unique
 from .source import Row, Source
 
 __all__ = ["COLUMNS", "SOURCE", "files", "rows"]
@@ -79,15 +79,12 @@ def files(data_dir: Path, split: str, subset: str | None = None) -> list[Path]:
 
 
 def _checked(rows: list[tuple[str, dict[str, Any]]]) -> list[Row]:
-    seen: dict[Any, str] = {}
     for where, row in rows:
-        for column in USED:
+        for column in (*USED, "Record ID"):
             value = row.get(column)
             if not isinstance(value, str) or not value.strip():
                 raise bad_row(where, f"column {column!r} is empty or not text")
-        if row.get("Record ID") in seen:
-            raise bad_row(where, f"its Record ID is the one at {seen[row.get('Record ID')]}")
-        seen[row.get("Record ID")] = where
+    unique(rows, "Record ID", show=False)
     return rows
 
 

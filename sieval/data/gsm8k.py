@@ -14,7 +14,7 @@ from pathlib import Path
 
 import msgspec
 
-from .rows import as_fields, bad_row, from_hub, hub_where, jsonl_rows, local_files, typed_rows
+from .rows import as_fields, bad_row, hub_where, jsonl_rows, local_or_hub, typed_rows
 from .source import Row, Source, hub_rows
 
 __all__ = ["SOURCE", "Gsm8kItem", "files", "gsm8k_file", "load_gsm8k", "rows"]
@@ -89,10 +89,9 @@ def files(data_dir: Path, split: str, subset: str | None = None) -> list[Path]:
 
 def rows(data_dir: Path, split: str, subset: str | None = None) -> list[Row]:
     paths = files(data_dir, split, subset)
-    if local_files(paths):
-        typed = jsonl_rows(paths[0], _decoder)
-    else:
-        typed = from_hub(SOURCE, split, paths, _Row, SOURCE.hub_name)
+    typed = local_or_hub(
+        SOURCE, split, paths, lambda: jsonl_rows(paths[0], _decoder), _Row, SOURCE.hub_name
+    )
     for where, row in typed:
         _check(where, row)
     return as_fields(typed)

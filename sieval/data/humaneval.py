@@ -13,7 +13,7 @@ from pathlib import Path
 
 import msgspec
 
-from .rows import as_fields, bad_row, from_hub, jsonl_rows, local_files
+from .rows import as_fields, bad_row, jsonl_rows, local_or_hub, unique
 from .source import Row, Source
 
 __all__ = ["SOURCE", "files", "rows"]
@@ -46,15 +46,11 @@ def files(data_dir: Path, split: str, subset: str | None = None) -> list[Path]:
 
 def rows(data_dir: Path, split: str, subset: str | None = None) -> list[Row]:
     paths = files(data_dir, split, subset)
-    if local_files(paths):
-        typed = jsonl_rows(paths[0], _decoder, gzipped=True)
-    else:
-        typed = from_hub(SOURCE, split, paths, _Fields)
-    seen: dict[str, str] = {}
+    typed = local_or_hub(
+        SOURCE, split, paths, lambda: jsonl_rows(paths[0], _decoder, gzipped=True), _Fields
+    )
+    unique(typed, "task_id")
     for where, row in typed:
-        if row.task_id in seen:
-            raise bad_row(where, f"task_id {row.task_id!r} is already used at {seen[row.task_id]}")
-        seen[row.task_id] = where
         if not row.entry_point.isidentifier():
             raise bad_row(where, f"entry_point {row.entry_point!r} is not a Python name")
     return as_fields(typed)

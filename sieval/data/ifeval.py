@@ -17,7 +17,7 @@ from pathlib import Path
 
 import msgspec
 
-from .rows import as_fields, bad_row, from_hub, jsonl_rows, local_files
+from .rows import as_fields, bad_row, jsonl_rows, local_files, local_or_hub, unique
 from .source import Row, Source
 
 __all__ = ["SOURCE", "files", "rows"]
@@ -51,20 +51,15 @@ def files(data_dir: Path, split: str, subset: str | None = None) -> list[Path]:
 
 def rows(data_dir: Path, split: str, subset: str | None = None) -> list[Row]:
     paths = files(data_dir, split, subset)
-    if local_files(paths):
-        typed = jsonl_rows(paths[0], _decoder)
-    else:
-        typed = from_hub(SOURCE, split, paths, _Fields)
+    typed = local_or_hub(SOURCE, split, paths, lambda: jsonl_rows(paths[0], _decoder), _Fields)
+    if not local_files(paths):  # the hub's Arrow schema pads every dict with None
         for _, row in typed:
             row.kwargs = [{k: v for k, v in kw.items() if v is not None} for kw in row.kwargs]
-    seen: dict[int, str] = {}
     for where, row in typed:
         if len(row.kwargs) != len(row.instruction_id_list):
             raise bad_row(
                 where,
                 f"{len(row.instruction_id_list)} instruction ids but {len(row.kwargs)} kwargs",
             )
-        if row.key in seen:
-            raise bad_row(where, f"key {row.key} is already used at {seen[row.key]}")
-        seen[row.key] = where
+    unique(typed, "key")
     return as_fields(typed)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import msgspec
 
-from .rows import as_fields, bad_row, from_hub, jsonl_rows, local_files
+from .rows import as_fields, bad_row, jsonl_rows, local_or_hub
 from .source import Row, Source
 
 __all__ = ["SOURCE", "files", "rows"]
@@ -42,10 +42,9 @@ def files(data_dir: Path, split: str, subset: str | None = None) -> list[Path]:
 
 def rows(data_dir: Path, split: str, subset: str | None = None) -> list[Row]:
     paths = files(data_dir, split, subset)
-    if local_files(paths):
-        typed = jsonl_rows(paths[0], _decoder)
-    else:
-        typed = from_hub(SOURCE, split, paths, _Fields, SOURCE.hub_name)
+    typed = local_or_hub(
+        SOURCE, split, paths, lambda: jsonl_rows(paths[0], _decoder), _Fields, SOURCE.hub_name
+    )
     for where, row in typed:
         context, space, word = row.text.rpartition(" ")
         if not (space and context and word):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import msgspec
 
-from .rows import as_fields, bad_row, from_hub, jsonl_rows, local_files
+from .rows import as_fields, bad_row, jsonl_rows, local_or_hub, unique
 from .source import Row, Source
 
 __all__ = ["SOURCE", "files", "rows"]
@@ -47,17 +47,11 @@ def files(data_dir: Path, split: str, subset: str | None = None) -> list[Path]:
 
 def rows(data_dir: Path, split: str, subset: str | None = None) -> list[Row]:
     paths = files(data_dir, split, subset)
-    if local_files(paths):
-        typed = jsonl_rows(paths[0], _decoder)
-    else:
-        typed = from_hub(SOURCE, split, paths, _Fields, SOURCE.hub_name)
-    seen: dict[str, str] = {}
+    typed = local_or_hub(
+        SOURCE, split, paths, lambda: jsonl_rows(paths[0], _decoder), _Fields, SOURCE.hub_name
+    )
+    unique(typed, "unique_id")
     for where, row in typed:
-        if row.unique_id in seen:
-            raise bad_row(
-                where, f"unique_id {row.unique_id!r} is already used at {seen[row.unique_id]}"
-            )
-        seen[row.unique_id] = where
         if not row.answer.strip():
             raise bad_row(where, "the answer is empty")
     return as_fields(typed)

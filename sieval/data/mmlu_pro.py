@@ -19,7 +19,7 @@ from pathlib import Path
 import msgspec
 
 from .arrow import parquet_rows
-from .rows import as_fields, bad_row, converted, from_hub, local_files
+from .rows import as_fields, bad_row, converted, local_or_hub
 from .source import Row, Source
 
 __all__ = ["CATEGORIES", "SOURCE", "files", "rows"]
@@ -74,10 +74,13 @@ def _check(where: str, row: _Fields) -> None:
 
 def rows(data_dir: Path, split: str, subset: str | None = None) -> list[Row]:
     paths = files(data_dir, split, subset)
-    if local_files(paths):
-        typed = converted(parquet_rows(paths[0], SOURCE.fields), _Fields)
-    else:
-        typed = from_hub(SOURCE, split, paths, _Fields)
+    typed = local_or_hub(
+        SOURCE,
+        split,
+        paths,
+        lambda: converted(parquet_rows(paths[0], SOURCE.fields), _Fields),
+        _Fields,
+    )
     for where, row in typed:
         _check(where, row)
     return as_fields((w, r) for w, r in typed if subset is None or r.category == subset)

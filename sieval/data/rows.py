@@ -16,7 +16,7 @@ import gzip
 import io
 import zipfile
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -36,11 +36,13 @@ __all__ = [
     "json_array_rows",
     "jsonl_rows",
     "local_files",
+    "local_or_hub",
     "no_samples",
     "read_bz2_text",
     "read_gzip_text",
     "read_text",
     "typed_rows",
+    "unique",
     "zip_member",
 ]
 
@@ -278,3 +280,29 @@ def from_hub(
     ``row_type``, or the ``ConfigError`` that says where we looked and how to supply the data."""
     rows = hub_rows(source.folder, source.hub, name, split, looked)
     return typed_rows(rows, row_type, hub_where(source.hub, name, split))
+
+
+def local_or_hub(
+    source: Source,
+    split: str,
+    paths: Sequence[Path],
+    read: Callable[[], list[tuple[str, T]]],
+    row_type: type[T],
+    name: str | None = None,
+) -> list[tuple[str, T]]:
+    """``read()`` when the split's files are there, else the hub's rows as ``row_type``."""
+    if local_files(paths):
+        return read()
+    return from_hub(source, split, paths, row_type, name)
+
+
+def unique(rows: Iterable[tuple[str, Any]], field: str, *, show: bool = True) -> None:
+    """A ``ConfigError`` at the first row whose ``field`` repeats an earlier row's (``show``:
+    quote the value)."""
+    seen: dict[Any, str] = {}
+    for where, row in rows:
+        value = row[field] if isinstance(row, dict) else getattr(row, field)
+        if value in seen:
+            shown = f" {value!r}" if show else ""
+            raise bad_row(where, f"{field}{shown} is already used at {seen[value]}")
+        seen[value] = where

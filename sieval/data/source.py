@@ -60,7 +60,8 @@ class Source(msgspec.Struct, frozen=True, kw_only=True):
     format: str
     """The stored format and file, in one line."""
     fields: tuple[str, ...]
-    """The names of every row's fields, in the hub dataset's order."""
+    """The names of every row's fields, in the hub dataset's order (MBPP's ``sanitized`` config
+    has other fields: ``mbpp.SANITIZED_FIELDS``)."""
     subsets: tuple[str, ...] = ()
     """Named parts (BBH subtasks, MMLU subjects, MMLU-Pro categories, MBPP configs), chosen with
     ``subset=``; empty when the dataset has none."""

@@ -15,7 +15,7 @@ from pathlib import Path
 import msgspec
 
 from .arrow import arrow_stream_rows
-from .rows import as_fields, converted, from_hub, local_files
+from .rows import as_fields, converted, local_or_hub
 from .source import Row, Source
 
 __all__ = ["SOURCE", "files", "rows"]
@@ -41,8 +41,13 @@ def files(data_dir: Path, split: str, subset: str | None = None) -> list[Path]:
 
 def rows(data_dir: Path, split: str, subset: str | None = None) -> list[Row]:
     paths = files(data_dir, split, subset)
-    if local_files(paths):
-        typed = converted(arrow_stream_rows(str(paths[0]), paths[0], SOURCE.fields), _Fields)
-    else:
-        typed = from_hub(SOURCE, split, paths, _Fields, SOURCE.hub_name)
-    return as_fields(typed)
+    return as_fields(
+        local_or_hub(
+            SOURCE,
+            split,
+            paths,
+            lambda: converted(arrow_stream_rows(str(paths[0]), paths[0], SOURCE.fields), _Fields),
+            _Fields,
+            SOURCE.hub_name,
+        )
+    )

@@ -17,7 +17,7 @@ from pathlib import Path
 import msgspec
 
 from .arrow import zipped_stream_rows
-from .rows import as_fields, bad_row, converted, from_hub, local_files
+from .rows import as_fields, bad_row, converted, local_or_hub
 from .source import Row, Source
 
 __all__ = ["SOURCE", "files", "rows"]
@@ -46,11 +46,15 @@ def files(data_dir: Path, split: str, subset: str | None = None) -> list[Path]:
 
 def rows(data_dir: Path, split: str, subset: str | None = None) -> list[Row]:
     paths = files(data_dir, split, subset)
-    if local_files(paths):
-        member = f"winogrande/{split}/data-00000-of-00001.arrow"
-        typed = converted(zipped_stream_rows(paths[0], member, SOURCE.fields), _Fields)
-    else:
-        typed = from_hub(SOURCE, split, paths, _Fields, SOURCE.hub_name)
+    member = f"winogrande/{split}/data-00000-of-00001.arrow"
+    typed = local_or_hub(
+        SOURCE,
+        split,
+        paths,
+        lambda: converted(zipped_stream_rows(paths[0], member, SOURCE.fields), _Fields),
+        _Fields,
+        SOURCE.hub_name,
+    )
     answers = ("",) if split == "test" else ("1", "2")
     for where, row in typed:
         if row.sentence.count("_") != 1:

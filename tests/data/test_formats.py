@@ -522,7 +522,9 @@ def test_ids_must_be_unique(tmp_path: Path) -> None:
     url = "https://artofproblemsolving.com/wiki/index.php/2024_AIME_I_Problems/Problem_1"
     aime = {"problem": "p", "solution": "s", "answer": "7", "url": url}
     path = write(tmp_path / "aime2024/test.jsonl", jsonl(aime, aime))
-    fails(lambda: rows("aime2024", tmp_path, "train"), f"{path}:2", "2024-I-1 is already at")
+    fails(
+        lambda: rows("aime2024", tmp_path, "train"), f"{path}:2", "ID '2024-I-1' is already used at"
+    )
     row = {"problem": "p", "answer": 1, "id": "0"}
     path = write(tmp_path / "aime2025/test.jsonl", jsonl(row, row))
     fails(lambda: rows("aime2025", tmp_path, "test"), f"{path}:2", "id '0' is already used")
