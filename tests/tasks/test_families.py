@@ -131,3 +131,28 @@ def test_rolling_log_likelihood_through_the_engine(tmp_path: Path, data_dir: Pat
     assert metrics["bits_per_byte"] == pytest.approx(-sum(lls) / sum(n_bytes) / math.log(2))
     assert entry["protocol"].endswith("here at most 4094 predicted a window")
     assert msgspec.json.encode(entry)  # the report is plain data
+
+
+async def test_rolling_windows_need_a_length_a_prefix_and_a_tokenize_route(data_dir: Path) -> None:
+    from sieval.errors import ConfigError
+    from sieval.runner.checks import resolve_documents
+    from sieval.tasks.base import ModelFacts
+
+    task: Any = TASKS["wikitext"]
+    sample = next(iter(task.load(data_dir, TaskConfig(name="wikitext"))))
+    tokens = {sample.data["text"]: tuple(range(10))}
+    config = TaskConfig(name="wikitext")
+    with pytest.raises(ConfigError, match="maximum model length; set options: {max_length: N}"):
+        task.requests(sample, config, ModelFacts(documents=tokens, prefix_token_id=2))
+    with pytest.raises(ConfigError, match="adds no BOS"):
+        task.requests(sample, config, ModelFacts(documents=tokens, max_length=8))
+    given = TaskConfig(name="wikitext", options={"max_length": 6, "prefix_token_id": 7})
+    requests = task.requests(sample, given, ModelFacts(documents=tokens, max_length=4096))
+    assert [r.input.token_ids for r in requests.values()] == [
+        (7, 0, 1, 2, 3), (3, 4, 5, 6, 7), (5, 6, 7, 8, 9)]  # fmt: skip
+    for bad, message in (({"max_length": "4k"}, "must be an integer"), ({"max_length": 2}, ">= 3")):
+        with pytest.raises(ConfigError, match=message):
+            list(task.load(data_dir, TaskConfig(name="wikitext", options=bad)))
+    async with Model(dialect="openai_chat", base_url="http://127.0.0.1:9", model_id="m") as chat:
+        with pytest.raises(ConfigError, match="no tokenize route"):
+            await resolve_documents(chat, ["x"], 4096)
