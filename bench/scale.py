@@ -84,12 +84,11 @@ class _Watch:
 
 
 def _task(n: int) -> Any:
-    from sieval.tasks.arc_easy import QUERY, ArcEasyPPL
+    from sieval.tasks.arc_easy_kshot_ppl import SPEC
     from sieval.tasks.base import Sample
+    from sieval.tasks.spec import SpecTask
 
-    class ScaleArc(ArcEasyPPL):
-        name = "arc_scale"
-
+    class ScaleArc(SpecTask):
         def data_files(self, data_dir: Path) -> list[Path]:
             return []
 
@@ -100,9 +99,8 @@ def _task(n: int) -> Any:
                     id=f"q{i}",
                     data={
                         "fewshot": "",
-                        "query": QUERY.format(
-                            question=f"Which of these goes with {rng.choice(WORDS)} number {i}?"
-                        ),
+                        "query": "Question: Which of these goes with "
+                        f"{rng.choice(WORDS)} number {i}?\nAnswer:",
                         "choices": [" ".join(rng.sample(WORDS, 2)) for _ in range(4)],
                         "labels": ["A", "B", "C", "D"],
                         "shot_ids": [],
@@ -112,7 +110,9 @@ def _task(n: int) -> Any:
                 for i in range(n)
             )
 
-    return ScaleArc()
+    task = ScaleArc(SPEC)
+    task.name = "arc_scale"
+    return task
 
 
 class _Deciles:

@@ -61,7 +61,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "tasks": (
         "sieval.cli.tasks",
-        "List the tasks with their protocol, requirements and defaults.",
+        "List the tasks (family, data, splits, shots) and suites; one task in full.",
     ),
 }
 """Each command: the module that registers it, and its help line (its docstring's first line)."""

@@ -1,42 +1,173 @@
-"""``sieval tasks``: the tasks with their protocol, requirements and defaults."""
+"""``sieval tasks``: every task with its family, protocol, splits, shots and data; one in detail.
+
+sieval tasks              the table (80 columns), then the suites
+sieval tasks NAME         one task (or suite) in full: reference, data, options, protocol
+sieval tasks --json       the same facts as data
+"""
 
 from __future__ import annotations
 
+import json
+import textwrap
 from collections.abc import Mapping
+from typing import Any
 
+import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
-from ..errors import ConfigError
+from ..errors import ConfigError, did_you_mean
 from ..tasks.base import Task
+from ..tasks.suite import Suite
 from . import common
 from .app import app
 
-__all__ = ["render_tasks"]
+__all__ = ["describe_task", "render_task", "render_tasks"]
+
+_SHORT = {
+    "choice log-likelihood": "choice LL",
+    "target log-likelihood": "target LL",
+    "rolling log-likelihood": "rolling LL",
+}
 
 
-def render_tasks(registry: Mapping[str, Task]) -> Table:
-    """One row per task: its name, and what it reports, needs, defaults to and how it scores."""
-    table = Table(title="sieval tasks", show_lines=True)
-    table.add_column("task", style="bold", overflow="fold")
-    table.add_column("headline, requirements, defaults, protocol", overflow="fold")
+def describe_task(task: Task) -> dict[str, Any]:
+    """A task's facts as plain data (a task that is not a spec has fewer)."""
+    spec = getattr(task, "spec", None)
+    out: dict[str, Any] = {
+        "name": task.name,
+        "headline": task.headline,
+        "defaults": dict(getattr(task, "defaults", {})),
+        "requirements": {r.capability: r.why for r in task.requirements},
+        "protocol": task.protocol,
+    }
+    if spec is not None:
+        from ..data.registry import get_source
+
+        data = spec.data
+        stored = data.shots is not None and data.shots in get_source(data.source).splits
+        out.update(
+            family=spec.family.kind,
+            reference=spec.reference,
+            about=" ".join(spec.about.split()),
+            source=data.source,
+            split=data.split,
+            shots_from=data.shots if stored else None,
+            sampler=data.sampler.name if data.shots else None,
+            subsets=len(data.subsets),
+            differs=spec.differs or None,
+        )
+    return out
+
+
+def _shots(facts: Mapping[str, Any]) -> str:
+    k = facts["defaults"].get("num_fewshot", 0)
+    source = facts.get("shots_from")
+    return f"{k} from {source}" if source else "0 only"
+
+
+def render_tasks(registry: Mapping[str, Task], suites: Mapping[str, Suite] | None = None) -> Text:
+    """Two lines a task within 80 columns: name, family, data, scored split, shots; then what
+    its protocol follows (folded). Then one line per suite."""
+    rows = [("task", "family", "data", "scored", "shots (default)")]
+    follows = [""]
     for name, task in registry.items():
-        defaults = ", ".join(f"{k}={v}" for k, v in getattr(task, "defaults", {}).items())
-        lines = [
-            f"headline: {task.headline}",
-            *(f"needs {r.capability}: {r.why}" for r in task.requirements),
-            f"defaults: {defaults or '-'}",
-            f"protocol: {task.protocol}",
-        ]
-        table.add_row(name, "\n".join(lines))
+        f = describe_task(task)
+        family = _SHORT.get(f.get("family", "-"), f.get("family", "-"))
+        rows.append((name, family, f.get("source", "-"), f.get("split", "-"), _shots(f)))
+        follows.append(f.get("reference") or f["protocol"])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    out = Text()
+    for i, (row, reference) in enumerate(zip(rows, follows, strict=True)):
+        line = " ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        out.append(line + "\n", style="bold" if i == 0 else None)
+        for part in textwrap.wrap(reference, width=76):
+            out.append(f"    {part}\n", style="dim")
+    for suite in (suites or {}).values():
+        members = ", ".join(m.name for m in suite.tasks)
+        out.append(
+            "\n" + textwrap.fill(f"suite {suite.name}: {members}", width=80, subsequent_indent="  ")
+        )
+    out.append("\n\n'sieval tasks NAME': one task's data, options and protocol; --json")
+    return out
+
+
+def render_task(task: Task) -> Table:
+    """One task in full, a fact per row."""
+    f = describe_task(task)
+    table = Table(show_header=False, box=None, padding=(0, 1))
+    table.add_column("fact", style="bold", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    rows = [
+        ("task", f["name"]),
+        ("about", f.get("about")),
+        ("follows", f.get("reference")),
+        ("family", f.get("family")),
+        (
+            "data",
+            f.get("source") and f"{f['source']} ({f['subsets']} subsets)"
+            if f.get("subsets")
+            else f.get("source"),
+        ),
+        ("scored", f.get("split")),
+        ("shots", f.get("shots_from") and f"from {f['shots_from']}, {f['sampler']}"),
+        ("headline", f["headline"]),
+        ("defaults", ", ".join(f"{k}={v}" for k, v in f["defaults"].items()) or "-"),
+        ("needs", "\n".join(f"{k}: {why}" for k, why in f["requirements"].items())),
+        ("protocol", f["protocol"]),
+        ("differs", f.get("differs")),
+    ]
+    for fact, value in rows:
+        if value:
+            table.add_row(fact, str(value))
     return table
 
 
 @app.command("tasks")
-def tasks_command() -> None:
-    """List the tasks with their protocol, requirements and defaults."""
+def tasks_command(
+    name: str | None = typer.Argument(None, help="One task or suite to show in full."),
+    as_json: bool = typer.Option(False, "--json", help="Print as JSON data."),
+) -> None:
+    """List the tasks (family, data, splits, shots) and suites; one task in full."""
+    from ..tasks.registry import SUITES
+
     try:
         registry = common.task_registry()
     except ConfigError as exc:
         raise common.fail(exc.message) from None
-    Console().print(render_tasks(registry))
+    console = Console(width=80) if not as_json else None
+    if name is None:
+        if as_json:
+            data = {
+                "tasks": [describe_task(t) for t in registry.values()],
+                "suites": [
+                    {"name": s.name, "about": s.about, "tasks": [m.name for m in s.tasks]}
+                    for s in SUITES.values()
+                ],
+            }
+            typer.echo(json.dumps(data, indent=2))
+            return
+        assert console is not None
+        console.print(render_tasks(registry, SUITES))
+        return
+    if name in SUITES:
+        suite = SUITES[name]
+        if as_json:
+            typer.echo(json.dumps({"name": suite.name, "about": suite.about,
+                                   "tasks": [m.name for m in suite.tasks]}, indent=2))  # fmt: skip
+            return
+        assert console is not None
+        console.print(f"suite {suite.name}: {suite.about}")
+        console.print(render_tasks({m.name: registry[m.name] for m in suite.tasks}))
+        return
+    if name not in registry:
+        raise common.fail(
+            f"unknown task {name!r}.{did_you_mean(name, [*registry, *SUITES])} Run 'sieval tasks' "
+            "for the list."
+        )
+    if as_json:
+        typer.echo(json.dumps(describe_task(registry[name]), indent=2))
+        return
+    assert console is not None
+    console.print(render_task(registry[name]))

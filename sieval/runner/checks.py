@@ -31,7 +31,14 @@ from ..transport import redact
 from .plan import PlannedModel, PlannedTask
 from .preflight import Provenance
 
-__all__ = ["CheckResult", "check_endpoint", "failure", "resolve_token_ids", "run_checks"]
+__all__ = [
+    "CheckResult",
+    "check_endpoint",
+    "failure",
+    "resolve_documents",
+    "resolve_token_ids",
+    "run_checks",
+]
 
 
 class CheckResult(msgspec.Struct, frozen=True):
@@ -249,3 +256,43 @@ async def resolve_token_ids(model: Model, texts: Iterable[str]) -> dict[str, int
         if isinstance(tokens, list) and len(tokens) == 1 and isinstance(tokens[0], int):
             out[text] = tokens[0]
     return out
+
+
+async def resolve_documents(
+    model: Model, texts: Iterable[str], max_length: int | None
+) -> dict[str, Any]:
+    """What a rolling log-likelihood task needs of the server's tokenizer, as ``ModelFacts``
+    fields: each text's token ids (special tokens off), the BOS the tokenizer adds (the first
+    window's prefix), and the maximum model length (``max_length``, else the tokenize reply's);
+    a ``ConfigError`` when the wire has no tokenize route or the tokenizer does not answer."""
+    if model.dialect.endpoint.tokenize is None:
+        raise ConfigError(
+            f"{model.dialect.id} has no tokenize route, which rolling log-likelihood needs to cut "
+            "documents into windows; use openai_completions or vllm_native on vLLM, or "
+            "sglang_native",
+            path="tokenize",
+        )
+    documents: dict[str, tuple[int, ...]] = {}
+    reported = None
+    for text in dict.fromkeys(texts):
+        data = await _tokenize(model, text, False)
+        tokens = (data or {}).get("tokens")
+        if not isinstance(tokens, list) or not all(isinstance(t, int) for t in tokens):
+            raise ConfigError(
+                f"the server's {model.dialect.endpoint.tokenize} did not tokenise a document "
+                f"(reply {str(data)[:200]!r}); rolling log-likelihood needs its token ids",
+                path="tokenize",
+            )
+        documents[text] = tuple(tokens)
+        if isinstance(data.get("max_model_len"), int):
+            reported = data["max_model_len"]
+    with_bos = await _tokenize(model, "x", True)
+    without = await _tokenize(model, "x", False)
+    ids = list((with_bos or {}).get("tokens") or [])
+    plain = list((without or {}).get("tokens") or [])
+    prefix = ids[0] if len(ids) == len(plain) + 1 and ids[1:] == plain else None
+    return {
+        "documents": documents,
+        "prefix_token_id": prefix,
+        "max_length": max_length if max_length is not None else reported,
+    }

@@ -331,11 +331,15 @@ def _check(config: EvalConfig, source: str) -> EvalConfig:
                 path="name",
             )
         dirnames[directory] = model.label
+    from ..tasks.registry import SUITES  # the suites a task entry may name
+    from ..tasks.suite import expand
+
+    tasks = expand(config.tasks, SUITES, source)
     names: set[str] = set()
-    for task in config.tasks:
+    for task in tasks:
         if task.name in names:
             raise ConfigError(f"{source}: task {task.name!r} is listed twice", path="tasks")
         names.add(task.name)
         if task.n is not None and task.n < 1:
             raise ConfigError(f"{source}: task {task.name!r}: n must be >= 1", path="n")
-    return msgspec.structs.replace(config, models=models)
+    return msgspec.structs.replace(config, models=models, tasks=tasks)

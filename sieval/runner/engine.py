@@ -36,7 +36,14 @@ from ..ir.response import Response
 from ..model import Call, Model
 from ..tasks.base import ModelFacts, Sample, Task, describe
 from ..transport import Limits, Timeouts, Transport, redact_json, redact_url
-from .checks import CheckResult, check_endpoint, failure, resolve_token_ids, run_checks
+from .checks import (
+    CheckResult,
+    check_endpoint,
+    failure,
+    resolve_documents,
+    resolve_token_ids,
+    run_checks,
+)
 from .config import EMBEDDED, EvalConfig, ModelConfig
 from .limits import connection_budget
 from .plan import Plan, PlannedModel, PlannedTask, plan_run, select
@@ -346,6 +353,15 @@ async def _facts_and_checks(
             stage(f"reading the token ids of {len(texts)} task texts from {pm.label}'s tokenizer")
             ids = await resolve_token_ids(model, texts)
             facts = msgspec.structs.replace(facts, token_ids=ids)
+        docs = [
+            t
+            for pt in plan.tasks
+            for t in getattr(pt.task, "documents", _none)(pt.samples, pt.config)
+        ]
+        if docs:  # rolling log-likelihood: whole documents through the server's tokenizer
+            stage(f"tokenizing {len(docs)} documents through {pm.label}'s tokenizer")
+            length = provenance[pm.label].max_model_len.get(pm.config.model)
+            facts = msgspec.structs.replace(facts, **await resolve_documents(model, docs, length))
         if not preflight:
             return facts, None
         stage(f"pre-run checks for {pm.label} (skip with --no-preflight)")
@@ -355,7 +371,7 @@ async def _facts_and_checks(
             await model.aclose()
 
 
-def _none(config: Any) -> tuple[str, ...]:
+def _none(*_: Any) -> tuple[str, ...]:
     return ()
 
 

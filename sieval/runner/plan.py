@@ -107,8 +107,11 @@ def _pick(kind: str, wanted: Sequence[str], known: Sequence[str]) -> list[str]:
 
 def select(config: EvalConfig, models: Sequence[str] = (), tasks: Sequence[str] = ()) -> EvalConfig:
     """Keep only the named models (by label) and tasks of ``config``; empty keeps all."""
+    from ..tasks.registry import SUITES
+
     labels = [m.label for m in config.models]
     names = [t.name for t in config.tasks]
+    tasks = [n for t in tasks for n in ([m.name for m in SUITES[t].tasks] if t in SUITES else [t])]
     keep_models = set(_pick("model", models, labels)) if models else set(labels)
     keep_tasks = set(_pick("task", tasks, names)) if tasks else set(names)
     return msgspec.structs.replace(

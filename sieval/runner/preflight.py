@@ -33,6 +33,9 @@ class Provenance(msgspec.Struct, kw_only=True):
     """The ``/version`` reply, when the server has one."""
     served_models: list[str] = msgspec.field(default_factory=list)
     """The ids ``/v1/models`` lists."""
+    max_model_len: dict[str, int] = msgspec.field(default_factory=dict)
+    """Each listed model's maximum length (prompt and generated tokens), where the listing
+    gives one (vLLM's and SGLang's ``max_model_len``): the rolling windows' size."""
 
 
 @contextlib.asynccontextmanager
@@ -103,7 +106,12 @@ async def preflight(
                 version = await get(routes.version)
             except SievalError:
                 version = None
-        return Provenance(endpoint=name, server_version=version, served_models=_ids(models))
+        return Provenance(
+            endpoint=name,
+            server_version=version,
+            served_models=_ids(models),
+            max_model_len=_lengths(models),
+        )
     except SievalError as exc:
         if isinstance(exc, ConfigError):
             raise
@@ -113,6 +121,19 @@ async def preflight(
     finally:
         if own:
             await client.aclose()
+
+
+def _lengths(models: Any) -> dict[str, int]:
+    if not isinstance(models, dict) or not isinstance(models.get("data"), list):
+        return {}
+    return {
+        str(m["id"]): m["max_model_len"]
+        for m in models["data"]
+        if isinstance(m, dict)
+        and "id" in m
+        and isinstance(m.get("max_model_len"), int)
+        and not isinstance(m.get("max_model_len"), bool)
+    }
 
 
 def _ids(models: Any) -> list[str]:

@@ -6,6 +6,11 @@ token belongs to the continuation when it starts at or after ``context_chars``; 
 text (it shares its offset with the next token) and so stays in the context. A token that starts
 in the context and ends in the continuation means the tokenizer merged the two; its logprob
 cannot be split, so the score is refused rather than guessed.
+
+An empty context (``context_chars == 0``: lm-eval's unconditional ``("", continuation)``, scored
+after the model's BOS alone) leaves the prompt's first token in the continuation; a BOS there
+covers no text and is skipped, while a first token that is text has nothing before it to be
+predicted from, and the score is refused.
 """
 
 from __future__ import annotations
@@ -90,7 +95,16 @@ def continuation_score(
             )
         if start < context_chars or start == prompt_chars:
             continue
+        if i == 0 and start == end:  # the BOS before an empty context
+            continue
         if not isinstance(token.logprob, float | int):
+            if i == 0:
+                raise ContractViolation(
+                    f"the continuation starts the prompt and its first token ({token.text!r}) has "
+                    "no log-probability (nothing precedes it): the server added no BOS; make it "
+                    "add special tokens to text prompts",
+                    path="input_tokens[0].logprob",
+                )
             raise ContractViolation(
                 f"input token {i} ({token.text!r}) inside the continuation has no logprob",
                 path=f"input_tokens[{i}].logprob",

@@ -1,45 +1,15 @@
-"""Small helpers the task modules share: option checks, shot drawing, request shapes, means."""
+"""Small helpers the families share: an integer option, request shapes, means."""
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from ..errors import ConfigError, ContractViolation
 from ..ir.request import ChatInput, CompletionInput, Message, Request, Sampling, Scoring, TextPart
 from ..ir.response import Choice, Response
 from ..scoring.continuation import ContinuationScore
 from .base import Sample, SampleResult, TaskConfig
-
-T = TypeVar("T")
-
-SHOT_SEPARATOR = "\n\n"
-"""Between two shots, and between the last shot and the target."""
-
-
-def check_options(task: str, config: TaskConfig, allowed: Iterable[str] = ()) -> None:
-    """Refuse an option the task does not read (a typo would otherwise be silently ignored)."""
-    unknown = sorted(set(config.options) - set(allowed))
-    if unknown:
-        raise ConfigError(
-            f"task {task} has no option {', '.join(unknown)}; "
-            f"it accepts: {', '.join(sorted(allowed)) or '(none)'}",
-            path=f"tasks.{task}.options",
-            received=unknown,
-        )
-
-
-def num_shots(task: str, config: TaskConfig, default: int) -> int:
-    """``config.num_fewshot`` or the task's default."""
-    k = default if config.num_fewshot is None else config.num_fewshot
-    if k < 0:
-        raise ConfigError(
-            f"task {task}: num_fewshot must be >= 0, got {k}",
-            path=f"tasks.{task}.num_fewshot",
-            received=k,
-        )
-    return k
 
 
 def int_option(task: str, config: TaskConfig, name: str, default: int, minimum: int) -> int:
@@ -52,22 +22,6 @@ def int_option(task: str, config: TaskConfig, name: str, default: int, minimum: 
             received=value,
         )
     return value
-
-
-def draw_shots(task: str, pool: Sequence[T], k: int, seed: int) -> list[T]:
-    """k distinct items of ``pool`` drawn with ``random.Random(seed)`` (same seed, same shots)."""
-    if k > len(pool):
-        raise ConfigError(
-            f"task {task}: num_fewshot={k} but the shot pool holds only {len(pool)} items",
-            path=f"tasks.{task}.num_fewshot",
-            received=k,
-        )
-    return random.Random(seed).sample(list(pool), k)
-
-
-def join_shots(shots: Iterable[str]) -> str:
-    """The few-shot prefix: shots separated by blank lines, then a blank line (or "" for 0)."""
-    return "".join(shot + SHOT_SEPARATOR for shot in shots)
 
 
 def user_message(text: str) -> ChatInput:

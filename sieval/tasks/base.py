@@ -64,6 +64,13 @@ class ModelFacts(msgspec.Struct, frozen=True, kw_only=True):
     token_ids: dict[str, int] = {}
     """The texts of the task's ``token_texts`` that are one token of the model's tokenizer, with
     that token's id (choice scoring by id needs no top-k)."""
+    max_length: int | None = None
+    """The server's maximum model length (prompt and generated tokens), when it reports one."""
+    prefix_token_id: int | None = None
+    """The BOS the server's tokenizer puts before a text prompt, when it adds one."""
+    documents: dict[str, tuple[int, ...]] | None = None
+    """The token ids (no special tokens) of the texts a task's ``documents`` names, read through
+    the server's tokenizer before the run; None until then."""
 
 
 COMPLETION_MODEL = ModelFacts()
@@ -95,6 +102,9 @@ class Task(Protocol):
     * ``protocol_for(model: ModelFacts)``: the protocol as run for that model (recorded);
     * ``token_texts(config)``: texts whose single-token ids the runner resolves into
       ``ModelFacts.token_ids`` through the server's tokenizer;
+    * ``documents(samples, config)``: texts the runner tokenises whole through the server's
+      tokenizer into ``ModelFacts.documents`` (with ``max_length`` and ``prefix_token_id``),
+      before the run (rolling log-likelihood);
     * ``describe(sample)``: the sample as a reader of its record needs it (``describe`` below is
       the default).
     * ``cluster_by = "group"``: samples of one ``Sample.group`` are not independent draws (MMLU's

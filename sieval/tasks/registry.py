@@ -1,6 +1,8 @@
-"""The task table, discovered: every public module of ``sieval.tasks`` that defines ``TASK``.
+"""The task table, discovered: every public module of ``sieval.tasks`` that defines ``TASK`` (or
+``SUITE``).
 
-A new task is one new module; nothing here changes. ``TASKS`` maps names to task objects, sorted.
+A new task is one new module; nothing here changes. ``TASKS`` maps names to task objects, sorted;
+``SUITES`` the same for suites (``suite.py``).
 """
 
 from __future__ import annotations
@@ -8,41 +10,60 @@ from __future__ import annotations
 import difflib
 import importlib
 import pkgutil
+from typing import Any
 
 from ..errors import ConfigError
 from .base import Task
+from .suite import Suite
 
-__all__ = ["TASKS", "discover", "get_task"]
+__all__ = ["SUITES", "TASKS", "discover", "discover_suites", "get_task"]
 
 _NOT_TASKS = {"base", "registry"}
 
 
-def discover(package: str = __package__ or "sieval.tasks") -> dict[str, Task]:
-    """``{name: task}`` from the ``TASK`` of every non-underscore module in ``package``."""
-    found: dict[str, Task] = {}
+def _declared(package: str, attribute: str) -> dict[str, Any]:
+    found: dict[str, Any] = {}
     for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
         if info.name.startswith("_") or info.name in _NOT_TASKS:
             continue
-        task = getattr(importlib.import_module(f"{package}.{info.name}"), "TASK", None)
-        if task is None:
+        value = getattr(importlib.import_module(f"{package}.{info.name}"), attribute, None)
+        if value is None:
             continue
-        if task.name in found:
-            raise AssertionError(f"two task modules define the task name {task.name!r}")
-        found[task.name] = task
+        if value.name in found:
+            raise AssertionError(f"two task modules define the {attribute} name {value.name!r}")
+        found[value.name] = value
     return dict(sorted(found.items()))
 
 
+def discover(package: str = __package__ or "sieval.tasks") -> dict[str, Task]:
+    """``{name: task}`` from the ``TASK`` of every non-underscore module in ``package``."""
+    return _declared(package, "TASK")
+
+
+def discover_suites(package: str = __package__ or "sieval.tasks") -> dict[str, Suite]:
+    """``{name: suite}`` from the ``SUITE`` of every non-underscore module in ``package``."""
+    return _declared(package, "SUITE")
+
+
 TASKS: dict[str, Task] = discover()
+SUITES: dict[str, Suite] = discover_suites()
+for _suite in SUITES.values():
+    if _suite.name in TASKS:
+        raise AssertionError(f"{_suite.name!r} names both a task and a suite")
+    for _member in _suite.tasks:
+        if _member.name not in TASKS:
+            raise AssertionError(f"suite {_suite.name!r} lists {_member.name!r}, not a task")
 
 
 def get_task(name: str) -> Task:
     """The task called ``name``; a ``ConfigError`` with the closest name for a typo."""
     if name in TASKS:
         return TASKS[name]
-    close = difflib.get_close_matches(name, list(TASKS), n=1)
+    close = difflib.get_close_matches(name, [*TASKS, *SUITES], n=1)
     hint = f" Did you mean {close[0]!r}?" if close else ""
     raise ConfigError(
-        f"unknown task {name!r}.{hint} Known tasks: {', '.join(TASKS)} (see 'sieval tasks').",
+        f"unknown task {name!r}.{hint} Known tasks: {', '.join(TASKS)}; suites: "
+        f"{', '.join(SUITES) or '(none)'} (see 'sieval tasks').",
         path="tasks",
         received=name,
     )

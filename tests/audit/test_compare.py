@@ -152,9 +152,10 @@ async def test_a_changed_acc_norm_definition_shows_as_exactly_its_flips(tmp_path
     definition): the log-likelihoods are the same, and only the samples whose pick the divisor
     changes flip."""
     from sieval.scoring.choice import argmax
-    from sieval.tasks.arc_easy import ArcEasyPPL
+    from sieval.tasks.arc_easy_kshot_ppl import SPEC
+    from sieval.tasks.spec import SpecTask
 
-    class WithDelimiter(ArcEasyPPL):
+    class WithDelimiter(SpecTask):
         def score(self, sample: Any, responses: Any, config: Any, model: Any = None) -> Any:
             result = super().score(sample, responses, config)
             channels = result.channels["choices"]
@@ -171,7 +172,7 @@ async def test_a_changed_acc_norm_definition_shows_as_exactly_its_flips(tmp_path
         await arun_eval(
             config,
             RunOptions(out=tmp_path, run_name="b"),
-            tasks={**TASK_REGISTRY, "arc_easy_kshot_ppl": WithDelimiter()},
+            tasks={**TASK_REGISTRY, "arc_easy_kshot_ppl": WithDelimiter(SPEC)},
         )
     ).run_dir
     arc = by_task(compare_runs(a, b))["arc_easy_kshot_ppl"]

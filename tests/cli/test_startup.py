@@ -68,10 +68,11 @@ def test_help_lists_every_command_and_imports_none_of_them() -> None:
         assert f"\n  {name} " in result["out"]
 
 
-def test_tasks_brings_rich_only() -> None:
+def test_tasks_brings_rich_and_typers_coercion_only() -> None:
+    """``sieval tasks [NAME] [--json]`` has parameters, which typer coerces through pydantic."""
     result = _cli("tasks")
     assert result["code"] == 0
-    assert result["heavy"] == ["rich"]
+    assert result["heavy"] == ["pydantic", "rich"]
     assert "arc_easy_kshot_ppl" in result["out"]
 
 

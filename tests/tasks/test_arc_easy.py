@@ -9,7 +9,7 @@ import pytest
 
 from sieval.errors import ConfigError, ContractViolation
 from sieval.ir.request import Sampling, Scoring
-from sieval.tasks.arc_easy import TASK
+from sieval.tasks.arc_easy_kshot_ppl import TASK
 from sieval.tasks.base import TaskConfig
 
 from .helpers import prompt_of, scored
@@ -35,7 +35,7 @@ def tiny(tmp_path: Path) -> Path:
 
 def test_prompt_is_exact(tiny: Path) -> None:
     config = TaskConfig(name=TASK.name, num_fewshot=2, seed=7)
-    (sample,) = TASK.load(tiny, config)
+    (sample,) = list(TASK.load(tiny, config))
     a, b = (int(i[1:]) for i in sample.data["shot_ids"])
     expected = (
         f"Question: Train {a}?\nAnswer: right {a}\n\n"
@@ -52,32 +52,35 @@ def test_prompt_is_exact(tiny: Path) -> None:
 
 
 def test_zero_shot_and_bad_configs(tiny: Path) -> None:
-    (sample,) = TASK.load(tiny, TaskConfig(name=TASK.name, num_fewshot=0))
+    (sample,) = list(TASK.load(tiny, TaskConfig(name=TASK.name, num_fewshot=0)))
     assert sample.data["fewshot"] == "" and sample.data["shot_ids"] == []
     with pytest.raises(ConfigError, match="only 5"):
-        TASK.load(tiny, TaskConfig(name=TASK.name, num_fewshot=6))
+        list(TASK.load(tiny, TaskConfig(name=TASK.name, num_fewshot=6)))
     with pytest.raises(ConfigError, match=">= 0"):
-        TASK.load(tiny, TaskConfig(name=TASK.name, num_fewshot=-1))
+        list(TASK.load(tiny, TaskConfig(name=TASK.name, num_fewshot=-1)))
     with pytest.raises(ConfigError, match="no option top_k"):
-        TASK.load(tiny, TaskConfig(name=TASK.name, options={"top_k": 5}))
+        list(TASK.load(tiny, TaskConfig(name=TASK.name, options={"top_k": 5})))
 
 
 def test_shots_are_seeded_and_from_train(data_dir: Path) -> None:
     config = TaskConfig(name=TASK.name)
-    samples = TASK.load(data_dir, config)
+    samples = list(TASK.load(data_dir, config))
     assert len(samples) == 2376 and samples[0].id == "Mercury_417466"
     shots = samples[0].data["shot_ids"]
     assert len(shots) == 25 and all(s.data["shot_ids"] == shots for s in samples)
     assert not set(shots) & {s.id for s in samples}
-    assert TASK.load(data_dir, config)[0].data["shot_ids"] == shots
-    assert TASK.load(data_dir, TaskConfig(name=TASK.name, seed=1))[0].data["shot_ids"] != shots
+    assert next(iter(TASK.load(data_dir, config))).data["shot_ids"] == shots
+    assert (
+        next(iter(TASK.load(data_dir, TaskConfig(name=TASK.name, seed=1)))).data["shot_ids"]
+        != shots
+    )
     assert {p.name for p in TASK.data_files(data_dir)} == {
         "ARC-Easy-train.jsonl", "ARC-Easy-test.jsonl"}  # fmt: skip
 
 
 def test_acc_acc_norm_and_acc_uncond_can_all_differ(tiny: Path) -> None:
     config = TaskConfig(name=TASK.name, num_fewshot=0)
-    (sample,) = TASK.load(tiny, config)
+    (sample,) = list(TASK.load(tiny, config))
     sample = type(sample)(id=sample.id, data={**sample.data, "choices": ["a", "bbbbbb", "cc"]},
                           gold=2)  # fmt: skip
     requests = TASK.requests(sample, config)

@@ -41,7 +41,7 @@ def test_gsm8k_0shot_gen_through_openai_chat(tmp_path: Path) -> None:
     for record, requests in records(result, "gsm8k_0shot_gen"):
         body = requests["gen"].body
         assert body["messages"][0]["role"] == "user"
-        assert record.sample["question"] in body["messages"][0]["content"][0]["text"]
+        assert record.sample["query"] in body["messages"][0]["content"][0]["text"]
         assert body["max_completion_tokens"] == 256 and body["temperature"] == 0.0
 
 

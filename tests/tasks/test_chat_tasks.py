@@ -11,12 +11,12 @@ from sieval.errors import ContractViolation
 from sieval.ir.request import ChatInput, CompletionInput
 from sieval.ir.response import Choice, Response, Token, TopEntry
 from sieval.tasks.base import ModelFacts, TaskConfig
-from sieval.tasks.gsm8k_chat import TASK as GSM8K_CHAT
-from sieval.tasks.gsm8k_chat import extract_marked
-from sieval.tasks.mmlu import SPELLINGS
-from sieval.tasks.mmlu import TASK as MMLU
-from sieval.tasks.mmlu_gen import TASK as MMLU_GEN
-from sieval.tasks.mmlu_gen import extract_letter
+from sieval.tasks.gsm8k_0shot_gen import TASK as GSM8K_CHAT
+from sieval.tasks.gsm8k_0shot_gen import extract_marked
+from sieval.tasks.mmlu_0shot_gen import TASK as MMLU_GEN
+from sieval.tasks.mmlu_0shot_gen import extract_letter
+from sieval.tasks.mmlu_kshot_clp import SPELLINGS
+from sieval.tasks.mmlu_kshot_clp import TASK as MMLU
 
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 CHAT = ModelFacts(input_kind="chat", capabilities=frozenset({"chat", "sampled_top_k"}))
@@ -67,18 +67,18 @@ def test_mmlu_gen_extracts_the_letter_strictly(text: str, expected: str | None) 
 
 
 def test_gsm8k_chat_asks_one_user_message_greedily() -> None:
-    sample = GSM8K_CHAT.load(DATA, TaskConfig(name="gsm8k_0shot_gen", n=1))[0]
+    sample = next(iter(GSM8K_CHAT.load(DATA, TaskConfig(name="gsm8k_0shot_gen", n=1))))
     (request,) = GSM8K_CHAT.requests(sample, TaskConfig(name="gsm8k_0shot_gen")).values()
     assert isinstance(request.input, ChatInput)
     (message,) = request.input.messages
-    assert message.role == "user" and message.content[0].text.startswith(sample.data["question"])
+    assert message.role == "user" and message.content[0].text.startswith(sample.data["query"])
     assert "'#### <number>'" in message.content[0].text
     assert request.sampling.temperature == 0.0 and request.sampling.max_tokens == 256
 
 
 def test_mmlu_over_chat_is_one_user_message_and_names_its_protocol() -> None:
     config = TaskConfig(name="mmlu_kshot_clp", n=1, num_fewshot=1)
-    sample = MMLU.load(DATA, config)[0]
+    sample = next(iter(MMLU.load(DATA, config)))
     (request,) = MMLU.requests(sample, config, CHAT).values()
     assert isinstance(request.input, ChatInput)
     text = request.input.messages[0].content[0].text
@@ -93,7 +93,7 @@ def test_mmlu_over_chat_is_one_user_message_and_names_its_protocol() -> None:
 
 def test_mmlu_by_candidate_ids_needs_no_top_k() -> None:
     config = TaskConfig(name="mmlu_kshot_clp", n=1, num_fewshot=1)
-    sample = MMLU.load(DATA, config)[0]
+    sample = next(iter(MMLU.load(DATA, config)))
     (request,) = MMLU.requests(sample, config, BY_ID).values()
     assert request.scoring.sampled_top_k == 0
     assert request.scoring.candidate_token_ids == tuple(IDS[t] for t in SPELLINGS)
@@ -117,7 +117,7 @@ def test_mmlu_by_candidate_ids_needs_no_top_k() -> None:
 
 def test_a_missing_candidate_fails_the_sample() -> None:
     config = TaskConfig(name="mmlu_kshot_clp", n=1, num_fewshot=1)
-    sample = MMLU.load(DATA, config)[0]
+    sample = next(iter(MMLU.load(DATA, config)))
     token = Token(
         text="x", logprob=-9.0, candidates=(TopEntry(token="A", logprob=-1.0, token_id=IDS["A"]),)
     )
@@ -129,14 +129,14 @@ def test_a_missing_candidate_fails_the_sample() -> None:
 def test_without_every_letter_id_mmlu_keeps_the_top_k() -> None:
     partial = ModelFacts(capabilities=frozenset({"candidate_scoring"}), token_ids={"A": 1})
     config = TaskConfig(name="mmlu_kshot_clp", n=1, num_fewshot=1)
-    (request,) = MMLU.requests(MMLU.load(DATA, config)[0], config, partial).values()
+    (request,) = MMLU.requests(next(iter(MMLU.load(DATA, config))), config, partial).values()
     assert request.scoring.sampled_top_k == 100 and request.scoring.candidate_token_ids == ()
 
 
 def test_mmlu_gen_scores_an_invalid_reply_as_wrong() -> None:
     config = TaskConfig(name="mmlu_0shot_gen", n=4)
-    samples = MMLU_GEN.load(DATA, config)
-    assert "Answer with the letter" in samples[0].data["prompt"]
+    samples = list(MMLU_GEN.load(DATA, config))
+    assert "Answer with the letter" in samples[0].data["query"]
     reply = Response(choices=(Choice(index=0, text="I am not sure"),))
     result = MMLU_GEN.score(samples[0], {"answer": reply}, config)
     assert result.prediction == "invalid" and result.metrics == {"acc": 0.0, "invalid": 1.0}

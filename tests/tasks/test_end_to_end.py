@@ -8,12 +8,12 @@ from pathlib import Path
 from sieval.model import Model
 from sieval.reference import ReferenceServer
 from sieval.tasks.base import TaskConfig
-from sieval.tasks.hellaswag import TASK
+from sieval.tasks.hellaswag_kshot_ppl import TASK
 
 
 async def test_hellaswag_scores_through_the_dialect(data_dir: Path) -> None:
     config = TaskConfig(name=TASK.name, num_fewshot=1)
-    samples = TASK.load(data_dir, config)[:2]
+    samples = list(TASK.load(data_dir, config))[:2]
     async with (
         ReferenceServer(port=0) as server,
         Model(dialect="openai_completions", base_url=server.url, model_id=server.model_name) as m,
@@ -24,7 +24,7 @@ async def test_hellaswag_scores_through_the_dialect(data_dir: Path) -> None:
             result = TASK.score(sample, responses, config)
             assert set(result.metrics) == {"acc", "acc_norm"}
             for i, channel in enumerate(result.channels["choices"]):
-                assert channel["n_chars"] == len(" " + sample.data["endings"][i])
-                assert channel["norm_chars"] == len(sample.data["endings"][i])
+                assert channel["n_chars"] == len(" " + sample.data["choices"][i])
+                assert channel["norm_chars"] == len(sample.data["choices"][i])
                 assert 1 <= channel["n_tokens"] <= channel["n_chars"]
                 assert channel["logprob_sum"] < 0

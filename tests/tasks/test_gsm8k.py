@@ -11,7 +11,7 @@ from sieval.errors import ConfigError, ContractViolation
 from sieval.ir.request import Sampling
 from sieval.ir.response import Response
 from sieval.tasks.base import TaskConfig
-from sieval.tasks.gsm8k import TASK
+from sieval.tasks.gsm8k_kshot_base_gen import TASK
 
 from .helpers import generated, prompt_of
 
@@ -30,7 +30,7 @@ def tiny(tmp_path: Path) -> Path:
 
 def test_exact_prompt_and_request(tiny: Path) -> None:
     config = TaskConfig(name=TASK.name, num_fewshot=2, seed=3)
-    (sample,) = TASK.load(tiny, config)
+    (sample,) = list(TASK.load(tiny, config))
     assert (sample.id, sample.gold) == ("test/0", "1000")
     a, b = (int(s.split("/")[1]) for s in sample.data["shot_ids"])
     expected = (
@@ -47,22 +47,22 @@ def test_exact_prompt_and_request(tiny: Path) -> None:
     longer = TaskConfig(name=TASK.name, options={"max_tokens": 512})
     assert TASK.requests(sample, longer)["gen"].sampling.max_tokens == 512
     with pytest.raises(ConfigError):
-        TASK.load(tiny, TaskConfig(name=TASK.name, options={"max_tokens": 0}))
+        list(TASK.load(tiny, TaskConfig(name=TASK.name, options={"max_tokens": 0})))
 
 
 def test_real_data_shots(data_dir: Path) -> None:
     config = TaskConfig(name=TASK.name)
-    samples = TASK.load(data_dir, config)
+    samples = list(TASK.load(data_dir, config))
     assert len(samples) == 1319 and samples[0].gold == "18"
     shots = samples[0].data["shot_ids"]
     assert len(shots) == 8 and all(s.startswith("train/") for s in shots)
-    assert TASK.load(data_dir, config)[0].data["shot_ids"] == shots
+    assert next(iter(TASK.load(data_dir, config))).data["shot_ids"] == shots
     assert len(TASK.data_files(data_dir)) == 2
 
 
 def test_strict_and_flexible_disagree(tiny: Path) -> None:
     config = TaskConfig(name=TASK.name, num_fewshot=0)
-    (sample,) = TASK.load(tiny, config)
+    (sample,) = list(TASK.load(tiny, config))
     cases = {
         " 2*500 = 1,000\n#### 1,000": {"exact_match": 1.0, "flexible_exact_match": 1.0},
         " 2*500 = 1000 apples.": {"exact_match": 0.0, "flexible_exact_match": 1.0},
@@ -95,7 +95,7 @@ def test_strict_and_flexible_disagree(tiny: Path) -> None:
 )
 def test_exact_match_is_lm_evals(tiny: Path, text: str, exact: float, flexible: float) -> None:
     config = TaskConfig(name=TASK.name, num_fewshot=0)
-    (sample,) = TASK.load(tiny, config)
+    (sample,) = list(TASK.load(tiny, config))
     result = TASK.score(sample, {"gen": generated(text)}, config)
     assert result.metrics == {"exact_match": exact, "flexible_exact_match": flexible}
     assert result.prediction == result.channels["strict"]

@@ -8,16 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from sieval.data.hellaswag import HellaSwagItem
 from sieval.tasks.base import TaskConfig
-from sieval.tasks.hellaswag import TASK, preprocess, query
+from sieval.tasks.hellaswag_kshot_ppl import TASK, preprocess, query
 
 from .helpers import prompt_of, scored
 
 
-def item(ctx_a: str, ctx_b: str, derived: bool = False) -> HellaSwagItem:
-    return HellaSwagItem(index=0, activity_label="Label", ctx_a=ctx_a, ctx_b=ctx_b,
-                         endings=("e",) * 4, label=0, derived=derived)  # fmt: skip
+def item(ctx_a: str, ctx_b: str, derived: bool = False) -> tuple[dict[str, object], str]:
+    """A row and where it was read (the derived text, or JSON Lines)."""
+    row = {"activity_label": "Label", "ctx_a": ctx_a, "ctx_b": ctx_b, "endings": ["e"] * 4,
+           "label": "0"}  # fmt: skip
+    return row, "hellaswag_val_full.txt.bz2:1" if derived else "hellaswag_val.jsonl:1"
 
 
 def test_preprocess() -> None:
@@ -26,22 +27,21 @@ def test_preprocess() -> None:
 
 
 def test_query_original_and_derived() -> None:
-    assert query(item("A man is on a roof.", "he IS")) == "Label: A man is on a roof. He is"
-    assert query(item("A man is on a roof.", "")) == "Label: A man is on a roof."
-    assert query(item("A man is on a roof. he", "", derived=True)) == (
+    assert query(*item("A man is on a roof.", "he IS")) == "Label: A man is on a roof. He is"
+    assert query(*item("A man is on a roof.", "")) == "Label: A man is on a roof."
+    assert query(*item("A man is on a roof. he", "", derived=True)) == (
         "Label: A man is on a roof. He"
     )
-    assert query(item("the man", "", derived=True)) == "Label: The man"
+    assert query(*item("the man", "", derived=True)) == "Label: The man"
 
 
 def test_real_first_sample_and_validation_shots(data_dir: Path) -> None:
     config = TaskConfig(name=TASK.name)
-    samples = TASK.load(data_dir, config)
+    samples = list(TASK.load(data_dir, config))
     first = samples[0]
     assert first.id == "validation/0" and first.gold == 3
     assert first.data["query"] == "Roof shingle removal: A man is sitting on a roof. He"
-    assert first.data["endings"][3] == "starts pulling up roofing on a roof."
-    assert first.data["shot_split"] == "validation"
+    assert first.data["choices"][3] == "starts pulling up roofing on a roof."
     common = samples[0].data["shot_ids"]
     assert len(common) == 10
     for sample in samples:
@@ -51,7 +51,7 @@ def test_real_first_sample_and_validation_shots(data_dir: Path) -> None:
     assert sorted(s.id for s in replaced) == sorted(common)  # only the shots themselves differ
     for sample in replaced:
         assert sample.data["fewshot"].count("\n\n") == 10
-    assert TASK.load(data_dir, config)[5].data["shot_ids"] == samples[5].data["shot_ids"]
+    assert list(TASK.load(data_dir, config))[5].data["shot_ids"] == samples[5].data["shot_ids"]
     assert [p.name for p in TASK.data_files(data_dir)] == ["hellaswag_val_full.txt.bz2"]
 
 
@@ -68,31 +68,33 @@ def write(tmp_path: Path, train: bool) -> Path:
     return tmp_path
 
 
-def test_exact_prompt_with_a_train_shot(tmp_path: Path) -> None:
+def test_exact_prompt_with_a_validation_shot(tmp_path: Path) -> None:
+    """Shots come from validation (no train split is stored; a train file beside it is not
+    read), never the item itself."""
     data_dir = write(tmp_path, train=True)
     config = TaskConfig(name=TASK.name, num_fewshot=1)
-    sample = TASK.load(data_dir, config)[0]
-    assert sample.data["shot_split"] == "train" and sample.data["shot_ids"] == ["train/0"]
+    sample = next(iter(TASK.load(data_dir, config)))
+    assert sample.data["shot_ids"] == ["validation/1"]
     requests = TASK.requests(sample, config)
     assert list(requests) == ["choice:0", "choice:1", "choice:2", "choice:3"]
     assert prompt_of(requests["choice:1"]) == (
-        "Golf: A man swings. The ball flies. far.\n\nCooking: A cook cuts. She fries it."
+        "Running: A man runs. He stops.\n\nCooking: A cook cuts. She fries it."
     )
-    assert len(TASK.data_files(data_dir)) == 2
+    assert len(TASK.data_files(data_dir)) == 1
 
 
 def test_validation_shots_exclude_the_item(tmp_path: Path) -> None:
     data_dir = write(tmp_path, train=False)
-    samples = TASK.load(data_dir, TaskConfig(name=TASK.name, num_fewshot=1))
+    samples = list(TASK.load(data_dir, TaskConfig(name=TASK.name, num_fewshot=1)))
     assert [s.data["shot_ids"] for s in samples] == [["validation/1"], ["validation/0"]]
     assert samples[0].data["fewshot"] == "Running: A man runs. He stops.\n\n"
-    zero = TASK.load(data_dir, TaskConfig(name=TASK.name, num_fewshot=0))
-    assert zero[0].data["fewshot"] == "" and zero[0].data["shot_split"] == "validation"
+    zero = list(TASK.load(data_dir, TaskConfig(name=TASK.name, num_fewshot=0)))
+    assert zero[0].data["fewshot"] == "" and zero[0].data["shot_ids"] == []
 
 
 def test_acc_and_acc_norm(tmp_path: Path) -> None:
     config = TaskConfig(name=TASK.name, num_fewshot=0)
-    sample = TASK.load(write(tmp_path, train=False), config)[0]
+    sample = next(iter(TASK.load(write(tmp_path, train=False), config)))
     requests = TASK.requests(sample, config)
     context = len("Cooking: A cook cuts. She")
     # sums -1.0 / -1.47 / -4.0 / -3.0 -> acc 0.
@@ -110,15 +112,21 @@ def test_acc_and_acc_norm(tmp_path: Path) -> None:
     assert TASK.aggregate([(sample, result)])["acc_norm"] == 1.0
 
 
-def test_acc_norm_divides_by_the_preprocessed_ending(tmp_path: Path) -> None:
-    # lm-eval's choices are preprocess(ending); acc_norm divides by their length.
+def derived(tmp_path: Path, *items: tuple[str, int, list[str]]) -> Path:
+    """A derived HellaSwag file of ``(head, label, endings)`` items (six lines each)."""
     folder = tmp_path / "hellaswag"
     folder.mkdir()
-    row = {"activity_label": "Cooking", "ctx_a": "A cook cuts.", "ctx_b": "she",
-           "endings": ["x [step] y", "abcdef", "u", "v"], "label": 1}  # fmt: skip
-    (folder / "hellaswag_val.jsonl").write_text(json.dumps(row) + "\n")
+    lines = [line for head, label, endings in items for line in (head, str(label), *endings)]
+    with bz2.open(folder / "hellaswag_val_full.txt.bz2", "wt", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n")
+    return folder / "hellaswag_val_full.txt.bz2"
+
+
+def test_acc_norm_divides_by_the_preprocessed_ending(tmp_path: Path) -> None:
+    # lm-eval's choices are preprocess(ending); acc_norm divides by their length.
+    derived(tmp_path, ("Cooking: A cook cuts. she", 1, ["x [step] y", "abcdef", "u", "v"]))
     config = TaskConfig(name=TASK.name, num_fewshot=0)
-    (sample,) = TASK.load(tmp_path, config)
+    (sample,) = list(TASK.load(tmp_path, config))
     requests = TASK.requests(sample, config)
     assert prompt_of(requests["choice:0"]) == "Cooking: A cook cuts. She x y"
     context = len("Cooking: A cook cuts. She")
@@ -135,17 +143,14 @@ def test_acc_norm_divides_by_the_preprocessed_ending(tmp_path: Path) -> None:
 def test_an_ending_that_preprocesses_to_nothing_is_refused(tmp_path: Path) -> None:
     from sieval.errors import ConfigError
 
-    folder = tmp_path / "hellaswag"
-    folder.mkdir()
-    rows = [{"activity_label": "L", "ctx_a": "A.", "ctx_b": "b", "endings": ["e", "f", "g", "h"],
-             "label": 0}]  # fmt: skip
-    rows.append({**rows[0], "endings": ["e", "[step]", "g", "h"]})
-    (folder / "hellaswag_val.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    path = derived(
+        tmp_path, ("L: A. b", 0, ["e", "f", "g", "h"]), ("L: A. b", 0, ["e", "[step]", "g", "h"])
+    )
     with pytest.raises(
         ConfigError, match="ending 1 .* is empty after lm-eval's preprocess"
     ) as info:
-        TASK.load(tmp_path, TaskConfig(name=TASK.name, num_fewshot=0))
-    assert info.value.path == f"{folder / 'hellaswag_val.jsonl'}:2"
+        list(TASK.load(tmp_path, TaskConfig(name=TASK.name, num_fewshot=0)))
+    assert info.value.path == f"{path}:7"
 
 
 @pytest.mark.parametrize("k", [2, 5])

@@ -10,14 +10,14 @@ from sieval.data.mmlu import SUBJECTS
 from sieval.errors import ConfigError, ContractViolation
 from sieval.ir.request import Sampling, Scoring
 from sieval.tasks.base import TaskConfig
-from sieval.tasks.mmlu import TASK
+from sieval.tasks.mmlu_kshot_clp import TASK
 
 from .helpers import next_token, prompt_of
 
 
 def test_exact_prompt(data_dir: Path) -> None:
     config = TaskConfig(name=TASK.name, num_fewshot=1)
-    sample = TASK.load(data_dir, config)[0]
+    sample = next(iter(TASK.load(data_dir, config)))
     assert (sample.id, sample.group, sample.gold) == ("abstract_algebra/0", "abstract_algebra", "B")
     requests = TASK.requests(sample, config)
     assert list(requests) == ["letter"]
@@ -33,7 +33,7 @@ def test_exact_prompt(data_dir: Path) -> None:
 
 
 def test_order_interleaves_subjects_and_uses_five_dev_shots(data_dir: Path) -> None:
-    samples = TASK.load(data_dir, TaskConfig(name=TASK.name))
+    samples = list(TASK.load(data_dir, TaskConfig(name=TASK.name)))
     assert len(samples) == 14042 and len({s.id for s in samples}) == 14042
     assert [s.group for s in samples[:57]] == sorted(SUBJECTS)
     assert samples[57].id == "abstract_algebra/1"
@@ -42,20 +42,20 @@ def test_order_interleaves_subjects_and_uses_five_dev_shots(data_dir: Path) -> N
 
 
 def test_options(data_dir: Path) -> None:
-    sample = TASK.load(data_dir, TaskConfig(name=TASK.name, num_fewshot=0))[0]
+    sample = next(iter(TASK.load(data_dir, TaskConfig(name=TASK.name, num_fewshot=0))))
     assert sample.data["fewshot"].endswith("abstract algebra.\n\n")
     config = TaskConfig(name=TASK.name, options={"top_k": 20})
     assert TASK.requests(sample, config)["letter"].scoring.sampled_top_k == 20
     for bad in ({"top_k": 3}, {"top_k": "many"}, {"topk": 5}):
         with pytest.raises(ConfigError):
-            TASK.load(data_dir, TaskConfig(name=TASK.name, options=bad))
-    with pytest.raises(ConfigError, match="5 dev rows"):
-        TASK.load(data_dir, TaskConfig(name=TASK.name, num_fewshot=6))
+            list(TASK.load(data_dir, TaskConfig(name=TASK.name, options=bad)))
+    with pytest.raises(ConfigError, match="holds only 5"):
+        list(TASK.load(data_dir, TaskConfig(name=TASK.name, num_fewshot=6)))
 
 
 def test_score_and_aggregate(data_dir: Path) -> None:
     config = TaskConfig(name=TASK.name, num_fewshot=0)
-    samples = TASK.load(data_dir, config)[:3]  # abstract_algebra, anatomy, astronomy
+    samples = list(TASK.load(data_dir, config))[:3]  # abstract_algebra, anatomy, astronomy
     top = {" C": -0.4, " B": -0.9, "B": -0.3, " A": -2.0, "▁D": -3.0, " the": -0.1}
     results = [(s, TASK.score(s, {"letter": next_token(top)}, config)) for s in samples]
     first = results[0][1]
@@ -71,7 +71,7 @@ def test_score_and_aggregate(data_dir: Path) -> None:
 
 def test_a_missing_letter_fails_the_sample(data_dir: Path) -> None:
     config = TaskConfig(name=TASK.name, num_fewshot=0)
-    sample = TASK.load(data_dir, config)[0]
+    sample = next(iter(TASK.load(data_dir, config)))
     with pytest.raises(
         ContractViolation, match="letter D is not in the top-3 next-token list .its first token is"
     ):

@@ -12,14 +12,13 @@ from sieval.ir.capabilities import CAPABILITIES
 from sieval.tasks.registry import TASKS, discover, get_task
 
 NAMES = [
-    "arc_easy_kshot_ppl",
-    "gsm8k_0shot_gen",
-    "gsm8k_kshot_base_gen",
-    "hellaswag_kshot_ppl",
-    "mmlu_0shot_gen",
-    "mmlu_kshot_clp",
-]
+    "arc_challenge", "arc_easy", "arc_easy_kshot_ppl", "boolq", "gsm8k_0shot_gen",
+    "gsm8k_kshot_base_gen", "hellaswag", "hellaswag_kshot_ppl", "lambada_openai", "mmlu",
+    "mmlu_0shot_gen", "mmlu_kshot_clp", "openbookqa", "piqa", "sciq", "truthfulqa_mc1",
+    "truthfulqa_mc2", "wikitext", "winogrande",
+]  # fmt: skip
 CHAT_ONLY = {"gsm8k_0shot_gen", "mmlu_0shot_gen"}
+TOKEN_PROMPT = {"wikitext"}
 
 
 def test_the_seed_tasks_and_the_chat_tasks() -> None:
@@ -28,6 +27,7 @@ def test_the_seed_tasks_and_the_chat_tasks() -> None:
         assert task.name == name and task.protocol and task.headline
         assert {r.capability for r in task.requirements} <= set(CAPABILITIES)
         prompt = "chat" if name in CHAT_ONLY else "text_prompt"
+        prompt = "token_prompt" if name in TOKEN_PROMPT else prompt
         assert prompt in {r.capability for r in task.requirements}
     clp = {r.capability: r for r in TASKS["mmlu_kshot_clp"].requirements}
     assert clp["sampled_top_k"].min_top_k == 100

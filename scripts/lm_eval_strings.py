@@ -1,0 +1,416 @@
+#!/usr/bin/env python3
+"""The per-sample strings of the base suite against lm-evaluation-harness 0.4.13's, offline.
+
+    .venv/bin/python scripts/lm_eval_strings.py [--docs N] [--task NAME ...] [--write]
+
+lm-eval runs in its own venv (``$SIEVAL_LM_EVAL``, default
+``~/.cache/sieval/bench/lm-eval-0.4.13``; made by ``python3 -m venv DIR && DIR/bin/pip install
+torch==2.13.0 lm_eval==0.4.13``). This script starts that venv's python on itself (``--lm-eval``):
+each task's own YAML is loaded as lm-eval loads it, its dataset pointed at the stored files (read
+by the ``datasets`` library from a temporary directory: JSON Lines and JSON as stored, the zipped
+Arrow dumps extracted, and the formats it has no reader for converted to JSON Lines by the small
+functions below, independently of sieval's loaders), its shots seeded as ``simple_evaluate``
+seeds them (``fewshot_random_seed=1234``), and every instance's ``arguments`` built by
+``build_all_requests``. sieval's are the ``arguments`` of its tasks' samples (what its requests
+send), from the same files through sieval's loaders. Per task and shot count: docs compared, docs
+identical, and the first differences.
+
+``--write`` records, for the first ``--fixture-docs`` docs of each case, the sha256 of each
+request's strings and their lengths in ``tests/fixtures/lm_eval/0.4.13/<case>.json`` (no dataset
+text), which ``tests/tasks/test_lm_eval_strings.py`` checks without lm-eval; and lm-eval's metric
+functions on fixed log-likelihoods (``metrics.json``), the oracle of the metric arithmetic tests.
+
+Overrides of lm-eval's configs, besides the dataset: ``training_split: null`` where train is not
+stored (hellaswag, boolq, wikitext: lm-eval reads its shot pool when the task is built).
+"""
+
+from __future__ import annotations
+
+import argparse
+import bz2
+import csv
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures" / "lm_eval" / "0.4.13"
+VENV = Path(os.environ.get("SIEVAL_LM_EVAL", Path.home() / ".cache/sieval/bench/lm-eval-0.4.13"))
+SEED = 1234
+
+CASES: list[tuple[str, int]] = [
+    ("arc_easy", 0),
+    ("arc_easy", 25),
+    ("arc_challenge", 0),
+    ("arc_challenge", 25),
+    ("hellaswag", 0),
+    ("winogrande", 0),
+    ("winogrande", 5),
+    ("piqa", 0),
+    ("piqa", 5),
+    ("openbookqa", 0),
+    ("openbookqa", 5),
+    ("sciq", 0),
+    ("sciq", 3),
+    ("boolq", 0),
+    ("truthfulqa_mc1", 0),
+    ("truthfulqa_mc2", 0),
+    ("lambada_openai", 0),
+    ("lambada_openai", 2),
+    ("wikitext", 0),
+    ("mmlu", 0),
+    ("mmlu", 5),
+]
+"""(task, num_fewshot): every base-suite task at lm-eval's default (0), and k shots where the
+stored data has a shot split lm-eval would draw from."""
+
+YAML = {
+    "arc_easy": "arc/arc_easy.yaml",
+    "arc_challenge": "arc/arc_challenge.yaml",
+    "hellaswag": "hellaswag/hellaswag.yaml",
+    "winogrande": "winogrande/default.yaml",
+    "piqa": "piqa/piqa.yaml",
+    "openbookqa": "openbookqa/openbookqa.yaml",
+    "sciq": "sciq/sciq.yaml",
+    "boolq": "super_glue/boolq/default.yaml",
+    "truthfulqa_mc1": "truthfulqa/truthfulqa_mc1.yaml",
+    "truthfulqa_mc2": "truthfulqa/truthfulqa_mc2.yaml",
+    "lambada_openai": "lambada/lambada_openai.yaml",
+    "wikitext": "wikitext/wikitext.yaml",
+}
+
+
+# -- lm-eval's side (runs in lm-eval's venv) -------------------------------------------------------
+
+
+def _extract(zip_path: Path, member_suffix: str, into: Path) -> Path:
+    with zipfile.ZipFile(zip_path) as zf:
+        (name,) = [n for n in zf.namelist() if n.endswith(member_suffix) and "__MACOSX" not in n]
+        target = into / name.replace(" ", "_")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(zf.read(name))
+    return target
+
+
+def _jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return path
+
+
+def _hellaswag_rows(path: Path) -> list[dict[str, Any]]:
+    """The derived text's six-line items as hub rows (the whole context in ctx_a)."""
+    lines = bz2.decompress(path.read_bytes()).decode("utf-8").split("\n")
+    rows = []
+    for at in range(0, len(lines) - 5, 6):
+        head, label, *endings = lines[at : at + 6]
+        activity, _, ctx = head.partition(": ")
+        rows.append({"activity_label": activity, "ctx_a": ctx, "ctx_b": "", "ctx": ctx,
+                     "endings": endings, "label": label})  # fmt: skip
+    return rows
+
+
+def _targets(targets: dict[str, int]) -> dict[str, list[Any]]:
+    return {"choices": list(targets), "labels": list(targets.values())}
+
+
+def _dataset(task: str, data: Path, tmp: Path) -> dict[str, Any]:
+    """lm-eval's dataset keys for ``task`` over the stored files."""
+    if task.startswith("arc_"):
+        folder, stem = (
+            ("arc_easy", "ARC-Easy") if task == "arc_easy" else ("arc_challenge", "ARC-Challenge")
+        )
+        files = {
+            s: str(data / folder / f"{stem}-{s}.jsonl") for s in ("train", "validation", "test")
+        }
+        return {"dataset_path": "json", "dataset_kwargs": {"data_files": files}}
+    if task == "hellaswag":
+        rows = _hellaswag_rows(data / "hellaswag" / "hellaswag_val_full.txt.bz2")
+        files = {"validation": str(_jsonl(tmp / "hellaswag.jsonl", rows))}
+        return {"dataset_path": "json", "dataset_kwargs": {"data_files": files},
+                "training_split": None}  # fmt: skip
+    if task == "winogrande":
+        member = "{}/data-00000-of-00001.arrow"
+        zipped = data / "winogrande/winogrande.zip"
+        files = {
+            s: str(_extract(zipped, member.format(s), tmp)) for s in ("train", "validation", "test")
+        }
+        return {"dataset_path": "arrow", "dataset_kwargs": {"data_files": files}}
+    if task in ("piqa", "openbookqa"):
+        files = {s: str(_extract(data / task / f"{task}.zip", f"{task}-{s}.arrow", tmp))
+                 for s in ("train", "validation", "test")}  # fmt: skip
+        return {"dataset_path": "arrow", "dataset_kwargs": {"data_files": files}}
+    if task == "sciq":
+        names = {"train": "train.json", "validation": "valid.json", "test": "test.json"}
+        files = {s: str(_extract(data / "sciq/SciQ.zip", f"/{n}", tmp)) for s, n in names.items()}
+        return {"dataset_path": "json", "dataset_kwargs": {"data_files": files}}
+    if task == "boolq":
+        rows = [
+            json.loads(line) for line in (data / "boolq/val.jsonl").read_text().splitlines() if line
+        ]
+        for row in rows:
+            row["label"] = {"false": 0, "true": 1}[row["label"]]
+        files = {"validation": str(_jsonl(tmp / "boolq.jsonl", rows))}
+        return {"dataset_path": "json", "dataset_kwargs": {"data_files": files},
+                "training_split": None}  # fmt: skip
+    if task.startswith("truthfulqa"):
+        raw = json.loads((data / "truthfulqa_mc/mc_task.json").read_text())
+        rows = [{"question": r["question"], "mc1_targets": _targets(r["mc1_targets"]),
+                 "mc2_targets": _targets(r["mc2_targets"])} for r in raw]  # fmt: skip
+        files = {"validation": str(_jsonl(tmp / "truthfulqa.jsonl", rows))}
+        return {"dataset_path": "json", "dataset_kwargs": {"data_files": files}}
+    if task == "lambada_openai":
+        files = {"test": str(data / "lambada_openai/lambada_test.jsonl")}
+        return {
+            "dataset_path": "json",
+            "dataset_name": None,
+            "dataset_kwargs": {"data_files": files},
+        }
+    if task == "wikitext":
+        base = data / "wikitext/wikitext-2-raw-v1"
+        files = {s: str(base / s / "data-00000-of-00001.arrow") for s in ("test", "validation")}
+        return {"dataset_path": "arrow", "dataset_name": None,
+                "dataset_kwargs": {"data_files": files}, "training_split": None}  # fmt: skip
+    raise KeyError(task)
+
+
+def _mmlu_dataset(subject: str, data: Path, tmp: Path) -> dict[str, Any]:
+    files = {}
+    for split, folder in (("test", "test"), ("validation", "val"), ("dev", "dev")):
+        with (data / "mmlu" / folder / f"{subject}_{folder}.csv").open(
+            newline="", encoding="utf-8"
+        ) as fh:
+            rows = [{"question": r[0], "subject": subject, "choices": r[1:5],
+                     "answer": "ABCD".index(r[5])} for r in csv.reader(fh)]  # fmt: skip
+        files[split] = str(_jsonl(tmp / "mmlu" / f"{subject}_{split}.jsonl", rows))
+    return {"dataset_path": "json", "dataset_name": None, "dataset_kwargs": {"data_files": files}}
+
+
+def _build(config: dict[str, Any], k: int) -> list[dict[str, Any]]:
+    from lm_eval.api.task import ConfigurableTask
+
+    task = ConfigurableTask(config=config)
+    if k:
+        task.set_config(key="num_fewshot", value=k)
+    elif task.get_config("num_fewshot") is None:
+        task.set_config(key="num_fewshot", value=0)
+    task.set_fewshot_seed(seed=SEED)
+    task.build_all_requests(limit=None, rank=0, world_size=1)
+    docs: dict[int, list[list[str]]] = {}
+    for inst in task.instances:
+        docs.setdefault(inst.doc_id, []).append([inst.idx, *inst.arguments])
+    return [
+        {"doc": doc, "arguments": [a[1:] for a in sorted(args, key=lambda a: a[0])]}
+        for doc, args in sorted(docs.items())
+    ]
+
+
+def lm_eval_side(cases: list[tuple[str, int]], data: Path, out: Path) -> None:
+    import logging
+
+    import lm_eval
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    logging.disable(logging.WARNING)
+    tasks_dir = Path(lm_eval.__file__).parent / "tasks"
+    result: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="sieval-lm-eval-") as tmp_name:
+        tmp = Path(tmp_name)
+        for task, k in cases:
+            if task == "mmlu":
+                from sieval_subjects import SUBJECTS  # type: ignore[import-not-found]
+
+                docs = []
+                for subject in SUBJECTS:
+                    config = load_yaml(tasks_dir / "mmlu/default" / f"mmlu_{subject}.yaml")
+                    config = {k_: v for k_, v in config.items() if k_ != "tag"}
+                    config.update(_mmlu_dataset(subject, data, tmp))
+                    docs += [{**d, "subset": subject} for d in _build(config, k)]
+            else:
+                config = load_yaml(tasks_dir / YAML[task])
+                config = {k_: v for k_, v in config.items() if k_ != "tag"}
+                config.update(_dataset(task, data, tmp))
+                docs = _build(config, k)
+            result[f"{task}/{k}"] = docs
+            print(f"lm-eval: {task} {k}-shot: {len(docs)} docs", file=sys.stderr)
+        result["metrics"] = _metric_oracle()
+    out.write_text(json.dumps(result))
+
+
+def _metric_oracle() -> dict[str, Any]:
+    """lm-eval's own metric functions on fixed inputs (the tests' oracle)."""
+    import math
+
+    import numpy as np
+    from lm_eval.api.metrics import bits_per_byte, perplexity, weighted_perplexity
+    from lm_eval.tasks.truthfulqa.utils import process_results_mc2
+
+    lls = [[-1.5, -0.9, -3.0, -0.75], [-2.0, -2.0, -0.5], [-10.0, -0.001, -7.5, -0.002, -20.0]]
+    choices = [
+        ["a", "bbbbbbb", "cc", "dddd"],
+        ["xyz", "x", "long choice"],
+        ["q", "rr", "s", "tt", "u"],
+    ]
+    cases = []
+    for ll, ch in zip(lls, choices, strict=True):
+        norm = np.array(ll) / np.array([float(len(c)) for c in ch])
+        labels = [(i + len(ll)) % 2 for i in range(len(ll))]  # true ones not all leading
+        mc2 = process_results_mc2({"mc2_targets": {"labels": labels}}, [(x, False) for x in ll])
+        cases.append({"lls": ll, "choices": ch, "labels": labels, "argmax": int(np.argmax(ll)),
+                      "argmax_norm": int(np.argmax(norm)), "mc2": float(mc2["acc"])})  # fmt: skip
+    items = [-12.5, -3.25, -0.125, -40.0]
+    words, n_bytes = [3, 1, 7, 11], [14, 5, 30, 52]
+    return {
+        "choice": cases,
+        "perplexity": {"items": items, "value": perplexity(items)},
+        "rolling": {
+            "lls": items,
+            "words": words,
+            "bytes": n_bytes,
+            "word_perplexity": weighted_perplexity(list(zip(items, words, strict=True))),
+            "byte_perplexity": weighted_perplexity(list(zip(items, n_bytes, strict=True))),
+            "bits_per_byte": bits_per_byte(list(zip(items, n_bytes, strict=True))),
+        },
+        "math_log2": math.log(2),
+    }
+
+
+# -- sieval's side ------------------------------------------------------------------------------
+
+
+def _digest(arguments: list[list[str]]) -> str:
+    return hashlib.sha256(json.dumps(arguments, ensure_ascii=False).encode()).hexdigest()[:32]
+
+
+def sieval_side(cases: list[tuple[str, int]], data: Path) -> dict[str, list[dict[str, Any]]]:
+    sys.path.insert(0, str(ROOT))
+    from sieval.tasks.base import TaskConfig
+    from sieval.tasks.registry import TASKS
+
+    out: dict[str, list[dict[str, Any]]] = {}
+    for name, k in cases:
+        task: Any = TASKS[name]
+        config = TaskConfig(name=name, num_fewshot=k)
+        out[f"{name}/{k}"] = [
+            {"sample": s.id, "arguments": [list(a) for a in task.arguments(s, config).values()]}
+            for s in task.load(data, config)
+        ]
+    return out
+
+
+def _doc_of(name: str, sample_id: str) -> tuple[str | None, int]:
+    head, _, index = sample_id.rpartition("/")
+    return (head if name == "mmlu" else None), int(index)
+
+
+def compare(
+    cases: list[tuple[str, int]], lm: dict[str, Any], ours: dict[str, Any], shown: int = 3
+) -> list[dict[str, Any]]:
+    table = []
+    for name, k in cases:
+        key = f"{name}/{k}"
+        theirs = {(d.get("subset"), d["doc"]): d["arguments"] for d in lm[key]}
+        same, diffs = 0, []
+        for sample in ours[key]:
+            doc = _doc_of(name, sample["sample"])
+            if theirs.get(doc) == sample["arguments"]:
+                same += 1
+            elif len(diffs) < shown:
+                diffs.append({"sample": sample["sample"], "lm_eval": theirs.get(doc),
+                              "sieval": sample["arguments"]})  # fmt: skip
+        table.append({"task": name, "num_fewshot": k, "docs": len(ours[key]),
+                      "lm_eval_docs": len(lm[key]), "identical": same,
+                      "first_differences": diffs})  # fmt: skip
+    return table
+
+
+def _fixture(name: str, k: int, rows: list[dict[str, Any]]) -> str:
+    """One case as JSON, a document a line."""
+    head = json.dumps({"task": name, "num_fewshot": k, "seed": SEED, "lm_eval": "0.4.13"})
+    docs = ",\n".join(json.dumps(row) for row in rows)
+    return f'{head[:-1]}, "docs": [\n{docs}\n]}}\n'
+
+
+def write_fixtures(
+    cases: list[tuple[str, int]], ours: dict[str, Any], docs: int, lm: dict[str, Any]
+) -> None:
+    FIXTURES.mkdir(parents=True, exist_ok=True)
+    for name, k in cases:
+        rows = [
+            {
+                "sample": s["sample"],
+                "sha256": _digest(s["arguments"]),
+                "lengths": [[len(x) for x in a] for a in s["arguments"]],
+            }
+            for s in ours[f"{name}/{k}"][:docs]
+        ]
+        (FIXTURES / f"{name}-{k}shot.json").write_text(_fixture(name, k, rows))
+    (FIXTURES / "metrics.json").write_text(json.dumps(lm["metrics"], indent=1) + "\n")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(os.environ.get("SIEVAL_DATA_DIR", ROOT.parent / "shared" / "data")),
+    )
+    parser.add_argument("--task", action="append", default=[])
+    parser.add_argument("--write", action="store_true")
+    parser.add_argument("--fixture-docs", type=int, default=60)
+    parser.add_argument(
+        "--lm-eval", type=Path, help=argparse.SUPPRESS
+    )  # the venv's side: its output file
+    args = parser.parse_args()
+    cases = [c for c in CASES if not args.task or c[0] in args.task]
+    if args.lm_eval is not None:
+        lm_eval_side(cases, args.data_dir, args.lm_eval)
+        return 0
+    python = VENV / "bin" / "python"
+    if not python.exists():
+        print(f"no lm-eval venv at {VENV}: python3 -m venv {VENV} && {VENV}/bin/pip install "
+              "torch==2.13.0 lm_eval==0.4.13 (or set SIEVAL_LM_EVAL)", file=sys.stderr)  # fmt: skip
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        subjects = Path(tmp) / "sieval_subjects.py"
+        sys.path.insert(0, str(ROOT))
+        from sieval.tasks._mmlu import SUBJECTS
+
+        subjects.write_text(f"SUBJECTS = {list(SUBJECTS)!r}\n")
+        out = Path(tmp) / "lm_eval.json"
+        env = {**os.environ, "PYTHONPATH": tmp, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
+        argv = [str(python), __file__, "--lm-eval", str(out), "--data-dir", str(args.data_dir)]
+        subprocess.run(argv + [a for t in args.task for a in ("--task", t)], check=True, env=env)
+        lm = json.loads(out.read_text())
+    ours = sieval_side(cases, args.data_dir)
+    table = compare(cases, lm, ours)
+    print(f"{'task':<16} {'shots':>5} {'docs':>6} {'lm-eval':>7} {'identical':>9}")
+    for row in table:
+        cells = (
+            row["task"],
+            row["num_fewshot"],
+            row["docs"],
+            row["lm_eval_docs"],
+            row["identical"],
+        )
+        print("{:<16} {:>5} {:>6} {:>7} {:>9}".format(*cells))
+    for row in table:
+        for diff in row["first_differences"]:
+            print(
+                json.dumps({"task": row["task"], "num_fewshot": row["num_fewshot"], **diff})[:1500]
+            )
+    if args.write:
+        write_fixtures(cases, ours, args.fixture_docs, lm)
+    return 0 if all(r["identical"] == r["docs"] == r["lm_eval_docs"] for r in table) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

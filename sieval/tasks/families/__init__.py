@@ -1,0 +1,20 @@
+"""The task families: what is common to every task of one kind (its requests, its metrics),
+written once. A spec (``tasks/spec.py``) names one family with its options."""
+
+from .base import Family, Prepared
+from .choice import MultipleChoice
+from .generation import Answer, Generation
+from .letter import ChoiceLetter
+from .rolling import RollingLogLikelihood
+from .target import TargetLogLikelihood
+
+__all__ = [
+    "Answer",
+    "ChoiceLetter",
+    "Family",
+    "Generation",
+    "MultipleChoice",
+    "Prepared",
+    "RollingLogLikelihood",
+    "TargetLogLikelihood",
+]

@@ -1,0 +1,250 @@
+"""Choice log-likelihood: each choice scored as a continuation, the best one picked.
+
+As lm-evaluation-harness 0.4.13's ``multiple_choice`` output type (``ConfigurableTask``): one
+request per choice, context ``prefix + text`` and continuation ``target_delimiter + choice``;
+``acc`` picks the largest log-likelihood, ``acc_norm`` the largest per character of the choice
+(``len(choice)``, without the delimiter), ties to the first. Three forms beside the plain one:
+
+- *variable context* (WinoGrande): when ``doc_to_text`` gives an index, the choices are the
+  contexts and ``doc_to_target`` the continuation every choice shares; the gold is that index;
+- *several gold choices*: a target that is a list counts a pick among them as right;
+- *probability mass* (TruthfulQA MC2, ``mass=``): ``acc`` is the share of the choices' total
+  probability that falls on the true ones (``exp`` of each log-likelihood, normalised), computed
+  as lm-eval's ``process_results_mc2`` does, with numpy, so the figures agree to the bit.
+
+Opt-in, because each doubles the requests: ``acc_mutual_info`` (lm-eval's: the log-likelihood
+minus the same continuation's after an empty context, i.e. after the BOS alone), and, where a
+spec names its context, ``acc_uncond`` (Brown et al. 2020: minus the continuation's after a
+fixed context such as ``Answer:``).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ...errors import ConfigError
+from ...ir.request import Request
+from ...ir.response import Response
+from ...scoring import argmax, continuation_score, pick_acc_norm
+from .._shared import score_channels, scoring_request
+from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
+from ..prompt import Prompt, shown
+from .base import Base, Prepared, flag
+
+if TYPE_CHECKING:
+    from ..prompt import Field
+    from ..spec import Spec
+
+__all__ = ["MultipleChoice"]
+
+_NEEDS = (
+    Requirement("text_prompt", "each choice is scored as a raw-text prompt"),
+    Requirement("input_scoring", "the choice's log-likelihood comes from input logprobs"),
+    Requirement("sampling", "temperature=0 and max_tokens=1 are set explicitly"),
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class MultipleChoice(Base):
+    metrics: tuple[str, ...] = ("acc", "acc_norm")
+    """The per-sample metrics the reference reports (its ``metric_list``)."""
+    mass: Field | None = None
+    """The true/false label of each choice (a field, template or function of the row): ``acc``
+    becomes the probability mass on the true choices (MC2)."""
+    uncond_context: str | None = None
+    """The fixed context of ``acc_uncond``; None: the task has no ``acc_uncond``."""
+    uncond_default: bool = False
+    variable_context: bool = False
+    """``doc_to_text`` gives the gold index and the choices are the contexts (WinoGrande)."""
+    kind: str = "choice log-likelihood"
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        options: dict[str, Any] = {"acc_mutual_info": False}
+        if self.uncond_context is not None:
+            options["acc_uncond"] = self.uncond_default
+        object.__setattr__(self, "options", options)
+
+    def requirements(self, spec: Spec, model: ModelFacts) -> tuple[Requirement, ...]:
+        return _NEEDS
+
+    def check_options(self, spec: Spec, config: TaskConfig) -> None:
+        for name in self.options:
+            flag(spec.name, config, name, self.options)
+
+    def protocol(self, spec: Spec) -> str:
+        p = spec.prompt
+        shape = (
+            f"each choice rendered into the context (variable context, {shown(p.text)}), the "
+            f"target {shown(p.target)} scored after it"
+            if self.variable_context
+            else f"each choice {shown(p.choices)} scored as {p.target_delimiter!r} + choice after "
+            f"the context {shown(p.text)}"
+        )
+        scored = (
+            "acc = normalised probability mass on the true choices (exp, then /sum, numpy)"
+            if self.mass is not None
+            else ", ".join(_METRIC_WORDS[m] for m in self.metrics)
+        )
+        opt = "opt-in: acc_mutual_info (minus the choice's log-likelihood after the BOS alone)"
+        if self.uncond_context is not None:
+            opt += f", acc_uncond (minus the choice's after {self.uncond_context!r})"
+        return (
+            f"{self.kind} ({spec.reference}): k shots joined by {p.fewshot_delimiter!r}, "
+            f"{shape}, via input scoring; {scored}; ties -> lowest index"
+            + ("; an empty choice fails its sample" if "acc_norm" in self.metrics else "")
+            + f"; {opt}"
+            + (f"; differs: {spec.differs}" if spec.differs else "")
+        )
+
+    def prepare(self, spec: Spec, row: Mapping[str, Any], config: TaskConfig) -> Prepared:
+        p = spec.prompt
+        text = p.text_of(row)
+        choices = p.choices_of(row)
+        if isinstance(text, int) != self.variable_context:
+            raise ConfigError(
+                f"a row of {spec.name} gives the text {text!r}: a variable-context task's text is "
+                "the gold index, any other task's a string; fix the spec (variable_context)",
+                path=f"{spec.name}.prompt.text",
+            )
+        if isinstance(text, int):  # variable context: the choices are the contexts
+            data: dict[str, Any] = {"contexts": choices, "continuation": p.target_of(row)}
+            gold: Any = text
+        else:
+            data = {"query": text, "choices": choices}
+            gold = p.target_of(row)
+            if isinstance(gold, str):
+                gold = choices.index(gold) if gold in choices else -100
+        if self.mass is not None:
+            labels = _labels(self.mass, row)
+            if len(labels) != len(choices):
+                raise ConfigError(
+                    f"{len(labels)} labels but {len(choices)} choices in a row of {spec.name}",
+                    path=f"{spec.name}.mass",
+                )
+            data["labels"] = labels
+        return Prepared(data=data, gold=gold)
+
+    def arguments(
+        self, spec: Spec, sample: Sample, config: TaskConfig
+    ) -> dict[str, tuple[str, str]]:
+        """Each request's (context, continuation), as lm-eval's instances' ``arguments``."""
+        pairs = _pairs(spec, sample)
+        out = {f"choice:{i}": pair for i, pair in enumerate(pairs)}
+        if self._on(spec, config, "acc_uncond"):
+            assert self.uncond_context is not None
+            for i, (_, t) in enumerate(pairs):
+                out[f"uncond:{i}"] = (self.uncond_context, t)
+        if self._on(spec, config, "acc_mutual_info"):
+            for i, choice in enumerate(_norm_texts(sample)):
+                out[f"prior:{i}"] = ("", spec.prompt.target_delimiter + choice)
+        return out
+
+    def requests(
+        self, spec: Spec, sample: Sample, config: TaskConfig, model: ModelFacts
+    ) -> Mapping[str, Request]:
+        return {
+            name: scoring_request(context + continuation)
+            for name, (context, continuation) in self.arguments(spec, sample, config).items()
+        }
+
+    def score(
+        self,
+        spec: Spec,
+        sample: Sample,
+        responses: Mapping[str, Response],
+        config: TaskConfig,
+        model: ModelFacts,
+    ) -> SampleResult:
+        pairs = _pairs(spec, sample)
+        cond = [
+            continuation_score(responses[f"choice:{i}"], len(c), t)
+            for i, (c, t) in enumerate(pairs)
+        ]
+        lls = [s.logprob_sum for s in cond]
+        norm = _norm_texts(sample)
+        picks: dict[str, int] = {"acc": argmax(lls)}
+        if "acc_norm" in self.metrics:
+            picks["acc_norm"] = pick_acc_norm(cond, norm)
+        channels: dict[str, Any] = {"choices": score_channels(cond, norm)}
+        if self._on(spec, config, "acc_uncond"):
+            assert self.uncond_context is not None
+            base = len(self.uncond_context)
+            uncond = [
+                continuation_score(responses[f"uncond:{i}"], base, t)
+                for i, (_, t) in enumerate(pairs)
+            ]
+            picks["acc_uncond"] = argmax(
+                [c - u.logprob_sum for c, u in zip(lls, uncond, strict=True)]
+            )
+            channels["unconditional"] = score_channels(uncond, norm)
+        if self._on(spec, config, "acc_mutual_info"):
+            delim = spec.prompt.target_delimiter
+            prior = [
+                continuation_score(responses[f"prior:{i}"], 0, delim + choice)
+                for i, choice in enumerate(norm)
+            ]
+            picks["acc_mutual_info"] = argmax(
+                [c - p.logprob_sum for c, p in zip(lls, prior, strict=True)]
+            )
+            channels["prior"] = score_channels(prior, norm)
+        gold = sample.gold
+        metrics = {name: _right(pick, gold) for name, pick in picks.items()}
+        if self.mass is not None:
+            metrics["acc"] = _mass(lls, sample.data["labels"])
+        return SampleResult(
+            prediction=picks.get(spec.headline, picks["acc"]),
+            gold=gold,
+            metrics=metrics,
+            channels=channels,
+        )
+
+    def _on(self, spec: Spec, config: TaskConfig, name: str) -> bool:
+        return name in self.options and flag(spec.name, config, name, self.options)
+
+
+_METRIC_WORDS = {
+    "acc": "acc = argmax sum",
+    "acc_norm": "acc_norm = argmax sum/len(choice), characters of the choice without the "
+    "delimiter (lm-eval)",
+}
+
+
+def _pairs(spec: Spec, sample: Sample) -> list[tuple[str, str]]:
+    """(context, continuation) of each choice, as lm-eval's request arguments."""
+    data, delim = sample.data, spec.prompt.target_delimiter
+    fewshot = data["fewshot"]
+    if "contexts" in data:
+        return [(fewshot + c, delim + data["continuation"]) for c in data["contexts"]]
+    return [(fewshot + data["query"], delim + c) for c in data["choices"]]
+
+
+def _norm_texts(sample: Sample) -> list[str]:
+    """What lm-eval divides by for acc_norm: ``doc_to_choice`` (the contexts, in a
+    variable-context task)."""
+    texts: list[str] = sample.data.get("choices") or sample.data["contexts"]
+    return texts
+
+
+def _right(pick: int, gold: Any) -> float:
+    return float(pick in gold) if isinstance(gold, list) else float(pick == gold)
+
+
+def _labels(field: Field, row: Mapping[str, Any]) -> list[int]:
+    value = Prompt.read(field, row)
+    if isinstance(value, str):  # a rendered template: the list it spells
+        value = ast.literal_eval(value)
+    return [int(v) for v in value]
+
+
+def _mass(lls: Sequence[float], labels: Sequence[int]) -> float:
+    """lm-eval's ``process_results_mc2``: ``exp``, normalise by the sum, add the true ones
+    (numpy's ``exp`` and pairwise ``sum``, as there)."""
+    import numpy as np
+
+    probs = np.exp(np.array(lls))
+    probs_norm = probs / np.sum(probs)
+    return float(np.sum(probs_norm[np.array(labels) == 1]))

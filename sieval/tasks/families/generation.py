@@ -1,0 +1,137 @@
+"""Generation with extraction: the model writes, documented rules extract the answer, it is
+compared with the gold answer.
+
+The prompt is the shots' prefix and the row's text, sent as a raw-text prompt (``input=
+"completion"``) or as one user message through the model's chat template (``"chat"``). Decoding
+is greedy (``max_tokens`` is an option). Each ``Answer`` names a metric, the rule that extracts
+an answer from the reply (None when nothing matches) and the channel that records it; the metric
+is 1 when the extracted answer equals the gold one. The first answer is the prediction. With
+``invalid``, the first rule's misses are counted (per sample ``invalid``, ``invalid_rate`` in the
+figures).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from ...ir.request import CompletionInput, Request, Sampling
+from ...ir.response import Response
+from .._shared import first_choice, int_option, means, user_message
+from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
+from .base import Base, Prepared
+
+if TYPE_CHECKING:
+    from ..spec import Spec
+
+__all__ = ["Answer", "Generation"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Answer:
+    metric: str
+    extract: Callable[[str], str | None]
+    channel: str | None = None
+    """The channel the extracted answer is recorded in; None: not recorded."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Generation(Base):
+    answers: tuple[Answer, ...]
+    gold: Callable[[Mapping[str, Any]], Any]
+    """The gold answer of a row."""
+    input: Literal["completion", "chat"] = "completion"
+    max_tokens: int = 256
+    stop: tuple[str, ...] = ()
+    invalid: Any = None
+    """What the prediction is when the first rule matches nothing; set, the misses are counted."""
+    count_invalid: bool = False
+    finish_channel: bool = False
+    """Record the reply's finish reason as the ``finish_reason`` channel."""
+    protocol_text: str = ""
+    request: str = "gen"
+    """The request's name in the records."""
+    kind: str = "generation"
+    options: Mapping[str, Any] = field(default_factory=dict)
+    has_max_tokens_option: bool = True
+
+    def __post_init__(self) -> None:
+        options = {"max_tokens": self.max_tokens} if self.has_max_tokens_option else {}
+        object.__setattr__(self, "options", options)
+
+    def check_options(self, spec: Spec, config: TaskConfig) -> None:
+        self._max_tokens(spec, config)
+
+    def _max_tokens(self, spec: Spec, config: TaskConfig) -> int:
+        if not self.has_max_tokens_option:
+            return self.max_tokens
+        return int_option(spec.name, config, "max_tokens", self.max_tokens, 1)
+
+    def requirements(self, spec: Spec, model: ModelFacts) -> tuple[Requirement, ...]:
+        prompt = (
+            Requirement("chat", "the question is a user message")
+            if self.input == "chat"
+            else Requirement("text_prompt", "the k-shot prompt is raw text")
+        )
+        out = [prompt, Requirement("sampling", "greedy decoding and max_tokens are set explicitly")]
+        if self.stop:
+            out.append(Requirement("stop_strings", f"generation stops at {self.stop[0]!r}"))
+        return tuple(out)
+
+    def protocol(self, spec: Spec) -> str:
+        return self.protocol_text or (
+            f"{self.kind} ({spec.reference}): {self.input} prompt, greedy, max_tokens "
+            f"{self.max_tokens}, stop {list(self.stop)}; "
+            + "; ".join(f"{a.metric} by {a.extract.__name__}" for a in self.answers)
+        )
+
+    def prepare(self, spec: Spec, row: Mapping[str, Any], config: TaskConfig) -> Prepared:
+        return Prepared(data={"query": spec.prompt.text_of(row)}, gold=self.gold(row))
+
+    def requests(
+        self, spec: Spec, sample: Sample, config: TaskConfig, model: ModelFacts
+    ) -> Mapping[str, Request]:
+        text = sample.data["fewshot"] + sample.data["query"]
+        sampling = Sampling(temperature=0.0, max_tokens=self._max_tokens(spec, config))
+        if self.stop:
+            sampling = Sampling(
+                temperature=0.0, max_tokens=self._max_tokens(spec, config), stop=self.stop
+            )
+        prompt = user_message(text) if self.input == "chat" else CompletionInput(text=text)
+        return {self.request: Request(input=prompt, sampling=sampling)}
+
+    def score(
+        self,
+        spec: Spec,
+        sample: Sample,
+        responses: Mapping[str, Response],
+        config: TaskConfig,
+        model: ModelFacts,
+    ) -> SampleResult:
+        choice = first_choice(responses[self.request])
+        found = [a.extract(choice.text) for a in self.answers]
+        metrics = {
+            a.metric: float(x == sample.gold) for a, x in zip(self.answers, found, strict=True)
+        }
+        if self.count_invalid:
+            metrics["invalid"] = float(found[0] is None)
+        channels: dict[str, Any] = {"text": choice.text}
+        for answer, value in zip(self.answers, found, strict=True):
+            if answer.channel is not None:
+                channels[answer.channel] = value
+        if self.finish_channel:
+            reason = choice.finish_reason
+            channels["finish_reason"] = reason if isinstance(reason, str) else None
+        prediction = found[0] if found[0] is not None else self.invalid
+        return SampleResult(
+            prediction=prediction, gold=sample.gold, metrics=metrics, channels=channels
+        )
+
+    def aggregate(
+        self, spec: Spec, results: Iterable[tuple[Sample, SampleResult]]
+    ) -> dict[str, Any]:
+        out = means(results)
+        if self.count_invalid:
+            out["invalid_rate"] = out.pop("invalid", 0.0)
+        return out
