@@ -187,3 +187,15 @@ async def test_a_config_run_is_told_the_config_key(tmp_path: Path) -> None:
         )
         with pytest.raises(ConfigError, match="set model: ID to one of them"):
             await arun_eval(config, RunOptions(out=tmp_path, data_dir=DATA))
+
+
+def test_the_readme_lists_every_flag_of_the_one_line_form() -> None:
+    from sieval.cli.eval import ONE_LINE_ONLY
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    table = readme[readme.index("| flag | config key | what |") :].split("\n\n")[0]
+    listed = set(re.findall(r"`(--[a-z-]+)", table))
+    assert {*ONE_LINE_ONLY, "--endpoint", "--model", "--task", "--limit", "--concurrency"} <= listed
+    for key, (config, _) in SETTINGS.items():
+        if key not in ("concurrency", "options", "request_defaults"):
+            assert f"`{config.split(':')[0]}:" in table, key

@@ -88,7 +88,8 @@ def test_the_lines_of_several_units_line_up() -> None:
     ]
     for width in (77, 100, 157):
         lines = [line.plain for line in progress_lines(units, width)]
-        assert len({len(line) for line in lines}) == 1 and len({line.index("━") for line in lines}) == 1
+        assert len({len(line) for line in lines}) == 1
+        assert len({line.index("━") for line in lines}) == 1
         assert len({line.index("failed") for line in lines}) == 1
 
 
