@@ -21,9 +21,12 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from ..errors import ConfigError
 from ..transport import redact_url
-from .config import EMBEDDED
+from .config import EMBEDDED, results_dirname
+from .records import records_path, scan
 from .report import build_report, load_report
 from .rundir import load_run_config, read_run_json
 
@@ -68,13 +71,31 @@ def is_running(run_dir: Path) -> bool:
     return True
 
 
+class _Seen(msgspec.Struct):
+    sample_id: str
+    status: str
+
+
+_seen = msgspec.json.Decoder(_Seen)
+
+
 def _current(run_dir: Path) -> bool:
-    """Whether ``report.json`` exists and no records file is newer than it."""
+    """Whether ``report.json`` counts, for every (model, task), the samples its records hold now
+    (scored and failed, by each sample's latest line): a resume that was interrupted has
+    recorded more than the report it left counts. Counted, not dated: a copied run keeps its
+    report."""
     try:
-        written = (run_dir / "report.json").stat().st_mtime
-    except OSError:
+        report = load_report(run_dir)
+    except ConfigError:
         return False
-    return all(p.stat().st_mtime <= written for p in run_dir.glob("*/*/records.jsonl"))
+    for result in report["results"]:
+        path = records_path(run_dir, results_dirname(result["model"]), result["task"])
+        latest = {line.sample_id: line.status for line in scan(path, _seen)}
+        scored = sum(status == "ok" for status in latest.values())
+        samples = result["samples"]
+        if (scored, len(latest) - scored) != (samples["scored"], samples["failed"]):
+            return False
+    return True
 
 
 def snapshot(

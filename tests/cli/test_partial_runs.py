@@ -169,3 +169,23 @@ def test_a_missing_run_directory_is_said_to_be_missing(tmp_path: Path) -> None:
         assert result.exit_code == 2 and "nope' does not exist" in result.output
     result = invoke("report", str(tmp_path))
     assert result.exit_code == 2 and "no report.json" in result.output
+
+
+async def test_a_report_is_current_while_it_counts_what_the_records_hold(tmp_path: Path) -> None:
+    from sieval.runner import RunOptions, arun_eval, parse_config
+    from sieval.runner.snapshot import snapshot
+
+    config = parse_config("models: [{name: ref}]\ntasks: [{name: arc_easy_kshot_ppl, n: 3}]")
+    run = (await arun_eval(config, RunOptions(out=tmp_path, run_name="r", data_dir=DATA))).run_dir
+    written = json.loads((run / "report.json").read_text())
+    records = run / "ref" / "arc_easy_kshot_ppl" / "records.jsonl"
+    later = (run / "report.json").stat().st_mtime + 60
+    os.utime(records, (later, later))  # as a copy may leave it: newer, but the same records
+    assert snapshot(run, data_dir=DATA) == written
+    first = json.loads(records.read_text().splitlines()[0])
+    again = {**first, "status": "failed", "metrics": {}, "error": {"class": "TransportError"}}
+    with records.open("a") as out:  # a resume, interrupted after re-recording one sample
+        out.write(json.dumps(again) + "\n")
+    rebuilt = snapshot(run, data_dir=DATA)
+    assert rebuilt["partial"]["recorded"] == 3 and rebuilt["partial"]["missing"] == 0
+    assert rebuilt["results"][0]["samples"]["failed"] == 1
