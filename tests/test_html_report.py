@@ -429,6 +429,33 @@ async def test_markup_in_a_prompt_is_shown_as_text(report_page: Page, run_dir: P
     assert report_page.attempted == [] and report_page.errors == []
 
 
+async def test_prediction_and_gold_are_letters_and_the_list_cuts_nothing(
+    report_page: Page, run_dir: Path
+) -> None:
+    """Beside the A-D choices table the prediction reads as a letter, never an index; in the
+    sample list the task and the question wrap, never end in an ellipsis."""
+    page = report_page.page
+    records, _ = unit_records(run_dir, MODEL_NAMES[0], "arc_easy_kshot_ppl")
+    record = next(r for r in records.values() if r.status == "ok")
+    detail = await report_page.open(MODEL_NAMES[0], "arc_easy_kshot_ppl", record.sample_id)
+    facts = {}
+    for dt in await detail.query_selector_all("dl.kv dt"):
+        value = await dt.evaluate_handle("e => e.nextElementSibling")
+        facts[await dt.inner_text()] = await value.inner_text()
+    labels = (record.sample or {}).get("labels") or list("ABCD")
+    assert facts["prediction"] == labels[record.prediction] and facts["gold"] == labels[record.gold]
+    for cell in ("td.task", "td.question"):
+        style = await page.eval_on_selector(
+            f"tr.sample-row.selected {cell}",
+            "e => [getComputedStyle(e).whiteSpace, getComputedStyle(e).textOverflow]",
+        )
+        assert style[0] == "normal", (cell, style)
+    question = await page.eval_on_selector(
+        "tr.sample-row.selected td.question", "e => e.textContent"
+    )
+    assert question == " ".join(((record.sample or {})["query"]).split())
+
+
 def test_a_missing_interval_or_value_prints_a_dash() -> None:
     """No browser: the renderer alone, on a hand-made view with nothing measured."""
     view = {

@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..runner.explain import answer_label
 from ..runner.identity import changed_inputs
 from ..runner.records import Record
-from ..runner.report import load_report
+from ..runner.snapshot import snapshot
 from ..runner.view import Unit, outcome, units
 from ..scoring.uncertainty import is_binary, json_number, mcnemar, paired_difference, quantiles
 from ..tasks.registry import TASKS
@@ -35,7 +36,7 @@ FLIPS_SHOWN = 50
 
 
 def compare_runs(run_a: Path, run_b: Path) -> dict[str, Any]:
-    report_a, report_b = load_report(run_a), load_report(run_b)
+    report_a, report_b = snapshot(run_a), snapshot(run_b)  # a partial run: what it recorded
     units_a = {(u.result["model"], u.result["task"]): u for u in units(run_a, report_a)}
     units_b = {(u.result["model"], u.result["task"]): u for u in units(run_b, report_b)}
     models_a = sorted({m for m, _ in units_a})
@@ -46,7 +47,8 @@ def compare_runs(run_a: Path, run_b: Path) -> dict[str, Any]:
         pairing = {m: m for m in models_a if m in models_b}
     if not pairing:
         raise ConfigError(
-            f"the runs share no model label (A: {', '.join(models_a)}; B: {', '.join(models_b)})",
+            f"the runs share no model label (the first has {', '.join(models_a)}; the second "
+            f"{', '.join(models_b)})",
             path="compare",
         )
     tasks = []
@@ -121,9 +123,9 @@ def _compare_unit(unit_a: Unit, unit_b: Unit) -> dict[str, Any]:
             "id": a.sample_id,
             "a": outcome(a, headline),
             "b": outcome(b, headline),
-            "prediction_a": a.prediction,
-            "prediction_b": b.prediction,
-            "gold": a.gold,
+            "prediction_a": answer_label(a.sample, a.prediction),
+            "prediction_b": answer_label(b.sample, b.prediction),
+            "gold": answer_label(a.sample, a.gold),
         }
         for a, b in pairs
         if a.metrics.get(headline) != b.metrics.get(headline)

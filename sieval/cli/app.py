@@ -9,6 +9,7 @@ needs. ``tests/cli/test_startup.py`` checks the table against the commands thems
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -45,7 +46,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "report": (
         "sieval.cli.report",
-        "Print a run's report.json as tables, or as md, csv or json rows; --html writes a page.",
+        "Print a run's report as tables, or as md, csv or json rows; --html writes a page.",
     ),
     "samples": (
         "sieval.cli.samples",
@@ -83,6 +84,7 @@ class _Commands(TyperGroup):
         command = super().get_command(ctx, cmd_name)
         if command is not None:
             _help_flag_default(command, ctx)
+            _readable_values(command)
         return command
 
     def get_help_option(self, ctx: Any) -> Any:
@@ -112,6 +114,25 @@ def _help_flag_default(command: Any, ctx: Any) -> None:
     option = command.get_help_option(ctx)
     if option is not None and option.default is None:
         option.default = False
+
+
+_METAVARS: dict[Any, str] = {int: "N", float: "X", Path: "PATH"}
+
+
+def _readable_values(command: Any) -> None:
+    """typer shows a value by its Python type (``<int>``, ``<list[str]>``, ``<int range>``) and a
+    required argument as ``{run_dir}``; name each value as a reader says it instead: ``--limit
+    N``, ``RUN_DIR``. A command's own ``metavar=`` wins."""
+    for param in command.params:
+        if param.param_type_name == "argument":
+            param.metavar = param.metavar or param.name.upper()
+            param.display_type_rich = lambda ctx: None
+            param._usage_display_name = lambda p=param: (
+                p.metavar if p.required else f"[{p.metavar}]"
+            )
+        elif param.metavar is None and not getattr(param, "is_flag", False):
+            annotation = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+            param.metavar = _METAVARS.get(annotation, param.name.upper())
 
 
 app = typer.Typer(

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import typer
-from rich.console import Console
 
 from ..tasks.base import Task
 
@@ -15,10 +14,13 @@ EXIT_OK, EXIT_FAILED_SAMPLES, EXIT_BAD_INPUT = 0, 1, 2
 
 
 def fail(message: str) -> typer.Exit:
-    """Print ``error: message`` to stderr; return the exit to raise (code 2, bad input)."""
-    Console(stderr=True, highlight=False, soft_wrap=True).print(
-        f"[bold red]error:[/] {message}", markup=True
-    )
+    """Print ``error: message`` to stderr (wrapped at word boundaries on a terminal, one line in
+    a pipe, as ``text.console`` does); return the exit to raise (code 2, bad input)."""
+    from rich.markup import escape
+
+    from .text import console
+
+    console(stderr=True).print(f"[bold red]error:[/] {escape(message)}")
     return typer.Exit(EXIT_BAD_INPUT)
 
 

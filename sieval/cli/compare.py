@@ -12,8 +12,26 @@ import typer
 from ..errors import ConfigError
 from . import common
 from .app import app
+from .text import shown
 
-__all__ = ["render_comparison"]
+__all__ = ["render_comparison", "run_names"]
+
+SHORT = 12
+"""Directory names up to this long name the runs in the tables; longer ones would crowd them."""
+
+
+def run_names(run_a: Path, run_b: Path, labels: str | None = None) -> tuple[str, str]:
+    """What the runs are called on screen: ``--labels``, else their directory names when short
+    and distinct, else before and after (never A and B: those are answer letters)."""
+    if labels is not None:
+        parts = [p.strip() for p in labels.split(",")]
+        if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
+            raise common.fail(f"--labels {labels!r}: give two distinct names, NAME_A,NAME_B")
+        return parts[0], parts[1]
+    a, b = run_a.resolve().name, run_b.resolve().name
+    if a != b and len(a) <= SHORT and len(b) <= SHORT:
+        return a, b
+    return "before", "after"
 
 
 @app.command("compare")
@@ -26,8 +44,17 @@ def compare_command(
         help="Also write RUN_B's HTML report with the comparison to PATH (a directory: "
         "PATH/report.html).",
     ),
-    form: str = typer.Option("table", "--format", help="table (default) or json."),
+    form: str = typer.Option(
+        "table", "--format", metavar="table|json", help="table (default) or json."
+    ),
     flips: int = typer.Option(10, "--flips", min=0, help="List at most N flipped samples a task."),
+    labels: str | None = typer.Option(
+        None,
+        "--labels",
+        metavar="NAME_A,NAME_B",
+        help="What to call the two runs (default: their directory names when short, else "
+        "before and after).",
+    ),
 ) -> None:
     """Compare two runs sample by sample: paired differences, McNemar, flips, log-likelihoods.
 
@@ -37,6 +64,7 @@ def compare_command(
 
     if form not in ("table", "json"):
         raise common.fail(f"--format {form!r}: choose table or json")
+    names = run_names(run_a, run_b, labels)
     try:
         result = compare_runs(run_a, run_b)
     except ConfigError as exc:
@@ -53,15 +81,20 @@ def compare_command(
     from rich.console import Console
 
     console = Console(highlight=False)
-    for item in render_comparison(result, flips=flips):
+    for item in render_comparison(result, flips=flips, names=names):
         console.print(item)
 
 
-def render_comparison(result: Mapping[str, Any], *, flips: int = 10) -> Iterable[Any]:
+def render_comparison(
+    result: Mapping[str, Any], *, flips: int = 10, names: tuple[str, str] = ("before", "after")
+) -> Iterable[Any]:
     from rich.markup import escape
     from rich.table import Table
 
-    yield f"A: {escape(result['a']['dir'])}\nB: {escape(result['b']['dir'])}"
+    from .text import interval
+
+    a, b = (escape(n) for n in names)
+    yield f"{a}: {escape(result['a']['dir'])}\n{b}: {escape(result['b']['dir'])}"
     changes = result.get("changes") or []
     if changes:
         yield f"what differs between the runs' inputs ({len(changes)}):"
@@ -75,44 +108,51 @@ def render_comparison(result: Mapping[str, Any], *, flips: int = 10) -> Iterable
         models = task["model_a"] if task["model_a"] == task["model_b"] else (
             f"{task['model_a']} → {task['model_b']}"
         )  # fmt: skip
-        table = Table(title=f"{escape(models)} / {escape(task['task'])}: {task['paired']} paired")
-        for column in ("metric", "A", "B", "B − A", "95% CI", "McNemar p"):
+        table = Table(
+            title=f"{escape(models)} / {escape(task['task'])}: {task['paired']} paired",
+            caption="* the headline metric; the interval is the paired difference's, 95%",
+            caption_justify="left",
+        )
+        for column in ("metric", a, b, f"{b} − {a}", "95% CI", "McNemar p"):
             table.add_column(column, justify="left" if column == "metric" else "right")
         for name, m in task["metrics"].items():
-            ci = m["ci"]
-            interval = "-" if None in ci else f"{ci[0]:+.4f} {ci[1]:+.4f}"
             test = m["mcnemar"]
             table.add_row(
-                name + (" *" if name == task["headline"] else ""), f"{m['a']:.4f}",
-                f"{m['b']:.4f}", f"{m['diff']:+.4f}", interval,
+                escape(name) + (" *" if name == task["headline"] else ""), f"{m['a']:.4f}",
+                f"{m['b']:.4f}", f"{m['diff']:+.4f}", interval(m["ci"]),
                 "-" if test is None else f"{test['p_value']:.3g}",
             )  # fmt: skip
         yield table
         head = task["metrics"].get(task["headline"], {}).get("mcnemar")
         if head is not None:
             yield (
-                f"  {task['headline']}: right only in A {head['a_only']}, only in B "
-                f"{head['b_only']}, both {head['both']}, neither {head['neither']}"
+                f"  {task['headline']}: right only in {a} {head['a_only']}, only in {b} "
+                f"{head['b_only']}, in both {head['both']}, in neither {head['neither']}"
             )
-        counts = [f"failed A {task['failed_a']}, B {task['failed_b']}"]
+        counts = [f"failed in {a} {task['failed_a']}, in {b} {task['failed_b']}"]
         if task["only_a"] or task["only_b"]:
-            counts.append(f"only in A {task['only_a']}, only in B {task['only_b']}")
+            counts.append(f"only in {a} {task['only_a']}, only in {b} {task['only_b']}")
         yield "  " + "; ".join(counts)
         loglik = task["loglik"]
         if loglik is not None:
             yield (
-                f"  per-choice log-likelihood |B − A| over {loglik['n']}: p50 {loglik['p50']:.3g}"
-                f", p90 {loglik['p90']:.3g}, p99 {loglik['p99']:.3g}, max {loglik['max']:.3g}"
+                f"  per-choice log-likelihood |{b} − {a}| over {loglik['n']}: p50 "
+                f"{loglik['p50']:.3g}, p90 {loglik['p90']:.3g}, p99 {loglik['p99']:.3g}, max "
+                f"{loglik['max']:.3g}"
                 + (f" ({escape(loglik['max_at'])})" if loglik["max"] > 0 else "")
             )
-        yield f"  flipped {task['flipped']} (headline {task['headline']} differs)"
+        yield (
+            f"  samples whose {task['headline']} differs between the runs (flipped): "
+            f"{task['flipped']}"
+        )
         for flip in task["flips"][:flips]:
             yield (
-                f"    {escape(flip['id'])}: A {flip['a']} ({escape(str(flip['prediction_a']))}), "
-                f"B {flip['b']} ({escape(str(flip['prediction_b']))}), gold "
-                f"{escape(str(flip['gold']))}"
+                f"    {escape(flip['id'])}: {a} {flip['a']} (picked "
+                f"{escape(shown(flip['prediction_a']))}), {b} {flip['b']} (picked "
+                f"{escape(shown(flip['prediction_b']))}), gold {escape(shown(flip['gold']))}"
             )
         if task["flipped"] > min(flips, len(task["flips"])):
             yield f"    … {task['flipped'] - min(flips, len(task['flips']))} more (--format json)"
     for gone in result["unmatched"]:
-        yield f"only in run {gone['run']}: {escape(gone['model'])} / {escape(gone['task'])}"
+        run = a if gone["run"] == "A" else b
+        yield f"only in {run}: {escape(gone['model'])} / {escape(gone['task'])}"

@@ -1,8 +1,12 @@
 """``sieval eval``: parse, call the runner, render.
 
-Two forms: ``sieval eval CONFIG`` (a config file records a run), or one line without YAML::
+Two forms: ``sieval eval CONFIG`` (a config file records a run), or one line without YAML that
+can say everything a config says (``oneline.py``)::
 
-    sieval eval --endpoint URL --model ID [--dialect D] --task a,b [--limit N] [--api-key-env VAR]
+    sieval eval --endpoint URL --model ID --task a,b:top_k=19 [--num-fewshot K] [--limit N] ...
+
+Errors name the setting to change the way the run was started: ``--num-fewshot N`` for the one-
+line form, ``num_fewshot: N`` for a config (``sieval/settings.py``).
 
 Exit codes: 0 every sample scored; 1 the run finished but some samples failed (they are recorded
 and counted in report.json, never scored) or ``--max-failures`` stopped it; 2 bad input (config,
@@ -18,175 +22,334 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from ..errors import ConfigError
-from . import common
+from . import common, text
 from .app import app
+from .oneline import OneLine, config_yaml, names
 
-__all__ = ["EXIT_INTERRUPTED", "one_line_config"]
+__all__ = ["EXIT_INTERRUPTED", "ONE_LINE_ONLY"]
 
 EXIT_INTERRUPTED = 130
 
+ONE_LINE_ONLY = {
+    "--name": "name",
+    "--kind": "kind",
+    "--dialect": "dialect",
+    "--api-key-env": "api_key_env",
+    "--api-key-file": "api_key_file",
+    "--auth": "auth",
+    "--num-fewshot": "num_fewshot",
+    "--seed": "seed",
+    "--task-option": "options",
+    "--gen-kwargs": "request_defaults",
+    "--retries": "retries",
+    "--timeout": "timeout_s",
+}
+"""The flags of the one-line form a config says in its own keys (refused beside a CONFIG)."""
 
-def _names(values: list[str]) -> tuple[str, ...]:
-    """Repeated and comma-separated values: ``--task a,b --task c`` -> ``(a, b, c)``."""
-    return tuple(name.strip() for value in values for name in value.split(",") if name.strip())
-
-
-def one_line_config(endpoint: str, model: str, tasks: tuple[str, ...], **fields: Any) -> Any:
-    """The config the one-line form stands for (one model, the named tasks)."""
-    from ..runner.config import parse_config
-
-    entry = {"endpoint": endpoint, "model": model, **{k: v for k, v in fields.items() if v}}
-    if not tasks:
-        raise ConfigError("the one-line form needs --task NAME[,NAME...] (see 'sieval tasks')")
-    import yaml
-
-    text = yaml.safe_dump({"models": [entry], "tasks": [{"name": t} for t in tasks]})
-    return parse_config(text, source="the command line")
+_ONE = "One-line form: "
 
 
 @app.command("eval")
 def eval_command(
     config: Path | None = typer.Argument(
-        None, help="The YAML config (models: and tasks:); omit it with --endpoint or --resume."
+        None,
+        metavar="CONFIG",
+        help="The YAML config (models: and tasks:); omit it with --endpoint or --resume.",
     ),
     endpoint: str | None = typer.Option(
-        None, "--endpoint", help="One-line form: the server's base URL (or 'embedded')."
+        None,
+        "--endpoint",
+        metavar="URL",
+        help=_ONE + "the server's base URL (a trailing /v1 is dropped), or 'embedded'.",
     ),
     model: list[str] = typer.Option(
-        [], "--model", help="One-line form: the model id. With a config: run only this model."
-    ),
-    dialect: str | None = typer.Option(None, "--dialect", help="One-line form: the dialect id."),
-    api_key_env: str | None = typer.Option(
-        None, "--api-key-env", help="One-line form: the env var holding the API key."
+        [],
+        "--model",
+        metavar="ID",
+        help=_ONE + "the model id sent on the wire. With a config: run only this model.",
     ),
     task: list[str] = typer.Option(
-        [], "--task", "--tasks", help="Tasks to run (repeatable, or comma-separated)."
+        [],
+        "--task",
+        "--tasks",
+        metavar="NAME[:K=V]",
+        help="Tasks to run (repeatable, or comma-separated). One-line form: NAME:KEY=VALUE sets "
+        "the task's n, num_fewshot, seed or an option (mmlu_kshot_clp:top_k=19).",
     ),
-    limit: int | None = typer.Option(None, "--limit", help="At most N samples per task."),
-    resume: Path | None = typer.Option(
-        None, "--resume", help="Complete this run directory (its config is stored in it)."
+    num_fewshot: int | None = typer.Option(
+        None, "--num-fewshot", "--num_fewshot", metavar="K", help=_ONE + "shots per prompt."
     ),
-    out: Path | None = typer.Option(None, "--out", help="Create the run directory in DIR."),
-    data_dir: Path | None = typer.Option(
-        None, "--data-dir", help="Dataset directory (else SIEVAL_DATA_DIR)."
+    task_option: list[str] = typer.Option(
+        [],
+        "--task-option",
+        metavar="KEY=VALUE",
+        help=_ONE + "a task option for every task that has it (top_k=19; 'sieval tasks').",
+    ),
+    gen_kwargs: list[str] = typer.Option(
+        [],
+        "--gen-kwargs",
+        "--gen_kwargs",
+        metavar="K=V,...",
+        help=_ONE + "request defaults, filling what a task leaves unset: temperature=0,"
+        "max_tokens=64 (sampling fields, lm-eval's max_gen_toks/until, or leaves: options.min_p).",
+    ),
+    dialect: str | None = typer.Option(
+        None, "--dialect", metavar="ID", help=_ONE + "the dialect ('sieval dialects')."
+    ),
+    kind: str | None = typer.Option(
+        None,
+        "--kind",
+        metavar="completion|chat",
+        help=_ONE + "the input kind; picks the dialect when --dialect is not given.",
+    ),
+    name: str | None = typer.Option(
+        None, "--name", metavar="LABEL", help=_ONE + "the model's label (default: the model id)."
+    ),
+    api_key_env: str | None = typer.Option(
+        None, "--api-key-env", metavar="VAR", help=_ONE + "the env var holding the API key."
+    ),
+    api_key_file: str | None = typer.Option(
+        None, "--api-key-file", metavar="PATH", help=_ONE + "a file holding the API key."
+    ),
+    auth: str | None = typer.Option(
+        None,
+        "--auth",
+        metavar="SCHEME",
+        help=_ONE + "how the key is sent: default, bearer, x-api-key or x-goog-api-key.",
+    ),
+    seed: int | None = typer.Option(
+        None, "--seed", metavar="N", help=_ONE + "the seed of the tasks' shot draws."
+    ),
+    retries: int | None = typer.Option(
+        None,
+        "--retries",
+        metavar="N",
+        help=_ONE + "extra attempts after connect errors, timeouts, 429, 5xx (default 4).",
+    ),
+    timeout: float | None = typer.Option(
+        None,
+        "--timeout",
+        metavar="SECONDS",
+        help=_ONE + "the budget per request (default 600).",
     ),
     concurrency: int | None = typer.Option(
-        None, "--concurrency", help="Global cap on requests in flight."
+        None,
+        "--concurrency",
+        metavar="N",
+        help="Requests in flight at once (one-line form: the model's; with a config: the cap "
+        "over every model).",
     ),
-    max_failures: float | None = typer.Option(
-        None, "--max-failures", help="Stop after more than N failed samples (or a fraction < 1)."
+    limit: int | None = typer.Option(
+        None, "--limit", metavar="N", help="At most N samples a task."
+    ),
+    write_config: Path | None = typer.Option(
+        None,
+        "--write-config",
+        metavar="FILE",
+        help="Write the config this command stands for to FILE and stop (run it with "
+        "'sieval eval FILE').",
+    ),
+    resume: Path | None = typer.Option(
+        None,
+        "--resume",
+        metavar="RUN_DIR",
+        help="Complete this run directory (its config is stored in it).",
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", metavar="DIR", help="Create the run directory in DIR."
+    ),
+    data_dir: Path | None = typer.Option(
+        None, "--data-dir", metavar="DIR", help="Dataset directory (else SIEVAL_DATA_DIR)."
+    ),
+    max_failures: str = typer.Option(
+        "auto",
+        "--max-failures",
+        metavar="auto|off|N|X",
+        help="Stop early: auto, when the first samples of a task all fail for one reason; off; "
+        "after more than N failed samples; or over a fraction X < 1 of them.",
     ),
     no_preflight: bool = typer.Option(
         False, "--no-preflight", help="Skip the pre-run checks (model id, top-k, context, BOS)."
     ),
     wire_log: bool = typer.Option(False, "--wire-log", help="Log every exchange (redacted)."),
     run: Path | None = typer.Option(
-        None, "--run", help="Run one shard of this run directory (made by 'sieval plan')."
+        None,
+        "--run",
+        metavar="RUN_DIR",
+        help="Run one shard of this run directory (made by 'sieval plan').",
     ),
     shard: str | None = typer.Option(
-        None, "--shard", help="With --run: k/N, k, or slurm|indexed|env (k from the scheduler)."
+        None,
+        "--shard",
+        metavar="K/N",
+        help="With --run: k/N, k, or slurm|indexed|env (k from the scheduler).",
     ),
 ) -> None:
     """Evaluate models on tasks; exit 0 ok, 1 failed samples, 2 bad input, 130 interrupted."""
-    console = Console(stderr=True, soft_wrap=True, highlight=False)
+    from ..settings import named_as
+
+    console = text.console(stderr=True)
     if run is not None or shard is not None:
         from .shard import run_shard_command
 
         run_shard_command(run, shard, data_dir=data_dir, wire_log=wire_log, console=console)
-    tasks = _names(task)
+    one_line = None
+    if endpoint is not None:
+        one_line = OneLine(
+            endpoint=endpoint, model=model[0] if len(model) == 1 else "", tasks=task, name=name,
+            kind=kind, dialect=dialect, api_key_env=api_key_env, api_key_file=api_key_file,
+            auth=auth, num_fewshot=num_fewshot, seed=seed, task_options=task_option,
+            gen_kwargs=gen_kwargs, retries=retries, timeout=timeout, concurrency=concurrency,
+            limit=limit, data_dir=data_dir, out=out,
+        )  # fmt: skip
+    given = {
+        "--name": name, "--kind": kind, "--dialect": dialect, "--api-key-env": api_key_env,
+        "--api-key-file": api_key_file, "--auth": auth, "--num-fewshot": num_fewshot,
+        "--seed": seed, "--task-option": task_option or None, "--gen-kwargs": gen_kwargs or None,
+        "--retries": retries, "--timeout": timeout,
+    }  # fmt: skip
     created: list[Path] = []
-    try:
-        cfg, models = _config(config, endpoint, model, dialect, api_key_env, tasks, resume)
-        from ..runner import RunOptions, make_progress, run_eval
+    # errors name flags for a one-line run and config keys otherwise (sieval/settings.py)
+    with named_as("flags" if one_line is not None else "config"):
+        try:
+            from ..runner import RunOptions
+            from ..runner.stopping import parse_max_failures
 
-        result = run_eval(
-            cfg,
-            RunOptions(
+            cfg, models, tasks = _config(config, one_line, model, task, resume, given)
+            stop_rule = parse_max_failures(max_failures)
+            if write_config is not None:
+                _write_config(write_config, one_line, console)
+            options = RunOptions(
                 out=out,
                 resume=resume,
                 data_dir=data_dir,
-                limit=limit,
-                concurrency=concurrency,
+                limit=limit if one_line is None else None,  # the one-line config holds n
+                concurrency=concurrency if one_line is None else None,
                 models=models,
-                tasks=tasks if config is not None or resume is not None else (),
+                tasks=tasks,
                 wire_log=wire_log,
                 preflight=not no_preflight,
-                max_failures=max_failures,
+                max_failures=stop_rule,
                 on_run_dir=created.append,
-                on_stage=lambda text: console.print(f"[dim]{text}[/]"),
-            ),
-            tasks=common.task_registry(),
-            progress=make_progress(console),
-        )
-    except ConfigError as exc:
-        raise common.fail(exc.message) from None
-    except KeyboardInterrupt:
-        if created:
-            console.print(
-                f"[yellow]interrupted[/]: what finished is recorded in {created[0]}; resume with\n"
-                f"  sieval eval --resume {created[0]}"
+                on_stage=lambda line: console.print(f"[dim]{escape(line)}[/]"),
             )
-        else:
-            console.print("[yellow]interrupted[/] before the run directory was created")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+            result = _run(cfg, options, console, created)
+        except ConfigError as exc:
+            raise common.fail(exc.message) from None
     _render(result, console)
     raise typer.Exit(result.exit_code)
 
 
 def _config(
     config: Path | None,
-    endpoint: str | None,
+    one_line: OneLine | None,
     model: list[str],
-    dialect: str | None,
-    api_key_env: str | None,
-    tasks: tuple[str, ...],
+    task: list[str],
     resume: Path | None,
-) -> tuple[Any, tuple[str, ...]]:
-    """The config and the model labels to run, from whichever form the command line used."""
+    given: dict[str, Any],
+) -> tuple[Any, tuple[str, ...], tuple[str, ...]]:
+    """The config, and the model labels and tasks to run of it, from whichever form the command
+    line used."""
     from ..runner.config import load_config
+    from ..runner.plan import resolve_task
     from ..runner.rundir import load_run_config
+    from ..settings import setting
 
-    if endpoint is not None:
+    if one_line is not None:
         if config is not None:
             raise ConfigError("give a CONFIG or --endpoint, not both")
-        if len(model) > 1 or (not model and endpoint != "embedded"):
+        if len(model) > 1 or (not model and one_line.endpoint != "embedded"):
             raise ConfigError("the one-line form needs exactly one --model ID")
-        model_id = model[0] if model else ""  # embedded: the reference server's own model
-        return (
-            one_line_config(endpoint, model_id, tasks, dialect=dialect, api_key_env=api_key_env),
-            (),
+        registry = common.task_registry()
+        cfg = one_line.config(registry)
+        for entry in cfg.tasks:
+            resolve_task(entry.name, registry)
+        return cfg, (), ()
+    for flag, value in given.items():
+        if value is not None:
+            raise ConfigError(
+                f"{flag} belongs to the one-line form (sieval eval --endpoint URL --model ID "
+                f"--task NAME {flag} ...); a config sets {setting(ONE_LINE_ONLY[flag])} in its "
+                "model or task entries"
+            )
+    tasks = names(task)
+    if any(":" in t or "=" in t for t in tasks):
+        raise ConfigError(
+            "--task NAME:KEY=VALUE belongs to the one-line form; a config sets a task's options "
+            "in its entry (- {name: mmlu_kshot_clp, options: {top_k: 19}})"
         )
     if config is not None:
-        return load_config(config), tuple(model)
+        return load_config(config), tuple(model), tasks
     if resume is not None:
-        return load_run_config(resume), tuple(model)
+        return load_run_config(resume), tuple(model), tasks
     raise ConfigError(
         "nothing to evaluate: give a CONFIG file, or --endpoint URL --model ID --task NAME, or "
         "--resume RUN_DIR (try: sieval eval examples/quickstart.yaml)"
     )
 
 
-def _render(result: Any, console: Console) -> None:
-    from .report import render_failures, render_finishes, render_report
+def _write_config(path: Path, one_line: OneLine | None, console: Console) -> None:
+    """Save the one-line form's config as YAML and stop (exit 0); nothing runs."""
+    if one_line is None:
+        raise ConfigError("--write-config saves a one-line run (--endpoint ...) as a config file")
+    if path.exists():
+        raise ConfigError(f"--write-config {str(path)!r} exists; name a new file")
+    try:
+        path.write_text(config_yaml(one_line.mapping(common.task_registry())))
+    except OSError as exc:
+        raise ConfigError(
+            f"--write-config {str(path)!r}: cannot write it ({exc.strerror})"
+        ) from exc
+    console.print(f"wrote {escape(str(path))}; run it with: sieval eval {escape(str(path))}")
+    raise typer.Exit(common.EXIT_OK)
 
-    out = Console(highlight=False)
+
+def _run(cfg: Any, options: Any, console: Console, created: list[Path]) -> Any:
+    from ..runner import make_progress, run_eval
+
+    progress = make_progress(console)
+    try:
+        return run_eval(cfg, options, tasks=common.task_registry(), progress=progress)
+    except KeyboardInterrupt:
+        progress.close()
+        if created:
+            run_dir = escape(str(created[0]))
+            console.print(
+                f"[yellow]interrupted[/]: what finished is recorded in {run_dir}\n"
+                f"  look at it:  sieval report {run_dir}\n"
+                f"  resume it:   sieval eval --resume {run_dir}"
+            )
+        else:
+            console.print("[yellow]interrupted[/] before the run directory was created")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
+def _render(result: Any, console: Console) -> None:
+    """What a run prints at its end, the summary last (the details: ``sieval report``), so the
+    end of a run fits a 40-row screen."""
+    from .report import render_failures, render_finishes, render_summary
+
+    out = text.console()
     for warning in result.warnings:
-        console.print(f"[yellow]warning:[/] {warning}")
-    for table in render_report(result.report, brief=True):
-        out.print(table)
-    for line in render_finishes(result.report):
-        out.print(f"finished: {line}")
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
     for line in render_failures(result.report):
-        console.print(f"[yellow]failed:[/] {line}")
+        console.print(f"[yellow]failed:[/] {escape(line)}")
+    for line in render_finishes(result.report):
+        out.print(f"finished: {escape(line)}")
+    out.print(render_summary(result.report))
+    run_dir = escape(str(result.run_dir))
     if result.stopped:
         console.print(
-            f"[red]{result.stopped}[/]; resume with: sieval eval --resume {result.run_dir}"
+            f"[red]{escape(result.stopped)}[/]\n  resume with: sieval eval --resume {run_dir}"
         )
-    out.print(f"run directory: {result.run_dir}", soft_wrap=True)  # one line, to copy
     if result.failed:
         console.print(
             f"[yellow]{result.failed} sample(s) failed[/]: recorded with their error class, "
             "counted in report.json, never scored"
         )
+    out.print(f"details: sieval report {run_dir}", soft_wrap=True)
+    out.print(f"samples: sieval samples {run_dir} --wrong", soft_wrap=True)
+    out.print(f"run directory: {run_dir}", soft_wrap=True)  # one line, to copy

@@ -34,13 +34,12 @@ def finalize_command(
         done = finalize(run_dir, data_dir=data_dir, tasks=common.task_registry())
     except ConfigError as exc:
         raise common.fail(exc.message) from None
-    from .report import render_failures, render_report
+    from .report import render_failures, render_summary
 
     out = Console(highlight=False)
-    for table in render_report(done.report, brief=True):
-        out.print(table)
     for line in render_failures(done.report):
         console.print(f"[yellow]failed:[/] {line}")
+    out.print(render_summary(done.report))
     for k, n in sorted(done.failed_shards.items()):
         console.print(
             f"[yellow]shard {k}[/]: {n} failed sample(s); to retry them: sieval eval --run "

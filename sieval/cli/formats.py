@@ -1,6 +1,7 @@
 """A report's figures as rows for pasting elsewhere: Markdown, CSV or JSON (``sieval report
 --format``). One row per (model, task, metric); nested metrics (MMLU's subjects) are flattened
-to dotted names."""
+to dotted names, each with the n of its own group (``by_subject.anatomy.acc`` with the anatomy
+questions' n)."""
 
 from __future__ import annotations
 
@@ -23,10 +24,13 @@ def result_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     for result in report["results"]:
         spreads = result.get("intervals") or {}
         samples = result["samples"]
-        for metric, value in _flat(result.get("metrics") or {}).items():
+        flat = _flat(result.get("metrics") or {})
+        for metric, value in flat.items():
             if metric == "n" or metric.endswith(".n"):
-                continue
+                continue  # each row carries its n: a 1-of-1 subject never reads as a score of 1
             spread = spreads.get(metric) or {}
+            group = metric.rpartition(".")[0]
+            n = spread.get("n", flat.get(f"{group}.n" if group else "n"))
             ci = spread.get("ci") or [None, None]
             rows.append(
                 {
@@ -37,7 +41,7 @@ def result_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
                     "se": spread.get("se"),
                     "ci_low": ci[0],
                     "ci_high": ci[1],
-                    "n": spread.get("n"),
+                    "n": None if n is None else int(n),
                     "estimator": spread.get("estimator"),
                     "scored": samples["scored"],
                     "failed": samples["failed"],

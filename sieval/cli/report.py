@@ -1,50 +1,80 @@
-"""``sieval report RUN_DIR``: a run's ``report.json`` as tables (``sieval eval`` prints the brief
-form when a run ends)."""
+"""``sieval report RUN_DIR``: a run's report as tables (``sieval eval`` prints the summary when a
+run ends); a run that is going or was interrupted is reported from its records, marked partial,
+and ``--watch`` follows one as it runs."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
+from rich.console import Console, Group
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from ..errors import ConfigError
 from . import common
 from .app import app
+from .text import MISSING, figure, interval, shown
 
-__all__ = ["render_failures", "render_finishes", "render_report"]
+__all__ = ["partial_note", "render_failures", "render_finishes", "render_report", "render_summary"]
+
+WATCH_EVERY_S = 2.0
+"""How often ``--watch`` reads the run's records again."""
 
 
 @app.command("report")
 def report_command(
     run_dir: Path = typer.Argument(..., help="A run directory written by 'sieval eval'."),
     form: str = typer.Option(
-        "table", "--format", help="table (default), md, csv or json: one row per metric."
+        "table",
+        "--format",
+        metavar="table|md|csv|json",
+        help="table (default), md, csv or json: one row per metric.",
     ),
     html: str | None = typer.Option(
         None,
         "--html",
+        metavar="PATH",
         help="Also write the HTML report (one self-contained file) to PATH "
         "(a directory: PATH/report.html).",
     ),
     compare: Path | None = typer.Option(
-        None, "--compare", help="With --html: add the comparison with this earlier run."
+        None,
+        "--compare",
+        metavar="RUN_DIR",
+        help="With --html: add the comparison with this earlier run.",
+    ),
+    watch: bool = typer.Option(
+        False, "--watch", help="Follow a run in progress: read it again until it ends."
+    ),
+    data_dir: Path | None = typer.Option(
+        None,
+        "--data-dir",
+        metavar="DIR",
+        help="Dataset directory, to report a run that has no report.json yet (else as eval).",
     ),
 ) -> None:
-    """Print a run's report.json as tables, or as md, csv or json rows; --html writes a page.
+    """Print a run's report as tables, or as md, csv or json rows; --html writes a page.
 
-    The HTML report is one self-contained file: summary, plots and a per-sample browser."""
-    from ..runner import load_report
+    A run that is going or was interrupted is reported from its records, marked partial. The
+    HTML report is one self-contained file: summary, plots and a per-sample browser."""
+    from ..runner.snapshot import snapshot
     from .formats import FORMATS, render_rows, result_rows
 
     if form not in FORMATS:
         raise common.fail(f"--format {form!r}: choose one of {', '.join(FORMATS)}")
+    if watch and (form != "table" or html is not None):
+        raise common.fail("--watch follows the tables; drop --format and --html")
     try:
-        report = load_report(run_dir)
+        report = (
+            _watch(run_dir, data_dir)
+            if watch
+            else snapshot(run_dir, data_dir=data_dir, tasks=common.task_registry())
+        )
     except ConfigError as exc:
         raise common.fail(exc.message) from None
     if html is not None:
@@ -53,13 +83,35 @@ def report_command(
     if form != "table":
         typer.echo(render_rows(result_rows(report), form), nl=False)
         return
-    console = Console()
+    console = Console(highlight=False)
     for table in render_report(report):
         console.print(table)
     for line in render_finishes(report):
-        console.print(f"finished: {line}", highlight=False)
+        console.print(f"finished: {escape(line)}")
     for line in render_failures(report):
-        console.print(line, highlight=False)
+        console.print(escape(line))
+
+
+def _watch(run_dir: Path, data_dir: Path | None) -> dict[str, Any]:
+    """Show the summary, read again every ``WATCH_EVERY_S``, until no process writes the run;
+    return its last report (printed whole by the caller)."""
+    from rich.live import Live
+
+    from ..runner.snapshot import snapshot
+
+    def look() -> dict[str, Any]:
+        return snapshot(run_dir, data_dir=data_dir, tasks=common.task_registry())
+
+    report = look()
+    if not (report.get("partial") or {}).get("running"):
+        return report
+    console = Console(highlight=False)
+    with Live(render_summary(report), console=console, auto_refresh=False, transient=True) as live:
+        while (report.get("partial") or {}).get("running"):
+            time.sleep(WATCH_EVERY_S)
+            report = look()
+            live.update(render_summary(report), refresh=True)
+    return report
 
 
 def write_html(
@@ -87,12 +139,13 @@ def write_html(
 
 
 def render_finishes(report: Mapping[str, Any]) -> list[str]:
-    """How the answers ended, per (model, task), in the servers' words (reported, not scored)."""
+    """How the answers ended, per (model, task), in the servers' words (reported, not scored);
+    a scoring task's one-token probe (``generates: false``) always ends by length: not shown."""
     lines = []
     for result in report["results"]:
         reasons = result.get("finish_reasons") or {}
-        if not reasons:
-            continue  # nothing answered, or a run recorded before finish reasons were
+        if not reasons or not result.get("generates", True):
+            continue  # nothing answered, a scoring task, or a run recorded before finish reasons
         ended = ", ".join(f"{reason} {count}" for reason, count in reasons.items())
         empty = result.get("empty_answers", 0)
         lines.append(
@@ -107,129 +160,164 @@ def render_failures(report: Mapping[str, Any]) -> list[str]:
     for result in report["results"]:
         seen: set[str] = set()
         for example in result.get("failure_examples", []):
-            kind = str(example.get("class"))
+            kind = shown(example.get("class"))
             if kind in seen:
                 continue
             seen.add(kind)
             count = result["failures"].get(kind, 1)
             lines.append(
                 f"{result['model']}/{result['task']}: {count} {kind}, e.g. sample "
-                f"{example.get('sample_id')}: {example.get('message')}"
+                f"{shown(example.get('sample_id'))}: {shown(example.get('message'))}"
             )
     return lines
 
 
-def _ci(spread: Mapping[str, Any]) -> str:
-    ci = spread.get("ci")
-    if not spread:
-        return ""
-    if not ci or ci[0] is None or ci[1] is None:
-        return "-"
-    return f"{ci[0]:.3f}–{ci[1]:.3f}"
+def partial_note(report: Mapping[str, Any]) -> str | None:
+    """What a partial report is, and how to finish it."""
+    partial = report.get("partial")
+    if not partial:
+        return None
+    run_dir = report.get("run", {}).get("dir", "RUN_DIR")
+    counts = f"{partial['recorded']} of {partial['total']} samples recorded"
+    if partial.get("running"):
+        note = f"partial: the run is going, {counts}, {partial['missing']} to go"
+    else:
+        note = (
+            f"partial: the run stopped, {counts}, {partial['missing']} missing; finish it with "
+            f"sieval eval --resume {run_dir}"
+        )
+    if partial.get("data_changed"):
+        note += " (its data files changed since it started: the counts follow the files now)"
+    return note + "; metrics are over the recorded samples"
 
 
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.4f}"
-    return str(value)
+def render_summary(report: Mapping[str, Any]) -> Table | Group:
+    """One row per task: headline with its interval, scored, failed, missing; a table per model,
+    titled with its name (a long name never squeezes a column, nor breaks). A partial report says
+    so below, in a line of its own (a caption would wrap to the table's width)."""
+    results = report["results"]
+    models = list(dict.fromkeys(r["model"] for r in results))
+    tables = [_summary_table(report, m, [r for r in results if r["model"] == m]) for m in models]
+    note = partial_note(report)
+    if note is None and len(tables) == 1:
+        return tables[0]
+    return Group(*tables, *([Text(note, style="yellow")] if note else []))
 
 
-def _scalars(metrics: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in metrics.items():
-        if isinstance(value, Mapping):
-            out.update(_scalars(value, f"{prefix}{key}."))
-        elif isinstance(value, int | float | str | bool):
-            out[f"{prefix}{key}"] = value
-    return out
+def _summary_table(report: Mapping[str, Any], model: str, results: list[Any]) -> Table:
+    summary = Table(title=escape(f"sieval run {report['run']['identity'][:19]} · {model}"))
+    summary.add_column("task\nheadline", no_wrap=True)  # task names are what a reader scans for
+    summary.add_column("value\n95% CI", justify="right", no_wrap=True)
+    for column in ("scored", "failed", "missing"):
+        summary.add_column(column, justify="right", no_wrap=True)
+    for result in results:
+        samples = result["samples"]
+        headline = result["headline"]
+        metrics = result.get("metrics") or {}
+        spread = (result.get("intervals") or {}).get(headline) or {}
+        summary.add_row(
+            Text(result["task"]) + Text(f"\n{headline}", style="dim"),
+            f"{figure(metrics.get(headline))}\n{interval(spread.get('ci'))}",
+            f"{samples['scored']}/{samples['total']}",
+            str(samples["failed"]),
+            str(samples["missing"]),
+        )
+    return summary
 
 
-BRIEF_GROUP = 12
-"""``sieval eval`` folds a metric group with more entries than this (MMLU's 57 subjects) into a
-one-line pointer; ``sieval report`` prints everything."""
+def _groups(metrics: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """The metric groups (MMLU's ``by_category``, ``by_subject``), the smallest first."""
+    found = [(k, v) for k, v in metrics.items() if isinstance(v, Mapping) and v]
+    return sorted(found, key=lambda item: len(item[1]))
 
 
-def _brief(metrics: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    kept: dict[str, Any] = {}
-    folded: list[str] = []
-    for key, value in metrics.items():
-        if isinstance(value, Mapping) and len(value) > BRIEF_GROUP:
-            folded.append(f"{key} ({len(value)} entries)")
+def _group_table(title: str, group: Mapping[str, Any]) -> Table:
+    """One row per entry of a group (a subject), with its n and each of its metrics."""
+    names = list(
+        dict.fromkeys(
+            k
+            for entry in group.values()
+            if isinstance(entry, Mapping)
+            for k, v in entry.items()
+            if k != "n" and _number(v)
+        )
+    )
+    table = Table(title=escape(title), min_width=len(title) + 4)  # its title on one line
+    table.add_column("", no_wrap=True)
+    table.add_column("n", justify="right")
+    for name in names or ["value"]:
+        table.add_column(name, justify="right")
+    for key, entry in group.items():
+        if isinstance(entry, Mapping):
+            cells = [figure(entry.get(name)) for name in names]
+            table.add_row(escape(str(key)), figure(entry.get("n")), *cells)
         else:
-            kept[key] = value
-    return kept, folded
+            table.add_row(escape(str(key)), MISSING, figure(entry))
+    return table
 
 
-def render_report(report: Mapping[str, Any], *, brief: bool = False) -> list[Table | Text]:
-    """The summary, one metrics table per (model, task), provenance per model, and timings:
-    narrow tables (two to six columns) that stay readable at 80 columns."""
-    summary = Table(title=f"sieval run {report['run']['identity'][:19]}")
-    summary.add_column("model", overflow="fold")
-    summary.add_column("task", no_wrap=True)  # task names are what a reader scans for
-    for column in ("headline\n95% CI", "scored", "failed", "missing"):
-        summary.add_column(column, justify="right", overflow="fold")
-    tables: list[Table | Text] = [summary]
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
+    """The summary, per (model, task) its metrics and a table per metric group (a row a subject,
+    with its n), provenance per model, and timings: narrow tables that read at 80 columns."""
+    tables: list[Table | Text | Group] = [render_summary(report)]
+    several = len({r["model"] for r in report["results"]}) > 1
     provenance = Table(title="provenance", show_header=False)
     provenance.add_column("what", style="dim")
     provenance.add_column("value", overflow="fold")
     seen_models: set[str] = set()
     for result in report["results"]:
-        samples = result["samples"]
-        headline = result["headline"]
         metrics = result.get("metrics") or {}
-        value = _fmt(metrics[headline]) if headline in metrics else "-"
-        spread = (result.get("intervals") or {}).get(headline) or {}
-        failures = ", ".join(f"{k} {v}" for k, v in result["failures"].items())
-        summary.add_row(
-            result["model"],
-            Text(result["task"]) + Text(f"\n{headline}", style="dim"),
-            f"{value}\n{_ci(spread)}",
-            f"{samples['scored']}/{samples['total']}",
-            f"{samples['failed']}" + (f" ({failures})" if failures else ""),
-            str(samples["missing"]),
-        )
-        shown, folded = _brief(metrics) if brief else (metrics, [])
-        flat = _scalars(shown)
-        if len(flat) > 1:
-            caption = (
-                f"{', '.join(folded)}: see sieval report RUN_DIR or report.json" if folded else None
-            )
-            detail = Table(title=f"{result['model']} / {result['task']}", caption=caption)
-            detail.add_column("metric", overflow="fold")
+        scalars = {k: v for k, v in metrics.items() if _number(v)}
+        n = scalars.pop("n", None)
+        name = f"{result['model']} / {result['task']}" if several else result["task"]
+        spreads = result.get("intervals") or {}
+        if scalars:
+            detail = Table(title=escape(name + ("" if n is None else f" · n {n}")))
+            detail.add_column("metric", no_wrap=True)
             detail.add_column("value", justify="right")
             detail.add_column("± se", justify="right")
             detail.add_column("95% CI", justify="right")
-            spreads = result.get("intervals") or {}
-            for key, item in flat.items():
+            for key, item in scalars.items():
                 spread = spreads.get(key) or {}
                 se = spread.get("se")
-                detail.add_row(key, _fmt(item), "" if se is None else f"{se:.4f}", _ci(spread))
+                shown_key = f"{key} (headline)" if key == result["headline"] else key
+                detail.add_row(shown_key, figure(item), figure(se), interval(spread.get("ci")))
             tables.append(detail)
-            estimators = {str(x.get("estimator")) for x in spreads.values()}
-            if estimators:
-                tables.append(Text(f"intervals: {', '.join(sorted(estimators))}", style="dim"))
-        prov = result["provenance"]
+        for group, entries in _groups(metrics):
+            tables.append(_group_table(f"{name} · {group}", entries))
+        estimators = {str(x.get("estimator")) for x in spreads.values()}
+        if estimators:
+            tables.append(Text(f"intervals: {', '.join(sorted(estimators))}", style="dim"))
+        prov = result.get("provenance") or {}
         if result["model"] not in seen_models:
             seen_models.add(result["model"])
             server = prov.get("server_version")
             version = server.get("version", server) if isinstance(server, dict) else server
-            provenance.add_row("model", result["model"], style="bold")
-            provenance.add_row("dialect", prov["dialect"])
-            provenance.add_row("requested", prov["requested_model"])
-            provenance.add_row("reported", ", ".join(prov["reported_models"]) or "-")
-            provenance.add_row("endpoint", str(prov.get("endpoint")))
-            provenance.add_row("server", str(version))
+            provenance.add_row("model", escape(result["model"]), style="bold")
+            for what, value in (
+                ("dialect", prov.get("dialect")),
+                ("requested", prov.get("requested_model")),
+                ("reported", ", ".join(prov.get("reported_models") or []) or None),
+                ("endpoint", prov.get("endpoint")),
+                ("server", version),
+            ):
+                provenance.add_row(what, escape(shown(value)))
     tables.append(provenance)
-    timings = report.get("timings", {})
-    footer = Table(title="timings", show_header=False)
-    footer.add_column("what", style="dim")
-    footer.add_column("value", justify="right")
-    footer.add_row("wall", f"{timings.get('wall_s', 0.0):.2f} s")
-    footer.add_row("requests", str(timings.get("requests", 0)))
-    footer.add_row("requests/s", f"{timings.get('requests_per_s', 0.0):.1f}")
-    if len(timings.get("sessions", [])) > 1:
-        footer.add_row("sessions", str(len(timings["sessions"])))
-    tables.append(footer)
+    if not report.get("partial"):
+        timings = report.get("timings", {})
+        footer = Table(title="timings", show_header=False)
+        footer.add_column("what", style="dim")
+        footer.add_column("value", justify="right")
+        footer.add_row("wall", f"{timings.get('wall_s', 0.0):.2f} s")
+        footer.add_row("requests", str(timings.get("requests", 0)))
+        footer.add_row("requests/s", f"{timings.get('requests_per_s', 0.0):.1f}")
+        if len(timings.get("sessions", [])) > 1:
+            footer.add_row("sessions", str(len(timings["sessions"])))
+        tables.append(footer)
     if report.get("denominator"):
         tables.append(Text(f"note: {report['denominator']}", style="dim"))
     return tables

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 
 from ..errors import ConfigError
-from . import common
+from . import common, text
 from .app import app
 
 __all__ = ["matching", "render_sample"]
@@ -19,32 +20,42 @@ __all__ = ["matching", "render_sample"]
 @app.command("samples")
 def samples_command(
     run_dir: Path = typer.Argument(..., help="A run directory written by 'sieval eval'."),
-    task: str | None = typer.Option(None, "--task", help="Only this task."),
-    model: str | None = typer.Option(None, "--model", help="Only this model label."),
+    task: str | None = typer.Option(None, "--task", metavar="NAME", help="Only this task."),
+    model: str | None = typer.Option(
+        None, "--model", metavar="LABEL", help="Only this model label."
+    ),
     wrong: bool = typer.Option(False, "--wrong", help="Only samples scored wrong (headline 0)."),
     failed: bool = typer.Option(False, "--failed", help="Only failed samples (never scored)."),
     correct: bool = typer.Option(False, "--correct", help="Only samples scored right."),
     sample_id: str | None = typer.Option(
-        None, "--id", help="Only this sample id, shown in full: prompt, wire bodies, ledgers."
+        None,
+        "--id",
+        metavar="ID",
+        help="Only this sample id, shown in full: prompt, wire bodies, ledgers.",
     ),
     search: str | None = typer.Option(
-        None, "--search", help="Only samples whose id, question, prompt or generation has TEXT."
+        None,
+        "--search",
+        metavar="TEXT",
+        help="Only samples whose id, question, prompt or generation has TEXT.",
     ),
     limit: int = typer.Option(20, "--limit", min=0, help="Show at most N samples (0: all)."),
     body: bool = typer.Option(False, "--body", help="Show each request's wire body and ledger."),
 ) -> None:
     """Print a run's samples, explained; filter by task, model, outcome, id or text.
 
-    Each sample shows its question, the choices with their scores, the pick and why, the
-    generation and the extracted answer, or the error."""
-    from rich.console import Console
-
+    Each sample shows its question, the choices with their scores, the gold answer and the
+    model's pick with why, the generation and the extracted answer, or the error. A run that is
+    going or was interrupted shows the samples recorded so far."""
+    from ..runner.snapshot import snapshot
     from ..runner.view import sample_view, units
+    from .report import partial_note
 
     chosen = [("wrong", wrong), ("failed", failed), ("correct", correct)]
     outcomes = {name for name, asked in chosen if asked}
     try:
-        found = list(units(run_dir))
+        report = snapshot(run_dir, tasks=common.task_registry())
+        found = list(units(run_dir, report))
     except ConfigError as exc:
         raise common.fail(exc.message) from None
     known_tasks = sorted({u.result["task"] for u in found})
@@ -52,7 +63,10 @@ def samples_command(
         raise common.fail(
             f"--task {task!r} is not in this run; its tasks: {', '.join(known_tasks)}"
         )
-    console = Console(highlight=False)
+    console = text.console()
+    note = partial_note(report)
+    if note:
+        console.print(f"[yellow]{escape(note)}[/]")
     shown = total = 0
     for unit in found:
         if (task and unit.result["task"] != task) or (model and unit.result["model"] != model):
@@ -92,8 +106,8 @@ _MARK = {"correct": "[green]correct[/]", "wrong": "[red]wrong[/]", "failed": "[y
 
 
 def render_sample(view: dict[str, Any], *, full: bool = False, body: bool = False) -> Iterable[Any]:
-    """The lines and tables that show one sample."""
-    from rich.markup import escape
+    """The lines and tables that show one sample: the gold answer marked ✓ and the model's pick
+    named as such (a tick is never next to a wrong pick)."""
     from rich.table import Table
 
     metrics = ", ".join(f"{k} {v:g}" for k, v in view["metrics"].items())
@@ -108,20 +122,35 @@ def render_sample(view: dict[str, Any], *, full: bool = False, body: bool = Fals
         yield escape(view["query"])
     if view["choices"]:
         table = Table(show_edge=False, pad_edge=False)
-        for column in ("", "choice", "logprob", "chars", "score"):
-            table.add_column(column, justify="left" if column in ("", "choice") else "right")
+        chars = any(c["norm_chars"] is not None for c in view["choices"])  # none for letters
+        for column in (
+            "gold",
+            "choice",
+            "logprob",
+            *(["chars"] if chars else []),
+            "score",
+            "model",
+        ):
+            table.add_column(column, justify="right" if column in _NUMBERS else "left")
         for choice in view["choices"]:
-            mark = ("✓" if choice["picked"] else " ") + ("★" if choice["gold"] else " ")
-            text = choice["label"] + (f" {choice['text']}" if choice["text"] else "")
+            picked = ""
+            if choice["picked"]:
+                picked = "[green]picked[/]" if choice["gold"] else "[red]picked[/]"
+            label = choice["label"] + (f" {choice['text']}" if choice["text"] else "")
+            counted = [_num(choice["norm_chars"], "d")] if chars else []
             table.add_row(
-                mark, escape(text), _num(choice["logprob"]), _num(choice["norm_chars"], "d"),
-                _num(choice["score"]),
+                "✓" if choice["gold"] else "", escape(label), _num(choice["logprob"]), *counted,
+                _num(choice["score"]), picked,
             )  # fmt: skip
         yield table
-        yield f"[dim]✓ picked, ★ gold; {escape(view['why'] or '')}[/]"
+        why = f"; {view['why']}" if view["why"] else ""
+        yield f"[dim]✓ the gold answer; picked: the model's choice{escape(why)}[/]"
     if view["generation"] is not None:
-        yield f"generation: {escape(view['generation'])!s}"
-        yield f"extracted: {escape(str(view['extracted']))}   gold: {escape(str(view['gold']))}"
+        yield f"generation: {escape(view['generation'])}"
+        extracted = view["extracted"]
+        found = "(no answer found)" if extracted is None else escape(str(extracted))
+        gold = escape(text.shown(view.get("gold_label", view["gold"])))
+        yield f"extracted: {found}   gold: {gold}"
     if view["error"]:
         error = view["error"]
         status = f" (HTTP {error['status']})" if error.get("status") else ""
@@ -135,6 +164,9 @@ def render_sample(view: dict[str, Any], *, full: bool = False, body: bool = Fals
                 where = row.get("path") or row.get("reason") or ""
                 yield escape(f"  {row.get('leaf', '')}: {row.get('outcome', '')} {where}")
     yield ""
+
+
+_NUMBERS = ("logprob", "chars", "score")
 
 
 def _num(value: Any, spec: str = ".4f") -> str:

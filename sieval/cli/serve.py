@@ -1,5 +1,8 @@
 """``sieval serve``: run the embedded reference server standalone until Ctrl-C.
 
+Each request is logged as one line on stderr (``--quiet`` turns it off): time, client, method,
+path, status and milliseconds, as a server's access log.
+
 Exit codes: 0 stopped with Ctrl-C; 2 bad input (a non-loopback host without ``--allow-remote``,
 an unset ``--api-key-env`` variable, a bad ``--fault`` or ``--replay``, a port already taken).
 """
@@ -10,7 +13,11 @@ import asyncio
 import contextlib
 import ipaddress
 import os
+import sys
+import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any, TextIO
 
 import typer
 
@@ -18,7 +25,7 @@ from ..reference import DEFAULT_MODEL_NAME, ReferenceServer
 from . import common
 from .app import app
 
-__all__ = ["is_loopback", "render_banner"]
+__all__ = ["access_line", "access_log", "is_loopback", "render_banner"]
 
 
 def is_loopback(host: str) -> bool:
@@ -41,6 +48,43 @@ def render_banner(server: ReferenceServer) -> str:
         f"sieval reference server ({mode}, model {server.model_name!r}{fault}{auth}) "
         f"listening on http://{host}:{server.port} - press Ctrl-C to stop"
     )
+
+
+def access_line(peer: str | None, method: str, path: str, status: int, seconds: float) -> str:
+    """One request as the access log writes it: ``12:47:14 127.0.0.1 POST /v1/completions 200
+    3.1 ms``."""
+    return (
+        f"{time.strftime('%H:%M:%S')} {peer or '-'} {method} {path} {status} "
+        f"{seconds * 1000:.1f} ms"
+    )
+
+
+def access_log(stream: TextIO) -> Any:
+    """An aiohttp middleware writing ``access_line`` for each request (the status of an error
+    reply too)."""
+    from aiohttp import web
+
+    @web.middleware
+    async def log(
+        request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        t0 = time.perf_counter()
+        status = 500
+        try:
+            response = await handler(request)
+            status = response.status
+            return response
+        except web.HTTPException as exc:
+            status = exc.status
+            raise
+        finally:
+            line = access_line(
+                request.remote, request.method, request.path, status, time.perf_counter() - t0
+            )
+            stream.write(line + "\n")
+            stream.flush()
+
+    return log
 
 
 def _fail(message: str) -> typer.Exit:
@@ -75,6 +119,7 @@ def serve(
     allow_remote: bool = typer.Option(
         False, "--allow-remote", help="Allow a non-loopback --host (this is a test server)."
     ),
+    quiet: bool = typer.Option(False, "--quiet", help="Log no line per request."),
 ) -> None:
     """Run the embedded reference server (vLLM 0.32.0 wire) until Ctrl-C."""
     if not allow_remote and not is_loopback(host):
@@ -104,6 +149,8 @@ def serve(
         )
     except ValueError as exc:  # a bad --fault text or a missing --replay folder
         raise _fail(f"{exc}; see 'sieval serve --help'") from None
+    if not quiet:
+        server.app.middlewares.append(access_log(sys.stderr))
     try:  # pragma: no cover - run in a subprocess by tests/cli/test_serve.py
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(_serve(server))

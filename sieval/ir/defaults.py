@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 
 from ..errors import ConfigError
+from ..settings import named
 from .leaves import schema_match
 from .request import Request
 
@@ -20,8 +21,8 @@ def check_default_leaf(path: str, where: str = "") -> None:
     head, _, name = path.partition(".")
     if schema_match(path) is None or not name or head == "input":
         raise ConfigError(
-            f"{where}request default {path!r} is not a request leaf such as "
-            "'sampling.temperature' or 'options.min_p'",
+            f"{where}{named('request_defaults.' + path)} is not a request leaf such as "
+            "sampling.temperature or options.min_p",
             path=path,
         )
 
@@ -44,8 +45,8 @@ def check_default_value(path: str, value: Any, where: str = "") -> None:
             getattr(t, "__name__", str(t)) for t in kinds if t is not msgspec.UnsetType
         )
         raise ConfigError(
-            f"{where}request default {path}={value!r} is not a valid value ({exc}); it takes "
-            f"{shown}",
+            f"{where}{named('request_defaults.' + path)}={value!r} is not a valid value ({exc}); "
+            f"it takes {shown}",
             path=path,
             received=value,
         ) from exc

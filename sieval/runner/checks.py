@@ -26,6 +26,7 @@ from ..dialects.envelopes import classify
 from ..errors import ConfigError, ServerRejected, SievalError
 from ..ir.request import CompletionInput, Request, Sampling, Scoring
 from ..model import Model
+from ..settings import setting
 from ..tasks.base import ModelFacts
 from ..transport import redact
 from .plan import PlannedModel, PlannedTask
@@ -110,7 +111,7 @@ async def run_checks(
 
 def check_endpoint(pm: PlannedModel) -> CheckResult:
     """The URL check, which needs no I/O (the engine runs it before reaching the server too)."""
-    url = redact(pm.config.endpoint.rstrip("/"))
+    url = redact(pm.config.base_url)
     if url.endswith("/v1"):
         return CheckResult(
             "endpoint",
@@ -131,7 +132,7 @@ def _model(pm: PlannedModel, provenance: Provenance) -> CheckResult:
             "model",
             "failed",
             f"the server does not serve model {wanted!r}; it serves {', '.join(served)}: set "
-            "model: to one of them",
+            f"{setting('model', 'ID')} to one of them",
         )
     return CheckResult("model", "passed", f"{wanted!r} is served")
 
@@ -150,7 +151,7 @@ async def _check_top_k(model: Model, task: PlannedTask, facts: ModelFacts) -> Ch
             "failed",
             f"task {task.name!r} asks for top-k {k} and the server refuses it "
             f"({error.server_message}); start the server with a higher limit (vLLM: "
-            "--max-logprobs) or lower the task's top_k option",
+            f"--max-logprobs) or lower the task's top-k with {setting('options.top_k')}",
             task.name,
         )
     if error is not None and not isinstance(error, SievalError):  # pragma: no cover
@@ -176,7 +177,8 @@ async def _check_context(model: Model, task: PlannedTask, facts: ModelFacts) -> 
             "context",
             "failed",
             f"task {task.name!r}'s longest prompt ({name}) does not fit the server's context "
-            f"({error.server_message}); lower num_fewshot or serve a longer context",
+            f"({error.server_message}); lower the shots with {setting('num_fewshot')} or serve a "
+            "longer context",
             task.name,
         )
     detail = f"the longest prompt ({name}) fits" if call.ok else f"not checked: {error}"

@@ -43,13 +43,16 @@ import yaml
 
 from ..errors import ConfigError
 from ..ir.defaults import check_default_leaf, check_default_value
+from ..settings import named, setting
 from ..tasks.base import TaskConfig
 from ..transport.redaction import redact_url
 
 __all__ = [
     "EMBEDDED",
+    "ONE_LINE",
     "EvalConfig",
     "ModelConfig",
+    "base_url",
     "load_config",
     "parse_config",
     "provider_key",
@@ -63,6 +66,16 @@ REFERENCE_MODEL = "sieval-reference"
 """The model id the embedded reference server serves (``reference.server.DEFAULT_MODEL_NAME``)."""
 
 DEFAULT_DIALECT = {"completion": "openai_completions", "chat": "openai_chat"}
+
+ONE_LINE = "the command line"
+"""The ``source`` of a config built from ``sieval eval --endpoint ...`` (its errors name flags)."""
+
+
+def base_url(endpoint: str) -> str:
+    """``endpoint`` without a trailing slash or ``/v1``: OpenAI SDK and lm-eval users type
+    ``http://host:8000/v1``, and every dialect adds its own path (``/v1/completions``)."""
+    url = endpoint.rstrip("/")
+    return url[: -len("/v1")] if url.endswith("/v1") else url
 
 
 PROVIDER_KEYS = {
@@ -92,8 +105,9 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     name: str = ""
     """The label in results paths and reports; defaults to ``model``."""
     endpoint: str = ""
-    """A base URL (``http://host:port``, no ``/v1``) or ``embedded`` for the reference server;
-    required with ``model``. Unset with no model: the embedded reference server (quickstart)."""
+    """A base URL (``http://host:port``; a trailing ``/v1`` is dropped: ``base_url``) or
+    ``embedded`` for the reference server; required with ``model``. Unset with no model: the
+    embedded reference server (quickstart)."""
     model: str = ""
     """The model id sent on the wire; defaults to the reference server's model when embedded."""
     kind: Literal["completion", "chat"] = "completion"
@@ -125,6 +139,21 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     def label(self) -> str:
         return self.name or self.model or "reference"
 
+    @property
+    def base_url(self) -> str:
+        """The URL the dialects' paths are added to (``endpoint`` without ``/v1``)."""
+        return base_url(self.endpoint)
+
+    @property
+    def endpoint_note(self) -> str | None:
+        """What was dropped from ``endpoint`` to make the base URL, said once before a run."""
+        if self.endpoint == EMBEDDED or self.base_url == self.endpoint.rstrip("/"):
+            return None
+        return (
+            f"model {self.label!r}: using {redact_url(self.base_url)} as the base URL (the /v1 "
+            "of the endpoint is dropped: each dialect adds its own path, such as /v1/completions)"
+        )
+
     def api_key(self) -> str | None:
         """The key from ``api_key_env`` / ``api_key_file`` (``ConfigError`` when unreadable)."""
         if self.api_key_env:
@@ -132,7 +161,7 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
             if not value:
                 raise ConfigError(
                     f"model {self.label!r}: environment variable {self.api_key_env!r} "
-                    "(api_key_env) is not set; export it before running",
+                    f"({named('api_key_env')}) is not set; export it before running",
                     path="api_key_env",
                 )
             return value
@@ -141,13 +170,13 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
                 value = Path(self.api_key_file).expanduser().read_text().strip()
             except OSError as exc:
                 raise ConfigError(
-                    f"model {self.label!r}: cannot read api_key_file {self.api_key_file!r} "
-                    f"({exc.strerror}); check the path",
+                    f"model {self.label!r}: cannot read {named('api_key_file')} "
+                    f"{self.api_key_file!r} ({exc.strerror}); check the path",
                     path="api_key_file",
                 ) from exc
             if not value:
                 raise ConfigError(
-                    f"model {self.label!r}: api_key_file {self.api_key_file!r} is empty",
+                    f"model {self.label!r}: {named('api_key_file')} {self.api_key_file!r} is empty",
                     path="api_key_file",
                 )
             return value
@@ -156,7 +185,7 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     def identity(self) -> dict[str, Any]:
         """What of this model can change a score: no secrets, no key names, no limits."""
         return {
-            "endpoint": redact_url(self.endpoint.rstrip("/")),
+            "endpoint": redact_url(self.base_url),
             "model": self.model,
             "dialect": self.dialect_id,
             "request_defaults": dict(sorted(self.request_defaults.items())),
@@ -273,60 +302,67 @@ def _struct_at(where: str) -> type[msgspec.Struct]:
 
 
 def _check(config: EvalConfig, source: str) -> EvalConfig:
+    head = "" if source == ONE_LINE else f"{source}: "
     if not config.models:
         raise ConfigError(f"{source}: 'models:' is empty; list at least one model", path="models")
     if not config.tasks:
         raise ConfigError(f"{source}: 'tasks:' is empty; list at least one task", path="tasks")
     if config.concurrency < 1:
-        raise ConfigError(f"{source}: concurrency must be >= 1", path="concurrency")
+        raise ConfigError(f"{head}{named('concurrency')} must be >= 1", path="concurrency")
     labels: set[str] = set()
     models: list[ModelConfig] = []
     dirnames: dict[str, str] = {}
     for i, model in enumerate(config.models):
-        where = f"{source}: models[{i}]"
+        # the one-line form's errors name flags, which need no place in a file before them
+        where = "" if source == ONE_LINE else f"{source}: models[{i}]: "
         if not model.endpoint:
             if model.model:
                 raise ConfigError(
-                    f"{where}: model {model.model!r} has no endpoint; set 'endpoint:' to your "
-                    "server's base URL (e.g. http://127.0.0.1:8000), or 'endpoint: embedded' to "
-                    "evaluate sieval's built-in reference model instead",
+                    f"{where}model {model.model!r} has no endpoint; set "
+                    f"{setting('endpoint', 'URL')} to your server's base URL (e.g. "
+                    f"http://127.0.0.1:8000), or {setting('endpoint', 'embedded')} to evaluate "
+                    "sieval's built-in reference model instead",
                     path="endpoint",
                 )
             model = msgspec.structs.replace(model, endpoint=EMBEDDED)
         if model.endpoint != EMBEDDED and not model.endpoint.startswith(("http://", "https://")):
             raise ConfigError(
-                f"{where}: endpoint {redact_url(model.endpoint)!r} is neither 'embedded' nor an "
-                "http(s) URL",
+                f"{where}{named('endpoint')} {redact_url(model.endpoint)!r} is neither "
+                "'embedded' nor an http(s) URL",
                 path="endpoint",
             )
         if model.endpoint != EMBEDDED and not model.model:
-            raise ConfigError(f"{where}: 'model:' (the model id) is required", path="model")
+            raise ConfigError(
+                f"{where}{setting('model', 'ID')} (the model id) is required", path="model"
+            )
         if not model.model:
             model = msgspec.structs.replace(model, model=REFERENCE_MODEL)
         models.append(model)
         if model.api_key_env and model.api_key_file:
             raise ConfigError(
-                f"{where}: set one of api_key_env and api_key_file, not both", path="api_key_env"
+                f"{where}set one of {named('api_key_env')} and {named('api_key_file')}, not both",
+                path="api_key_env",
             )
-        if model.concurrency_limit < 1:
-            raise ConfigError(f"{where}: concurrency_limit must be >= 1", path="concurrency_limit")
-        if model.timeout_s <= 0:
-            raise ConfigError(f"{where}: timeout_s must be > 0", path="timeout_s")
-        if model.retries < 0:
-            raise ConfigError(f"{where}: retries must be >= 0", path="retries")
+        for key, bad in (
+            ("concurrency_limit", model.concurrency_limit < 1 and ">= 1"),
+            ("timeout_s", model.timeout_s <= 0 and "> 0"),
+            ("retries", model.retries < 0 and ">= 0"),
+        ):
+            if bad:
+                raise ConfigError(f"{where}{named(key)} must be {bad}", path=key)
         for leaf, value in model.request_defaults.items():
-            check_default_leaf(leaf, where=f"{where}: ")
-            check_default_value(leaf, value, where=f"{where}: ")
+            check_default_leaf(leaf, where=where)
+            check_default_value(leaf, value, where=where)
         if model.label in labels:
             raise ConfigError(
-                f"{where}: two models are named {model.label!r}; give each a distinct 'name:'",
+                f"{where}two models are named {model.label!r}; give each a distinct 'name:'",
                 path="name",
             )
         labels.add(model.label)
         directory = results_dirname(model.label)
         if directory in dirnames:
             raise ConfigError(
-                f"{where}: models {dirnames[directory]!r} and {model.label!r} would share the "
+                f"{where}models {dirnames[directory]!r} and {model.label!r} would share the "
                 f"results directory {directory!r} (labels are made file-safe); rename one",
                 path="name",
             )
@@ -338,8 +374,8 @@ def _check(config: EvalConfig, source: str) -> EvalConfig:
     names: set[str] = set()
     for task in tasks:
         if task.name in names:
-            raise ConfigError(f"{source}: task {task.name!r} is listed twice", path="tasks")
+            raise ConfigError(f"{head}task {task.name!r} is listed twice", path="tasks")
         names.add(task.name)
         if task.n is not None and task.n < 1:
-            raise ConfigError(f"{source}: task {task.name!r}: n must be >= 1", path="n")
+            raise ConfigError(f"{head}task {task.name!r}: {named('n')} must be >= 1", path="n")
     return msgspec.structs.replace(config, models=models, tasks=tasks)

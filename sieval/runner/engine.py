@@ -50,6 +50,7 @@ from .plan import Plan, PlannedModel, PlannedTask, plan_run, select
 from .preflight import Provenance, embedded_server, preflight
 from .progress import NullProgress, ProgressSink
 from .records import (
+    FAILED,
     SCHEMA_VERSION,
     SCORED,
     Record,
@@ -60,6 +61,8 @@ from .records import (
 )
 from .report import build_report, load_report, write_report
 from .rundir import check_resume, new_run_dir, write_run_json
+from .snapshot import running
+from .stopping import MaxFailures, Stopper, parse_max_failures
 
 __all__ = ["RunOptions", "RunResult", "arun_eval", "run_eval"]
 
@@ -91,9 +94,10 @@ class RunOptions:
     ``sieval parity`` compares; large for long prompts, so off by default."""
     preflight: bool = True
     """Run the pre-run checks (model id, top-k, context, BOS); ``--no-preflight`` skips them."""
-    max_failures: float | None = None
-    """Stop a run failing wholesale: more than N failed samples (N >= 1), or more than this
-    fraction of the samples run so far (a value below 1, counted once 20 samples are done)."""
+    max_failures: MaxFailures = None
+    """Stop a run failing wholesale (``stopping.py``): ``"auto"`` when the first samples of a
+    task all fail for one reason (the command line's default), more than N failed samples
+    (N >= 1), more than this fraction of the samples run so far (below 1); None never stops."""
     on_run_dir: Callable[[Path], None] | None = None
     """Called with the run directory once it exists (the CLI prints how to resume on Ctrl-C)."""
     on_stage: Callable[[str], None] | None = None
@@ -177,14 +181,17 @@ async def arun_eval(
     options = options or RunOptions()
     if options.concurrency is not None and options.concurrency < 1:
         raise ConfigError("--concurrency must be >= 1", path="concurrency")
-    if options.max_failures is not None and options.max_failures <= 0:
-        raise ConfigError("--max-failures must be > 0", path="max_failures")
+    if options.max_failures is not None:
+        parse_max_failures(str(options.max_failures))  # the one check of its value
     stage = options.on_stage or (lambda text: None)
     selected = select(config, options.models, options.tasks)
     # a resume plans (and reports) the whole run and runs only the selected (model, task) units
     config = config if options.resume is not None else selected
     run_only = {(m.label, t.name) for m in selected.models for t in selected.tasks}
     data_dir = resolve_data_dir(config, options)
+    for entry in config.models:
+        if entry.endpoint_note:  # said once, before anything is reached
+            stage(entry.endpoint_note)
     stage(f"loading {', '.join(t.name for t in config.tasks)} from {data_dir}")
     plan = plan_run(config, data_dir=data_dir, limit=options.limit, tasks=tasks)
     if options.restrict is not None:
@@ -193,6 +200,16 @@ async def arun_eval(
     if options.resume is not None:
         run_dir = options.resume
         check_resume(run_dir, plan.identity, plan.inputs)
+        if options.shard is None and not options.plan_only:
+            scored, failed, total = _recorded(plan, run_dir, run_only)
+            if scored == total:
+                stage(
+                    f"{run_dir} is complete: all {total} samples are recorded and scored; "
+                    "nothing to run, no server needed"
+                )
+                return _finished(plan, run_dir, warnings)
+            again = f" ({failed} of them failed before and run again)" if failed else ""
+            stage(f"resuming {run_dir}: {scored} recorded, {total - scored} to go{again}")
     else:
         run_dir = new_run_dir(Path(options.out or config.out), options.run_name, plan.identity)
     async with contextlib.AsyncExitStack() as stack:
@@ -211,7 +228,7 @@ async def arun_eval(
                 stage("starting the embedded reference server")
                 urls[pm.label] = await stack.enter_async_context(embedded_server())
             else:
-                urls[pm.label] = cfg.endpoint.rstrip("/")
+                urls[pm.label] = cfg.base_url
                 stage(f"reaching {redact_url(urls[pm.label])} ({pm.dialect.id})")
             if transport_factory is not None:
                 transports[pm.label] = transport_factory(cfg)
@@ -236,7 +253,15 @@ async def arun_eval(
         run_dir.mkdir(parents=True, exist_ok=True)
         if options.resume is None:
             # the run's own config: what it planned, --limit applied, so --resume needs nothing
-            ran = msgspec.structs.replace(config, tasks=[pt.config for pt in plan.tasks])
+            ran = msgspec.structs.replace(
+                config,
+                # the URL as used (a /v1 dropped, said above): a resume need not say it again
+                models=[
+                    msgspec.structs.replace(m, endpoint=m.base_url) if m.endpoint_note else m
+                    for m in config.models
+                ],
+                tasks=[pt.config for pt in plan.tasks],
+            )
             write_run_json(run_dir, plan.identity, plan.inputs, ran)
         if options.on_run_dir is not None:
             options.on_run_dir(run_dir)
@@ -277,8 +302,10 @@ async def arun_eval(
                 )
                 stack.push_async_callback(model.aclose)
                 engine.models[pm.label] = _Runtime(pm, model, facts[pm.label])
-            warnings.extend(engine.prepare())
-            await engine.run()
+            # shards share the directory: each is its own process, watched through its records
+            with running(run_dir) if options.shard is None else contextlib.nullcontext():
+                warnings.extend(engine.prepare())
+                await engine.run()
         finally:
             sink.close()
             engine.close()
@@ -314,6 +341,54 @@ async def arun_eval(
         plan=plan,
         setup=setup,
     )
+
+
+def _recorded(plan: Plan, run_dir: Path, run_only: set[tuple[str, str]]) -> tuple[int, int, int]:
+    """Of the samples a resume would run: how many are scored, failed, and in all."""
+    scored = failed = total = 0
+    for pm in plan.models:
+        for pt in plan.tasks:
+            if (pm.label, pt.name) not in run_only:
+                continue
+            path = records_path(run_dir, pm.dirname, pt.name)
+            status = statuses_at(path, pt.samples.position, len(pt.samples))
+            scored, failed = scored + status.count(SCORED), failed + status.count(FAILED)
+            total += len(pt.samples)
+    return scored, failed, total
+
+
+def _finished(plan: Plan, run_dir: Path, warnings: list[str]) -> RunResult:
+    """The result of resuming a run with nothing left to run, reached no server: its report (the
+    last one's figures when still valid, else rebuilt from the records, with the servers as the
+    last report named them)."""
+    previous = _previous_report(run_dir)
+    provenance: dict[str, Provenance] = {}
+    for result in (previous or {}).get("results", []):
+        said = result.get("provenance") or {}
+        if isinstance(said.get("endpoint"), str):
+            provenance.setdefault(
+                result["model"],
+                Provenance(
+                    endpoint=said["endpoint"],
+                    server_version=said.get("server_version"),
+                    served_models=list(said.get("served_models") or []),
+                ),
+            )
+    report = build_report(
+        plan,
+        run_dir,
+        provenance=provenance,
+        started=time.time(),
+        wall_s=0.0,
+        requests=0,
+        samples_run=0,
+        resumed=True,
+        warnings=warnings,
+        checks=(previous or {}).get("preflight"),
+        previous=previous,
+    )
+    write_report(run_dir, report)  # one more session, of no requests: a resume adds, never erases
+    return RunResult(run_dir=run_dir, report=report, warnings=warnings, plan=plan)
 
 
 def _previous_report(run_dir: Path) -> dict[str, Any] | None:
@@ -422,16 +497,16 @@ class _Engine:
         sink: ProgressSink,
         *,
         record_tokens: bool = False,
-        max_failures: float | None = None,
+        max_failures: MaxFailures = None,
         run_only: set[tuple[str, str]] | None = None,
         shard: int | None = None,
     ) -> None:
         self.shard = shard
         self.record_tokens = record_tokens
-        self.max_failures = max_failures
+        self.stopper = Stopper(max_failures)
         self.run_only = run_only
-        self.failed = 0
         self.stopped: str | None = None
+        self._halt = asyncio.Event()
         self.plan = plan
         self.run_dir = run_dir
         self.global_cap = global_cap
@@ -477,34 +552,30 @@ class _Engine:
         pending: set[asyncio.Task[None]] = set()
         try:
             for sample in unit.todo:
+                if len(pending) >= limit:
+                    await self._drain(pending)
                 if self.stopped:
                     break
-                if len(pending) >= limit:
-                    done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                    for finished in done:
-                        finished.result()
                 pending.add(asyncio.create_task(self._sample(unit, sample)))
-            if pending:
-                done, _ = await asyncio.wait(pending)
-                for finished in done:
-                    finished.result()
+            while pending and not self.stopped:
+                await self._drain(pending)
         finally:
-            for task in pending:
+            for task in pending:  # a stopped run does not wait for what is in flight
                 task.cancel()
+            if pending:
+                await asyncio.wait(pending)
 
-    def _maybe_stop(self) -> None:
-        """``--max-failures``: a count (>= 1) or a fraction of the samples run (after 20)."""
-        limit = self.max_failures
-        if limit is None or self.stopped:
-            return
-        if limit >= 1:
-            over = self.failed > limit
-            what = f"more than {int(limit)} samples failed"
-        else:
-            over = self.samples_run >= 20 and self.failed / self.samples_run > limit
-            what = f"{self.failed} of {self.samples_run} samples failed (over {limit:.0%})"
-        if over:
-            self.stopped = f"stopped early (--max-failures): {what}"
+    async def _drain(self, pending: set[asyncio.Task[None]]) -> None:
+        """Wait for one sample of ``pending`` to finish (removed from it), or for a stop."""
+        halt = asyncio.ensure_future(self._halt.wait())
+        try:
+            done, _ = await asyncio.wait({*pending, halt}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            halt.cancel()
+        for finished in done:
+            if finished is not halt:
+                pending.discard(finished)
+                finished.result()
 
     async def _call(self, runtime: _Runtime, request: Request) -> Call:
         async with runtime.slots, self.global_cap:
@@ -559,9 +630,11 @@ class _Engine:
         )
         unit.writer.write(record)
         self.samples_run += 1
-        if record.status != "ok":
-            self.failed += 1
-            self._maybe_stop()
+        failed = (record.error or {"class": "Unknown"}) if record.status != "ok" else None
+        reason = self.stopper.record(unit.key, failed)
+        if reason is not None and self.stopped is None:
+            self.stopped = reason
+            self._halt.set()
         tokens = sum(sum(r.usage.get(k, 0) for k in _COUNTED) for r in requests.values())
         self.sink.advance(unit.key, record.status == "ok", tokens)
 

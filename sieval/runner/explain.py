@@ -17,7 +17,7 @@ import msgspec
 
 from .records import Record, RequestRecord
 
-__all__ = ["ChoiceView", "Explanation", "explain", "prompt_text"]
+__all__ = ["ChoiceView", "Explanation", "answer_label", "explain", "prompt_text"]
 
 _SCORES = {
     "acc": "the highest log-likelihood",
@@ -72,6 +72,19 @@ def explain(record: Record, headline: str) -> Explanation:
         generation=text if isinstance(text, str) else None,
         extracted=None if extracted is None else str(extracted),
     )  # fmt: skip
+
+
+def answer_label(sample: Mapping[str, Any] | None, value: Any) -> str | None:
+    """A prediction or gold answer as a reader names it: a choice index as its label (``2`` ->
+    ``C``, or the sample's own labels), anything else as text; None stays None."""
+    if value is None:
+        return None
+    texts = (sample or {}).get("choices") or (sample or {}).get("endings")
+    if isinstance(value, int) and not isinstance(value, bool) and isinstance(texts, list):
+        labels = _labels(sample or {}, len(texts))
+        if 0 <= value < len(labels):
+            return labels[value]
+    return str(value)
 
 
 def _labels(sample: Mapping[str, Any], count: int) -> list[str]:

@@ -21,6 +21,7 @@ from ..dialects.registry import get_dialect, registry
 from ..dialects.table import Auth, Dialect, Refuse
 from ..errors import ConfigError, Refused, did_you_mean
 from ..model import prepare
+from ..settings import setting
 from ..tasks.base import ModelFacts, Requirement, Task, TaskConfig
 from ..tasks.registry import TASKS
 from .config import EvalConfig, ModelConfig, results_dirname
@@ -203,8 +204,7 @@ def _option_hint(planned: PlannedTask, leaf: str | None) -> str:
     if option not in planned.task.defaults:
         return ""
     return (
-        f" (the task's {option} option sets it: tasks: - {{name: {planned.name}, "
-        f"options: {{{option}: N}}}})"
+        f" (the task's {option} option sets it: {setting(f'options.{option}')} for {planned.name})"
     )
 
 
@@ -245,15 +245,19 @@ def plan_run(
     data_dir: Path,
     limit: int | None = None,
     tasks: Mapping[str, Task] | None = None,
+    keys: bool = True,
 ) -> Plan:
-    """Check and load everything a run needs; raises ``ConfigError`` on the first problem."""
+    """Check and load everything a run needs; raises ``ConfigError`` on the first problem.
+    ``keys=False`` reads no API key (a plan that sends nothing: a partial run's report)."""
     known = tasks if tasks is not None else TASKS
     resolved = [(resolve_task(tc.name, known), _limited(tc, limit)) for tc in config.tasks]
     for model in config.models:
         for task, _ in resolved:
             check_capabilities(model, task)
     models = [
-        PlannedModel(config=m, dialect=get_dialect(m.dialect_id), api_key=m.api_key())
+        PlannedModel(
+            config=m, dialect=get_dialect(m.dialect_id), api_key=m.api_key() if keys else None
+        )
         for m in config.models
     ]
     notes: list[str] = []

@@ -51,7 +51,8 @@ DENOMINATOR = (
     "samples.failed and failures (by error class) beside them and are never scored as wrong; "
     "samples.missing counts samples with no record (an interrupted run); finish_reasons count "
     "how the answers ended, in the servers' words, and empty_answers those with no text: both "
-    "are reported, never scored"
+    "are reported, never scored (generates: false marks a scoring task, whose one-token probe "
+    "ends by length)"
 )
 
 _EXAMPLES = 3
@@ -145,6 +146,7 @@ def _unit_result(
         "failures": dict(sorted(failures.items())),
         "failure_examples": [example for _, example in sorted(tally.examples, key=lambda x: x[0])],
         **_finish_counts(tally.finishes),
+        "generates": _generates(pt, model_facts),
         "provenance": {
             "requested_model": pm.config.model,
             "reported_models": sorted(tally.reported),
@@ -156,6 +158,18 @@ def _unit_result(
             "token_ids": dict(model_facts.token_ids),
         },
     }
+
+
+def _generates(pt: PlannedTask, facts: ModelFacts) -> bool:
+    """Whether the task's answers are generated text, whose finish reasons say something (a
+    scoring task's one-token probe always ends by ``length``): its first sample asks for more
+    than one token."""
+    if not len(pt.samples):
+        return False
+    requests = pt.task.requests(pt.samples[0], pt.config, facts).values()
+    return any(
+        not isinstance(r.sampling.max_tokens, int) or r.sampling.max_tokens > 1 for r in requests
+    )
 
 
 def _still_valid(plan: Plan, run_dir: Path, previous: dict[str, Any]) -> bool:

@@ -14,9 +14,9 @@ from typing import Any
 import msgspec
 
 from .config import results_dirname
-from .explain import explain, prompt_text
+from .explain import answer_label, explain, prompt_text
 from .records import Record, Shared, expand_requests, read_records
-from .report import load_report
+from .snapshot import snapshot
 
 __all__ = ["Unit", "build_view", "outcome", "sample_view", "units"]
 
@@ -30,8 +30,9 @@ class Unit(msgspec.Struct, kw_only=True):
 
 
 def units(run_dir: Path, report: dict[str, Any] | None = None) -> Iterator[Unit]:
-    """Each (model, task) of the run in report order, with its latest record per sample."""
-    report = report or load_report(run_dir)
+    """Each (model, task) of the run in report order, with its latest record per sample (a run
+    without a current report.json: as far as it is recorded, ``snapshot``)."""
+    report = report or snapshot(run_dir)
     for result in report["results"]:
         unit = run_dir / results_dirname(result["model"]) / result["task"]
         records = list(read_records(unit / "records.jsonl").records.values())
@@ -72,6 +73,8 @@ def sample_view(record: Record, shared: Shared, headline: str) -> dict[str, Any]
         "extracted": told.extracted,
         "prediction": record.prediction,
         "gold": record.gold,
+        "prediction_label": answer_label(record.sample, record.prediction),
+        "gold_label": answer_label(record.sample, record.gold),
         "error": error,
         "requests": [
             {
@@ -91,7 +94,7 @@ def sample_view(record: Record, shared: Shared, headline: str) -> dict[str, Any]
 
 def build_view(run_dir: Path, report: dict[str, Any] | None = None) -> dict[str, Any]:
     """The whole view of a run: summary, request distributions, margins, samples."""
-    report = report or load_report(run_dir)
+    report = report or snapshot(run_dir)
     summary, traffic, margins, samples = [], [], [], []
     for unit in units(run_dir, report):
         result = unit.result
@@ -130,6 +133,7 @@ def build_view(run_dir: Path, report: dict[str, Any] | None = None) -> dict[str,
             "resumed": bool(run.get("resumed")),
         },
         "denominator": report.get("denominator"),
+        "partial": report.get("partial"),
         "summary": summary,
         "requests": traffic,
         "margins": margins,

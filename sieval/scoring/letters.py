@@ -16,6 +16,7 @@ from msgspec import UNSET
 
 from ..errors import ContractViolation
 from ..ir.response import Response
+from ..settings import setting
 
 __all__ = ["candidate_letter_logprobs", "letter_logprobs", "spelled_letter"]
 
@@ -52,8 +53,8 @@ def letter_logprobs(response: Response, letters: Sequence[str]) -> dict[str, flo
             f"{'letters' if len(missing) > 1 else 'letter'} {', '.join(missing)} "
             f"{'are' if len(missing) > 1 else 'is'} not in the top-{len(top)} next-token list "
             f"(its first token is {first.text!r}), so the answer cannot be scored over all "
-            "choices; raise the task's top_k option where the wire allows it, score by token id "
-            "(sglang_native), or let the model answer in text (mmlu_0shot_gen)",
+            f"choices; raise the top-k with {setting('options.top_k')} where the wire allows it, "
+            "score by token id (sglang_native), or let the model answer in text (mmlu_0shot_gen)",
             path="choices[0].tokens[0].top",
             expected=list(letters),
             received=sorted(found),

@@ -26,6 +26,7 @@ import msgspec
 import yarl
 
 from sieval.errors import TransportError
+from sieval.settings import fill
 from sieval.transport.backoff import backoff_delay, retry_after_s
 from sieval.transport.config import Limits, Timeouts
 from sieval.transport.errors import classify
@@ -276,11 +277,11 @@ class HttpTransport:
 
     def _status_error(self, ex: _Exchange, raw: _Raw, attempts: int) -> TransportError:
         """The error raised when 429/5xx outlasted the retries."""
-        fix = (
-            "the server is rate-limiting; lower the model's concurrency_limit or raise its "
-            "retries in the config"
+        fix = fill(
+            "the server is rate-limiting; lower the concurrency ({concurrency_limit}) or raise the "
+            "retries ({retries})"
             if raw.status == 429
-            else "check the server's logs, or raise the model's retries in the config"
+            else "check the server's logs, or raise the retries ({retries})"
         )
         return TransportError(
             f"{ex.request.method} {ex.shown_url} answered HTTP {raw.status} on "

@@ -12,6 +12,7 @@ import aiohttp
 import msgspec
 
 from sieval.errors import ConfigError, SievalError, TransportError, TransportTimeout
+from sieval.settings import fill
 
 __all__ = ["RULES", "Failure", "Rule", "classify"]
 
@@ -26,11 +27,9 @@ class Rule(msgspec.Struct, frozen=True):
     retry: bool
 
 
-_CONNECT = (
-    "check that the server is running and the URL is right, or raise the model's retries in "
-    "the config"
-)
-_FLAKY = "check the server's logs, or raise the model's retries in the config"
+# ``{retries}`` names the setting as the run was started (``settings.fill``)
+_CONNECT = "check that the server is running and the URL is right, or raise the retries ({retries})"
+_FLAKY = "check the server's logs, or raise the retries ({retries})"
 
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -104,7 +103,7 @@ class Failure(msgspec.Struct, frozen=True):
     def to_error(self, head: str, detail: str, attempts: int, server: str) -> SievalError:
         """The sieval error for this failure; ``head`` and ``detail`` are already redacted."""
         cause = f" ({detail})" if detail else ""
-        text = f"{head}: {self.rule.what}{cause}; {self.rule.fix}"
+        text = f"{head}: {self.rule.what}{cause}; {fill(self.rule.fix)}"
         if issubclass(self.rule.error, TransportError):
             return self.rule.error(text, attempts=attempts, server=server)
         return self.rule.error(text, server=server)

@@ -136,7 +136,7 @@ async def test_the_command_prints_the_difference_and_writes_json(
     )
     out = CliRunner().invoke(app, ["compare", str(a), str(b)], env={"COLUMNS": "200"})
     assert out.exit_code == 0, out.output
-    assert "max 1 (" in out.output and "flipped 0" in out.output
+    assert "max 1 (" in out.output and "differs between the runs (flipped): 0" in out.output
     as_json = CliRunner().invoke(app, ["compare", str(a), str(b), "--format", "json"])
     mmlu = by_task(json.loads(as_json.output))["mmlu_kshot_clp"]
     assert mmlu["loglik"]["p50"] == 0.0 and mmlu["loglik"]["max"] == pytest.approx(1.0)
@@ -144,7 +144,7 @@ async def test_the_command_prints_the_difference_and_writes_json(
 
 def test_runs_without_a_common_model_are_refused(tmp_path: Path) -> None:
     out = CliRunner().invoke(app, ["compare", str(tmp_path / "x"), str(tmp_path / "y")])
-    assert out.exit_code == 2 and "no report.json" in out.output
+    assert out.exit_code == 2 and "x' does not exist" in out.output
 
 
 async def test_a_changed_acc_norm_definition_shows_as_exactly_its_flips(tmp_path: Path) -> None:

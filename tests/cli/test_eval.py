@@ -64,7 +64,7 @@ def test_failed_samples_exit_1(tmp_path: Path) -> None:
         ["eval", str(config), "--data-dir", str(tmp_path / "data"), "--out", str(tmp_path / "r")],
     )
     assert result.exit_code == 1, result.output
-    assert "1 sample(s) failed" in result.output and "ContractViolation 1" in result.output
+    assert "1 sample(s) failed" in result.output and "1 ContractViolation" in result.output
     assert "fake_qa: 1 ContractViolation, e.g. sample s1: the reply for badd" in result.output
 
 

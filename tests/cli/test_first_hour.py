@@ -64,7 +64,15 @@ def test_a_refused_task_option_names_where_to_set_it(tmp_path: Path) -> None:
     result = runner.invoke(app, [*args, "--out", str(tmp_path)])
     assert result.exit_code == 2
     assert "k <= 19" in result.output
-    assert "options: {top_k: N}" in result.output
+    # a one-line run is told the flag; the same run from a config, the config key
+    assert "--task-option top_k=N for mmlu_kshot_clp" in result.output
+    config = tmp_path / "chat.yaml"
+    config.write_text(
+        "models: [{endpoint: embedded, dialect: openai_chat}]\ntasks: [{name: mmlu_kshot_clp}]\n"
+    )
+    result = runner.invoke(app, ["eval", str(config), "--limit", "1", "--data-dir", str(DATA)])
+    assert result.exit_code == 2 and "options: {top_k: N} for mmlu_kshot_clp" in result.output
+    assert "--task-option" not in result.output
 
 
 def test_the_one_line_form_needs_its_parts() -> None:

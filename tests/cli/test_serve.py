@@ -228,3 +228,29 @@ def test_bad_input_is_exit_2_before_binding(args: list[str], env: dict[str, str]
 )
 def test_is_loopback(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
+
+
+def test_each_request_is_logged_on_one_line_unless_quiet(procs: list) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    procs.append(proc := start("--port", str(port)))
+    wait_healthy(proc, url)
+    assert http(url + "/v1/completions", ECHO_SCORING)[0] == 200
+    assert http(url + "/v1/nope")[0] == 404
+    code, _, err = ctrl_c(proc)
+    assert code == 0
+    lines = [line for line in err.splitlines() if " /v1/" in line]
+    assert len(lines) == 2, err
+    scored, missing = (line.split() for line in lines)
+    # time, client, method, path, status, milliseconds
+    assert scored[1:5] == ["127.0.0.1", "POST", "/v1/completions", "200"] and scored[-1] == "ms"
+    assert missing[2:5] == ["GET", "/v1/nope", "404"]
+    assert sum(" /health " in line for line in err.splitlines()) >= 1  # the readiness polls too
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    procs.append(proc := start("--port", str(port), "--quiet"))
+    wait_healthy(proc, url)
+    assert http(url + "/v1/completions", ECHO_SCORING)[0] == 200
+    code, _, err = ctrl_c(proc)
+    assert code == 0 and "/v1/completions" not in err and "/health" not in err

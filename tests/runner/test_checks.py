@@ -14,6 +14,7 @@ from sieval.reference import ReferenceServer
 from sieval.runner import RunOptions, arun_eval
 from sieval.runner.config import parse_config
 from sieval.runner.limits import connection_budget
+from sieval.runner.rundir import load_run_config
 
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 
@@ -59,10 +60,25 @@ async def test_the_embedded_server_answers_only_to_its_own_model(tmp_path: Path)
         await run(tmp_path, config("embedded", model="meta-llama/x"))
 
 
-async def test_an_endpoint_ending_in_v1_gets_the_fix(tmp_path: Path) -> None:
+async def test_an_endpoint_ending_in_v1_is_accepted_and_said_once(tmp_path: Path) -> None:
+    """What OpenAI SDK and lm-eval users type: the /v1 is dropped (each dialect adds its own
+    path), said once, and the run is the run of the bare URL (same identity)."""
+    said: list[str] = []
     async with ReferenceServer() as server:
-        with pytest.raises(ConfigError, match=r"ends in /v1.*set endpoint: http://127\.0\.0\.1"):
-            await run(tmp_path, config(server.url + "/v1"))
+        result = await run(tmp_path, config(server.url + "/v1/"), on_stage=said.append)
+        bare: list[str] = []
+        plain = await run(tmp_path / "bare", config(server.url), on_stage=bare.append)
+        again: list[str] = []  # the run keeps the URL as used: a resume says nothing more
+        await arun_eval(
+            load_run_config(result.run_dir),
+            RunOptions(resume=result.run_dir, data_dir=DATA, on_stage=again.append),
+        )
+    assert not [line for line in again if "/v1" in line] and any("complete" in x for x in again)
+    noted = [line for line in said if "/v1" in line]
+    assert len(noted) == 1 and f"using {server.url} as the base URL" in noted[0]
+    assert result.report["run"]["identity"] == plain.report["run"]["identity"]
+    assert result.report["results"][0]["samples"]["scored"] == 2
+    assert not [line for line in bare if "/v1" in line]
 
 
 async def test_a_top_k_above_the_servers_cap_fails_once_before_the_run(tmp_path: Path) -> None:
@@ -76,7 +92,10 @@ async def test_a_top_k_above_the_servers_cap_fails_once_before_the_run(tmp_path:
 async def test_a_prompt_longer_than_the_context_fails_before_the_run(tmp_path: Path) -> None:
     tasks = "[{name: arc_easy_kshot_ppl, n: 2, num_fewshot: 5}]"
     async with ReferenceServer(max_model_len=200) as server:
-        with pytest.raises(ConfigError, match=r"longest prompt .* does not fit.*lower num_fewshot"):
+        with pytest.raises(
+            ConfigError,
+            match=r"longest prompt .* does not fit.*lower the shots with num_fewshot: N",
+        ):
             await run(tmp_path, config(server.url, tasks=tasks))
 
 

@@ -127,7 +127,10 @@ def test_api_key_from_env_and_file(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         ("models: [{}]\ntasks: []", "'tasks:' is empty"),
         ("concurrency: 0\nmodels: [{}]\ntasks: [{name: t}]", "concurrency must be"),
         ("models: [{endpoint: ftp://x, model: m}]\ntasks: [{name: t}]", "neither 'embedded'"),
-        ("models: [{endpoint: 'http://x'}]\ntasks: [{name: t}]", "'model:' (the model id)"),
+        (
+            "models: [{endpoint: 'http://x'}]\ntasks: [{name: t}]",
+            "model: ID (the model id) is required",
+        ),
         (
             "models: [{api_key_env: A, api_key_file: B}]\ntasks: [{name: t}]",
             "not both",
@@ -144,7 +147,7 @@ def test_api_key_from_env_and_file(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         # a model id without an endpoint once evaluated the reference model under that name
         (
             "models: [{model: meta-llama/Llama-3.1-8B}]\ntasks: [{name: t}]",
-            "model 'meta-llama/Llama-3.1-8B' has no endpoint; set 'endpoint:'",
+            "model 'meta-llama/Llama-3.1-8B' has no endpoint; set endpoint: URL",
         ),
         # two labels that share one results directory once mixed their records
         (

@@ -58,7 +58,8 @@ async def test_429_exhausted_names_concurrency(server: Script, make: Make) -> No
     server.then(reply(429, "rate limited"))
     # the hint names the config keys a user can set, never the library's Limits fields
     with pytest.raises(
-        TransportError, match=r"lower the model's concurrency_limit or raise its retries"
+        TransportError,
+        match=r"lower the concurrency \(concurrency_limit: N\) or raise the retries \(retries: N\)",
     ) as info:
         await make(retries=0).send(post(server.url()))
     assert (info.value.status, info.value.attempts, len(server.seen)) == (429, 1, 1)

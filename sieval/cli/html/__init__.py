@@ -459,6 +459,19 @@ def _tokens_plot(field: str) -> Any:
     return plot
 
 
+_UNITS = {"acc": "nats", "acc_uncond": "nats", "acc_norm": "nats per character"}
+"""The unit of a choice's score under each headline (log-likelihoods are natural logs)."""
+
+
+def _scale(span: float) -> int:
+    """The power of ten the margin axis is counted in: 0 unless the margins are tiny (the
+    reference model's differ in the sixth decimal), then the axis says so in its label instead of
+    matplotlib's easily missed ``1e−6`` offset in the corner."""
+    if span <= 0 or span >= 0.01:
+        return 0
+    return math.floor(math.log10(span))
+
+
 def _margins_plot(margins: Sequence[Mapping[str, Any]], several: bool) -> tuple[Figure, str] | None:
     """One histogram per (model, task) of the gold choice's score minus the best other choice's
     (``runner/view.py``): above 0 the gold one was ahead by that much, below 0 behind."""
@@ -467,13 +480,18 @@ def _margins_plot(margins: Sequence[Mapping[str, Any]], several: bool) -> tuple[
         return None
     low = min(min(m["values"]) for m in rows)
     high = max(max(m["values"]) for m in rows)
-    span = max(abs(low), abs(high)) or 1.0
+    power = _scale(max(abs(low), abs(high)))
+    factor = 10.0**-power
+    span = max(abs(low), abs(high)) * factor or 1.0
+    units = {_UNITS.get(str(m.get("metric")), "score") for m in rows}
+    unit = units.pop() if len(units) == 1 else "each task's score"
+    counted = f" × 10^{power}".replace("-", "−") if power else ""
     with _style():
         figure = _figure(0)
         figure.set_figheight(0.6 + 1.1 * len(rows))
         axes: list[Axes] = list(figure.subplots(len(rows), 1, sharex=True, squeeze=False)[:, 0])
         for i, (ax, row) in enumerate(zip(axes, rows, strict=True)):
-            values = row["values"]
+            values = [v * factor for v in row["values"]]
             ahead = sum(1 for v in values if v > 0)
             ax.hist(
                 values,
@@ -484,6 +502,7 @@ def _margins_plot(margins: Sequence[Mapping[str, Any]], several: bool) -> tuple[
                 alpha=0.85,
             )
             ax.axvline(0, color="#444444", linewidth=0.8, linestyle="--")
+            ax.ticklabel_format(axis="x", style="plain", useOffset=False)
             ax.set_title(
                 f"{_label(row, several)} ({row['metric']}): gold ahead in {ahead} of "
                 f"{len(values)} ({ahead / len(values):.0%})",
@@ -491,9 +510,13 @@ def _margins_plot(margins: Sequence[Mapping[str, Any]], several: bool) -> tuple[
                 loc="left",
             )
             ax.set_ylabel("samples")
-        axes[-1].set_xlabel("score of the gold choice minus the best other choice's")
+        axes[-1].set_xlabel(
+            f"score of the gold choice minus the best other choice's, in {unit}{counted}"
+        )
     caption = (
         "Per scored sample, in the headline's score: right of 0 the gold choice won by that much, "
         "left of 0 it lost by that much."
     )
+    if power:
+        caption += f" The axis counts in units of 10^{power} {unit}.".replace("-", "−")
     return figure, caption

@@ -145,9 +145,10 @@
       },
       el("td", { class: "id mono", text: s.id }),
       el("td", { text: s.model }),
-      el("td", { text: s.task }),
+      el("td", { class: "task", text: s.task }),
       el("td", {}, el("span", { class: "badge " + s.outcome, text: s.outcome })),
-      el("td", { class: "question", title: clip(s.query || s.prompt, 400), text: clip(s.query || s.prompt, 140) })
+      // the question whole (a bare prompt, which may hold many shots, up to 600 characters)
+      el("td", { class: "question", title: clip(s.query || s.prompt, 2000), text: s.query ? clip(s.query, 100000) : clip(s.prompt, 600) })
     );
     return tr;
   }
@@ -182,8 +183,9 @@
     if (s.group) fact("group", s.group);
     const metrics = Object.entries(s.metrics || {});
     if (metrics.length) fact("metrics", metrics.map(([k, v]) => `${k} ${num(v, 0)}`).join(", "));
-    fact("prediction", show(s.prediction));
-    fact("gold", show(s.gold));
+    // a choice index as its label (A-D), as the choices table names it
+    fact("prediction", show(s.prediction_label ?? s.prediction));
+    fact("gold", show(s.gold_label ?? s.gold));
     out.push(facts);
 
     if (s.error) {

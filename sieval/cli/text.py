@@ -1,0 +1,47 @@
+"""How every command shows a figure, an interval or a missing value, and where text wraps.
+
+One place, so a table of ``sieval report``, ``sieval compare`` and ``sieval samples`` print the
+same interval the same way (``0.028–0.301``), a missing value is ``-`` (never a Python ``None``),
+and prose (errors, stage lines, hints) wraps at word boundaries on a terminal, as the tables do,
+while a pipe or a log gets each message on one line (greppable, and copied whole).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+
+__all__ = ["MISSING", "console", "figure", "interval", "shown"]
+
+MISSING = "-"
+
+
+def console(*, stderr: bool = False) -> Console:
+    """A console that wraps prose at word boundaries on a terminal and not in a pipe."""
+    out = Console(stderr=stderr, highlight=False)
+    out.soft_wrap = not out.is_terminal
+    return out
+
+
+def figure(value: Any, digits: int = 4) -> str:
+    """A metric as the tables print it: ``0.1750``; an int as is; none or NaN as ``-``."""
+    if isinstance(value, bool) or value is None:
+        return MISSING if value is None else str(value)
+    if isinstance(value, float):
+        return MISSING if math.isnan(value) else f"{value:.{digits}f}"
+    return str(value)
+
+
+def interval(ci: Sequence[Any] | None, digits: int = 3) -> str:
+    """``[lo, hi]`` as ``0.028–0.301`` (a difference: ``-0.153–0.219``); ``-`` when unknown."""
+    if not ci or len(ci) != 2 or any(x is None for x in ci):
+        return MISSING
+    return f"{ci[0]:.{digits}f}–{ci[1]:.{digits}f}"
+
+
+def shown(value: Any) -> str:
+    """Any value for the screen: ``-`` for none, text as is."""
+    return MISSING if value is None else str(value)
