@@ -21,7 +21,7 @@ from ..errors import ConfigError
 from ..runner.config import EvalConfig, results_dirname
 from ..runner.engine import RunOptions, RunResult, run_eval
 from ..runner.progress import ProgressSink
-from ..runner.records import Record, read_records
+from ..runner.records import Record, read_records, records_path
 from ..scoring.uncertainty import quantiles
 from ..tasks.base import Task
 
@@ -195,7 +195,7 @@ def compare_records(a: Mapping[str, Record], b: Mapping[str, Record]) -> CallDif
 
 
 def _records(result: RunResult, model_dir: str, task: str) -> dict[str, Record]:
-    path = result.run_dir / model_dir / task / "records.jsonl"
+    path = records_path(result.run_dir, model_dir, task)
     return {i: r for i, r in read_records(path).records.items() if r.status == "ok"}
 
 

@@ -8,20 +8,38 @@ import typer
 
 from ..tasks.base import Task
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_FAILED_SAMPLES", "EXIT_OK", "fail", "task_registry"]
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_FAILED_SAMPLES",
+    "EXIT_OK",
+    "EXIT_STORAGE",
+    "exit_code",
+    "fail",
+    "task_registry",
+]
 
-EXIT_OK, EXIT_FAILED_SAMPLES, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_FAILED_SAMPLES, EXIT_BAD_INPUT, EXIT_STORAGE = 0, 1, 2, 3
+"""``EXIT_STORAGE``: a run stopped because a run file could not be written (a full disk);
+what was recorded is kept and resuming completes it (``runner.files.StorageError.stopped``)."""
 
 
-def fail(message: str) -> typer.Exit:
-    """Print ``error: message`` to stderr (wrapped at word boundaries on a terminal, one line in
-    a pipe, as ``text.console`` does); return the exit to raise (code 2, bad input)."""
-    from rich.markup import escape
+def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
+    """Print ``error: message`` to stderr, inert (it may quote a server), wrapped at word
+    boundaries on a terminal and on one line in a pipe (``text.console``); return the exit to
+    raise (code 2, bad input, unless told)."""
+    from rich.text import Text
 
+    from .inert import shown
     from .text import console
 
-    console(stderr=True).print(f"[bold red]error:[/] {escape(message)}")
-    return typer.Exit(EXIT_BAD_INPUT)
+    console(stderr=True).print(Text("error: ", style="bold red") + shown(message))
+    return typer.Exit(code)
+
+
+def exit_code(exc: Exception) -> int:
+    """2 for bad input, ``EXIT_STORAGE`` for a run stopped by a run file it could not write (a
+    ``StorageError`` with ``stopped``; read by name, so no command imports the runner for it)."""
+    return EXIT_STORAGE if getattr(exc, "stopped", False) else EXIT_BAD_INPUT
 
 
 def task_registry() -> Mapping[str, Task]:

@@ -55,6 +55,9 @@ def compare_command(
         help="What to call the two runs (default: their directory names when short, else "
         "before and after).",
     ),
+    force: bool = typer.Option(
+        False, "--force", help="With --html: overwrite an existing file that is not a report."
+    ),
 ) -> None:
     """Compare two runs sample by sample: paired differences, McNemar, flips, log-likelihoods.
 
@@ -67,20 +70,22 @@ def compare_command(
     names = run_names(run_a, run_b, labels)
     try:
         result = compare_runs(run_a, run_b)
+        if html is not None:
+            from ..runner import load_report
+            from .report import write_html
+
+            written = write_html(
+                run_b, load_report(run_b), Path(html), compare_with=run_a, force=force
+            )
+            typer.echo(f"HTML report with the comparison: {written}", err=True)
     except ConfigError as exc:
         raise common.fail(exc.message) from None
-    if html is not None:
-        from ..runner import load_report
-        from .report import write_html
-
-        written = write_html(run_b, load_report(run_b), Path(html), compare_with=run_a)
-        typer.echo(f"HTML report with the comparison: {written}", err=True)
     if form == "json":
         typer.echo(json.dumps(result, indent=2))
         return
     from rich.console import Console
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, emoji=False)  # a model's ":smile:" stays as written
     for item in render_comparison(result, flips=flips, names=names):
         console.print(item)
 
@@ -88,9 +93,9 @@ def compare_command(
 def render_comparison(
     result: Mapping[str, Any], *, flips: int = 10, names: tuple[str, str] = ("before", "after")
 ) -> Iterable[Any]:
-    from rich.markup import escape
     from rich.table import Table
 
+    from .inert import markup as escape  # inert: controls shown as escapes, markup escaped
     from .text import interval
 
     a, b = (escape(n) for n in names)

@@ -11,8 +11,11 @@ line form, ``num_fewshot: N`` for a config (``sieval/settings.py``).
 Exit codes: 0 every sample scored; 1 the run finished but some samples failed (they are recorded
 and counted in report.json, never scored) or ``--max-failures`` stopped it; 2 bad input (config,
 arguments, data, capability mismatch, unreachable endpoint, a failed pre-run check, resume
-mismatch), detected before any directory is created; 130 interrupted (the run directory and the
-command that resumes it are printed).
+mismatch), detected before any directory is created, or a run file that cannot be used (a
+directory where records belong, a read-only run directory, another process writing the run); 3
+stopped because a run file could not be written (a full disk): everything recorded is kept,
+``--resume`` completes it; 130 interrupted (the run directory and the command that resumes it
+are printed).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from rich.markup import escape
 from ..errors import ConfigError
 from . import common, text
 from .app import app
+from .inert import markup
 from .oneline import OneLine, config_yaml, names
 
 __all__ = ["EXIT_INTERRUPTED", "ONE_LINE_ONLY"]
@@ -195,7 +199,9 @@ def eval_command(
     if run is not None or shard is not None:
         from .shard import run_shard_command
 
-        run_shard_command(run, shard, data_dir=data_dir, wire_log=wire_log, console=console)
+        run_shard_command(
+            run, shard, config=config, data_dir=data_dir, wire_log=wire_log, console=console
+        )
     one_line = None
     if endpoint is not None:
         one_line = OneLine(
@@ -234,11 +240,11 @@ def eval_command(
                 preflight=not no_preflight,
                 max_failures=stop_rule,
                 on_run_dir=created.append,
-                on_stage=lambda line: console.print(f"[dim]{escape(line)}[/]"),
+                on_stage=lambda line: console.print(f"[dim]{markup(line)}[/]"),
             )
             result = _run(cfg, options, console, created)
         except ConfigError as exc:
-            raise common.fail(exc.message) from None
+            raise common.fail(exc.message, code=common.exit_code(exc)) from None
     _render(result, console)
     raise typer.Exit(result.exit_code)
 
@@ -330,20 +336,23 @@ def _run(cfg: Any, options: Any, console: Console, created: list[Path]) -> Any:
 def _render(result: Any, console: Console) -> None:
     """What a run prints at its end, the summary last (the details: ``sieval report``), so the
     end of a run fits a 40-row screen."""
+    from rich.text import Text
+
+    from .inert import shown
     from .report import render_failures, render_finishes, render_summary
 
     out = text.console()
     for warning in result.warnings:
-        console.print(f"[yellow]warning:[/] {escape(warning)}")
+        console.print(Text("warning: ", style="yellow") + shown(warning))
     for line in render_failures(result.report):
-        console.print(f"[yellow]failed:[/] {escape(line)}")
+        console.print(Text("failed: ", style="yellow") + line)
     for line in render_finishes(result.report):
-        out.print(f"finished: {escape(line)}")
+        out.print(Text("finished: ") + line)
     out.print(render_summary(result.report))
     run_dir = escape(str(result.run_dir))
     if result.stopped:
         console.print(
-            f"[red]{escape(result.stopped)}[/]\n  resume with: sieval eval --resume {run_dir}"
+            f"[red]{markup(result.stopped)}[/]\n  resume with: sieval eval --resume {run_dir}"
         )
     if result.failed:
         console.print(

@@ -37,8 +37,10 @@ def finalize_command(
     from .report import render_failures, render_summary
 
     out = Console(highlight=False)
+    from rich.text import Text
+
     for line in render_failures(done.report):
-        console.print(f"[yellow]failed:[/] {line}")
+        console.print(Text("failed: ", style="yellow") + line)
     out.print(render_summary(done.report))
     for k, n in sorted(done.failed_shards.items()):
         console.print(

@@ -15,6 +15,7 @@ from ..runner import RunOptions, make_progress
 from ..runner.config import load_config
 from . import common
 from .app import app
+from .inert import shown
 
 
 def _metric(value: float | None) -> str:
@@ -124,7 +125,7 @@ def parity_command(
     Console().print(render_agreement(result))
     for t in result.tasks:
         for where in t.versus_b.mismatches:
-            console.print(f"[yellow]{t.task}: differs at {where}[/]", highlight=False)
+            console.print(shown(f"{t.task}: differs at {where}", style="yellow"), highlight=False)
     if json_out is not None:
         json_out.write_text(json.dumps(result.to_json(), indent=2))
     for run in result.runs:

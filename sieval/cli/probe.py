@@ -9,13 +9,13 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from ..audit.probe import ProbeResult, run_probe
 from ..errors import ConfigError
 from . import common
 from .app import app
+from .inert import shown
 
 
 def render_probe(results: list[ProbeResult]) -> Table:
@@ -24,7 +24,7 @@ def render_probe(results: list[ProbeResult]) -> Table:
         table.add_column(column, overflow="fold")
     for r in results:
         verdict = "pass" if r.passed else "FAIL"
-        table.add_row(escape(r.case), r.expect, r.outcome, verdict, escape(r.detail))
+        table.add_row(shown(r.case), r.expect, r.outcome, verdict, shown(r.detail))
     return table
 
 
@@ -46,7 +46,7 @@ def probe_command(
     except ConfigError as exc:
         raise common.fail(exc.message) from None
     console = Console(width=180)
-    console.print(f"server: {json.dumps(facts, default=str)[:400]}", highlight=False)
+    console.print(shown(f"server: {json.dumps(facts, default=str)[:400]}"), highlight=False)
     console.print(render_probe(results))
     if json_out is not None:
         payload = {"facts": facts, "results": [r.__dict__ for r in results]}

@@ -11,13 +11,13 @@ from typing import Any
 
 import typer
 from rich.console import Console, Group
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from ..errors import ConfigError
 from . import common
 from .app import app
+from .inert import shown as as_text
 from .text import MISSING, figure, interval, shown
 
 __all__ = ["partial_note", "render_failures", "render_finishes", "render_report", "render_summary"]
@@ -57,6 +57,9 @@ def report_command(
         metavar="DIR",
         help="Dataset directory, to report a run that has no report.json yet (else as eval).",
     ),
+    force: bool = typer.Option(
+        False, "--force", help="With --html: overwrite an existing file that is not a report."
+    ),
 ) -> None:
     """Print a run's report as tables, or as md, csv or json rows; --html writes a page.
 
@@ -75,11 +78,11 @@ def report_command(
             if watch
             else snapshot(run_dir, data_dir=data_dir, tasks=common.task_registry())
         )
+        if html is not None:
+            written = write_html(run_dir, report, Path(html), compare_with=compare, force=force)
+            typer.echo(f"HTML report: {written}", err=form != "table")
     except ConfigError as exc:
         raise common.fail(exc.message) from None
-    if html is not None:
-        written = write_html(run_dir, report, Path(html), compare_with=compare)
-        typer.echo(f"HTML report: {written}", err=form != "table")
     if form != "table":
         typer.echo(render_rows(result_rows(report), form), nl=False)
         return
@@ -87,9 +90,9 @@ def report_command(
     for table in render_report(report):
         console.print(table)
     for line in render_finishes(report):
-        console.print(f"finished: {escape(line)}")
+        console.print(Text("finished: ") + line)
     for line in render_failures(report):
-        console.print(escape(line))
+        console.print(line)
 
 
 def _watch(run_dir: Path, data_dir: Path | None) -> dict[str, Any]:
@@ -115,32 +118,38 @@ def _watch(run_dir: Path, data_dir: Path | None) -> dict[str, Any]:
 
 
 def write_html(
-    run_dir: Path, report: Mapping[str, Any], target: Path, *, compare_with: Path | None = None
+    run_dir: Path,
+    report: Mapping[str, Any],
+    target: Path,
+    *,
+    compare_with: Path | None = None,
+    force: bool = False,
 ) -> Path:
-    """Build the run's view and write it as one self-contained HTML file at ``target``."""
+    """Build the run's view and write it as one self-contained HTML file at ``target`` (where
+    ``rundir.html_target`` allows; ``ConfigError`` otherwise, before anything is written)."""
+    from ..runner.files import storage_error, write_atomic
+    from ..runner.rundir import html_target
     from ..runner.view import build_view
     from .html import render_html
 
+    target = html_target(target, run_dir, force=force)
     view = build_view(run_dir, dict(report))
     if compare_with is not None:
         from ..audit.compare import compare_runs
 
-        try:
-            view["compare"] = compare_runs(compare_with, run_dir)
-        except ConfigError as exc:
-            raise common.fail(exc.message) from None
-    if target.is_dir():
-        target = target / "report.html"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".tmp")
-    tmp.write_text(render_html(view), encoding="utf-8")
-    tmp.replace(target)
+        view["compare"] = compare_runs(compare_with, run_dir)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise storage_error(exc, target.parent, doing="create") from None
+    write_atomic(target, render_html(view).encode("utf-8"))
     return target
 
 
-def render_finishes(report: Mapping[str, Any]) -> list[str]:
-    """How the answers ended, per (model, task), in the servers' words (reported, not scored);
-    a scoring task's one-token probe (``generates: false``) always ends by length: not shown."""
+def render_finishes(report: Mapping[str, Any]) -> list[Text]:
+    """How the answers ended, per (model, task), in the servers' words (reported, not scored;
+    inert); a scoring task's one-token probe (``generates: false``) always ends by length: not
+    shown."""
     lines = []
     for result in report["results"]:
         reasons = result.get("finish_reasons") or {}
@@ -149,13 +158,17 @@ def render_finishes(report: Mapping[str, Any]) -> list[str]:
         ended = ", ".join(f"{reason} {count}" for reason, count in reasons.items())
         empty = result.get("empty_answers", 0)
         lines.append(
-            f"{result['model']}/{result['task']}: {ended}" + (f"; {empty} empty" if empty else "")
+            as_text(
+                f"{result['model']}/{result['task']}: {ended}"
+                + (f"; {empty} empty" if empty else "")
+            )
         )
     return lines
 
 
-def render_failures(report: Mapping[str, Any]) -> list[str]:
-    """The first failure messages of each error class, per (model, task): what went wrong."""
+def render_failures(report: Mapping[str, Any]) -> list[Text]:
+    """The first failure messages of each error class, per (model, task): what went wrong, in
+    the server's words (inert)."""
     lines = []
     for result in report["results"]:
         seen: set[str] = set()
@@ -166,8 +179,10 @@ def render_failures(report: Mapping[str, Any]) -> list[str]:
             seen.add(kind)
             count = result["failures"].get(kind, 1)
             lines.append(
-                f"{result['model']}/{result['task']}: {count} {kind}, e.g. sample "
-                f"{shown(example.get('sample_id'))}: {shown(example.get('message'))}"
+                as_text(
+                    f"{result['model']}/{result['task']}: {count} {kind}, e.g. sample "
+                    f"{shown(example.get('sample_id'))}: {shown(example.get('message'))}"
+                )
             )
     return lines
 
@@ -205,7 +220,7 @@ def render_summary(report: Mapping[str, Any]) -> Table | Group:
 
 
 def _summary_table(report: Mapping[str, Any], model: str, results: list[Any]) -> Table:
-    summary = Table(title=escape(f"sieval run {report['run']['identity'][:19]} · {model}"))
+    summary = Table(title=as_text(f"sieval run {report['run']['identity'][:19]} · {model}"))
     summary.add_column("task\nheadline", no_wrap=True)  # task names are what a reader scans for
     summary.add_column("value\n95% CI", justify="right", no_wrap=True)
     for column in ("scored", "failed", "missing"):
@@ -242,7 +257,7 @@ def _group_table(title: str, group: Mapping[str, Any]) -> Table:
             if k != "n" and _number(v)
         )
     )
-    table = Table(title=escape(title), min_width=len(title) + 4)  # its title on one line
+    table = Table(title=as_text(title), min_width=len(title) + 4)  # its title on one line
     table.add_column("", no_wrap=True)
     table.add_column("n", justify="right")
     for name in names or ["value"]:
@@ -250,9 +265,9 @@ def _group_table(title: str, group: Mapping[str, Any]) -> Table:
     for key, entry in group.items():
         if isinstance(entry, Mapping):
             cells = [figure(entry.get(name)) for name in names]
-            table.add_row(escape(str(key)), figure(entry.get("n")), *cells)
+            table.add_row(as_text(key), figure(entry.get("n")), *cells)
         else:
-            table.add_row(escape(str(key)), MISSING, figure(entry))
+            table.add_row(as_text(key), MISSING, figure(entry))
     return table
 
 
@@ -276,7 +291,7 @@ def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
         name = f"{result['model']} / {result['task']}" if several else result["task"]
         spreads = result.get("intervals") or {}
         if scalars:
-            detail = Table(title=escape(name + ("" if n is None else f" · n {n}")))
+            detail = Table(title=as_text(name + ("" if n is None else f" · n {n}")))
             detail.add_column("metric", no_wrap=True)
             detail.add_column("value", justify="right")
             detail.add_column("± se", justify="right")
@@ -285,7 +300,9 @@ def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
                 spread = spreads.get(key) or {}
                 se = spread.get("se")
                 shown_key = f"{key} (headline)" if key == result["headline"] else key
-                detail.add_row(shown_key, figure(item), figure(se), interval(spread.get("ci")))
+                detail.add_row(
+                    as_text(shown_key), figure(item), figure(se), interval(spread.get("ci"))
+                )
             tables.append(detail)
         for group, entries in _groups(metrics):
             tables.append(_group_table(f"{name} · {group}", entries))
@@ -297,7 +314,7 @@ def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
             seen_models.add(result["model"])
             server = prov.get("server_version")
             version = server.get("version", server) if isinstance(server, dict) else server
-            provenance.add_row("model", escape(result["model"]), style="bold")
+            provenance.add_row("model", as_text(result["model"]), style="bold")
             for what, value in (
                 ("dialect", prov.get("dialect")),
                 ("requested", prov.get("requested_model")),
@@ -305,7 +322,7 @@ def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
                 ("endpoint", prov.get("endpoint")),
                 ("server", version),
             ):
-                provenance.add_row(what, escape(shown(value)))
+                provenance.add_row(what, as_text(shown(value)))
     tables.append(provenance)
     if not report.get("partial"):
         timings = report.get("timings", {})

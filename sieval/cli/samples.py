@@ -102,24 +102,26 @@ def matching(view: dict[str, Any], outcomes: set[str], search: str | None) -> bo
     return True
 
 
-_MARK = {"correct": "[green]correct[/]", "wrong": "[red]wrong[/]", "failed": "[yellow]failed[/]"}
+_MARK = {"correct": ("correct", "green"), "wrong": ("wrong", "red"), "failed": ("failed", "yellow")}
 
 
 def render_sample(view: dict[str, Any], *, full: bool = False, body: bool = False) -> Iterable[Any]:
     """The lines and tables that show one sample: the gold answer marked ✓ and the model's pick
-    named as such (a tick is never next to a wrong pick)."""
+    named as such (a tick is never next to a wrong pick); all that a model, a server or a dataset
+    wrote goes through ``shown`` (inert: no escape sequence, markup or emoji code acts)."""
     from rich.table import Table
+    from rich.text import Text
+
+    from .inert import shown
 
     metrics = ", ".join(f"{k} {v:g}" for k, v in view["metrics"].items())
-    yield (
-        f"[bold]{escape(view['model'])} / {escape(view['task'])} / {escape(view['id'])}[/]  "
-        f"{_MARK[view['outcome']]}" + (f"  ({metrics})" if metrics else "")
-    )
+    head = shown(f"{view['model']} / {view['task']} / {view['id']}", style="bold")
+    yield Text.assemble(head, "  ", _MARK[view["outcome"]], f"  ({metrics})" if metrics else "")
     if full and view["prompt"]:
-        yield "[dim]prompt (first request, as sent):[/]"
-        yield escape(view["prompt"])
+        yield Text("prompt (first request, as sent):", style="dim")
+        yield shown(view["prompt"])
     elif view["query"]:
-        yield escape(view["query"])
+        yield shown(view["query"])
     if view["choices"]:
         table = Table(show_edge=False, pad_edge=False)
         chars = any(c["norm_chars"] is not None for c in view["choices"])  # none for letters
@@ -133,36 +135,38 @@ def render_sample(view: dict[str, Any], *, full: bool = False, body: bool = Fals
         ):
             table.add_column(column, justify="right" if column in _NUMBERS else "left")
         for choice in view["choices"]:
-            picked = ""
+            picked: Text | str = ""
             if choice["picked"]:
-                picked = "[green]picked[/]" if choice["gold"] else "[red]picked[/]"
+                picked = Text("picked", style="green" if choice["gold"] else "red")
             label = choice["label"] + (f" {choice['text']}" if choice["text"] else "")
             counted = [_num(choice["norm_chars"], "d")] if chars else []
             table.add_row(
-                "✓" if choice["gold"] else "", escape(label), _num(choice["logprob"]), *counted,
+                "✓" if choice["gold"] else "", shown(label), _num(choice["logprob"]), *counted,
                 _num(choice["score"]), picked,
             )  # fmt: skip
         yield table
         why = f"; {view['why']}" if view["why"] else ""
-        yield f"[dim]✓ the gold answer; picked: the model's choice{escape(why)}[/]"
+        yield shown(f"✓ the gold answer; picked: the model's choice{why}", style="dim")
     if view["generation"] is not None:
-        yield f"generation: {escape(view['generation'])}"
+        yield Text.assemble("generation: ", shown(view["generation"]))
         extracted = view["extracted"]
-        found = "(no answer found)" if extracted is None else escape(str(extracted))
-        gold = escape(text.shown(view.get("gold_label", view["gold"])))
-        yield f"extracted: {found}   gold: {gold}"
+        found = Text("(no answer found)") if extracted is None else shown(extracted)
+        gold = shown(text.shown(view.get("gold_label", view["gold"])))
+        yield Text.assemble("extracted: ", found, "   gold: ", gold)
     if view["error"]:
         error = view["error"]
         status = f" (HTTP {error['status']})" if error.get("status") else ""
-        yield f"[yellow]{escape(error['class'])}{status}:[/] {escape(error['message'])}"
+        yield Text.assemble(
+            shown(f"{error['class']}{status}:", style="yellow"), " ", shown(error["message"])
+        )
     if body:
         for request in view["requests"]:
-            yield f"[dim]request {escape(request['key'])} body:[/]"
-            yield escape(json.dumps(request["body"], indent=2, ensure_ascii=False))
+            yield shown(f"request {request['key']} body:", style="dim")
+            yield shown(json.dumps(request["body"], indent=2, ensure_ascii=False))
             ledger = request["ledger"] if isinstance(request["ledger"], list) else []
             for row in ledger:
                 where = row.get("path") or row.get("reason") or ""
-                yield escape(f"  {row.get('leaf', '')}: {row.get('outcome', '')} {where}")
+                yield shown(f"  {row.get('leaf', '')}: {row.get('outcome', '')} {where}")
     yield ""
 
 

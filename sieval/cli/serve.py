@@ -100,7 +100,9 @@ async def _serve(server: ReferenceServer) -> None:  # pragma: no cover - run in 
 @app.command()
 def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to bind (loopback only)."),
-    port: int = typer.Option(8000, "--port", help="TCP port (0 = any free port)."),
+    port: int = typer.Option(
+        8000, "--port", min=0, max=65535, help="TCP port, 0-65535 (0 = any free port)."
+    ),
     model_name: str = typer.Option(
         DEFAULT_MODEL_NAME, "--model-name", help="The model id the server answers to."
     ),
@@ -147,7 +149,7 @@ def serve(
             faults=fault,
             replay=replay,
         )
-    except ValueError as exc:  # a bad --fault text or a missing --replay folder
+    except ValueError as exc:  # a bad --fault text, a --replay folder missing or empty
         raise _fail(f"{exc}; see 'sieval serve --help'") from None
     if not quiet:
         server.app.middlewares.append(access_log(sys.stderr))

@@ -1,9 +1,12 @@
 """``sieval eval --run RUN_DIR --shard k/N``: one shard of a planned run (called by ``eval``).
 
-Exit codes: 0 every sample of the shard is recorded (scored or failed: finalize counts failures);
-1 ``--max-failures`` stopped it; 2 bad input, or the shard could not write its records (an
-unusable records path): a scheduler marks the job failed and a dependent finalize never runs;
-130 interrupted (rerun the same command: it resumes from the shard's own records).
+``sieval eval CONFIG --run RUN_DIR --shard k/N`` reads CONFIG only for an endpoint whose
+password ``run.json`` does not hold. Exit codes: 0 every sample of the shard is recorded (scored
+or failed: finalize counts failures); 1 ``--max-failures`` stopped it; 2 bad input, or the shard
+could not write its records (an unusable records path, the shard already running): a scheduler
+marks the job failed and a dependent finalize never runs; 3 stopped by a full disk (rerun it
+once there is space); 130 interrupted (rerun the same command: it resumes from the shard's own
+records).
 """
 
 from __future__ import annotations
@@ -24,18 +27,20 @@ def run_shard_command(
     run: Path | None,
     shard: str | None,
     *,
+    config: Path | None = None,
     data_dir: Path | None,
     wire_log: bool,
     console: Console,
 ) -> None:
     """Parse ``--run``/``--shard``, run the shard, render; always raises ``typer.Exit``."""
-    from ..runner import RunOptions, make_progress
+    from ..runner import RunOptions, load_config, make_progress
     from ..runner.shards import parse_shard, run_shard
 
     if run is None or shard is None:
         raise common.fail("a shard needs both --run RUN_DIR and --shard k/N (or slurm|indexed|env)")
     try:
         k, n = parse_shard(shard)
+        endpoints = load_config(config) if config is not None else None
         result = asyncio.run(
             run_shard(
                 run,
@@ -48,10 +53,11 @@ def run_shard_command(
                 ),
                 tasks=common.task_registry(),
                 progress=make_progress(console),
+                endpoints=endpoints,
             )
         )
     except ConfigError as exc:
-        raise common.fail(exc.message) from None
+        raise common.fail(exc.message, code=common.exit_code(exc)) from None
     except OSError as exc:  # the shard's records cannot be written: it did not run
         raise common.fail(f"shard {shard} of {run} could not run: {exc}") from None
     except KeyboardInterrupt:

@@ -29,13 +29,22 @@ def slurm_command(
     pvc: str = typer.Option(
         "sieval-runs", "--pvc", help="Kubernetes: the claim holding the run directory."
     ),
+    config: Path | None = typer.Option(
+        None, "--config", help="The run's config file, for an endpoint URL with a password."
+    ),
 ) -> None:
     """Write RUN_DIR/slurm/ (shards.sbatch, finalize.sbatch, submit.sh) and RUN_DIR/k8s/."""
+    from ..runner import load_config
     from ..runner.batch import kubernetes_manifests, slurm_scripts
+    from ..runner.rundir import load_run_config
     from ..runner.shards import read_plan
 
     try:
         frozen = read_plan(run_dir)
+        again = f"sieval slurm {run_dir} --config CONFIG"
+        load_run_config(  # the shards will find every endpoint (a password from --config)
+            run_dir, endpoints=load_config(config) if config else None, again=again
+        )
     except ConfigError as exc:
         raise common.fail(exc.message) from None
     slurm = slurm_scripts(
@@ -46,8 +55,11 @@ def slurm_command(
         account=account,
         cpus_per_task=cpus_per_task,
         launcher=launcher,
+        config=config,
     )
-    k8s = kubernetes_manifests(run_dir, frozen, image=image, pvc=pvc, launcher=launcher or "sieval")
+    k8s = kubernetes_manifests(
+        run_dir, frozen, image=image, pvc=pvc, launcher=launcher or "sieval", config=config
+    )
     out = Console(highlight=False, soft_wrap=True)
     for path in [*slurm.values(), *k8s.values()]:
         out.print(f"wrote {path}")

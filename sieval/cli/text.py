@@ -20,8 +20,9 @@ MISSING = "-"
 
 
 def console(*, stderr: bool = False) -> Console:
-    """A console that wraps prose at word boundaries on a terminal and not in a pipe."""
-    out = Console(stderr=stderr, highlight=False)
+    """A console that wraps prose at word boundaries on a terminal and not in a pipe, and never
+    turns ``:name:`` into an emoji (model text is printed as written: ``inert``)."""
+    out = Console(stderr=stderr, highlight=False, emoji=False)
     out.soft_wrap = not out.is_terminal
     return out
 

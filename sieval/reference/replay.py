@@ -36,28 +36,46 @@ class Recording:
     content_type: str
 
 
+def _read(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} is not a readable JSON recording ({exc})") from None
+
+
 class ReplayBook:
     """Recorded replies keyed by ``(route, canonical body)``."""
 
     def __init__(self, source: str | Path | Iterable[dict[str, Any]]) -> None:
-        records: Iterable[dict[str, Any]]
+        records: Iterable[tuple[str, Any]]
         if isinstance(source, str | Path):
             folder = Path(source)
             if not folder.is_dir():
                 raise ValueError(f"replay folder {folder} does not exist")
-            records = [
-                json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.rglob("*.json"))
-            ]
+            files = sorted(folder.rglob("*.json"))
+            if not files:
+                raise ValueError(
+                    f"replay folder {folder} holds no recorded replies (*.json files); point "
+                    "--replay at a folder of recordings such as tests/fixtures/<dialect>/"
+                )
+            records = ((str(p), _read(p)) for p in files)
         else:
-            records = source
+            records = (("a recording", rec) for rec in source)
         self._book: dict[tuple[str, str], Recording] = {}
-        for rec in records:
-            route, request = rec["route"], rec["request"]
-            status = int(rec.get("status", 200))
-            if "reply_sse" in rec:
-                recording = Recording(status, rec["reply_sse"].encode(), "text/event-stream")
-            else:
-                recording = Recording(status, json.dumps(rec["reply"]).encode(), "application/json")
+        for where, rec in records:
+            try:
+                route, request = rec["route"], rec["request"]
+                status = int(rec.get("status", 200))
+                if "reply_sse" in rec:
+                    recording = Recording(status, rec["reply_sse"].encode(), "text/event-stream")
+                else:
+                    reply = json.dumps(rec["reply"]).encode()
+                    recording = Recording(status, reply, "application/json")
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                raise ValueError(
+                    f"{where} is not a recording (needs route, request and reply or reply_sse: "
+                    f"{type(exc).__name__} {exc})"
+                ) from None
             self._book[(route, canonical(request))] = recording
 
     def __len__(self) -> int:

@@ -39,6 +39,10 @@ def default_launcher() -> str:
     return shlex.join([sys.executable, "-m", "sieval"])
 
 
+def _config_arg(config: Path | None) -> str:
+    return f"{shlex.quote(str(config.resolve()))} " if config is not None else ""
+
+
 def _sbatch_header(
     name: str, log: Path, partition: str | None, time: str | None, account: str | None
 ) -> list[str]:
@@ -58,9 +62,11 @@ def slurm_scripts(
     account: str | None = None,
     cpus_per_task: int = 1,
     launcher: str | None = None,
+    config: Path | None = None,
 ) -> dict[str, Path]:
     """Write the Slurm scripts (``shards.sbatch``, ``finalize.sbatch``, ``submit.sh``) into
-    ``RUN_DIR/slurm/``; returns their paths by name."""
+    ``RUN_DIR/slurm/``; returns their paths by name. ``config``: the config file each shard
+    passes (``sieval eval CONFIG --run ...``) for an endpoint password run.json does not hold."""
     run_dir = run_dir.resolve()
     out = run_dir / "slurm"
     (out / "logs").mkdir(parents=True, exist_ok=True)  # Slurm does not create --output's folder
@@ -76,7 +82,7 @@ def slurm_scripts(
         "# one shard of the planned run; N comes from plan.json, so resubmitting one task",
         "# (sbatch --array=K shards.sbatch) reruns shard K alone, resuming from its own records",
         "set -euo pipefail",
-        f"exec {sieval} eval --run {where} --shard slurm",
+        f"exec {sieval} eval {_config_arg(config)}--run {where} --shard slurm",
     ]
     final = _sbatch_header(
         f"sieval-{tag}-finalize", out / "logs" / "finalize.out", partition, time, account
@@ -119,9 +125,11 @@ def kubernetes_manifests(
     pvc: str = "sieval-runs",
     launcher: str = "sieval",
     retries_per_shard: int = 2,
+    config: Path | None = None,
 ) -> dict[str, Path]:
     """Write ``RUN_DIR/k8s/shards.yaml`` (an Indexed Job) and ``finalize.yaml``; the run
-    directory is mounted from the PersistentVolumeClaim ``pvc`` at its own path."""
+    directory is mounted from the PersistentVolumeClaim ``pvc`` at its own path (``config``:
+    as for ``slurm_scripts``; it must be on that volume too)."""
     run_dir = run_dir.resolve()
     out = run_dir / "k8s"
     out.mkdir(parents=True, exist_ok=True)
@@ -132,7 +140,12 @@ def kubernetes_manifests(
         image,
         pvc,
         run_dir,
-        [*command, "eval", "--run", str(run_dir), "--shard", "indexed"],
+        [
+            *command,
+            "eval",
+            *([str(config.resolve())] if config is not None else []),
+            *["--run", str(run_dir), "--shard", "indexed"],
+        ],
         indexed=frozen.shards,
         retries=retries_per_shard,
     )

@@ -36,7 +36,7 @@ import os
 import re
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 import msgspec
 import yaml
@@ -46,6 +46,7 @@ from ..ir.defaults import check_default_leaf, check_default_value
 from ..settings import named, setting
 from ..tasks.base import TaskConfig
 from ..transport.redaction import redact_url
+from .paths import results_dirname, segment
 
 __all__ = [
     "EMBEDDED",
@@ -53,6 +54,8 @@ __all__ = [
     "EvalConfig",
     "ModelConfig",
     "base_url",
+    "check_config",
+    "check_endpoint_url",
     "load_config",
     "parse_config",
     "provider_key",
@@ -89,14 +92,44 @@ PROVIDER_KEYS = {
 def provider_key(endpoint: str) -> str | None:
     """The conventional key for ``endpoint``'s host (``OPENAI_API_KEY`` for api.openai.com),
     else None: a key is never sent to a host it was not meant for."""
-    host = (urlsplit(endpoint).hostname or "").lower()
+    try:
+        host = (_host_part(endpoint).hostname or "").lower()
+    except ValueError:  # not a URL (check_endpoint_url says why)
+        return None
     name = PROVIDER_KEYS.get(host)
     return os.environ.get(name) or None if name else None
 
 
-def results_dirname(label: str) -> str:
-    """A model label as one directory name (``google/gemma`` -> ``google_gemma``)."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", label) or "_"
+def _host_part(endpoint: str) -> SplitResult:
+    """``endpoint``'s host and port as a URL of their own: the userinfo is no part of them (and
+    a redacted password holds brackets, which ``urlsplit`` would read as an IPv6 host)."""
+    netloc = re.split(r"[/?#]", endpoint.partition("://")[2], maxsplit=1)[0]
+    return urlsplit("http://" + netloc.rpartition("@")[2])
+
+
+def check_endpoint_url(endpoint: str, *, where: str = "") -> None:
+    """Refuse an endpoint that is not an http(s) URL with a host and a port in 0-65535
+    (``ConfigError`` naming ``endpoint``; the URL shown with its password redacted)."""
+    shown = redact_url(endpoint)
+    if not endpoint.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"{where}{named('endpoint')} {shown!r} is neither 'embedded' nor an http(s) URL",
+            path="endpoint",
+        )
+    try:
+        parts = _host_part(endpoint)
+        host, _ = parts.hostname, parts.port  # .port raises when out of range
+    except ValueError as exc:  # an unclosed '[', a port that is not a number or out of range
+        raise ConfigError(
+            f"{where}{named('endpoint')} {shown!r} is not a valid URL ({exc}); write it as "
+            "http://HOST:PORT (an IPv6 host in brackets: http://[::1]:8000), port 0-65535",
+            path="endpoint",
+        ) from None
+    if not host:
+        raise ConfigError(
+            f"{where}{named('endpoint')} {shown!r} has no host; write it as http://HOST:PORT",
+            path="endpoint",
+        )
 
 
 class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -250,7 +283,7 @@ def parse_config(text: str, *, source: str = "<config>") -> EvalConfig:
         config = msgspec.convert(raw, EvalConfig)
     except msgspec.ValidationError as exc:
         raise ConfigError(f"{source}: {_explain(str(exc))}", path=source) from exc
-    return _check(config, source)
+    return check_config(config, source)
 
 
 def _refuse_literal_key(entry: dict[str, Any], where: str) -> None:
@@ -301,7 +334,9 @@ def _struct_at(where: str) -> type[msgspec.Struct]:
     return EvalConfig
 
 
-def _check(config: EvalConfig, source: str) -> EvalConfig:
+def check_config(config: EvalConfig, source: str) -> EvalConfig:
+    """``config`` with its defaults resolved, once every field is checked (``ConfigError`` naming
+    ``source`` and the key); a config read from a run's ``run.json`` passes it again."""
     head = "" if source == ONE_LINE else f"{source}: "
     if not config.models:
         raise ConfigError(f"{source}: 'models:' is empty; list at least one model", path="models")
@@ -325,12 +360,8 @@ def _check(config: EvalConfig, source: str) -> EvalConfig:
                     path="endpoint",
                 )
             model = msgspec.structs.replace(model, endpoint=EMBEDDED)
-        if model.endpoint != EMBEDDED and not model.endpoint.startswith(("http://", "https://")):
-            raise ConfigError(
-                f"{where}{named('endpoint')} {redact_url(model.endpoint)!r} is neither "
-                "'embedded' nor an http(s) URL",
-                path="endpoint",
-            )
+        if model.endpoint != EMBEDDED:
+            check_endpoint_url(model.endpoint, where=where)
         if model.endpoint != EMBEDDED and not model.model:
             raise ConfigError(
                 f"{where}{setting('model', 'ID')} (the model id) is required", path="model"
@@ -359,7 +390,7 @@ def _check(config: EvalConfig, source: str) -> EvalConfig:
                 path="name",
             )
         labels.add(model.label)
-        directory = results_dirname(model.label)
+        directory = results_dirname(model.label, key=f"{where}.name")
         if directory in dirnames:
             raise ConfigError(
                 f"{where}models {dirnames[directory]!r} and {model.label!r} would share the "
@@ -372,7 +403,8 @@ def _check(config: EvalConfig, source: str) -> EvalConfig:
 
     tasks = expand(config.tasks, SUITES, source)
     names: set[str] = set()
-    for task in tasks:
+    for i, task in enumerate(tasks):
+        segment(task.name, key=f"{head}tasks[{i}].name", fix="use a task from 'sieval tasks'")
         if task.name in names:
             raise ConfigError(f"{head}task {task.name!r} is listed twice", path="tasks")
         names.add(task.name)

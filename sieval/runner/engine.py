@@ -45,7 +45,9 @@ from .checks import (
     run_checks,
 )
 from .config import EMBEDDED, EvalConfig, ModelConfig
+from .files import StorageError, repair_tail
 from .limits import connection_budget
+from .lock import hold_run
 from .plan import Plan, PlannedModel, PlannedTask, plan_run, select
 from .preflight import Provenance, embedded_server, preflight
 from .progress import NullProgress, ProgressSink
@@ -58,9 +60,10 @@ from .records import (
     RequestRecord,
     records_path,
     statuses_at,
+    wire_log_path,
 )
 from .report import build_report, load_report, write_report
-from .rundir import check_resume, new_run_dir, write_run_json
+from .rundir import check_resume, create_run_dir, new_run_dir, write_run_json
 from .snapshot import running
 from .stopping import MaxFailures, Stopper, parse_max_failures
 
@@ -87,7 +90,8 @@ class RunOptions:
     models: Sequence[str] = ()
     tasks: Sequence[str] = ()
     wire_log: bool = False
-    """Write ``<run>/<model>/wire.jsonl`` (every attempt, secrets redacted)."""
+    """Write ``<run>/<model>/wire.jsonl`` (every attempt, secrets redacted; a shard writes
+    ``<run>/<model>/shards/<k>/wire.jsonl``)."""
     run_name: str | None = None
     record_tokens: bool = False
     """Keep every input and sampled token (text, logprob, id, top-k) in the records: the evidence
@@ -177,12 +181,34 @@ async def arun_eval(
     transport_factory: TransportFactory | None = None,
     progress: ProgressSink | None = None,
 ) -> RunResult:
-    """Check everything (``ConfigError`` before any directory is made), then run and report."""
+    """Check everything (``ConfigError`` before any directory is made), then run and report.
+    The run directory is held (``lock.hold_run``) from when it is known to the end; a shard's
+    lock is its caller's (``shards.run_shard``)."""
     options = options or RunOptions()
     if options.concurrency is not None and options.concurrency < 1:
         raise ConfigError("--concurrency must be >= 1", path="concurrency")
     if options.max_failures is not None:
         parse_max_failures(str(options.max_failures))  # the one check of its value
+    with contextlib.ExitStack() as locks:
+        return await _arun_eval(
+            config,
+            options,
+            locks,
+            tasks=tasks,
+            transport_factory=transport_factory,
+            progress=progress,
+        )
+
+
+async def _arun_eval(
+    config: EvalConfig,
+    options: RunOptions,
+    locks: contextlib.ExitStack,
+    *,
+    tasks: Mapping[str, Task] | None,
+    transport_factory: TransportFactory | None,
+    progress: ProgressSink | None,
+) -> RunResult:
     stage = options.on_stage or (lambda text: None)
     selected = select(config, options.models, options.tasks)
     # a resume plans (and reports) the whole run and runs only the selected (model, task) units
@@ -200,6 +226,8 @@ async def arun_eval(
     if options.resume is not None:
         run_dir = options.resume
         check_resume(run_dir, plan.identity, plan.inputs)
+        if options.shard is None:
+            locks.enter_context(hold_run(run_dir))
         if options.shard is None and not options.plan_only:
             scored, failed, total = _recorded(plan, run_dir, run_only)
             if scored == total:
@@ -250,8 +278,9 @@ async def arun_eval(
             if found is not None:
                 checks[pm.label] = found
         # every check passed: only now does the run directory come into being
-        run_dir.mkdir(parents=True, exist_ok=True)
         if options.resume is None:
+            create_run_dir(run_dir, fresh=True)
+            locks.enter_context(hold_run(run_dir))
             # the run's own config: what it planned, --limit applied, so --resume needs nothing
             ran = msgspec.structs.replace(
                 config,
@@ -288,6 +317,9 @@ async def arun_eval(
         t0 = time.perf_counter()
         try:
             for pm in plan.models:
+                wire = wire_log_path(run_dir, pm.dirname, options.shard)
+                if options.wire_log:
+                    repair_tail(wire)  # a resume appends after a crash's torn line otherwise
                 model = Model(
                     dialect=pm.dialect,
                     base_url=urls[pm.label],
@@ -297,7 +329,7 @@ async def arun_eval(
                     auth=pm.auth,
                     timeouts=_timeouts(pm.config.timeout_s),
                     request_defaults=pm.config.request_defaults,
-                    wire_log=(run_dir / pm.dirname / "wire.jsonl") if options.wire_log else None,
+                    wire_log=wire if options.wire_log else None,
                     transport=transports.get(pm.label),
                 )
                 stack.push_async_callback(model.aclose)
@@ -310,6 +342,8 @@ async def arun_eval(
             sink.close()
             engine.close()
         wall = time.perf_counter() - t0
+    if engine.broken is not None:
+        raise _stopped(engine.broken, run_dir, options.shard)
     report = build_report(
         plan,
         run_dir,
@@ -332,7 +366,10 @@ async def arun_eval(
     if engine.stopped:
         report["stopped"] = engine.stopped
     if options.shard is None:  # a shard's figures are its own; the run's report is finalize's
-        write_report(run_dir, report)
+        try:
+            write_report(run_dir, report)
+        except StorageError as exc:
+            raise _stopped(exc, run_dir, None) from None
     return RunResult(
         run_dir=run_dir,
         report=report,
@@ -389,6 +426,21 @@ def _finished(plan: Plan, run_dir: Path, warnings: list[str]) -> RunResult:
     )
     write_report(run_dir, report)  # one more session, of no requests: a resume adds, never erases
     return RunResult(run_dir=run_dir, report=report, warnings=warnings, plan=plan)
+
+
+def _stopped(exc: StorageError, run_dir: Path, shard: int | None) -> StorageError:
+    """``exc`` as the reason a run stopped, with how to complete it."""
+    again = (
+        f"rerun the same command (shard {shard} resumes from its own records)"
+        if shard is not None
+        else f"resume with: sieval eval --resume {run_dir}"
+    )
+    return StorageError(
+        f"{exc.message}; the run stopped and every sample recorded so far is kept: once fixed, "
+        f"{again}",
+        path=exc.path or str(run_dir),
+        stopped=True,
+    )
 
 
 def _previous_report(run_dir: Path) -> dict[str, Any] | None:
@@ -513,7 +565,10 @@ class _Engine:
         self.sink = sink
         self.models: dict[str, _Runtime] = {}
         self.units: list[_Unit] = []
+        self.writers: list[RecordWriter] = []
         self.samples_run = 0
+        self.broken: StorageError | None = None
+        """The failure that stopped the run: a records file could not be written."""
 
     def prepare(self) -> list[str]:
         """Open each unit's records file, repair a crash's torn line, list what is left to run."""
@@ -521,28 +576,35 @@ class _Engine:
         for label, runtime in self.models.items():
             for pt in self.plan.tasks:
                 path = records_path(self.run_dir, runtime.planned.dirname, pt.name, self.shard)
-                stats = [0, 0]
-                status = statuses_at(
-                    path, pt.samples.position, len(pt.samples), repair=True, stats=stats
-                )
-                if stats[1]:
+                writer = RecordWriter(path)  # cuts a torn last line an interrupted run left
+                self.writers.append(writer)
+                if writer.repaired:
                     notes.append(
                         f"{label}/{pt.name}: ignored a truncated last record "
-                        f"({stats[1]} bytes) left by an interrupted run; "
+                        f"({writer.repaired} bytes) left by an interrupted run; "
                         "that sample runs again"
                     )
+                status = statuses_at(path, pt.samples.position, len(pt.samples))
                 done = status.count(SCORED)
                 todo: Iterable[Sample] = _left(pt.samples, status)
                 if self.run_only is not None and (label, pt.name) not in self.run_only:
                     todo, done = [], len(pt.samples)  # a resume of a subset: reported, not run
-                unit = _Unit(runtime, pt, RecordWriter(path), todo)
+                unit = _Unit(runtime, pt, writer, todo)
                 self.units.append(unit)
                 self.sink.start(unit.key, len(pt.samples), done)
         return notes
 
     def close(self) -> None:
-        for unit in self.units:
-            unit.writer.close()
+        """Close every records file; the first failure (a full disk) becomes ``broken`` (the
+        run raises it), and the other files are closed all the same."""
+        failed: StorageError | None = None
+        for writer in self.writers:
+            try:
+                writer.close()
+            except StorageError as exc:
+                failed = failed or exc
+        if failed is not None and self.broken is None:
+            self.broken = failed
 
     async def run(self) -> None:
         await asyncio.gather(*(self._run_unit(unit) for unit in self.units))
@@ -628,7 +690,15 @@ class _Engine:
             duration_s=time.perf_counter() - t0,
             sample=describe(pt.task, sample),
         )
-        unit.writer.write(record)
+        if self.broken is not None:
+            return  # the run is stopping: this sample runs again on --resume
+        try:
+            unit.writer.write(record)
+        except StorageError as exc:
+            self.broken = exc
+            self.stopped = f"stopped: {exc.message}"
+            self._halt.set()
+            return
         self.samples_run += 1
         failed = (record.error or {"class": "Unknown"}) if record.status != "ok" else None
         reason = self.stopper.record(unit.key, failed)

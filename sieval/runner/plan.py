@@ -24,8 +24,9 @@ from ..model import prepare
 from ..settings import setting
 from ..tasks.base import ModelFacts, Requirement, Task, TaskConfig
 from ..tasks.registry import TASKS
-from .config import EvalConfig, ModelConfig, results_dirname
+from .config import EvalConfig, ModelConfig
 from .identity import file_sha256, fingerprint, sieval_version
+from .paths import results_dirname, segment
 from .records import SCHEMA_VERSION
 from .samples import DuplicateSampleId, Samples
 
@@ -250,6 +251,10 @@ def plan_run(
     """Check and load everything a run needs; raises ``ConfigError`` on the first problem.
     ``keys=False`` reads no API key (a plan that sends nothing: a partial run's report)."""
     known = tasks if tasks is not None else TASKS
+    for m in config.models:  # every name that becomes a directory, checked before any I/O
+        results_dirname(m.label)
+    for tc in config.tasks:
+        segment(tc.name, key="tasks[].name", fix="use a task from 'sieval tasks'")
     resolved = [(resolve_task(tc.name, known), _limited(tc, limit)) for tc in config.tasks]
     for model in config.models:
         for task, _ in resolved:

@@ -44,6 +44,8 @@ from typing import IO, Any, Literal, TypeVar
 import msgspec
 
 from ..errors import ConfigError
+from .files import StorageError, repair_tail, storage_error
+from .paths import segment
 
 __all__ = [
     "FSYNC_INTERVAL_S",
@@ -62,6 +64,7 @@ __all__ = [
     "records_path",
     "scan",
     "statuses_at",
+    "wire_log_path",
 ]
 
 SCHEMA_VERSION = 5
@@ -153,8 +156,15 @@ class Record(msgspec.Struct, kw_only=True, omit_defaults=True):
 def records_path(run_dir: Path, model_dir: str, task: str, shard: int | None = None) -> Path:
     """A unit's ``records.jsonl``: ``<model>/<task>/``, or shard k's ``<model>/<task>/shards/<k>/``
     (each shard has its own ``shared.jsonl`` beside it: ledger and body ids are per file)."""
-    unit = run_dir / model_dir / task
+    unit = run_dir / segment(model_dir, key="model") / segment(task, key="task")
     return (unit if shard is None else unit / "shards" / str(shard)) / "records.jsonl"
+
+
+def wire_log_path(run_dir: Path, model_dir: str, shard: int | None = None) -> Path:
+    """A model's wire log (``--wire-log``): ``<model>/wire.jsonl``, or shard k's own
+    ``<model>/shards/<k>/wire.jsonl`` (shards never append to one file)."""
+    model = run_dir / segment(model_dir, key="model")
+    return (model if shard is None else model / "shards" / str(shard)) / "wire.jsonl"
 
 
 _encoder = msgspec.json.Encoder()
@@ -323,26 +333,39 @@ def _common_prefix(a: str, b: str) -> int:
 class Shared:
     """The ledgers and body templates of one unit (``shared.jsonl``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        """The file it was loaded from (named when a record refers to an entry it lacks)."""
         self.ledgers: dict[str, list[dict[str, str]]] = {}
         self.bodies: dict[str, dict[str, Any]] = {}
         self._ledger_ids: dict[bytes, str] = {}
         self._templates: dict[frozenset[str], str] = {}
+        self._next = {"L": 0, "B": 0}
+        """Per id prefix, one more than the highest number in the file: when a line before it
+        was damaged (lost), a new entry's id still never repeats one the file holds."""
 
     @classmethod
     def load(cls, path: Path) -> Shared:
         """The store of ``path`` (a ``shared.jsonl``; empty when absent). A torn last line is
-        ignored: no record can name it, since a shared line is flushed before its records."""
-        shared = cls()
+        ignored: no record can name it, since a shared line is flushed before its records
+        (``RecordWriter`` cuts it before appending)."""
+        shared = cls(path)
         if not path.exists():
             return shared
-        for line in path.read_bytes().split(b"\n"):
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise storage_error(exc, path, doing="read") from None
+        for line in data.split(b"\n"):
             if not line.strip():
                 continue
             try:
                 entry = _shared_line.decode(line)
             except msgspec.DecodeError:
                 continue
+            prefix, number = entry.id[:1], entry.id[1:]
+            if prefix in shared._next and number.isdigit():
+                shared._next[prefix] = max(shared._next[prefix], int(number) + 1)
             if entry.ledger is not None:
                 shared.ledgers[entry.id] = entry.ledger
                 shared._ledger_ids[_encoder.encode(entry.ledger)] = entry.id
@@ -350,6 +373,24 @@ class Shared:
                 shared.bodies[entry.id] = entry.body
                 shared._templates[frozenset(entry.body)] = entry.id
         return shared
+
+    def _new_id(self, prefix: Literal["L", "B"]) -> str:
+        held = len(self.ledgers if prefix == "L" else self.bodies)
+        number = max(self._next[prefix], held)
+        self._next[prefix] = number + 1
+        return f"{prefix}{number}"
+
+    def entry(self, kind: Literal["ledger", "body"], ref: str) -> Any:
+        """The ledger or body template ``ref`` (``ConfigError`` naming the file when absent)."""
+        found = (self.ledgers if kind == "ledger" else self.bodies).get(ref)
+        if found is None:
+            where = self.path or "shared.jsonl"
+            raise ConfigError(
+                f"{where} has no {kind} {ref!r}, which a record names: the file was damaged "
+                "(a run before sieval repaired torn shared lines); rerun the samples that name it",
+                path=str(where),
+            )
+        return found
 
     def compact_requests(
         self, requests: dict[str, RequestRecord], out: list[bytes]
@@ -395,7 +436,7 @@ class Shared:
             key = _encoder.encode(ledger)
             ledger_id = self._ledger_ids.get(key)
             if ledger_id is None:
-                ledger_id = f"L{len(self.ledgers)}"
+                ledger_id = self._new_id("L")
                 self._ledger_ids[key] = ledger_id
                 self.ledgers[ledger_id] = ledger
                 out.append(_encoder.encode(_SharedLine(id=ledger_id, ledger=ledger)))
@@ -404,7 +445,7 @@ class Shared:
         if body is not None:
             ref = self._templates.get(frozenset(body))
             if ref is None:
-                ref = f"B{len(self.bodies)}"
+                ref = self._new_id("B")
                 self._templates[frozenset(body)] = ref
                 self.bodies[ref] = body
                 out.append(_encoder.encode(_SharedLine(id=ref, body=body)))
@@ -428,11 +469,11 @@ def expand(
     it, expanded, when its body names one (``expand_requests`` passes them)."""
     ledger = request.ledger
     if isinstance(ledger, str):
-        ledger = shared.ledgers.get(ledger, [])
+        ledger = shared.entry("ledger", ledger)
     body = request.body
     template: dict[str, Any] = {}
     if request.body_ref is not None:
-        template = shared.bodies.get(request.body_ref, {})
+        template = shared.entry("body", request.body_ref)
         body = {**template, **(body or {})}
     if request.body_prefix and body is not None:
         for name, (source, length) in request.body_prefix.items():
@@ -446,29 +487,41 @@ def expand(
 
 class RecordWriter:
     """Appends records to one ``records.jsonl`` (and what repeats to ``shared.jsonl``); flushes
-    each line, fsyncs in batches."""
+    each line, fsyncs in batches. Opening repairs a torn last line of either file (a crash's,
+    ``repair_tail``): ``repaired`` holds the bytes cut from ``records.jsonl``. A write that fails
+    (a full disk) is a ``StorageError`` with ``stopped``; the writer then writes nothing more."""
 
     def __init__(self, path: Path, *, fsync_interval_s: float = FSYNC_INTERVAL_S) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.shared_path = path.with_name("shared.jsonl")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise storage_error(exc, path.parent, doing="create") from None
+        self.repaired = repair_tail(path)
+        repair_tail(self.shared_path)
         self.shared = Shared.load(self.shared_path)
-        self._file: IO[bytes] = open(path, "ab")  # noqa: SIM115 - closed in close()
+        self._file: IO[bytes] = self._open(path)
         self._shared_file: IO[bytes] | None = None
         self._interval = fsync_interval_s
         self._last_sync = time.monotonic()
         self._dirty = False
+        self._broken = False
         self.written = 0
 
+    @staticmethod
+    def _open(path: Path) -> IO[bytes]:
+        try:
+            return open(path, "ab")
+        except OSError as exc:
+            raise storage_error(exc, path, doing="write") from None
+
     def write(self, record: Record) -> None:
+        if self._broken:
+            raise StorageError(f"{self.path} stopped being written", path=str(self.path))
         new: list[bytes] = []
         requests, common, columns = _factor(self.shared.compact_requests(record.requests, new))
         channels, columnar = _columnar(record.channels)
-        if new:
-            if self._shared_file is None:
-                self._shared_file = open(self.shared_path, "ab")  # noqa: SIM115
-            self._shared_file.write(b"\n".join(new) + b"\n")
-            self._shared_file.flush()
         line = msgspec.structs.replace(
             record,
             requests=requests,
@@ -477,28 +530,50 @@ class RecordWriter:
             channels=channels,
             channels_columns=columnar,
         )
-        self._file.write(_encoder.encode(line))
-        self._file.write(b"\n")
-        self._file.flush()
+        if new:
+            if self._shared_file is None:
+                self._shared_file = self._open(self.shared_path)
+            self._append(self._shared_file, self.shared_path, b"\n".join(new) + b"\n")
+        self._append(self._file, self.path, _encoder.encode(line) + b"\n")
         self._dirty = True
         self.written += 1
         if time.monotonic() - self._last_sync >= self._interval:
             self.sync()
 
+    def _append(self, file: IO[bytes], path: Path, data: bytes) -> None:
+        try:
+            file.write(data)
+            file.flush()
+        except OSError as exc:
+            self._broken = True
+            raise storage_error(exc, path, doing="write", stopped=True) from None
+
     def sync(self) -> None:
-        if self._dirty:
-            if self._shared_file is not None:
-                os.fsync(self._shared_file.fileno())
-            os.fsync(self._file.fileno())
+        if self._dirty and not self._broken:
+            try:
+                if self._shared_file is not None:
+                    os.fsync(self._shared_file.fileno())
+                os.fsync(self._file.fileno())
+            except OSError as exc:
+                self._broken = True
+                raise storage_error(exc, self.path, doing="write", stopped=True) from None
             self._dirty = False
         self._last_sync = time.monotonic()
 
     def close(self) -> None:
-        if not self._file.closed:
-            self.sync()
-            self._file.close()
-        if self._shared_file is not None and not self._shared_file.closed:
-            self._shared_file.close()
+        """Sync and close both files; after a failed write, close without writing again (what
+        the buffers hold is a torn line at most, which the next open cuts)."""
+        try:
+            if not self._file.closed:
+                self.sync()
+        finally:
+            for file in (self._file, self._shared_file):
+                if file is not None and not file.closed:
+                    try:
+                        file.close()
+                    except OSError:  # the unwritten rest of a line that failed already
+                        if not self._broken:
+                            raise
 
 
 # -- reading ------------------------------------------------------------------------------------
@@ -524,14 +599,18 @@ def scan(
     """Each line of ``records.jsonl`` decoded with ``decoder`` (a Struct declaring only the fields
     a reader needs is much cheaper than a whole ``Record``), in file order, reading the file in
     blocks (memory flat in its size). A torn last line (a crash mid-write) is skipped, and counted
-    in ``stats = [lines, truncated_bytes]``; with ``repair`` it is cut from the file. A corrupt
-    line elsewhere is a ``ConfigError`` naming it."""
+    in ``stats = [lines, truncated_bytes]``; with ``repair`` it is cut from the file first
+    (``repair_tail``). A corrupt line elsewhere is a ``ConfigError`` naming it."""
     if not path.exists():
         return
+    cut = repair_tail(path) if repair else 0
     number = 0
-    offset = 0
     pending = b""
-    with open(path, "rb") as file:
+    try:
+        file = open(path, "rb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise storage_error(exc, path, doing="read") from None
+    with file:
         while True:
             block = file.read(1 << 20)
             if not block:
@@ -541,7 +620,6 @@ def scan(
             pending = lines.pop()
             for line in lines:
                 number += 1
-                offset += len(line) + 1
                 if not line.strip():
                     continue
                 try:
@@ -549,23 +627,18 @@ def scan(
                 except msgspec.DecodeError as exc:
                     raise ConfigError(
                         f"{path}:{number}: not a valid record ({exc}); the records file was "
-                        "edited or corrupted, start a fresh run",
+                        "edited or corrupted: remove that line (the sample runs again on "
+                        "--resume) or start a fresh run",
                         path=str(path),
                     ) from exc
-    truncated = 0
+    truncated = cut
     if pending.strip():
         try:
             item = decoder.decode(pending)
         except msgspec.DecodeError:
             truncated = len(pending)
-            if repair:
-                with open(path, "r+b") as file:
-                    file.truncate(offset)
         else:  # a complete record whose newline never made it
             number += 1
-            if repair:
-                with open(path, "ab") as file:
-                    file.write(b"\n")
             yield item
     if stats is not None:
         stats[:] = [number, truncated]

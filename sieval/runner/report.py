@@ -13,7 +13,6 @@ Version 2 added ``intervals``.
 
 from __future__ import annotations
 
-import os
 from array import array
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
@@ -25,9 +24,11 @@ import msgspec
 from ..errors import ConfigError
 from ..scoring.uncertainty import json_number, mean_estimate
 from ..tasks.base import Sample, SampleResult
+from .files import storage_error, write_atomic
 from .identity import sieval_version
 from .plan import protocol
 from .records import SCHEMA_VERSION, latest_at, records_path
+from .rundir import run_directory
 from .samples import Samples, as_samples
 
 if TYPE_CHECKING:
@@ -190,7 +191,7 @@ def _still_valid(plan: Plan, run_dir: Path, previous: dict[str, Any]) -> bool:
         return False
     for pm in plan.models:
         for pt in plan.tasks:
-            path = run_dir / pm.dirname / pt.name / "records.jsonl"
+            path = records_path(run_dir, pm.dirname, pt.name)
             if path.exists() and path.stat().st_mtime > written:
                 return False
     return True
@@ -363,15 +364,50 @@ def _timings(session: dict[str, Any], before: Any) -> dict[str, Any]:
 
 def write_report(run_dir: Path, report: dict[str, Any]) -> Path:
     path = run_dir / "report.json"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n")
-    os.replace(tmp, path)
+    write_atomic(path, msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n")
     return path
 
 
+class _Samples(msgspec.Struct):
+    total: int
+    scored: int
+    failed: int
+    missing: int
+
+
+class _Provenance(msgspec.Struct):
+    dialect: str
+    requested_model: str
+    reported_models: list[str]
+
+
+class _Result(msgspec.Struct):
+    model: str
+    task: str
+    headline: str
+    samples: _Samples
+    provenance: _Provenance
+    metrics: dict[str, Any] = {}
+    failures: dict[str, int] = {}
+    intervals: dict[str, Any] = {}
+    failure_examples: list[dict[str, Any]] = []
+
+
+class _Run(msgspec.Struct):
+    identity: str
+
+
+class _Shape(msgspec.Struct):
+    """What the readers of ``report.json`` index (``sieval report``, ``samples``, the view)."""
+
+    run: _Run
+    results: list[_Result]
+
+
 def load_report(run_dir: Path) -> dict[str, Any]:
-    """Read ``RUN_DIR/report.json`` (``ConfigError`` when absent or unreadable)."""
-    path = run_dir / "report.json"
+    """Read ``RUN_DIR/report.json`` (``ConfigError`` when absent, unreadable or not shaped like
+    a report: a reader never meets a missing field)."""
+    path = run_directory(run_dir) / "report.json"
     try:
         data = msgspec.json.decode(path.read_bytes())
     except FileNotFoundError as exc:
@@ -382,8 +418,17 @@ def load_report(run_dir: Path) -> dict[str, Any]:
         ) from exc
     except msgspec.DecodeError as exc:
         raise ConfigError(f"{path}: not valid JSON ({exc})", path="report") from exc
-    if not isinstance(data, dict) or "results" not in data:
-        raise ConfigError(f"{path}: not a sieval report", path="report")
+    except OSError as exc:
+        raise storage_error(exc, path, doing="read") from None
+    try:
+        msgspec.convert(data, _Shape)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(
+            f"{path}: not a sieval report ({exc}); it was edited or damaged: write it again "
+            f"with sieval eval --resume {run_dir} (a sharded run: sieval finalize {run_dir})",
+            path="report",
+        ) from exc
+    assert isinstance(data, dict)
     return data
 
 

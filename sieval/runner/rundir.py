@@ -19,36 +19,41 @@ import msgspec
 
 from ..errors import ConfigError
 from ..transport import REDACTED, redact_url
-from .config import EvalConfig
+from .config import EvalConfig, check_config
+from .files import storage_error, write_atomic
 from .identity import changed_inputs, fingerprint
+from .paths import segment
 from .records import SCHEMA_VERSION
 
 __all__ = [
     "check_resume",
+    "create_run_dir",
+    "html_target",
     "load_run_config",
     "new_run_dir",
     "read_run_json",
+    "run_directory",
     "write_json",
     "write_run_json",
 ]
 
 
 def write_json(path: Path, data: Any) -> None:
-    """``data`` as indented JSON, written atomically."""
-    tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n")
-    os.replace(tmp, path)
+    """``data`` as indented JSON, written atomically (``StorageError`` when it cannot be)."""
+    write_atomic(path, msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n")
 
 
 def new_run_dir(out: Path, name: str | None, identity: str) -> Path:
-    """A fresh run directory under ``out`` (not created yet); refuses an ``out`` that is a file."""
+    """A fresh run directory under ``out`` (not created yet); refuses an ``out`` that is a file
+    or cannot be written, and a ``name`` that is not one plain path segment."""
     if out.exists() and not out.is_dir():
         raise ConfigError(
             f"--out {str(out)!r} is a file; pass a directory in which run directories are created",
             path="out",
         )
-    if name:
-        path = out / name
+    _check_writable(out)
+    if name is not None:
+        path = out / segment(name, key="run name", fix="name the run directory plainly")
         if path.exists():
             raise ConfigError(
                 f"run directory {str(path)!r} already exists; use --resume {path} to complete it",
@@ -62,6 +67,57 @@ def new_run_dir(out: Path, name: str | None, identity: str) -> Path:
         i += 1
         path = out / f"{base}-{i}"
     return path
+
+
+def _check_writable(out: Path) -> None:
+    """Refuse, before any I/O, an ``out`` that cannot be created or written in (a read-only
+    filesystem, no permission): its nearest existing directory is checked."""
+    existing = out
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if existing.is_dir() and not os.access(existing, os.W_OK | os.X_OK):
+        why = "read-only filesystem" if _read_only(existing) else "permission denied"
+        raise ConfigError(
+            f"--out {str(out)!r} cannot be written ({existing}: {why}); choose a directory you "
+            "can write with --out DIR (or 'out:' in the config)",
+            path="out",
+        )
+
+
+def _read_only(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:  # pragma: no cover - statvfs of a directory that exists
+        return False
+
+
+def create_run_dir(run_dir: Path, *, fresh: bool) -> None:
+    """Make the run directory (``fresh``: it must not exist yet: two runs never share one)."""
+    try:
+        run_dir.mkdir(parents=True, exist_ok=not fresh)
+    except FileExistsError:
+        raise ConfigError(
+            f"run directory {str(run_dir)!r} already exists; use --resume {run_dir} to complete it",
+            path="out",
+        ) from None
+    except OSError as exc:
+        raise storage_error(exc, run_dir, doing="create the run directory") from None
+
+
+def run_directory(path: Path, *, what: str = "run directory") -> Path:
+    """``path`` when it is a directory; a run's file given instead (``RUN/run.json``) or a
+    missing path is a ``ConfigError`` saying what to pass."""
+    if path.is_dir():
+        return path
+    if path.is_file():
+        hint = (
+            f"; pass its directory: {path.parent}" if (path.parent / "run.json").is_file() else ""
+        )
+        raise ConfigError(f"{str(path)!r} is a file, not a {what}{hint}", path=str(path))
+    raise ConfigError(
+        f"{str(path)!r} does not exist; pass the {what} an earlier 'sieval eval' printed",
+        path=str(path),
+    )
 
 
 def write_run_json(
@@ -87,7 +143,7 @@ def _safe_config(config: EvalConfig) -> dict[str, Any]:
 
 
 def read_run_json(run_dir: Path) -> dict[str, Any]:
-    meta = run_dir / "run.json"
+    meta = run_directory(run_dir) / "run.json"
     if not meta.is_file():
         raise ConfigError(
             f"{str(run_dir)!r} is not a sieval run directory (no run.json); pass the directory "
@@ -103,8 +159,20 @@ def read_run_json(run_dir: Path) -> dict[str, Any]:
     return stored
 
 
-def load_run_config(run_dir: Path) -> EvalConfig:
-    """The config a run was made with, from its ``run.json`` (``--resume`` without a config)."""
+def load_run_config(
+    run_dir: Path,
+    *,
+    endpoints: EvalConfig | None = None,
+    contacts: bool = True,
+    again: str = "sieval eval CONFIG --resume {run_dir}",
+) -> EvalConfig:
+    """The config a run was made with, from its ``run.json`` (``--resume`` without a config).
+
+    ``run.json`` never stores an endpoint's password (it holds the URL redacted). A run that
+    will contact the servers (``contacts``) takes such an endpoint from ``endpoints`` (the
+    config file the user passes again: the model of the same label, at the same URL once
+    redacted); without it the error names the command that works, ``again``. A reader that
+    sends nothing (``finalize``) keeps the redacted URL."""
     stored = read_run_json(run_dir)
     raw = stored.get("config")
     if raw is None:
@@ -113,16 +181,35 @@ def load_run_config(run_dir: Path) -> EvalConfig:
             f"sieval eval CONFIG --resume {run_dir}",
             path="resume",
         )
-    if any(REDACTED in str(m.get("endpoint", "")) for m in raw.get("models", [])):
-        raise ConfigError(
-            f"{run_dir}: an endpoint URL held a password, which was not stored; pass the config "
-            f"file too: sieval eval CONFIG --resume {run_dir}",
-            path="resume",
-        )
     try:
-        return msgspec.convert(raw, EvalConfig)
+        config = check_config(msgspec.convert(raw, EvalConfig), f"{run_dir}/run.json")
     except msgspec.ValidationError as exc:
         raise ConfigError(f"{run_dir}/run.json: unreadable config ({exc})", path="resume") from exc
+    hidden = [m for m in config.models if REDACTED in m.endpoint]
+    if not hidden or not contacts:
+        return config
+    if endpoints is None:
+        raise ConfigError(
+            f"{run_dir}: the endpoint URL of model {hidden[0].label!r} holds a password, which "
+            "run.json does not store; pass the config file the run was made with (it is read "
+            f"for that URL only): {again.format(run_dir=run_dir)}",
+            path="resume",
+        )
+    given = {m.label: m for m in endpoints.models}
+    models = []
+    for model in config.models:
+        if model in hidden:
+            mine = given.get(model.label)
+            if mine is None or redact_url(mine.endpoint.rstrip("/")) != model.endpoint.rstrip("/"):
+                raise ConfigError(
+                    f"the config file has no model {model.label!r} at {model.endpoint} (the "
+                    f"endpoint {run_dir} was made with, password hidden); pass the config file "
+                    "the run was made with",
+                    path="endpoint",
+                )
+            model = msgspec.structs.replace(model, endpoint=mine.endpoint)
+        models.append(model)
+    return msgspec.structs.replace(config, models=models)
 
 
 def check_resume(run_dir: Path, identity: str, inputs: Mapping[str, Any]) -> None:
@@ -171,3 +258,57 @@ def _summarise(lines: list[str]) -> list[str]:
             out.append(line)
     out += [f"{head}.data: {n} file{'s' if n > 1 else ''} changed" for head, n in data.items()]
     return out
+
+
+# -- the HTML report's target -----------------------------------------------------------------
+
+HTML_FILE = "report.html"
+
+HTML_MARK = b'<meta name="generator" content="sieval'
+"""What the head of an HTML report sieval wrote holds (``report.html.j2``)."""
+
+
+def html_target(path: Path, run_dir: Path, *, force: bool = False) -> Path:
+    """Where ``--html PATH`` for the run ``run_dir`` writes: ``PATH``, or ``PATH/report.html``
+    for a directory. Refused (``ConfigError``, before anything is written): any path inside a
+    run directory except the reported run's own ``report.html`` (a run's records, config and
+    report are never overwritten, ``--force`` or not); an existing file that is not an HTML
+    report sieval wrote, unless ``force``; a directory where the file would go."""
+    target = path / HTML_FILE if path.is_dir() else path
+    resolved = target.resolve()  # a symbolic link to run.json is run.json
+    holder = _enclosing_run(resolved.parent)
+    if holder is not None and (resolved != holder / HTML_FILE or holder != run_dir.resolve()):
+        mine = "" if holder == run_dir.resolve() else f" of another run ({holder})"
+        raise ConfigError(
+            f"--html {str(path)!r} is inside the run directory{mine}, whose files sieval never "
+            f"overwrites; write the report as {run_dir / HTML_FILE} (--html {run_dir}) or "
+            "outside any run directory",
+            path="html",
+        )
+    if target.is_dir():
+        raise ConfigError(
+            f"--html {str(path)!r}: {target} is a directory; pass another path", path="html"
+        )
+    if target.exists() and not force and not _is_html_report(target):
+        raise ConfigError(
+            f"--html {str(path)!r}: {target} exists and is not an HTML report sieval wrote; "
+            "pass --force to overwrite it, or choose another path",
+            path="html",
+        )
+    return target
+
+
+def _enclosing_run(directory: Path) -> Path | None:
+    """The nearest of ``directory`` and its parents that is a run directory (holds run.json)."""
+    for candidate in (directory, *directory.parents):
+        if (candidate / "run.json").is_file():
+            return candidate
+    return None
+
+
+def _is_html_report(path: Path) -> bool:
+    try:
+        with open(path, "rb") as file:
+            return HTML_MARK in file.read(4096)
+    except OSError:
+        return False

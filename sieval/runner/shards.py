@@ -30,6 +30,7 @@ time rather than multiplied.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 from collections.abc import Mapping, Sequence
@@ -43,11 +44,13 @@ from ..errors import ConfigError
 from ..tasks.base import ModelFacts, Sample, Task
 from .config import EvalConfig
 from .engine import RunOptions, RunResult, arun_eval
+from .lock import hold_run, hold_shard
+from .paths import unsafe
 from .plan import Plan, plan_run
 from .preflight import Provenance
 from .records import RecordWriter, Shared, decode_record, expand_requests, records_path
 from .report import build_report, write_report
-from .rundir import check_resume, load_run_config, write_json
+from .rundir import check_resume, load_run_config, run_directory, write_json
 
 __all__ = [
     "PLAN_FILE",
@@ -156,7 +159,7 @@ def _plan_path(run_dir: Path) -> Path:
 
 
 def read_plan(run_dir: Path) -> FrozenPlan:
-    path = _plan_path(run_dir)
+    path = _plan_path(run_directory(run_dir, what="planned run directory"))
     if not path.is_file():
         raise ConfigError(
             f"{str(run_dir)!r} holds no {PLAN_FILE}; make one with: sieval plan CONFIG --out "
@@ -164,9 +167,19 @@ def read_plan(run_dir: Path) -> FrozenPlan:
             path="run",
         )
     try:
-        return msgspec.json.decode(path.read_bytes(), type=FrozenPlan)
+        frozen = msgspec.json.decode(path.read_bytes(), type=FrozenPlan)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise ConfigError(f"{path}: unreadable plan ({exc})", path="run") from exc
+    if not _IDENTITY.fullmatch(frozen.identity):  # it names the jobs of the generated scripts
+        raise ConfigError(
+            f"{path}: the identity {frozen.identity[:80]!r} is not a sieval run identity; the "
+            "plan was edited: plan the run again",
+            path="run",
+        )
+    return frozen
+
+
+_IDENTITY = re.compile(r"sha256:[0-9a-f]{64}")
 
 
 def _budget(total: int, count: int, what: str) -> list[int]:
@@ -192,6 +205,13 @@ async def freeze(
     ``plan.json`` are written and nothing is run."""
     if shards < 1:
         raise ConfigError(f"--shards must be >= 1, got {shards}", path="shards")
+    why = unsafe(run_dir.name)
+    if why is not None:
+        raise ConfigError(
+            f"--out {str(run_dir)!r}: the last part of the path names the run directory to "
+            f"create, and {why}; pass a path such as runs/big",
+            path="out",
+        )
     options = options or RunOptions()
     concurrency = _budget(options.concurrency or config.concurrency, shards, "concurrency")
     limits = {
@@ -266,9 +286,12 @@ async def run_shard(
     *,
     tasks: Mapping[str, Task] | None = None,
     progress: Any = None,
+    endpoints: EvalConfig | None = None,
 ) -> RunResult:
     """Run shard ``shard`` of the planned run in ``run_dir`` (N from the plan; a ``count`` that
-    differs is refused). Its records only; ``RUN_DIR/shards/<k>.json`` keeps its sessions."""
+    differs is refused). Its records only; ``RUN_DIR/shards/<k>.json`` keeps its sessions.
+    ``endpoints``: the config file the run was planned with, read only for an endpoint whose
+    password ``run.json`` does not hold. The shard holds its lock (``hold_shard``) throughout."""
     frozen = read_plan(run_dir)
     if count is not None and count != frozen.shards:
         raise ConfigError(
@@ -281,8 +304,26 @@ async def run_shard(
             f"--shard {shard}: the run has shards 0 to {frozen.shards - 1}", path="shard"
         )
     options = options or RunOptions()
+    config = load_run_config(
+        run_dir,
+        endpoints=endpoints,
+        again=f"sieval eval CONFIG --run {{run_dir}} --shard {shard}/{frozen.shards}",
+    )
+    with hold_shard(run_dir, shard):
+        return await _run_shard(run_dir, shard, frozen, config, options, tasks, progress)
+
+
+async def _run_shard(
+    run_dir: Path,
+    shard: int,
+    frozen: FrozenPlan,
+    config: EvalConfig,
+    options: RunOptions,
+    tasks: Mapping[str, Task] | None,
+    progress: Any,
+) -> RunResult:
     result = await arun_eval(
-        load_run_config(run_dir),
+        config,
         replace(
             options,
             resume=run_dir,
@@ -299,7 +340,14 @@ async def run_shard(
     status = run_dir / "shards" / f"{shard}.json"
     sessions: list[Any] = []
     if status.is_file():
-        sessions = list(msgspec.json.decode(status.read_bytes()).get("sessions", []))
+        try:
+            sessions = list(msgspec.json.decode(status.read_bytes()).get("sessions", []))
+        except (msgspec.DecodeError, AttributeError) as exc:
+            raise ConfigError(
+                f"{status}: unreadable shard sessions ({exc}); remove it (it holds timings only) "
+                "and rerun the shard",
+                path=str(status),
+            ) from exc
     sessions.append(result.report["timings"]["sessions"][-1])
     status.parent.mkdir(exist_ok=True)
     write_json(status, {"shard": shard, "shards": frozen.shards, "sessions": sessions})
@@ -365,8 +413,13 @@ def finalize(
 ) -> Finalized:
     """Check coverage, merge every unit's shard records in plan order, write ``report.json``.
     ``Incomplete`` (nothing written) names each shard that is not done and its rerun command."""
+    with hold_run(run_dir):
+        return _finalize(run_dir, data_dir, tasks)
+
+
+def _finalize(run_dir: Path, data_dir: Path | None, tasks: Mapping[str, Task] | None) -> Finalized:
     frozen = read_plan(run_dir)
-    config = load_run_config(run_dir)
+    config = load_run_config(run_dir, contacts=False)  # no request is sent: no password needed
     plan = plan_run(config, data_dir=data_dir or Path(frozen.data_dir), tasks=tasks)
     check_resume(run_dir, plan.identity, plan.inputs)
     missing: dict[int, int] = {}

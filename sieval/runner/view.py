@@ -13,9 +13,9 @@ from typing import Any
 
 import msgspec
 
-from .config import results_dirname
 from .explain import answer_label, explain, prompt_text
-from .records import Record, Shared, expand_requests, read_records
+from .paths import results_dirname
+from .records import Record, Shared, expand_requests, read_records, records_path
 from .snapshot import snapshot
 
 __all__ = ["Unit", "build_view", "outcome", "sample_view", "units"]
@@ -34,9 +34,10 @@ def units(run_dir: Path, report: dict[str, Any] | None = None) -> Iterator[Unit]
     without a current report.json: as far as it is recorded, ``snapshot``)."""
     report = report or snapshot(run_dir)
     for result in report["results"]:
-        unit = run_dir / results_dirname(result["model"]) / result["task"]
-        records = list(read_records(unit / "records.jsonl").records.values())
-        yield Unit(result=result, records=records, shared=Shared.load(unit / "shared.jsonl"))
+        path = records_path(run_dir, results_dirname(result["model"]), result["task"])
+        records = list(read_records(path).records.values())
+        shared = Shared.load(path.with_name("shared.jsonl"))
+        yield Unit(result=result, records=records, shared=shared)
 
 
 def outcome(record: Record, headline: str) -> str:

@@ -144,7 +144,7 @@ async def test_the_command_prints_the_difference_and_writes_json(
 
 def test_runs_without_a_common_model_are_refused(tmp_path: Path) -> None:
     out = CliRunner().invoke(app, ["compare", str(tmp_path / "x"), str(tmp_path / "y")])
-    assert out.exit_code == 2 and "x' does not exist" in out.output
+    assert out.exit_code == 2 and f"{tmp_path / 'x'}' does not exist" in out.output
 
 
 async def test_a_changed_acc_norm_definition_shows_as_exactly_its_flips(tmp_path: Path) -> None:

@@ -149,9 +149,15 @@ def fake_transport(
 
 @contextlib.asynccontextmanager
 async def serve(
-    *, delay_s: float = 0.0, key: str | None = None, seen: list[dict[str, Any]] | None = None
+    *,
+    delay_s: float = 0.0,
+    key: str | None = None,
+    seen: list[dict[str, Any]] | None = None,
+    gate: asyncio.Event | None = None,
 ) -> AsyncIterator[str]:
-    """A real HTTP server on 127.0.0.1:0 speaking the fake completions wire; yields its URL."""
+    """A real HTTP server on 127.0.0.1:0 speaking the fake completions wire; yields its URL.
+    With ``gate``, a completion is answered only while the event is set (a test holds a client
+    mid-run by clearing it)."""
 
     async def handle(request: web.Request) -> web.Response:
         auth = request.headers.get("Authorization", "")
@@ -161,6 +167,8 @@ async def serve(
             return web.json_response({"error": {"message": "bad key"}}, status=401)
         if delay_s and request.path.endswith("/completions"):
             await asyncio.sleep(delay_s)
+        if gate is not None and request.path.endswith("/completions"):
+            await gate.wait()
         body = await request.read() if request.can_read_body else None
         status, data = answer(request.path, body, auth)
         return web.json_response(data, status=status)

@@ -4,34 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
-import sys
 from pathlib import Path
 
 from sieval.runner import read_records
 
 from .fakes import serve, write_data
+from .workers import finish, start
 
 WORKER = Path(__file__).parent / "resume_worker.py"
 N = 60
 
 
 async def _worker(*args: str) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
-        str(WORKER),
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
-    )
+    return await start(WORKER, *args)
 
 
 async def _finish(proc: asyncio.subprocess.Process) -> tuple[int, str]:
-    out, err = await asyncio.wait_for(proc.communicate(), timeout=120)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode() + err.decode()
+    return await finish(proc)
 
 
 async def test_sigkill_then_resume_equals_uninterrupted_run(tmp_path: Path) -> None:
