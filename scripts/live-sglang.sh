@@ -81,7 +81,7 @@ start() {
     setsid nohup "$VENV/bin/python" -m sglang.launch_server \
     --model-path "$MODEL_DIR" --served-model-name gemma-3-270m \
     --device cpu --attention-backend torch_native --dtype float32 \
-    --host "$HOST" --port "$PORT" --context-length 2048 --max-total-tokens 4096 \
+    --host "$HOST" --port "$PORT" --context-length 2048 --max-total-tokens 4096 --sleep-on-idle \
     ${SIEVAL_SGLANG_EXTRA_ARGS:-} >"$LOG" 2>&1 </dev/null &
   echo $! >"$PIDFILE"
   while [ $((SECONDS - t0)) -lt 600 ]; do

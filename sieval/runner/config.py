@@ -390,7 +390,8 @@ def check_config(config: EvalConfig, source: str) -> EvalConfig:
                 path="name",
             )
         labels.add(model.label)
-        directory = results_dirname(model.label, key=f"{where}.name")
+        key = named("name") if source == ONE_LINE else f"{head}models[{i}].name"
+        directory = results_dirname(model.label, key=key)
         if directory in dirnames:
             raise ConfigError(
                 f"{where}models {dirnames[directory]!r} and {model.label!r} would share the "

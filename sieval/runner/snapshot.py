@@ -84,10 +84,9 @@ def _current(run_dir: Path) -> bool:
     (scored and failed, by each sample's latest line): a resume that was interrupted has
     recorded more than the report it left counts. Counted, not dated: a copied run keeps its
     report."""
-    try:
-        report = load_report(run_dir)
-    except ConfigError:
+    if not (run_dir / "report.json").exists():
         return False
+    report = load_report(run_dir)  # a damaged one is an error naming it, not rebuilt over
     for result in report["results"]:
         path = records_path(run_dir, results_dirname(result["model"]), result["task"])
         latest = {line.sample_id: line.status for line in scan(path, _seen)}
@@ -107,8 +106,8 @@ def snapshot(
         raise ConfigError(f"{str(run_dir)!r} does not exist; pass a run directory", path="report")
     if not run_dir.is_dir():
         raise ConfigError(
-            f"{str(run_dir)!r} is a file, not a run directory; pass the directory that holds "
-            "run.json",
+            f"{str(run_dir)!r} is a file, not a run directory; pass its directory: "
+            f"{run_dir.parent}",
             path="report",
         )
     alive = is_running(run_dir)

@@ -174,7 +174,7 @@ def test_every_command_shows_model_and_server_text_inert(
     assert "Q: ab\\x1b[2Jcd" in outputs["id"].output  # the prompt as sent
     assert "q\\u202ez" in outputs["body"].output  # a body (JSON) with a bidi override
     assert "HTTP 400" in outputs["failed"].output and "bad " + SHOWN in outputs["failed"].output
-    assert f"(ab\\x1b[2Jcd{SHOWN})" in outputs["compare"].output  # a flip's prediction
+    assert f"(picked ab\\x1b[2Jcd{SHOWN})" in outputs["compare"].output  # a flip's prediction
 
 
 def test_an_error_line_is_inert() -> None:

@@ -159,7 +159,8 @@ def test_the_end_of_a_run_is_the_summary_and_fits_40_rows(tmp_path: Path) -> Non
 async def test_finish_reasons_are_shown_for_generation_only(run_dir: Path) -> None:
     report = report_of(run_dir)
     assert [r["generates"] for r in report["results"]] == [False, False, True]
-    assert [line.split(":")[0] for line in render_finishes(report)] == ["ref/gsm8k_kshot_base_gen"]
+    finishes = [str(line).split(":")[0] for line in render_finishes(report)]
+    assert finishes == ["ref/gsm8k_kshot_base_gen"]
 
 
 async def test_report_gives_a_row_per_subject_with_its_n_categories_first(run_dir: Path) -> None:
