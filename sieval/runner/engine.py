@@ -665,7 +665,12 @@ class _Engine:
                 if reported is None and isinstance(call.response.model, str):
                     reported = call.response.model
             if error is None:
-                result = pt.task.score(sample, responses, pt.config, runtime.facts)
+                scorer = getattr(pt.task, "score_async", None)  # a checker that runs code
+                result = (
+                    await scorer(sample, responses, pt.config, runtime.facts)
+                    if scorer is not None
+                    else pt.task.score(sample, responses, pt.config, runtime.facts)
+                )
         except Exception as exc:
             error = _error_record(exc, runtime.secrets)
         record = Record(

@@ -107,6 +107,8 @@ class Task(Protocol):
       before the run (rolling log-likelihood);
     * ``describe(sample)``: the sample as a reader of its record needs it (``describe`` below is
       the default).
+    * ``score_async(sample, responses, config, model)``: a coroutine the runner awaits instead
+      of ``score`` (a checker that runs the answer's code in the sandbox);
     * ``cluster_by = "group"``: samples of one ``Sample.group`` are not independent draws (MMLU's
       subjects); their metrics' standard errors are clustered by group.
     """
