@@ -1,0 +1,200 @@
+"""The instruct tasks, each scored through its own spec: a known-right answer scores 1, a wrong
+one 0, and the record keeps the raw answer, the extracted one and the rule that matched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sieval.ir.response import Choice, Response
+from sieval.tasks.base import ModelFacts, Sample, SampleResult, TaskConfig
+from sieval.tasks.registry import TASKS
+
+from .helpers import generated, prompt_of
+
+
+def first(name: str, data_dir: Path, **options: Any) -> tuple[Sample, TaskConfig]:
+    config = TaskConfig(name=name, options=options)
+    return next(iter(TASKS[name].load(data_dir, config))), config
+
+
+def scored(name: str, sample: Sample, config: TaskConfig, reply: Response | str) -> SampleResult:
+    response = generated(reply) if isinstance(reply, str) else reply
+    return TASKS[name].score(sample, {"gen": response}, config)
+
+
+# -- ifeval --------------------------------------------------------------------------------------
+
+
+def test_ifeval_scores_the_instructions(data_dir: Path) -> None:
+    sample, config = first("ifeval", data_dir)
+    assert sample.id == "1000"  # no commas, 3 highlighted sections, at least 300 words
+    assert prompt_of_chat(TASKS["ifeval"].requests(sample, config)["gen"]).startswith(
+        "Write a 300+"
+    )
+    right = "*one* and *two* and *three*\n" + "word " * 300
+    result = scored("ifeval", sample, config, right)
+    assert result.metrics["prompt_level_strict_acc"] == 1.0
+    assert result.metrics["inst_level_strict_acc"] == 1.0
+    assert result.channels["rule"] == "response"
+    assert result.channels["extracted"] == "followed: strict 3/3, loose 3/3"
+    wrong = scored("ifeval", sample, config, right.replace("and", ", and"))
+    assert wrong.metrics["prompt_level_strict_acc"] == 0.0
+    assert wrong.metrics["inst_level_strict_acc"] == pytest.approx(2 / 3)
+    assert [i["strict"] for i in wrong.channels["instructions"]] == [False, True, True]
+    blank = scored("ifeval", sample, config, "  ")
+    assert blank.metrics["invalid"] == 1.0 and blank.channels["extracted"] is None
+
+
+def test_ifeval_instruction_level_counts_each_instruction_once(data_dir: Path) -> None:
+    task = TASKS["ifeval"]
+    samples = list(task.load(data_dir, TaskConfig(name="ifeval")))[:2]
+    config = TaskConfig(name="ifeval")
+    results = [(s, scored("ifeval", s, config, "*one* and *two* and *three*\n" + "word " * 300))
+               for s in samples]  # fmt: skip
+    figures = task.aggregate(results)
+    counts = [r.metrics["n_instructions"] for _, r in results]
+    followed = sum(
+        r.metrics["inst_level_strict_acc"] * n for (_, r), n in zip(results, counts, strict=True)
+    )
+    assert figures["inst_level_strict_acc"] == pytest.approx(followed / sum(counts))
+    assert figures["instructions"] == sum(counts)
+    assert "n_instructions" not in figures
+
+
+def prompt_of_chat(request: Any) -> str:
+    (message,) = request.input.messages
+    text = message.content[0].text
+    assert isinstance(text, str)
+    return text
+
+
+# -- bbh -----------------------------------------------------------------------------------------
+
+
+def test_bbh_prompt_extraction_and_breakdown(data_dir: Path) -> None:
+    task = TASKS["bbh"]
+    config = TaskConfig(name="bbh")
+    samples = list(task.load(data_dir, config))
+    assert len(samples) == 6511 and len({s.group for s in samples}) == 27
+    sample = samples[0]
+    assert sample.group == "boolean_expressions" and sample.gold == "False"
+    prompt = prompt_of(task.requests(sample, config)["gen"])
+    assert prompt.startswith("Evaluate the result of a random Boolean expression.\n\nQ: not ( (")
+    assert prompt.count("A: Let's think step by step.") == 4
+    assert prompt.endswith("\n\nQ: not ( True ) and ( True ) is\nA: Let's think step by step.")
+    assert task.requests(sample, config)["gen"].sampling.stop == ("</s>", "Q", "\n\n")
+    right = scored("bbh", sample, config, " not True = False. So the answer is False.")
+    assert right.metrics["exact_match"] == 1.0
+    assert (right.channels["extracted"], right.channels["rule"]) == ("False", "the_answer_is")
+    wrong = scored("bbh", sample, config, "So the answer is True.")
+    assert wrong.metrics["exact_match"] == 0.0 and wrong.metrics["invalid"] == 0.0
+    none = scored("bbh", sample, config, "I cannot say.")
+    assert none.metrics["invalid"] == 1.0 and none.channels["rule"] is None
+    figures = task.aggregate([(sample, right), (samples[1], wrong)])
+    assert figures["exact_match"] == 0.5
+    assert set(figures["by_subtask"]) == {"boolean_expressions", "causal_judgement"}
+    assert any(p.name == "boolean_expressions.txt" for p in task.data_files(data_dir))
+
+
+def test_bbh_chat_model_gets_one_user_message(data_dir: Path) -> None:
+    task = TASKS["bbh"]
+    sample, config = first("bbh", data_dir)
+    chat = ModelFacts(input_kind="chat")
+    request = task.requests(sample, config, chat)["gen"]
+    assert prompt_of_chat(request).startswith("Evaluate the result")
+    assert not request.sampling.stop
+    assert task.protocol_for(chat).startswith("chat: the prompt as one user message")  # type: ignore[attr-defined]
+
+
+# -- what every checked task gets ----------------------------------------------------------------
+
+
+def test_reasoning_never_reaches_the_checker(data_dir: Path) -> None:
+    sample, config = first("bbh", data_dir)
+    split = Response(choices=(Choice(index=0, text="So the answer is False.", finish_reason="stop",
+                                     reasoning="So the answer is True."),))  # fmt: skip
+    result = scored("bbh", sample, config, split)
+    assert result.metrics["exact_match"] == 1.0
+    assert result.channels["reasoning"] == "So the answer is True."
+    inline = scored(
+        "bbh", sample, config, "<think>So the answer is True.</think>So the answer is False."
+    )
+    assert inline.metrics["exact_match"] == 1.0
+    open_block = scored("bbh", sample, config, "<think>So the answer is False. Hmm")
+    assert open_block.metrics["truncated"] == 1.0 and open_block.metrics["invalid"] == 1.0
+    assert open_block.metrics["exact_match"] == 0.0
+
+
+def test_truncated_answers_are_counted(data_dir: Path) -> None:
+    sample, config = first("bbh", data_dir)
+    cut = Response(choices=(Choice(index=0, text="Let's see, A = not", finish_reason="length"),))
+    result = scored("bbh", sample, config, cut)
+    assert result.metrics["truncated"] == 1.0 and result.channels["finish_reason"] == "length"
+    done = scored("bbh", sample, config, "So the answer is False.")
+    figures = TASKS["bbh"].aggregate([(sample, result), (sample, done)])
+    assert figures["truncated_rate"] == 0.5 and figures["invalid_rate"] == 0.5
+
+
+def test_repeats_are_samples_of_their_own_with_pass_at_k(data_dir: Path) -> None:
+    task = TASKS["bbh"]
+    config = TaskConfig(name="bbh", options={"repeats": 4, "temperature": 0.7})
+    samples = list(task.load(data_dir, config))
+    assert len(samples) == 4 * 6511
+    assert [s.id for s in samples[:5]] == [
+        "boolean_expressions/0#r0", "boolean_expressions/0#r1", "boolean_expressions/0#r2",
+        "boolean_expressions/0#r3", "causal_judgement/0#r0",
+    ]  # fmt: skip
+    seeds = [task.requests(s, config)["gen"].sampling.seed for s in samples[:4]]
+    assert seeds == [1234, 1235, 1236, 1237]
+    assert task.requests(samples[0], config)["gen"].sampling.temperature == 0.7
+    right, wrong = "So the answer is False.", "So the answer is True."
+    # item 1: 1 of 4 right; item 2 (target "No" or "Yes"): none right
+    replies = [right, wrong, wrong, wrong] + [wrong] * 4
+    results = [(s, scored("bbh", s, config, r)) for s, r in zip(samples[:8], replies, strict=True)]
+    figures = task.aggregate(results)
+    assert figures["repeats"] == 4
+    assert figures["pass@1"] == pytest.approx((0.25 + 0) / 2)
+    assert figures["pass@2"] == pytest.approx((1 - 3 / 6) / 2)  # 1 - C(3,2)/C(4,2)
+    assert figures["pass@4"] == pytest.approx(0.5)
+    assert figures["exact_match"] == pytest.approx(1 / 8)
+    single = task.aggregate(results[:1])
+    assert "pass@1" in single
+    plain = list(task.load(data_dir, TaskConfig(name="bbh")))[:1]
+    assert "pass@1" not in task.aggregate([(plain[0], results[0][1])])
+
+
+# -- math500, aime2024, aime2025 -----------------------------------------------------------------
+
+
+def test_math500_compares_the_boxed_answer_by_value(data_dir: Path) -> None:
+    sample, config = first("math500", data_dir)
+    assert sample.id == "test/precalculus/807.json"
+    assert sample.gold == "\\left( 3, \\frac{\\pi}{2} \\right)"
+    text = prompt_of_chat(TASKS["math500"].requests(sample, config)["gen"])
+    assert text.endswith(
+        "\n\nPlease reason step by step, and put your final answer within \\boxed{}."
+    )
+    right = scored("math500", sample, config, "So $r=3$. The answer is $\\boxed{(3, \\pi/2)}$.")
+    assert right.metrics["accuracy"] == 1.0  # not the gold's string: its value
+    assert (right.channels["extracted"], right.channels["rule"]) == ("(3, \\pi/2)", "boxed")
+    wrong = scored("math500", sample, config, "$\\boxed{(3, \\pi)}$")
+    assert wrong.metrics["accuracy"] == 0.0 and wrong.metrics["invalid"] == 0.0
+    cut = scored("math500", sample, config, "so \\boxed{(3, \\frac{\\pi}{2")
+    assert cut.metrics["invalid"] == 1.0 and cut.channels["reason"] == "unclosed_box"
+
+
+@pytest.mark.parametrize(("name", "row_id"), [("aime2024", "2024-I-1"), ("aime2025", "0")])
+def test_aime_integer_answers(data_dir: Path, name: str, row_id: str) -> None:
+    sample, config = first(name, data_dir)
+    assert sample.id == row_id and sample.gold.isdigit()
+    assert TASKS[name].requests(sample, config)["gen"].sampling.max_tokens == 4096
+    right = scored(name, sample, config, f"Thus the answer is $\\boxed{{{sample.gold}}}$.")
+    assert right.metrics["accuracy"] == 1.0
+    sentence = f"Final Answer: The final answer is ${sample.gold}$. I hope it is correct."
+    final = scored(name, sample, config, sentence)
+    assert final.metrics["accuracy"] == 1.0 and final.channels["rule"] == "final_answer_sentence"
+    wrong = scored(name, sample, config, f"\\boxed{{{int(sample.gold) + 1}}}")
+    assert wrong.metrics["accuracy"] == 0.0
