@@ -198,3 +198,54 @@ def test_aime_integer_answers(data_dir: Path, name: str, row_id: str) -> None:
     assert final.metrics["accuracy"] == 1.0 and final.channels["rule"] == "final_answer_sentence"
     wrong = scored(name, sample, config, f"\\boxed{{{int(sample.gold) + 1}}}")
     assert wrong.metrics["accuracy"] == 0.0
+
+
+# -- gpqa_diamond (synthetic rows in GPQA's format: no GPQA row appears in this repository) -----
+
+
+def synthetic_gpqa(tmp_path: Path, n: int = 3) -> Path:
+    import csv
+
+    from sieval.data.gpqa_diamond import COLUMNS
+
+    folder = tmp_path / "gpqa_diamond"
+    folder.mkdir()
+    with (folder / "gpqa_diamond.csv").open("w", newline="") as out:
+        writer = csv.DictWriter(out, fieldnames=COLUMNS)
+        writer.writeheader()
+        for i in range(n):
+            row = dict.fromkeys(COLUMNS, "")
+            row.update({"Question": f"Which synthetic value is right for item {i}?",
+                        "Correct Answer": f"right {i}", "Incorrect Answer 1": f" wrong {i}a",
+                        "Incorrect Answer 2": f"wrong {i}b", "Incorrect Answer 3": f"wrong {i}c",
+                        "Record ID": f"rec{i}"})  # fmt: skip
+            writer.writerow(row)
+    return tmp_path
+
+
+def test_gpqa_shuffle_is_recorded_and_the_letter_scored(tmp_path: Path) -> None:
+    data = synthetic_gpqa(tmp_path)
+    task = TASKS["gpqa_diamond"]
+    config = TaskConfig(name="gpqa_diamond", seed=7)
+    samples = list(task.load(data, config))
+    assert [s.id for s in samples] == ["rec0", "rec1", "rec2"]
+    sample = samples[0]
+    perm = sample.data["shown_permutation"]
+    assert sorted(perm) == [0, 1, 2, 3] and sample.data["shown_seed"] == 7
+    gold = sample.gold
+    assert gold == "ABCD"[perm.index(0)]
+    text = prompt_of_chat(task.requests(sample, config)["gen"])
+    assert f"{gold}) right 0" in text and "A) " in text and "\nD) " in text
+    assert "'Answer: $LETTER'" in text and "wrong 0a" in text and ")  wrong 0a" not in text
+    right = scored("gpqa_diamond", sample, config, f"Thinking...\nAnswer: {gold}")
+    assert right.metrics["accuracy"] == 1.0
+    assert (right.channels["extracted"], right.channels["rule"]) == (gold, "answer_colon")
+    other = next(x for x in "ABCD" if x != gold)
+    assert scored("gpqa_diamond", sample, config, f"answer: {other}").metrics["accuracy"] == 0.0
+    none = scored("gpqa_diamond", sample, config, "I think it is the second one.")
+    assert none.metrics["invalid"] == 1.0 and none.channels["rule"] is None
+    again = next(iter(task.load(data, config)))
+    assert again.data["shown_permutation"] == perm  # the same seed, the same order
+    orders = {tuple(next(iter(task.load(data, TaskConfig(name="gpqa_diamond", seed=s))))
+                    .data["shown_permutation"]) for s in range(8)}  # fmt: skip
+    assert len(orders) > 1
