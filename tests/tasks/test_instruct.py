@@ -249,3 +249,43 @@ def test_gpqa_shuffle_is_recorded_and_the_letter_scored(tmp_path: Path) -> None:
     orders = {tuple(next(iter(task.load(data, TaskConfig(name="gpqa_diamond", seed=s))))
                     .data["shown_permutation"]) for s in range(8)}  # fmt: skip
     assert len(orders) > 1
+
+
+# -- mmlu_pro ------------------------------------------------------------------------------------
+
+
+def test_mmlu_pro_official_prompt_rules_and_categories(data_dir: Path) -> None:
+    task = TASKS["mmlu_pro"]
+    config = TaskConfig(name="mmlu_pro")
+    samples = list(task.load(data_dir, config))
+    assert len(samples) == 12032 and len({s.group for s in samples}) == 14
+    sample = samples[0]
+    assert (sample.id, sample.group, sample.gold) == ("2804", "biology", "B")
+    request = task.requests(sample, config)["gen"]
+    prompt = prompt_of(request)
+    assert prompt.startswith(
+        "The following are multiple choice questions (with answers) about biology. Think step by "
+        'step and then finish your answer with "the answer is (X)"'
+    )
+    assert prompt.count("Question:\n") == 6 and len(sample.data["shot_ids"]) == 5
+    assert "\nAnswer: Let's think step by step. Peptidoglycan" in prompt
+    assert "A: Let's think" not in prompt
+    assert prompt.endswith("H. cross section of an anther (site of pollen production in a "
+                           "flower)\nAnswer: Let's think step by step.")  # fmt: skip
+    assert request.sampling.stop == ("Question:",) and request.sampling.max_tokens == 2048
+    right = scored("mmlu_pro", sample, config, "Shoot tips grow. the answer is (B)")
+    assert right.metrics["accuracy"] == 1.0
+    assert (right.channels["extracted"], right.channels["rule"]) == ("B", "answer_is")
+    colon = scored("mmlu_pro", sample, config, "Hmm.\nAnswer: C")
+    assert colon.metrics["accuracy"] == 0.0 and colon.channels["rule"] == "answer_colon"
+    last = scored("mmlu_pro", sample, config, "It is B, surely")
+    assert last.metrics["accuracy"] == 1.0 and last.channels["rule"] == "last_letter"
+    none = scored("mmlu_pro", sample, config, "no idea")
+    assert none.metrics["invalid"] == 1.0 and none.prediction is None
+    zero = TaskConfig(name="mmlu_pro", num_fewshot=0)
+    bare = next(iter(task.load(data_dir, zero)))
+    chat = prompt_of_chat(task.requests(bare, zero, ModelFacts(input_kind="chat"))["gen"])
+    assert chat.count("Question:\n") == 1
+    figures = task.aggregate([(sample, right), (samples[1], none)])
+    assert figures["by_category"]["biology"]["accuracy"] == 1.0
+    assert figures["invalid_rate"] == 0.5
