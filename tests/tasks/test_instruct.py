@@ -289,3 +289,57 @@ def test_mmlu_pro_official_prompt_rules_and_categories(data_dir: Path) -> None:
     figures = task.aggregate([(sample, right), (samples[1], none)])
     assert figures["by_category"]["biology"]["accuracy"] == 1.0
     assert figures["invalid_rate"] == 0.5
+
+
+# -- humaneval, mbpp, mbpp_sanitized: the answer's code run in the sandbox ------------------------
+
+
+def test_humaneval_runs_the_completion_against_the_tests(data_dir: Path) -> None:
+    from sieval.data.registry import get_source
+
+    ((_, row), *_) = get_source("humaneval").rows(data_dir, "test", None)
+    sample, config = first("humaneval", data_dir)
+    request = TASKS["humaneval"].requests(sample, config)["gen"]
+    assert prompt_of(request) == row["prompt"]
+    assert request.sampling.stop == ("\nclass", "\ndef", "\n#", "\nif")
+    right = scored("humaneval", sample, config, row["canonical_solution"] + "\nprint('cut')")
+    assert right.metrics["pass@1"] == 1.0, right.channels["execution"]
+    assert right.channels["rule"] == "raw" and right.channels["execution"]["status"] == "passed"
+    wrong = scored("humaneval", sample, config, "    return False\n")
+    assert wrong.metrics["pass@1"] == 0.0
+    assert wrong.channels["execution"]["reason"] == "AssertionError"
+    loop = scored("humaneval", sample, config, "    while True:\n        pass\n")
+    assert loop.metrics["pass@1"] == 0.0
+    assert loop.channels["execution"]["status"] in {"cpu_limit", "timeout"}
+    chat = ModelFacts(input_kind="chat")
+    message = prompt_of_chat(TASKS["humaneval"].requests(sample, config, chat)["gen"])
+    assert message.startswith("Complete the following Python function.")
+    whole = row["prompt"] + row["canonical_solution"]
+    fenced = scored("humaneval", sample, config, f"Sure:\n```python\n{whole}```\nDone.")
+    assert fenced.metrics["pass@1"] == 1.0 and fenced.channels["rule"] == "fenced_python"
+
+
+@pytest.mark.parametrize(("name", "count"), [("mbpp", 500), ("mbpp_sanitized", 257)])
+def test_mbpp_prompt_shots_and_execution(data_dir: Path, name: str, count: int) -> None:
+    from sieval.data.registry import get_source
+
+    subset = "full" if name == "mbpp" else "sanitized"
+    ((_, row), *_) = get_source("mbpp").rows(data_dir, "test", subset)
+    task = TASKS[name]
+    config = TaskConfig(name=name)
+    samples = list(task.load(data_dir, config))
+    assert len(samples) == count
+    sample = samples[0]
+    assert sample.id == str(row["task_id"])
+    assert sample.data["shot_ids"] == ["2", "3", "4"]
+    prompt = prompt_of(task.requests(sample, config)["gen"])
+    assert prompt.startswith("You are an expert Python programmer, and here is your task: ")
+    assert prompt.count("[BEGIN]\n") == 4 and prompt.count("\n[DONE]\n") == 3
+    assert prompt.endswith(f"{row['test_list'][2]}\n[BEGIN]\n")
+    right = scored(name, sample, config, row["code"] + "\n[DONE]")
+    assert right.metrics["pass@1"] == 1.0, right.channels["execution"]
+    wrong = scored(name, sample, config, "def nothing():\n    pass\n")
+    assert wrong.metrics["pass@1"] == 0.0
+    assert wrong.channels["execution"]["reason"].startswith("NameError")
+    empty = scored(name, sample, config, "")
+    assert empty.metrics["invalid"] == 1.0 and "execution" not in empty.channels

@@ -94,6 +94,8 @@ class Checked(Base):
     stop: tuple[str, ...] = ()
     """Stop strings of a raw-text prompt (a chat answer ends at its end of turn)."""
     fields: Fields | None = None
+    chat_text: Callable[[str], str] | None = None
+    """The user message a chat model gets, from the raw-text prompt; None: the prompt itself."""
     """The row's fields for the prompt, when they depend on the config (GPQA's shuffle)."""
     protocol_text: str = ""
     kind: str = "generation, checked"
@@ -165,6 +167,8 @@ class Checked(Base):
 
         text = sample.data["fewshot"] + sample.data["query"]
         chat = self._chat(model)
+        if chat and self.chat_text is not None:
+            text = self.chat_text(text)
         prompt: CompletionInput | ChatInput = (
             user_message(text) if chat else CompletionInput(text=text)
         )
