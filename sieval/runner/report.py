@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DENOMINATOR",
     "REPORT_VERSION",
+    "TRUNCATION_WARNING",
     "build_report",
     "intervals",
     "load_report",
@@ -57,6 +58,24 @@ DENOMINATOR = (
 )
 
 _EXAMPLES = 3
+
+TRUNCATION_WARNING = 0.1
+"""The share of a task's answers cut by the token budget (``truncated_rate``) above which the
+run warns: a budget too small for thinking plus answer scores the budget, not the model."""
+
+
+def truncation_warnings(results: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One warning per (model, task) whose ``truncated_rate`` passes ``TRUNCATION_WARNING``."""
+    out = []
+    for result in results:
+        rate = (result.get("metrics") or {}).get("truncated_rate")
+        if isinstance(rate, float) and rate > TRUNCATION_WARNING:
+            out.append(
+                f"{result['model']}/{result['task']}: {rate:.0%} of the answers were cut by the "
+                f"token budget (truncated_rate > {TRUNCATION_WARNING:.0%}); raise the task's "
+                "max_tokens (--task NAME:max_tokens=N) so thinking and answer fit"
+            )
+    return out
 
 
 def build_report(
