@@ -150,7 +150,10 @@ class Checked(Base):
     def protocol_for(self, spec: Spec, model: ModelFacts, protocol: str) -> str:
         how = "chat: the prompt as one user message" if self._chat(model) else "raw-text prompt"
         stop = f", stop {list(self.stop)}" if self.stop and not self._chat(model) else ""
-        return f"{how}{stop}; {protocol}"
+        return (
+            f"{how}{stop}; {protocol}; the options temperature, max_tokens and repeats replace "
+            "these defaults (recorded with the run)"
+        )
 
     def prepare(self, spec: Spec, row: Mapping[str, Any], config: TaskConfig) -> Prepared:
         fields = self.fields(row, config) if self.fields is not None else dict(row)
