@@ -24,6 +24,7 @@ import msgspec
 from ..errors import ConfigError
 from ..scoring.uncertainty import json_number, mean_estimate
 from ..tasks.base import Sample, SampleResult
+from ..tasks.families.checked import item_of
 from .files import storage_error, write_atomic
 from .identity import sieval_version
 from .plan import protocol
@@ -277,6 +278,13 @@ class _Scored(Sequence[tuple[Sample, SampleResult]]):
     def groups(self) -> list[str]:
         return [self.samples.group_at(at) or "" for at in self._positions]
 
+    def ids(self) -> list[str]:
+        return [self.samples.id_at(at) for at in self._positions]
+
+    def items(self) -> list[str]:
+        """The row each sample is a repeat of (``tasks/families/checked.py``'s ``<id>#r<i>``)."""
+        return [item_of(i) for i in self.ids()]
+
     def _pair(self, at: int) -> tuple[Sample, SampleResult]:
         sample = Sample(
             id=self.samples.id_at(at), data={}, gold=None, group=self.samples.group_at(at)
@@ -332,7 +340,8 @@ def intervals(
     scored: Sequence[tuple[Sample, SampleResult]], cluster_by: str | None = None
 ) -> dict[str, dict[str, Any]]:
     """Per metric every scored sample has: mean, standard error, 95% interval, n, the estimator
-    (clustered by ``Sample.group`` when ``cluster_by == "group"``) and, when clustered, the
+    (clustered by ``Sample.group`` when ``cluster_by == "group"``, by the row a repeat is of when
+    ``cluster_by == "item"`` and the samples are repeats) and, when clustered, the
     error as if the samples were independent (to see what clustering changed)."""
     if not scored:
         return {}
@@ -344,6 +353,9 @@ def intervals(
         scored = view
     names = scored.common()
     clusters = scored.groups() if cluster_by == "group" else None
+    if cluster_by == "item":  # repeats of one row are not independent draws
+        items = scored.items()
+        clusters = items if any(i != s for i, s in zip(items, scored.ids(), strict=True)) else None
     out: dict[str, dict[str, Any]] = {}
     for name in names:
         values = scored.values(name)

@@ -110,7 +110,8 @@ class Task(Protocol):
     * ``score_async(sample, responses, config, model)``: a coroutine the runner awaits instead
       of ``score`` (a checker that runs the answer's code in the sandbox);
     * ``cluster_by = "group"``: samples of one ``Sample.group`` are not independent draws (MMLU's
-      subjects); their metrics' standard errors are clustered by group.
+      subjects); their metrics' standard errors are clustered by group. ``cluster_by = "item"``:
+      the repeats of one row (ids ``<id>#r<i>``) are clustered by the row, when there are any.
     """
 
     name: str

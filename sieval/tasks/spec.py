@@ -93,6 +93,8 @@ class SpecTask:
         self.defaults = MappingProxyType({"num_fewshot": spec.num_fewshot, **spec.family.options})
         if spec.cluster_by_group:
             self.cluster_by = "group"
+        elif hasattr(spec.family, "repeats"):  # a repeated row's samples cluster by the row
+            self.cluster_by = "item"
         for hook in ("protocol_for", "token_texts", "documents", "score_async"):
             if hasattr(spec.family, hook):
                 setattr(self, hook, getattr(self, f"_{hook}"))
