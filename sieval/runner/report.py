@@ -148,7 +148,7 @@ def _unit_result(
     model_facts: ModelFacts,
 ) -> dict[str, Any]:
     """One (model, task) entry of the report, from one streaming pass over its records."""
-    tally = _tally(path, pt.samples)
+    tally = _tally(path, pt.samples, bool(getattr(pt.task, "keeps_predictions", False)))
     scored, failures = tally.scored, tally.failures
     metrics = pt.task.aggregate(scored) if scored else {}
     return {
@@ -220,8 +220,8 @@ def _still_valid(plan: Plan, run_dir: Path, previous: dict[str, Any]) -> bool:
 class _Tally:
     """What the report counts of one unit's records."""
 
-    def __init__(self, samples: Samples) -> None:
-        self.scored = _Scored(samples)
+    def __init__(self, samples: Samples, predictions: bool = False) -> None:
+        self.scored = _Scored(samples, predictions)
         self.failures: Counter[str] = Counter()
         self.finishes: Counter[str] = Counter()
         self.examples: list[tuple[int, dict[str, Any]]] = []
@@ -234,8 +234,10 @@ class _Scored(Sequence[tuple[Sample, SampleResult]]):
     its id and group, a result holding its metrics. Metrics are kept as one array of floats per
     name over the task's positions (8 bytes a sample and metric), not as a dict per sample."""
 
-    def __init__(self, samples: Samples) -> None:
+    def __init__(self, samples: Samples, predictions: bool = False) -> None:
         self.samples = samples
+        self.predictions: dict[int, Any] | None = {} if predictions else None
+        """Each scored sample's prediction, for a task with ``keeps_predictions`` (votes)."""
         self.columns: dict[str, array[float]] = {}
         self._names: list[tuple[str, ...]] = []
         self._name_codes: dict[tuple[str, ...], int] = {}
@@ -243,7 +245,9 @@ class _Scored(Sequence[tuple[Sample, SampleResult]]):
         self._ok = bytearray(len(samples))
         self._positions = array("I")
 
-    def put(self, at: int, metrics: dict[str, float]) -> None:
+    def put(self, at: int, metrics: dict[str, float], prediction: Any = None) -> None:
+        if self.predictions is not None:
+            self.predictions[at] = prediction
         names = tuple(metrics)
         code = self._name_codes.setdefault(names, len(self._name_codes))
         if code == len(self._names):
@@ -289,7 +293,8 @@ class _Scored(Sequence[tuple[Sample, SampleResult]]):
         sample = Sample(
             id=self.samples.id_at(at), data={}, gold=None, group=self.samples.group_at(at)
         )
-        return sample, SampleResult(prediction=None, gold=None, metrics=self.metrics_at(at))
+        prediction = self.predictions.get(at) if self.predictions is not None else None
+        return sample, SampleResult(prediction=prediction, gold=None, metrics=self.metrics_at(at))
 
     def __len__(self) -> int:
         return len(self._positions)
@@ -311,11 +316,11 @@ class _Scored(Sequence[tuple[Sample, SampleResult]]):
         return (self._pair(at) for at in self._positions)
 
 
-def _tally(path: Path, samples: Samples) -> _Tally:
+def _tally(path: Path, samples: Samples, predictions: bool = False) -> _Tally:
     """One streaming pass over the unit's latest records (memory: a few bytes a sample, never a
     record). Records of samples the plan does not hold are ignored; metrics are listed in the
     task's sample order, so a resumed run aggregates exactly as an uninterrupted one."""
-    tally = _Tally(samples)
+    tally = _Tally(samples, predictions)
     seen = 0
     for at, record in latest_at(path, samples.position, len(samples)):
         seen += 1
@@ -324,7 +329,7 @@ def _tally(path: Path, samples: Samples) -> _Tally:
         for finish in record.finishes():
             tally.finishes.update(finish)
         if record.status == "ok":
-            tally.scored.put(at, record.metrics)
+            tally.scored.put(at, record.metrics, record.prediction)
             continue
         error = record.error or {"class": "Unknown", "message": ""}
         tally.failures[str(error.get("class"))] += 1

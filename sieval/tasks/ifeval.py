@@ -61,6 +61,7 @@ FAMILY = Checked(
     headline="prompt_level_strict_acc",
     input="chat",
     max_tokens=1280,
+    vote=False,
     protocol_text=(
         "ifeval (lm-eval 0.4.13 ifeval; the reference's evaluation_lib): 0-shot, the prompt as "
         "stored, greedy, max_tokens 1280; every instruction checked strictly and loosely (eight "

@@ -95,6 +95,8 @@ class SpecTask:
             self.cluster_by = "group"
         elif hasattr(spec.family, "repeats"):  # a repeated row's samples cluster by the row
             self.cluster_by = "item"
+        if getattr(spec.family, "vote", False):  # maj@k reads the repeats' answers
+            self.keeps_predictions = True
         for hook in ("protocol_for", "token_texts", "documents", "score_async"):
             if hasattr(spec.family, hook):
                 setattr(self, hook, getattr(self, f"_{hook}"))

@@ -343,3 +343,25 @@ def test_mbpp_prompt_shots_and_execution(data_dir: Path, name: str, count: int) 
     assert wrong.channels["execution"]["reason"].startswith("NameError")
     empty = scored(name, sample, config, "")
     assert empty.metrics["invalid"] == 1.0 and "execution" not in empty.channels
+
+
+def test_maj_at_k_votes_over_the_repeats_answers(data_dir: Path) -> None:
+    task = TASKS["math500"]
+    config = TaskConfig(name="math500", options={"repeats": 3, "temperature": 1.0})
+    samples = list(task.load(data_dir, config))[:6]
+    gold = "\\boxed{\\left( 3, \\frac{\\pi}{2} \\right)}"
+    # row 1: right, then 7 twice (maj@1 right; maj@2 a tie, to the first seen: right);
+    # row 2: never right. k = 1, 2 are reported for 3 repeats.
+    replies = [gold, "\\boxed{7}", "\\boxed{7}", "\\boxed{1}", "no box", "\\boxed{2}"]
+    results = [(s, scored("math500", s, config, r)) for s, r in zip(samples, replies, strict=True)]
+    figures = task.aggregate(results)
+    assert figures["repeats"] == 3
+    assert figures["maj@1"] == 0.5 and figures["maj@2"] == 0.5
+    assert figures["pass@2"] == pytest.approx((1 - 1 / 3) / 2)
+    assert getattr(task, "keeps_predictions", False)
+    assert not hasattr(TASKS["humaneval"], "keeps_predictions")
+    code = TASKS["ifeval"].aggregate([(s, SampleResult(prediction="x", gold=None, metrics={
+        "prompt_level_strict_acc": 1.0, "prompt_level_loose_acc": 1.0,
+        "inst_level_strict_acc": 1.0, "inst_level_loose_acc": 1.0, "n_instructions": 1.0,
+        "invalid": 0.0, "truncated": 0.0})) for s in samples[:2]])  # fmt: skip
+    assert "pass@1" in code and "maj@1" not in code

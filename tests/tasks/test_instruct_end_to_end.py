@@ -26,6 +26,7 @@ def test_repeats_are_resumable_samples_with_pass_at_k(tmp_path: Path) -> None:
     (entry,) = result.report["results"]
     assert entry["samples"]["scored"] == 4
     assert entry["metrics"]["repeats"] == 2 and "pass@2" in entry["metrics"]
+    assert 0.0 <= entry["metrics"]["maj@2"] <= entry["metrics"]["pass@2"]  # votes read from records
     interval = entry["intervals"]["accuracy"]
     assert interval["clusters"] == 2 and interval["n"] == 4  # the repeats cluster by row
     records = read_records(result.run_dir / "m" / "aime2025" / "records.jsonl").records

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ...errors import ConfigError
 from ...ir.request import ChatInput, CompletionInput, Request, Sampling
 from ...ir.response import Response
-from ...scoring.repeats import pass_at_k
+from ...scoring.repeats import maj_at_k, pass_at_k
 from .._shared import first_choice, int_option, means
 from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
 from .base import Base, Prepared
@@ -97,6 +97,9 @@ class Checked(Base):
     chat_text: Callable[[str], str] | None = None
     """The user message a chat model gets, from the raw-text prompt; None: the prompt itself."""
     """The row's fields for the prompt, when they depend on the config (GPQA's shuffle)."""
+    vote: bool = True
+    """maj@k over the repeats' extracted answers (False where answers are not votes: IFEval's
+    counts, code)."""
     protocol_text: str = ""
     kind: str = "generation, checked"
     options: Mapping[str, Any] = field(default_factory=dict)
@@ -243,7 +246,7 @@ class Checked(Base):
         out = means(kept)
         out["invalid_rate"] = out.pop("invalid", 0.0)
         out["truncated_rate"] = out.pop("truncated", 0.0)
-        out.update(repeat_figures(kept, self.headline))
+        out.update(repeat_figures(kept, self.headline, self.vote))
         return out
 
 
@@ -251,14 +254,21 @@ async def _awaited(value: Awaitable[Verdict]) -> Verdict:
     return await value
 
 
-def repeat_figures(results: Iterable[tuple[Sample, SampleResult]], headline: str) -> dict[str, Any]:
-    """``repeats`` and ``pass@k`` (k = 1, 2, 4, … up to the fewest repeats of an item) when the
-    samples are repeats of their rows; nothing otherwise."""
+def repeat_figures(
+    results: Iterable[tuple[Sample, SampleResult]], headline: str, vote: bool = False
+) -> dict[str, Any]:
+    """``repeats``, ``pass@k`` and (``vote``) ``maj@k``, for k = 1, 2, 4, … up to the fewest
+    repeats of an item, when the samples are repeats of their rows; nothing otherwise. maj@k
+    votes over the extracted answers (the predictions) in repeat order (``scoring/repeats.py``)."""
     items: dict[str, list[bool]] = {}
+    answers: dict[str, list[str | None]] = {}
     repeated = False
     for sample, result in results:
         repeated = repeated or _REPEAT_ID.match(sample.id) is not None
-        items.setdefault(item_of(sample.id), []).append(result.metrics.get(headline, 0.0) >= 1.0)
+        item = item_of(sample.id)
+        items.setdefault(item, []).append(result.metrics.get(headline, 0.0) >= 1.0)
+        answer = result.prediction
+        answers.setdefault(item, []).append(None if answer is None else str(answer))
     if not repeated or not items:
         return {}
     n = min(len(v) for v in items.values())
@@ -266,5 +276,8 @@ def repeat_figures(results: Iterable[tuple[Sample, SampleResult]], headline: str
     k = 1
     while k <= n:
         out[f"pass@{k}"] = sum(pass_at_k(len(v), sum(v), k) for v in items.values()) / len(items)
+        if vote:
+            votes = [maj_at_k(answers[i], items[i], k) for i in items]
+            out[f"maj@{k}"] = sum(votes) / len(votes)
         k *= 2
     return out
