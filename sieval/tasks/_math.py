@@ -12,7 +12,13 @@ INSTRUCTION = "Please reason step by step, and put your final answer within \\bo
 
 
 def check(text: str, sample: Sample) -> Verdict:
+    """The answer's verdict; an empty box (``\\boxed{}``, the instruction echoed) is no answer:
+    invalid, reason ``empty_box``."""
     verdict = score_math(text, str(sample.gold))
+    if verdict.extracted is not None and not verdict.extracted.strip():
+        return Verdict(
+            metrics={"accuracy": 0.0}, extracted=None, rule=None, channels={"reason": "empty_box"}
+        )
     channels = {"reason": verdict.reason} if verdict.reason is not None else {}
     return Verdict(
         metrics={"accuracy": float(verdict.correct)},

@@ -184,6 +184,9 @@ def test_math500_compares_the_boxed_answer_by_value(data_dir: Path) -> None:
     assert wrong.metrics["accuracy"] == 0.0 and wrong.metrics["invalid"] == 0.0
     cut = scored("math500", sample, config, "so \\boxed{(3, \\frac{\\pi}{2")
     assert cut.metrics["invalid"] == 1.0 and cut.channels["reason"] == "unclosed_box"
+    echoed = scored("math500", sample, config, "I will put it within \\boxed{ }.")
+    assert echoed.metrics["invalid"] == 1.0 and echoed.channels["reason"] == "empty_box"
+    assert echoed.metrics["accuracy"] == 0.0
 
 
 @pytest.mark.parametrize(("name", "row_id"), [("aime2024", "2024-I-1"), ("aime2025", "0")])
