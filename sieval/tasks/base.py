@@ -109,6 +109,8 @@ class Task(Protocol):
       the default).
     * ``score_async(sample, responses, config, model)``: a coroutine the runner awaits instead
       of ``score`` (a checker that runs the answer's code in the sandbox);
+    * ``samples_per_row(config)``: how many samples each row is (repeats); the config's ``n``
+      then counts rows, ``n * samples_per_row`` samples;
     * ``keeps_predictions = True``: ``aggregate``'s results hold each sample's ``prediction`` too
       (maj@k votes over the repeats' extracted answers);
     * ``cluster_by = "group"``: samples of one ``Sample.group`` are not independent draws (MMLU's

@@ -126,14 +126,18 @@ class SpecTask:
             samples = per_subset[0]
         else:  # one row of every subset in turn, so that a small n spans them all
             samples = (s for row in zip_longest(*per_subset) for s in row if s is not None)
-        repeats = getattr(self.spec.family, "repeats", None)
-        n = repeats(self.spec, config) if repeats is not None else 1
+        n = self.samples_per_row(config)
         return samples if n == 1 else _repeated(samples, n)
 
     def requests(
         self, sample: Sample, config: TaskConfig, model: ModelFacts = COMPLETION_MODEL
     ) -> Mapping[str, Request]:
         return self.spec.family.requests(self.spec, sample, config, model)
+
+    def samples_per_row(self, config: TaskConfig) -> int:
+        """How many samples each row is (its repeats): the runner's ``n`` counts rows."""
+        repeats = getattr(self.spec.family, "repeats", None)
+        return int(repeats(self.spec, config)) if repeats is not None else 1
 
     def arguments(self, sample: Sample, config: TaskConfig) -> dict[str, tuple[str, ...]]:
         """The strings each request scores, in lm-eval's form (``(context, continuation)``, or

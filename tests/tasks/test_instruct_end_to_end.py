@@ -21,7 +21,7 @@ def config(task: str, n: int, options: str, dialect: str = "openai_chat"):
 
 
 def test_repeats_are_resumable_samples_with_pass_at_k(tmp_path: Path) -> None:
-    cfg = config("aime2025", 4, "repeats: 2, temperature: 0.8, max_tokens: 32")
+    cfg = config("aime2025", 2, "repeats: 2, temperature: 0.8, max_tokens: 32")  # n counts rows
     result = run_eval(cfg, RunOptions(out=tmp_path, data_dir=DATA, preflight=False))
     (entry,) = result.report["results"]
     assert entry["samples"]["scored"] == 4
