@@ -368,3 +368,16 @@ def test_maj_at_k_votes_over_the_repeats_answers(data_dir: Path) -> None:
         "inst_level_strict_acc": 1.0, "inst_level_loose_acc": 1.0, "n_instructions": 1.0,
         "invalid": 0.0, "truncated": 0.0})) for s in samples[:2]])  # fmt: skip
     assert "pass@1" in code and "maj@1" not in code
+
+
+async def test_code_tasks_score_async_inside_a_loop(data_dir: Path) -> None:
+    from sieval.data.registry import get_source
+
+    ((_, row), *_) = get_source("humaneval").rows(data_dir, "test", None)
+    sample, config = first("humaneval", data_dir)
+    responses = {"gen": generated(row["canonical_solution"])}
+    task: Any = TASKS["humaneval"]
+    result = await task.score_async(sample, responses, config)
+    assert result.metrics["pass@1"] == 1.0
+    with pytest.raises(RuntimeError, match="await score_async"):
+        task.score(sample, responses, config)

@@ -199,7 +199,14 @@ class Checked(Base):
     ) -> SampleResult:
         text, cut, channels = self._read(responses)
         verdict = self.check(text, sample)
-        if inspect.isawaitable(verdict):
+        if inspect.isawaitable(verdict):  # code execution: await it here, outside any loop
+            if _in_loop():
+                close = getattr(verdict, "close", None)
+                if close is not None:
+                    close()
+                raise RuntimeError(
+                    f"task {spec.name} runs code to score: await score_async inside an event loop"
+                )
             verdict = asyncio.run(_awaited(verdict))
         return self._result(sample, verdict, cut, channels)
 
@@ -248,6 +255,14 @@ class Checked(Base):
         out["truncated_rate"] = out.pop("truncated", 0.0)
         out.update(repeat_figures(kept, self.headline, self.vote))
         return out
+
+
+def _in_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 async def _awaited(value: Awaitable[Verdict]) -> Verdict:
