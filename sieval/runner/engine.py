@@ -62,7 +62,7 @@ from .records import (
     statuses_at,
     wire_log_path,
 )
-from .report import build_report, load_report, write_report
+from .report import build_report, load_report, truncation_warnings, write_report
 from .rundir import check_resume, create_run_dir, new_run_dir, write_run_json
 from .snapshot import running
 from .stopping import MaxFailures, Stopper, parse_max_failures
@@ -365,6 +365,7 @@ async def _arun_eval(
     )
     if engine.stopped:
         report["stopped"] = engine.stopped
+    warnings.extend(truncation_warnings(report["results"]))  # report["warnings"] is this list
     if options.shard is None:  # a shard's figures are its own; the run's report is finalize's
         try:
             write_report(run_dir, report)
@@ -665,7 +666,12 @@ class _Engine:
                 if reported is None and isinstance(call.response.model, str):
                     reported = call.response.model
             if error is None:
-                result = pt.task.score(sample, responses, pt.config, runtime.facts)
+                scorer = getattr(pt.task, "score_async", None)  # a checker that runs code
+                result = (
+                    await scorer(sample, responses, pt.config, runtime.facts)
+                    if scorer is not None
+                    else pt.task.score(sample, responses, pt.config, runtime.facts)
+                )
         except Exception as exc:
             error = _error_record(exc, runtime.secrets)
         record = Record(

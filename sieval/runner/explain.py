@@ -67,6 +67,9 @@ def explain(record: Record, headline: str) -> Explanation:
         extracted = channels.get("flexible")
     if extracted is None and record.prediction is not None:
         extracted = record.prediction
+    rule = channels.get("rule")
+    if extracted is not None and isinstance(rule, str):  # a checked task names its rule
+        extracted = f"{extracted}  (rule {rule})"
     return Explanation(
         query=query, choices=[], why=None,
         generation=text if isinstance(text, str) else None,

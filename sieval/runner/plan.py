@@ -220,15 +220,17 @@ def _limited(config: TaskConfig, limit: int | None) -> TaskConfig:
 
 def _load(task: Task, config: TaskConfig, data_dir: Path, notes: list[str]) -> PlannedTask:
     loaded = task.load(data_dir, config)
+    per_row = getattr(task, "samples_per_row", None)  # n counts rows; a repeated row is k samples
+    count = None if config.n is None else config.n * (per_row(config) if per_row else 1)
     try:
-        samples = Samples(loaded if config.n is None else islice(loaded, config.n))
+        samples = Samples(loaded if count is None else islice(loaded, count))
     except DuplicateSampleId as exc:
         raise ConfigError(
             f"task {task.name!r} produced sample id {exc.sample_id!r} twice; ids are the resume "
             "key",
             path="tasks",
         ) from exc
-    if config.n is not None and config.n > len(samples):
+    if count is not None and count > len(samples):
         notes.append(
             f"task {task.name!r}: n={config.n} but the dataset has {len(samples)} samples; "
             f"all {len(samples)} are evaluated"

@@ -656,6 +656,8 @@ class Outcome(msgspec.Struct, kw_only=True):
     status: Literal["ok", "failed"]
     group: str | None = None
     metrics: dict[str, float] = {}
+    prediction: Any = None
+    """The extracted answer (a task with ``keeps_predictions`` votes over them)."""
     error: dict[str, Any] | None = None
     reported_model: str | None = None
     requests: dict[str, _Finishes] = {}

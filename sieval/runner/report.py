@@ -24,6 +24,7 @@ import msgspec
 from ..errors import ConfigError
 from ..scoring.uncertainty import json_number, mean_estimate
 from ..tasks.base import Sample, SampleResult
+from ..tasks.families.checked import item_of
 from .files import storage_error, write_atomic
 from .identity import sieval_version
 from .plan import protocol
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DENOMINATOR",
     "REPORT_VERSION",
+    "TRUNCATION_WARNING",
     "build_report",
     "intervals",
     "load_report",
@@ -57,6 +59,24 @@ DENOMINATOR = (
 )
 
 _EXAMPLES = 3
+
+TRUNCATION_WARNING = 0.1
+"""The share of a task's answers cut by the token budget (``truncated_rate``) above which the
+run warns: a budget too small for thinking plus answer scores the budget, not the model."""
+
+
+def truncation_warnings(results: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One warning per (model, task) whose ``truncated_rate`` passes ``TRUNCATION_WARNING``."""
+    out = []
+    for result in results:
+        rate = (result.get("metrics") or {}).get("truncated_rate")
+        if isinstance(rate, float) and rate > TRUNCATION_WARNING:
+            out.append(
+                f"{result['model']}/{result['task']}: {rate:.0%} of the answers were cut by the "
+                f"token budget (truncated_rate > {TRUNCATION_WARNING:.0%}); raise the task's "
+                "max_tokens (--task NAME:max_tokens=N) so thinking and answer fit"
+            )
+    return out
 
 
 def build_report(
@@ -128,7 +148,7 @@ def _unit_result(
     model_facts: ModelFacts,
 ) -> dict[str, Any]:
     """One (model, task) entry of the report, from one streaming pass over its records."""
-    tally = _tally(path, pt.samples)
+    tally = _tally(path, pt.samples, bool(getattr(pt.task, "keeps_predictions", False)))
     scored, failures = tally.scored, tally.failures
     metrics = pt.task.aggregate(scored) if scored else {}
     return {
@@ -200,8 +220,8 @@ def _still_valid(plan: Plan, run_dir: Path, previous: dict[str, Any]) -> bool:
 class _Tally:
     """What the report counts of one unit's records."""
 
-    def __init__(self, samples: Samples) -> None:
-        self.scored = _Scored(samples)
+    def __init__(self, samples: Samples, predictions: bool = False) -> None:
+        self.scored = _Scored(samples, predictions)
         self.failures: Counter[str] = Counter()
         self.finishes: Counter[str] = Counter()
         self.examples: list[tuple[int, dict[str, Any]]] = []
@@ -214,8 +234,10 @@ class _Scored(Sequence[tuple[Sample, SampleResult]]):
     its id and group, a result holding its metrics. Metrics are kept as one array of floats per
     name over the task's positions (8 bytes a sample and metric), not as a dict per sample."""
 
-    def __init__(self, samples: Samples) -> None:
+    def __init__(self, samples: Samples, predictions: bool = False) -> None:
         self.samples = samples
+        self.predictions: dict[int, Any] | None = {} if predictions else None
+        """Each scored sample's prediction, for a task with ``keeps_predictions`` (votes)."""
         self.columns: dict[str, array[float]] = {}
         self._names: list[tuple[str, ...]] = []
         self._name_codes: dict[tuple[str, ...], int] = {}
@@ -223,7 +245,9 @@ class _Scored(Sequence[tuple[Sample, SampleResult]]):
         self._ok = bytearray(len(samples))
         self._positions = array("I")
 
-    def put(self, at: int, metrics: dict[str, float]) -> None:
+    def put(self, at: int, metrics: dict[str, float], prediction: Any = None) -> None:
+        if self.predictions is not None:
+            self.predictions[at] = prediction
         names = tuple(metrics)
         code = self._name_codes.setdefault(names, len(self._name_codes))
         if code == len(self._names):
@@ -258,11 +282,19 @@ class _Scored(Sequence[tuple[Sample, SampleResult]]):
     def groups(self) -> list[str]:
         return [self.samples.group_at(at) or "" for at in self._positions]
 
+    def ids(self) -> list[str]:
+        return [self.samples.id_at(at) for at in self._positions]
+
+    def items(self) -> list[str]:
+        """The row each sample is a repeat of (``tasks/families/checked.py``'s ``<id>#r<i>``)."""
+        return [item_of(i) for i in self.ids()]
+
     def _pair(self, at: int) -> tuple[Sample, SampleResult]:
         sample = Sample(
             id=self.samples.id_at(at), data={}, gold=None, group=self.samples.group_at(at)
         )
-        return sample, SampleResult(prediction=None, gold=None, metrics=self.metrics_at(at))
+        prediction = self.predictions.get(at) if self.predictions is not None else None
+        return sample, SampleResult(prediction=prediction, gold=None, metrics=self.metrics_at(at))
 
     def __len__(self) -> int:
         return len(self._positions)
@@ -284,11 +316,11 @@ class _Scored(Sequence[tuple[Sample, SampleResult]]):
         return (self._pair(at) for at in self._positions)
 
 
-def _tally(path: Path, samples: Samples) -> _Tally:
+def _tally(path: Path, samples: Samples, predictions: bool = False) -> _Tally:
     """One streaming pass over the unit's latest records (memory: a few bytes a sample, never a
     record). Records of samples the plan does not hold are ignored; metrics are listed in the
     task's sample order, so a resumed run aggregates exactly as an uninterrupted one."""
-    tally = _Tally(samples)
+    tally = _Tally(samples, predictions)
     seen = 0
     for at, record in latest_at(path, samples.position, len(samples)):
         seen += 1
@@ -297,7 +329,7 @@ def _tally(path: Path, samples: Samples) -> _Tally:
         for finish in record.finishes():
             tally.finishes.update(finish)
         if record.status == "ok":
-            tally.scored.put(at, record.metrics)
+            tally.scored.put(at, record.metrics, record.prediction)
             continue
         error = record.error or {"class": "Unknown", "message": ""}
         tally.failures[str(error.get("class"))] += 1
@@ -313,7 +345,8 @@ def intervals(
     scored: Sequence[tuple[Sample, SampleResult]], cluster_by: str | None = None
 ) -> dict[str, dict[str, Any]]:
     """Per metric every scored sample has: mean, standard error, 95% interval, n, the estimator
-    (clustered by ``Sample.group`` when ``cluster_by == "group"``) and, when clustered, the
+    (clustered by ``Sample.group`` when ``cluster_by == "group"``, by the row a repeat is of when
+    ``cluster_by == "item"`` and the samples are repeats) and, when clustered, the
     error as if the samples were independent (to see what clustering changed)."""
     if not scored:
         return {}
@@ -325,6 +358,9 @@ def intervals(
         scored = view
     names = scored.common()
     clusters = scored.groups() if cluster_by == "group" else None
+    if cluster_by == "item":  # repeats of one row are not independent draws
+        items = scored.items()
+        clusters = items if any(i != s for i, s in zip(items, scored.ids(), strict=True)) else None
     out: dict[str, dict[str, Any]] = {}
     for name in names:
         values = scored.values(name)

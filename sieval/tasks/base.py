@@ -107,8 +107,15 @@ class Task(Protocol):
       before the run (rolling log-likelihood);
     * ``describe(sample)``: the sample as a reader of its record needs it (``describe`` below is
       the default).
+    * ``score_async(sample, responses, config, model)``: a coroutine the runner awaits instead
+      of ``score`` (a checker that runs the answer's code in the sandbox);
+    * ``samples_per_row(config)``: how many samples each row is (repeats); the config's ``n``
+      then counts rows, ``n * samples_per_row`` samples;
+    * ``keeps_predictions = True``: ``aggregate``'s results hold each sample's ``prediction`` too
+      (maj@k votes over the repeats' extracted answers);
     * ``cluster_by = "group"``: samples of one ``Sample.group`` are not independent draws (MMLU's
-      subjects); their metrics' standard errors are clustered by group.
+      subjects); their metrics' standard errors are clustered by group. ``cluster_by = "item"``:
+      the repeats of one row (ids ``<id>#r<i>``) are clustered by the row, when there are any.
     """
 
     name: str
@@ -150,7 +157,8 @@ class Task(Protocol):
     def aggregate(self, results: Sequence[tuple[Sample, SampleResult]]) -> dict[str, Any]:
         """Run-level metrics (means, per-group breakdowns) from each sample's ``metrics`` and
         ``group``: the report passes, in the task's sample order, samples that hold only their
-        ``id`` and ``group`` and results that hold only their metrics (it never decodes a
+        ``id`` and ``group`` and results that hold only their metrics (and their prediction with
+        ``keeps_predictions``; it never decodes a
         record's channels, nor keeps every record, to aggregate). Iterate ``results`` rather
         than index it: it may be a view built as it is read."""
         ...

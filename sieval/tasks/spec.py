@@ -16,6 +16,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+import msgspec
+
 from ..data.registry import get_source as source
 from ..errors import ConfigError
 from ..ir.request import Request
@@ -74,6 +76,9 @@ class Spec:
     breakdowns: Mapping[str, Callable[[str], str]] = field(default_factory=dict)
     """Per-group means reported beside the headline, named: ``{"by_subject": lambda g: g}``."""
     cluster_by_group: bool = False
+    files: Callable[[Path], list[Path]] | None = None
+    """Files the task reads beside its rows' (BBH's prompt files): their checksums enter the run
+    identity."""
 
 
 class SpecTask:
@@ -88,7 +93,11 @@ class SpecTask:
         self.defaults = MappingProxyType({"num_fewshot": spec.num_fewshot, **spec.family.options})
         if spec.cluster_by_group:
             self.cluster_by = "group"
-        for hook in ("protocol_for", "token_texts", "documents"):
+        elif hasattr(spec.family, "repeats"):  # a repeated row's samples cluster by the row
+            self.cluster_by = "item"
+        if getattr(spec.family, "vote", False):  # maj@k reads the repeats' answers
+            self.keeps_predictions = True
+        for hook in ("protocol_for", "token_texts", "documents", "score_async"):
             if hasattr(spec.family, hook):
                 setattr(self, hook, getattr(self, f"_{hook}"))
 
@@ -100,12 +109,13 @@ class SpecTask:
         splits = [data.split]
         if data.shots is not None and data.shots != data.split and data.shots in src.splits:
             splits.insert(0, data.shots)
-        return [
+        found = [
             path
             for subset in data.subsets or (None,)
             for split in splits
             for path in src.files(data_dir, split, subset)
         ]
+        return found + (self.spec.files(data_dir) if self.spec.files is not None else [])
 
     def load(self, data_dir: Path, config: TaskConfig) -> Iterator[Sample]:
         """The samples in a fixed order, built as they are read (rows and shots read first)."""
@@ -113,14 +123,21 @@ class SpecTask:
         data = self.spec.data
         per_subset = [self._subset(data_dir, config, k, s) for s in data.subsets or (None,)]
         if len(per_subset) == 1:
-            return per_subset[0]
-        # one row of every subset in turn, so that a small n spans them all
-        return (s for row in zip_longest(*per_subset) for s in row if s is not None)
+            samples = per_subset[0]
+        else:  # one row of every subset in turn, so that a small n spans them all
+            samples = (s for row in zip_longest(*per_subset) for s in row if s is not None)
+        n = self.samples_per_row(config)
+        return samples if n == 1 else _repeated(samples, n)
 
     def requests(
         self, sample: Sample, config: TaskConfig, model: ModelFacts = COMPLETION_MODEL
     ) -> Mapping[str, Request]:
         return self.spec.family.requests(self.spec, sample, config, model)
+
+    def samples_per_row(self, config: TaskConfig) -> int:
+        """How many samples each row is (its repeats): the runner's ``n`` counts rows."""
+        repeats = getattr(self.spec.family, "repeats", None)
+        return int(repeats(self.spec, config)) if repeats is not None else 1
 
     def arguments(self, sample: Sample, config: TaskConfig) -> dict[str, tuple[str, ...]]:
         """The strings each request scores, in lm-eval's form (``(context, continuation)``, or
@@ -154,6 +171,17 @@ class SpecTask:
 
     def _token_texts(self, config: TaskConfig) -> tuple[str, ...]:
         return tuple(self.spec.family.token_texts(self.spec, config))  # type: ignore[attr-defined]
+
+    async def _score_async(
+        self,
+        sample: Sample,
+        responses: Mapping[str, Response],
+        config: TaskConfig,
+        model: ModelFacts = COMPLETION_MODEL,
+    ) -> SampleResult:
+        family: Any = self.spec.family
+        result: SampleResult = await family.score_async(self.spec, sample, responses, config, model)
+        return result
 
     def _documents(self, samples: Sequence[Sample], config: TaskConfig) -> Iterator[str]:
         return iter(self.spec.family.documents(self.spec, samples, config))  # type: ignore[attr-defined]
@@ -283,3 +311,13 @@ class SpecTask:
             gold=prepared.gold,
             group=subset,
         )
+
+
+def _repeated(samples: Iterable[Sample], n: int) -> Iterator[Sample]:
+    """Each sample ``n`` times, as ``<id>#r<i>`` with ``repeat: i`` in its data (a family with
+    ``repeats`` reads it)."""
+    for sample in samples:
+        for i in range(n):
+            yield msgspec.structs.replace(
+                sample, id=f"{sample.id}#r{i}", data={**sample.data, "repeat": i}
+            )

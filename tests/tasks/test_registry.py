@@ -12,12 +12,14 @@ from sieval.ir.capabilities import CAPABILITIES
 from sieval.tasks.registry import TASKS, discover, get_task
 
 NAMES = [
-    "arc_challenge", "arc_easy", "arc_easy_kshot_ppl", "boolq", "gsm8k_0shot_gen",
-    "gsm8k_kshot_base_gen", "hellaswag", "hellaswag_kshot_ppl", "lambada_openai", "mmlu",
-    "mmlu_0shot_gen", "mmlu_kshot_clp", "openbookqa", "piqa", "sciq", "truthfulqa_mc1",
-    "truthfulqa_mc2", "wikitext", "winogrande",
+    "aime2024", "aime2025", "arc_challenge", "arc_easy", "arc_easy_kshot_ppl", "bbh", "boolq",
+    "gpqa_diamond", "gsm8k_0shot_gen", "gsm8k_kshot_base_gen", "hellaswag", "hellaswag_kshot_ppl",
+    "humaneval", "ifeval", "lambada_openai", "math500", "mbpp", "mbpp_sanitized", "mmlu",
+    "mmlu_0shot_gen", "mmlu_kshot_clp", "mmlu_pro", "openbookqa", "piqa", "sciq",
+    "truthfulqa_mc1", "truthfulqa_mc2", "wikitext", "winogrande",
 ]  # fmt: skip
-CHAT_ONLY = {"gsm8k_0shot_gen", "mmlu_0shot_gen"}
+CHAT_ONLY = {"gsm8k_0shot_gen", "mmlu_0shot_gen", "ifeval", "math500", "aime2024", "aime2025",
+             "gpqa_diamond"}  # fmt: skip
 TOKEN_PROMPT = {"wikitext"}
 
 

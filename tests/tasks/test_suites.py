@@ -35,6 +35,17 @@ def test_a_suite_stands_for_its_tasks_with_its_n_and_seed() -> None:
         parse_config(MODEL + "tasks: [{name: base_suite, num_fewshot: 5}]")
 
 
+INSTRUCT = ["ifeval", "bbh", "math500", "aime2024", "aime2025", "gpqa_diamond", "mmlu_pro",
+            "humaneval", "mbpp", "mbpp_sanitized"]  # fmt: skip
+
+
+def test_the_instruct_suite_stands_for_its_tasks() -> None:
+    assert [m.name for m in SUITES["instruct_suite"].tasks] == INSTRUCT
+    config = parse_config(MODEL + "tasks: [{name: instruct_suite, n: 3}]")
+    assert [t.name for t in config.tasks] == INSTRUCT
+    assert all(t.n == 3 and t.num_fewshot is None for t in config.tasks)
+
+
 def test_the_task_table_fits_80_columns_and_names_every_task() -> None:
     result = CliRunner().invoke(app, ["tasks"], env={"COLUMNS": "200"})
     assert result.exit_code == 0
@@ -59,8 +70,10 @@ def test_one_task_in_full_and_as_json() -> None:
     assert set(by_name) == set(TASKS)
     assert by_name["boolq"]["shots_from"] is None  # train is not stored
     assert by_name["arc_easy"]["sampler"] == "random" and by_name["mmlu"]["subsets"] == 57
-    assert data["suites"] == [{"name": "base_suite", "about": SUITES["base_suite"].about,
-                               "tasks": BASE}]  # fmt: skip
+    assert data["suites"] == [
+        {"name": "base_suite", "about": SUITES["base_suite"].about, "tasks": BASE},
+        {"name": "instruct_suite", "about": SUITES["instruct_suite"].about, "tasks": INSTRUCT},
+    ]
     suite = runner.invoke(app, ["tasks", "base_suite"])
     assert suite.exit_code == 0 and "arc_challenge" in suite.output
     bad = runner.invoke(app, ["tasks", "winogrand"])

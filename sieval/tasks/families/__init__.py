@@ -2,6 +2,7 @@
 written once. A spec (``tasks/spec.py``) names one family with its options."""
 
 from .base import Family, Prepared
+from .checked import Checked, Verdict
 from .choice import MultipleChoice
 from .generation import Answer, Generation
 from .letter import ChoiceLetter
@@ -10,6 +11,7 @@ from .target import TargetLogLikelihood
 
 __all__ = [
     "Answer",
+    "Checked",
     "ChoiceLetter",
     "Family",
     "Generation",
@@ -17,4 +19,5 @@ __all__ = [
     "Prepared",
     "RollingLogLikelihood",
     "TargetLogLikelihood",
+    "Verdict",
 ]

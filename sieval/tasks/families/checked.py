@@ -1,0 +1,298 @@
+"""Generation scored by a checker: the model writes, a task's checker (``scoring/``) reads the
+answer and says what it scores — the instruct tasks (IFEval, BBH, MATH, GPQA, MMLU-Pro, code).
+
+What every checked task gets, written once here:
+
+- the prompt as raw text (``input="completion"``) or as one user message (``"chat"``), and the
+  chat message whenever the model takes only chat (``ModelFacts.input_kind``); the protocol
+  names which ran;
+- the reasoning channel kept apart: the checker reads ``Choice.text`` only, never
+  ``Choice.reasoning`` (recorded as the ``reasoning`` channel); a ``<think>…</think>`` block left
+  in the text is cut off before the checker reads it;
+- ``truncated``: the answer ended for length (``finish_reason == "length"``) or a ``<think>``
+  block never closed; counted per sample and as ``truncated_rate``, beside ``invalid`` (no rule
+  of the checker matched: ``invalid_rate``) and wrong;
+- the record's channels: ``text`` (the raw answer), ``extracted`` (what the checker read, None
+  when nothing), ``rule`` (the rule that matched), ``finish_reason``, and the checker's own;
+- ``repeats: n`` (an option): each row is ``n`` samples, ids ``<id>#r<i>`` (each its own record,
+  so a resumed run redoes only the missing ones), sampled at ``temperature`` with seed
+  ``seed + i``; the figures add ``pass@k`` (Chen et al.'s unbiased estimator, ``scoring/
+  repeats.py``) over the headline for k = 1, 2, 4, … up to n, and ``repeats``; the headline mean
+  is then the mean over repeats.
+
+A checker is ``check(answer_text, sample) -> Verdict`` (or a coroutine of one: code execution),
+the headline among its metrics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from ...errors import ConfigError
+from ...ir.request import ChatInput, CompletionInput, Request, Sampling
+from ...ir.response import Response
+from ...scoring.repeats import maj_at_k, pass_at_k
+from .._shared import first_choice, int_option, means
+from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
+from .base import Base, Prepared
+
+if TYPE_CHECKING:
+    from ..spec import Spec
+
+__all__ = ["REPEAT", "Checked", "Verdict", "answer_text", "item_of"]
+
+REPEAT = "#r"
+"""What separates a row's id from its repeat's number in a sample id (``test/3#r2``)."""
+_REPEAT_ID = re.compile(r"^(.*)#r(\d+)$")
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verdict:
+    """What a checker found in one answer."""
+
+    metrics: dict[str, float]
+    extracted: Any
+    """The answer as read; None when no rule matched (the sample is invalid)."""
+    rule: str | None
+    channels: dict[str, Any] = field(default_factory=dict)
+    """What else the record keeps (IFEval's per-instruction verdicts, the program's run)."""
+
+
+Check = Callable[[str, Sample], "Verdict | Awaitable[Verdict]"]
+Fields = Callable[[Mapping[str, Any], TaskConfig], dict[str, Any]]
+
+
+def answer_text(text: str) -> tuple[str, bool]:
+    """The text a checker reads and whether a reasoning block in it never ended: what follows
+    the last ``</think>``; nothing when a ``<think>`` is left open."""
+    if _THINK_CLOSE in text:
+        return text.rsplit(_THINK_CLOSE, 1)[1], False
+    if _THINK_OPEN in text:
+        return "", True
+    return text, False
+
+
+def item_of(sample_id: str) -> str:
+    """The row a sample id is a repeat of (the id itself when it is no repeat)."""
+    match = _REPEAT_ID.match(sample_id)
+    return match.group(1) if match else sample_id
+
+
+@dataclass(frozen=True, kw_only=True)
+class Checked(Base):
+    check: Check
+    gold: Callable[[Mapping[str, Any]], Any]
+    headline: str
+    input: Literal["completion", "chat"] = "chat"
+    max_tokens: int = 1024
+    stop: tuple[str, ...] = ()
+    """Stop strings of a raw-text prompt (a chat answer ends at its end of turn)."""
+    fields: Fields | None = None
+    chat_text: Callable[[str], str] | None = None
+    """The user message a chat model gets, from the raw-text prompt; None: the prompt itself."""
+    """The row's fields for the prompt, when they depend on the config (GPQA's shuffle)."""
+    vote: bool = True
+    """maj@k over the repeats' extracted answers (False where answers are not votes: IFEval's
+    counts, code)."""
+    protocol_text: str = ""
+    kind: str = "generation, checked"
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        options = {"max_tokens": self.max_tokens, "repeats": 1, "temperature": 0.0}
+        object.__setattr__(self, "options", options)
+
+    # -- options ---------------------------------------------------------------------------------
+
+    def check_options(self, spec: Spec, config: TaskConfig) -> None:
+        self._max_tokens(spec, config)
+        self.repeats(spec, config)
+        self._temperature(spec, config)
+
+    def _max_tokens(self, spec: Spec, config: TaskConfig) -> int:
+        return int_option(spec.name, config, "max_tokens", self.max_tokens, 1)
+
+    def repeats(self, spec: Spec, config: TaskConfig) -> int:
+        return int_option(spec.name, config, "repeats", 1, 1)
+
+    def _temperature(self, spec: Spec, config: TaskConfig) -> float:
+        value = config.options.get("temperature", 0.0)
+        if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+            raise ConfigError(
+                f"task {spec.name}: option temperature must be a number >= 0, got {value!r}",
+                path=f"tasks.{spec.name}.options.temperature",
+                received=value,
+            )
+        return float(value)
+
+    # -- what the runner asks ---------------------------------------------------------------------
+
+    def _chat(self, model: ModelFacts) -> bool:
+        return self.input == "chat" or model.input_kind == "chat"
+
+    def requirements(self, spec: Spec, model: ModelFacts) -> tuple[Requirement, ...]:
+        out = [
+            Requirement("chat", "the prompt is one user message")
+            if self._chat(model)
+            else Requirement("text_prompt", "the prompt is raw text"),
+            Requirement("sampling", "temperature and max_tokens are set explicitly"),
+        ]
+        if self.stop and not self._chat(model):
+            out.append(Requirement("stop_strings", f"generation stops at {self.stop[0]!r}"))
+        return tuple(out)
+
+    def protocol(self, spec: Spec) -> str:
+        return self.protocol_text or f"{self.kind} ({spec.reference})"
+
+    def protocol_for(self, spec: Spec, model: ModelFacts, protocol: str) -> str:
+        how = "chat: the prompt as one user message" if self._chat(model) else "raw-text prompt"
+        stop = f", stop {list(self.stop)}" if self.stop and not self._chat(model) else ""
+        return (
+            f"{how}{stop}; {protocol}; the options temperature, max_tokens and repeats replace "
+            "these defaults (recorded with the run)"
+        )
+
+    def prepare(self, spec: Spec, row: Mapping[str, Any], config: TaskConfig) -> Prepared:
+        fields = self.fields(row, config) if self.fields is not None else dict(row)
+        data: dict[str, Any] = {"query": spec.prompt.text_of(fields)}
+        for key, value in fields.items():
+            if key.startswith("shown_"):  # what the prompt showed that the row does not hold
+                data[key] = value
+        return Prepared(data=data, gold=self.gold(fields))
+
+    def requests(
+        self, spec: Spec, sample: Sample, config: TaskConfig, model: ModelFacts
+    ) -> Mapping[str, Request]:
+        from .._shared import user_message
+
+        text = sample.data["fewshot"] + sample.data["query"]
+        chat = self._chat(model)
+        if chat and self.chat_text is not None:
+            text = self.chat_text(text)
+        prompt: CompletionInput | ChatInput = (
+            user_message(text) if chat else CompletionInput(text=text)
+        )
+        repeat = sample.data.get("repeat")
+        kwargs: dict[str, Any] = {
+            "temperature": self._temperature(spec, config),
+            "max_tokens": self._max_tokens(spec, config),
+        }
+        if self.stop and not chat:
+            kwargs["stop"] = self.stop
+        if isinstance(repeat, int) and kwargs["temperature"] > 0:
+            kwargs["seed"] = config.seed + repeat  # one seed a repeat: repeats are not copies
+        return {"gen": Request(input=prompt, sampling=Sampling(**kwargs))}
+
+    def score(
+        self,
+        spec: Spec,
+        sample: Sample,
+        responses: Mapping[str, Response],
+        config: TaskConfig,
+        model: ModelFacts,
+    ) -> SampleResult:
+        text, cut, channels = self._read(responses)
+        verdict = self.check(text, sample)
+        if inspect.isawaitable(verdict):  # code execution: await it here, outside any loop
+            if _in_loop():
+                close = getattr(verdict, "close", None)
+                if close is not None:
+                    close()
+                raise RuntimeError(
+                    f"task {spec.name} runs code to score: await score_async inside an event loop"
+                )
+            verdict = asyncio.run(_awaited(verdict))
+        return self._result(sample, verdict, cut, channels)
+
+    async def score_async(
+        self,
+        spec: Spec,
+        sample: Sample,
+        responses: Mapping[str, Response],
+        config: TaskConfig,
+        model: ModelFacts,
+    ) -> SampleResult:
+        text, cut, channels = self._read(responses)
+        verdict = self.check(text, sample)
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+        return self._result(sample, verdict, cut, channels)
+
+    def _read(self, responses: Mapping[str, Response]) -> tuple[str, bool, dict[str, Any]]:
+        choice = first_choice(responses["gen"])
+        text, open_block = answer_text(choice.text)
+        reason = choice.finish_reason if isinstance(choice.finish_reason, str) else None
+        channels: dict[str, Any] = {"text": choice.text, "finish_reason": reason}
+        if isinstance(choice.reasoning, str):
+            channels["reasoning"] = choice.reasoning
+        return text, open_block or reason == "length", channels
+
+    def _result(
+        self, sample: Sample, verdict: Verdict, cut: bool, channels: dict[str, Any]
+    ) -> SampleResult:
+        metrics = dict(verdict.metrics)
+        metrics["invalid"] = float(verdict.extracted is None)
+        metrics["truncated"] = float(cut)
+        channels = {
+            **channels, "extracted": verdict.extracted, "rule": verdict.rule, **verdict.channels,
+        }  # fmt: skip
+        return SampleResult(
+            prediction=verdict.extracted, gold=sample.gold, metrics=metrics, channels=channels
+        )
+
+    def aggregate(
+        self, spec: Spec, results: Iterable[tuple[Sample, SampleResult]]
+    ) -> dict[str, Any]:
+        kept = list(results)
+        out = means(kept)
+        out["invalid_rate"] = out.pop("invalid", 0.0)
+        out["truncated_rate"] = out.pop("truncated", 0.0)
+        out.update(repeat_figures(kept, self.headline, self.vote))
+        return out
+
+
+def _in_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+async def _awaited(value: Awaitable[Verdict]) -> Verdict:
+    return await value
+
+
+def repeat_figures(
+    results: Iterable[tuple[Sample, SampleResult]], headline: str, vote: bool = False
+) -> dict[str, Any]:
+    """``repeats``, ``pass@k`` and (``vote``) ``maj@k``, for k = 1, 2, 4, … up to the fewest
+    repeats of an item, when the samples are repeats of their rows; nothing otherwise. maj@k
+    votes over the extracted answers (the predictions) in repeat order (``scoring/repeats.py``)."""
+    items: dict[str, list[bool]] = {}
+    answers: dict[str, list[str | None]] = {}
+    repeated = False
+    for sample, result in results:
+        repeated = repeated or _REPEAT_ID.match(sample.id) is not None
+        item = item_of(sample.id)
+        items.setdefault(item, []).append(result.metrics.get(headline, 0.0) >= 1.0)
+        answer = result.prediction
+        answers.setdefault(item, []).append(None if answer is None else str(answer))
+    if not repeated or not items:
+        return {}
+    n = min(len(v) for v in items.values())
+    out: dict[str, Any] = {"repeats": n}
+    k = 1
+    while k <= n:
+        out[f"pass@{k}"] = sum(pass_at_k(len(v), sum(v), k) for v in items.values()) / len(items)
+        if vote:
+            votes = [maj_at_k(answers[i], items[i], k) for i in items]
+            out[f"maj@{k}"] = sum(votes) / len(votes)
+        k *= 2
+    return out
