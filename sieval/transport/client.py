@@ -181,7 +181,7 @@ class HttpTransport:
                 failure = classify(exc)
                 if failure is None:
                     raise
-                detail = redact_url(f"{type(exc).__name__}: {exc}".rstrip(": "), ex.secrets)
+                detail = self._redact_text(ex, f"{type(exc).__name__}: {exc}".rstrip(": "))
                 self._log_wire(ex, attempt, error=detail, total_s=time.monotonic() - began)
                 if failure.rule.retry and attempt <= self.limits.retries:
                     await self._pause(ex, attempt, f"{failure.rule.what}: {detail}", None)
@@ -305,6 +305,13 @@ class HttpTransport:
             first_byte_s=headers_s if first_byte_s is None else first_byte_s,
             total_s=time.monotonic() - t0,
         )
+
+    @staticmethod
+    def _redact_text(ex: _Exchange, text: str) -> str:
+        """Free text (an exception's message) with the request's URL shown redacted."""
+        for form in (ex.request.url, str(ex.url)):
+            text = text.replace(form, ex.shown_url)
+        return redact(text, ex.secrets)
 
     async def _pause(self, ex: _Exchange, attempt: int, reason: str, wait: float | None) -> None:
         """Log the retry and sleep the backoff."""
