@@ -46,7 +46,7 @@ from .checks import (
 )
 from .config import EMBEDDED, EvalConfig, ModelConfig
 from .files import StorageError, repair_tail
-from .limits import connection_budget
+from .limits import connection_budgets
 from .lock import hold_run
 from .plan import Plan, PlannedModel, PlannedTask, plan_run, select
 from .preflight import Provenance, embedded_server, preflight
@@ -247,6 +247,7 @@ async def _arun_eval(
         limits: dict[str, Limits] = {}
         checks: dict[str, list[CheckResult]] = {}
         facts: dict[str, ModelFacts] = {}
+        budgets = connection_budgets([pm.config for pm in plan.models])
         for pm in plan.models:
             cfg = pm.config
             url_check = check_endpoint(pm)
@@ -268,7 +269,7 @@ async def _arun_eval(
                 transport=transports.get(pm.label),
                 shown=EMBEDDED if cfg.endpoint == EMBEDDED else None,
             )
-            connections, note = connection_budget(cfg, embedded=cfg.endpoint == EMBEDDED)
+            connections, note = budgets[pm.label]
             limits[pm.label] = Limits(concurrency=connections, retries=cfg.retries)
             if note:
                 warnings.append(note)
