@@ -270,7 +270,11 @@ async def _arun_eval(
                 shown=EMBEDDED if cfg.endpoint == EMBEDDED else None,
             )
             connections, note = budgets[pm.label]
-            limits[pm.label] = Limits(concurrency=connections, retries=cfg.retries)
+            limits[pm.label] = Limits(
+                concurrency=connections,
+                retries=cfg.retries,
+                retry_after_max_s=cfg.retry_after_max_s,
+            )
             if note:
                 warnings.append(note)
             facts[pm.label], found = await _facts_and_checks(
@@ -468,7 +472,11 @@ async def _facts_and_checks(
         base_url=url,
         model_id=pm.config.model,
         api_key=pm.api_key,
-        limits=Limits(concurrency=2, retries=pm.config.retries),
+        limits=Limits(
+            concurrency=2,
+            retries=pm.config.retries,
+            retry_after_max_s=pm.config.retry_after_max_s,
+        ),
         auth=pm.auth,
         timeouts=_timeouts(pm.config.timeout_s),
         request_defaults=pm.config.request_defaults,

@@ -139,6 +139,7 @@ class HttpTransport:
         self._user_agent = user_agent
         self._session: aiohttp.ClientSession | None = None
         self._gates: dict[str, asyncio.Semaphore] = {}
+        self._capped: set[str] = set()  # endpoints already told of a capped Retry-After
         self._closed = False
         # what a send derives from its URL and timeouts, once per distinct value (the same few
         # URLs and budgets come back on every request of a run)
@@ -192,6 +193,8 @@ class HttpTransport:
             if _retryable(raw.status):
                 if attempt <= self.limits.retries:
                     wait = retry_after_s(raw.headers.get("retry-after"))
+                    if wait is not None and wait > self.limits.retry_after_max_s:
+                        self._say_capped(ex, wait)
                     await self._pause(ex, attempt, f"HTTP {raw.status}", wait)
                     continue
                 raise self._status_error(ex, raw, attempt)
@@ -312,6 +315,19 @@ class HttpTransport:
         for form in (ex.request.url, str(ex.url)):
             text = text.replace(form, ex.shown_url)
         return redact(text, ex.secrets)
+
+    def _say_capped(self, ex: _Exchange, asked: float) -> None:
+        """Say (a warning the first time per endpoint, then at info) that a Retry-After was cut."""
+        level = logging.INFO if ex.endpoint in self._capped else logging.WARNING
+        self._capped.add(ex.endpoint)
+        logger.log(
+            level,
+            "%s asked to wait %g s before a retry (Retry-After); waiting the cap of %g s "
+            "instead (raise retry_after_max_s in the model's config to wait longer)",
+            ex.shown_url,
+            asked,
+            self.limits.retry_after_max_s,
+        )
 
     async def _pause(self, ex: _Exchange, attempt: int, reason: str, wait: float | None) -> None:
         """Log the retry and sleep the backoff."""
