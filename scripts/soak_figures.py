@@ -18,6 +18,8 @@ from pathlib import Path
 
 from sieval.runner.records import read_records
 
+MODEL_ROUTES = ("/completions", "/responses", "/messages", "/generate", "GenerateContent")
+
 
 def _records(run: Path) -> dict[str, dict[str, object]]:
     out = {}
@@ -27,6 +29,8 @@ def _records(run: Path) -> dict[str, dict[str, object]]:
             out[f"{path.parent.name}/{sid}"] = {
                 "status": rec.status,
                 "metrics": rec.metrics,
+                "prediction": rec.prediction,
+                "channels": rec.channels,
                 "attempts": attempts,
                 "error": (rec.error or {}).get("class"),
             }
@@ -42,7 +46,7 @@ def main() -> None:
     args = ap.parse_args()
 
     log = [json.loads(line) for line in args.proxy_log.read_text().splitlines() if line]
-    posts = [e for e in log if e["path"] == "/v1/completions"]
+    posts = [e for e in log if e["path"].endswith(MODEL_ROUTES)]
     faults = Counter(e["fault"] for e in posts if e["fault"])
     print(
         f"proxy: {len(posts)} POSTs, {sum(faults.values())} faulted "
@@ -57,9 +61,19 @@ def main() -> None:
     print(f"samples in the clean run missing from the faulty run: {len(lost)}")
     differ = [k for k in clean if k in faulty and clean[k]["metrics"] != faulty[k]["metrics"]]
     print(f"samples whose metrics differ: {len(differ)} {differ[:5]}")
+    told = [k for k in clean if k in faulty and clean[k]["prediction"] != faulty[k]["prediction"]]
+    print(f"samples whose prediction differs: {len(told)} {told[:5]}")
+    heard = [k for k in clean if k in faulty and clean[k]["channels"] != faulty[k]["channels"]]
+    print(f"samples whose channels (generated text, ...) differ: {len(heard)} {heard[:5]}")
 
     reports = [json.loads((run / "report.json").read_text()) for run in (args.clean, args.faulty)]
-    metrics = [{r["task"]: r["metrics"] for r in rep["results"]} for rep in reports]
+    metrics = [
+        {
+            r["task"]: {k: v for k, v in r["metrics"].items() if not isinstance(v, dict)}
+            for r in rep["results"]
+        }
+        for rep in reports
+    ]
     print(
         f"task metrics identical: {metrics[0] == metrics[1]}: "
         f"clean={metrics[0]} faulty={metrics[1]}"
