@@ -11,6 +11,9 @@ draw picks it for a transient fault (``--rate``, 0.2 by default), one of:
 ``cut``      the upstream reply's headers and half its body, then the connection is aborted
              (a stream cut mid-way when the reply streams)
 
+With ``--down-at T --down-for D`` the proxy also stops listening T seconds after its first model
+POST, for D seconds (connections refused, as while a server restarts), then listens again.
+
 GET routes and ``/tokenize`` pass untouched. Each request appends one JSON line to ``--log``:
 ``{"t", "path", "body_sha", "fault"}`` (``fault`` null when forwarded whole), from which the
 soak figures (faults injected, Retry-After honoured) are computed. Stop with Ctrl-C or SIGTERM.
@@ -46,6 +49,8 @@ class Proxy:
         self.stall = stall
         self.log = log.open("a", buffering=1)
         self.session: aiohttp.ClientSession | None = None
+        self.first_post = asyncio.Event()
+        self.down = False  # while "restarting": requests on open connections are reset too
 
     def _note(self, path: str, body: bytes, fault: str | None) -> None:
         sha = hashlib.sha256(body).hexdigest()[:16]
@@ -55,7 +60,13 @@ class Proxy:
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
+        if self.down:
+            if request.transport is not None:
+                request.transport.abort()
+            return web.Response(status=500)
         fault = None
+        if request.method == "POST" and request.path not in PASS:
+            self.first_post.set()
         if request.method == "POST" and request.path not in PASS and self.rng.random() < self.rate:
             fault = self.rng.choice(KINDS)
         self._note(request.path, body, fault)
@@ -115,6 +126,8 @@ async def main() -> None:
     ap.add_argument("--retry-after", type=int, default=1)
     ap.add_argument("--stall", type=float, default=40.0)
     ap.add_argument("--log", type=Path, default=Path("fault_proxy.jsonl"))
+    ap.add_argument("--down-at", type=float, default=None)
+    ap.add_argument("--down-for", type=float, default=60.0)
     args = ap.parse_args()
     proxy = Proxy(args.upstream, args.rate, args.seed, args.retry_after, args.stall, args.log)
     proxy.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None))
@@ -122,7 +135,8 @@ async def main() -> None:
     app.router.add_route("*", "/{tail:.*}", proxy.handle)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", args.port).start()
+    site = web.TCPSite(runner, "127.0.0.1", args.port)
+    await site.start()
     print(
         f"fault proxy on http://127.0.0.1:{args.port} -> {args.upstream} (rate {args.rate})",
         flush=True,
@@ -131,6 +145,23 @@ async def main() -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    if args.down_at is not None:
+        await proxy.first_post.wait()
+        await asyncio.sleep(args.down_at)
+        proxy.down = True
+        await site.stop()  # the listening socket closes: new connections are refused
+        proxy.log.write(
+            json.dumps({"t": time.time(), "path": "", "body_sha": "", "fault": "down"}) + "\n"
+        )
+        print(f"down for {args.down_for} s", flush=True)
+        await asyncio.sleep(args.down_for)
+        site = web.TCPSite(runner, "127.0.0.1", args.port)
+        await site.start()
+        proxy.down = False
+        proxy.log.write(
+            json.dumps({"t": time.time(), "path": "", "body_sha": "", "fault": "up"}) + "\n"
+        )
+        print("up again", flush=True)
     await stop.wait()
     await runner.cleanup()
     await proxy.session.close()
