@@ -9,9 +9,11 @@ A fault is set for the whole server (``ReferenceServer(faults="...")`` / ``sieva
 MODE                    effect
 ``429``                 429 with a ``Retry-After`` header and an OpenAI-style error body
 ``500`` / ``503``       that status with vLLM's error envelope
-``reset``               200 headers, half the body, then the TCP connection is aborted
+``reset``               200 headers, half the body (half the events of a stream), then the TCP
+                        connection is aborted
 ``delay``               sleep ``seconds`` (default 30) before serving normally
-``truncate``            200 ``application/json`` whose body is the reply cut in half
+``truncate``            200 ``application/json`` whose body is the reply cut in half; on a
+                        stream, half the events and a clean end without the wire's terminator
 ``html``                an HTML error page; ``status=502`` (default) or ``status=200``
 ``short-prompt-logprobs``  the last ``prompt_logprobs`` position is dropped, and with echo
                         logprobs one prompt position (index 1) is dropped from all four lists
@@ -21,7 +23,15 @@ MODE                    effect
                         Python's ``json`` writes it)
 ``usage-off``           ``usage.prompt_tokens`` (and ``total_tokens``) is one more than the echo
 ``no-bos``              text prompts are tokenized without the BOS (``/tokenize`` still adds it),
-                        as a server that drops special tokens would
+                        as a server that drops special tokens would, on every wire
+``stream-error``        a 200 stream whose second half is replaced by one error event in the
+                        wire's own shape; a whole reply is a 500 (no stream to break)
+
+Every mode applies to every wire, streamed or not. On a stream the four body modes alter
+each event (``short-prompt-logprobs``, with no prompt positions in a stream, drops the
+logprobs of one sampled position instead); ``429``, ``5xx``, ``html`` and ``delay`` come before
+the first event, as a server's do. A wire with no logprobs channel (Anthropic's) has nothing for
+``nan``, ``topk-short`` or ``short-prompt-logprobs`` to alter.
 
 OPTION                  meaning
 ``times=N``             only the first N requests with the same key fail; later ones are served
@@ -38,8 +48,9 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["BODY_MODES", "MODES", "Fault", "FaultBook", "parse_fault"]
+__all__ = ["BODY_MODES", "MODES", "Fault", "FaultBook", "WithoutBos", "parse_fault"]
 
 MODES = frozenset(
     {
@@ -55,6 +66,7 @@ MODES = frozenset(
         "nan",
         "usage-off",
         "no-bos",
+        "stream-error",
     }
 )
 #: Modes that alter a normal reply's JSON body rather than replacing it.
@@ -115,3 +127,17 @@ class FaultBook:
             count = self._seen.get(k, 0) + 1
             self._seen[k] = count
         return count <= limit
+
+
+class WithoutBos:
+    """A reference model whose ``tokenize`` never prepends the BOS (the ``no-bos`` fault): every
+    wire tokenizes through its model, so every wire gets the fault, whatever its body says."""
+
+    def __init__(self, model: Any) -> None:
+        self._model = model
+
+    def tokenize(self, text: str, *, add_bos: bool = True) -> list[int]:
+        return list(self._model.tokenize(text, add_bos=False))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import importlib
 import json
 import pkgutil
@@ -26,13 +27,13 @@ import random
 import threading
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 from aiohttp import web
 
 from . import wires
-from .faults import BODY_MODES, Fault, FaultBook, parse_fault
+from .faults import BODY_MODES, Fault, FaultBook, WithoutBos, parse_fault
 from .lm import ReferenceModel, get_model
 from .replay import ReplayBook
 from .wires import Context, Reply, Route, Wire, WireError
@@ -178,15 +179,17 @@ class ReferenceServer:
                         fault = None
             try:
                 body = await self._read_body(wire, request) if route.method == "POST" else None
-                if fault is not None and fault.mode == "no-bos" and isinstance(body, dict):
-                    body = {**body, "add_special_tokens": False}
                 if self.replay is not None and route.method == "POST":
                     return self._replayed(wire, route, body)
-                reply = route.render(body, self.context)
+                context = self.context
+                if fault is not None and fault.mode == "no-bos":
+                    no_bos = cast(ReferenceModel, WithoutBos(context.model))
+                    context = dataclasses.replace(context, model=no_bos)
+                reply = route.render(body, context)
             except WireError as exc:
                 return _json(exc.body(), status=exc.status)
             if reply.events is not None:
-                return await self._stream(request, reply)
+                return await self._stream(request, wire, reply, fault)
             return await self._send(request, wire, reply, fault)
 
         return handle
@@ -264,6 +267,9 @@ class ReferenceServer:
                 reply.body
             )  # NaN stays the bare token NaN, as Python's json writes it
             return web.Response(text=text, status=reply.status, content_type=_JSON)
+        if fault.mode == "stream-error":  # no stream to break: the whole reply fails
+            body = wire.error(500, "sieval reference: injected stream error", "InternalServerError")
+            return _json(body, status=500)
         data = _encode(reply.body)
         if fault.mode == "truncate":
             return web.Response(body=data[: len(data) // 2], content_type=_JSON)
@@ -278,17 +284,90 @@ class ReferenceServer:
             request.transport.abort()
         return resp
 
-    async def _stream(self, request: web.Request, reply: Reply) -> web.StreamResponse:
+    async def _stream(
+        self, request: web.Request, wire: Wire, reply: Reply, fault: Fault | None
+    ) -> web.StreamResponse:
+        assert reply.events is not None
+        events = list(reply.events)
+        mode = None if fault is None else fault.mode
+        if mode in BODY_MODES:
+            events = _alter_events(wire, events, str(mode))
+        half = max(1, len(events) // 2)
         resp = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
-        assert reply.events is not None
-        for event, data in reply.events:
-            head = f"event: {event}\n".encode() if event else b""
-            await resp.write(head + b"data: " + _encode(data) + b"\n\n")
-        if reply.terminator:
+        altered = mode in BODY_MODES
+        for event, data in events[:half] if mode in _CUTS else events:
+            await resp.write(_event(event, data, altered))
+        if mode == "reset":
+            if request.transport is not None:
+                request.transport.abort()
+            return resp
+        if mode == "stream-error":
+            body = wire.error(500, "sieval reference: injected stream error", "InternalServerError")
+            name = events[0][0] and "error"  # typed-event wires name it; data-only ones do not
+            if name and isinstance(body, dict) and "type" not in body:
+                # a typed error event carries the error's fields itself (Responses)
+                fields = {k: v for k, v in (body.get("error") or body).items() if k != "type"}
+                body = {"type": "error", **fields}
+            await resp.write(_event(name, body, False))
+        if mode != "truncate" and reply.terminator:  # after an error too, as vLLM and SGLang do
             await resp.write(reply.terminator)
         await resp.write_eof()
         return resp
+
+
+_CUTS = frozenset({"reset", "truncate", "stream-error"})
+_LOGPROB_KEYS = frozenset(
+    {"logprobs", "logprobsResult", "output_token_logprobs", "output_top_logprobs"}
+)
+
+
+def _event(name: str | None, data: Any, altered: bool) -> bytes:
+    head = f"event: {name}\n".encode() if name else b""
+    # an altered event may hold a NaN: json writes the bare token (msgspec would write null)
+    text = json.dumps(data).encode() if altered else _encode(data)
+    return head + b"data: " + text + b"\n\n"
+
+
+def _alter_events(
+    wire: Wire, events: list[tuple[str | None, Any]], mode: str
+) -> list[tuple[str | None, Any]]:
+    """A stream with a body fault: ``wire.alter`` on every event (and on a typed event's whole
+    ``response``); ``short-prompt-logprobs`` instead strips the logprobs of the last event that
+    carries any (a stream has no prompt positions to drop; the last is what a cumulative
+    stream such as SGLang's is read from)."""
+    events = json.loads(json.dumps(events))  # the renderers' objects stay untouched
+    if mode == "short-prompt-logprobs":
+        carrying = [data for _, data in events if _has_logprobs(data)]
+        if carrying:
+            _strip_logprobs(carrying[-1])
+        return [(name, data) for name, data in events]
+    if wire.alter is not None:
+        for _, data in events:
+            if isinstance(data, dict):
+                wire.alter(data, mode)
+                if isinstance(data.get("response"), dict):
+                    wire.alter(data["response"], mode)
+    return [(name, data) for name, data in events]
+
+
+def _has_logprobs(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any((k in _LOGPROB_KEYS and v) or _has_logprobs(v) for k, v in value.items())
+    return isinstance(value, list) and any(_has_logprobs(v) for v in value)
+
+
+def _strip_logprobs(value: Any) -> None:
+    """Empty every logprob-carrying field inside ``value``, in place."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in _LOGPROB_KEYS and item:
+                value[key] = [] if isinstance(item, list) else None
+            else:
+                _strip_logprobs(item)
+    elif isinstance(value, list):
+        for item in value:
+            _strip_logprobs(item)
 
 
 class RunningServer:

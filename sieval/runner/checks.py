@@ -28,7 +28,7 @@ from ..ir.request import CompletionInput, Request, Sampling, Scoring
 from ..model import Model
 from ..settings import setting
 from ..tasks.base import ModelFacts
-from ..transport import redact
+from ..transport import redact, redact_url
 from .plan import PlannedModel, PlannedTask
 from .preflight import Provenance
 
@@ -111,7 +111,7 @@ async def run_checks(
 
 def check_endpoint(pm: PlannedModel) -> CheckResult:
     """The URL check, which needs no I/O (the engine runs it before reaching the server too)."""
-    url = redact(pm.config.base_url)
+    url = redact_url(pm.config.base_url)
     if url.endswith("/v1"):
         return CheckResult(
             "endpoint",

@@ -16,6 +16,7 @@ Example::
         retries: 4                  # extra attempts after connect errors, timeouts, 429, 5xx
         concurrency_limit: 16       # requests in flight for this model
         timeout_s: 120              # per-request budget
+        retry_after_max_s: 60       # longest Retry-After honoured (a longer one is cut, said)
         request_defaults:
           sampling.temperature: 0.0 # leaf path -> value; never overrides what a task sets
     tasks:
@@ -32,6 +33,7 @@ close-match suggestion; a malformed file is an error with its line and column.
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import re
 from pathlib import Path
@@ -163,6 +165,9 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     """Leaf path -> value (``sampling.temperature: 0.0``), applied where a task sets nothing."""
     timeout_s: float = 600.0
     """Client-side budget per request in seconds."""
+    retry_after_max_s: float = 60.0
+    """Longest wait honoured from a server's ``Retry-After`` (seconds); a server asking for more
+    is waited this long, and the run says so."""
 
     @property
     def dialect_id(self) -> str:
@@ -378,6 +383,10 @@ def check_config(config: EvalConfig, source: str) -> EvalConfig:
             ("concurrency_limit", model.concurrency_limit < 1 and ">= 1"),
             ("timeout_s", model.timeout_s <= 0 and "> 0"),
             ("retries", model.retries < 0 and ">= 0"),
+            (
+                "retry_after_max_s",
+                not (0 < model.retry_after_max_s < math.inf) and "a finite number > 0",
+            ),
         ):
             if bad:
                 raise ConfigError(f"{where}{named(key)} must be {bad}", path=key)

@@ -46,7 +46,7 @@ from .checks import (
 )
 from .config import EMBEDDED, EvalConfig, ModelConfig
 from .files import StorageError, repair_tail
-from .limits import connection_budget
+from .limits import connection_budgets
 from .lock import hold_run
 from .plan import Plan, PlannedModel, PlannedTask, plan_run, select
 from .preflight import Provenance, embedded_server, preflight
@@ -247,6 +247,7 @@ async def _arun_eval(
         limits: dict[str, Limits] = {}
         checks: dict[str, list[CheckResult]] = {}
         facts: dict[str, ModelFacts] = {}
+        budgets = connection_budgets([pm.config for pm in plan.models])
         for pm in plan.models:
             cfg = pm.config
             url_check = check_endpoint(pm)
@@ -268,8 +269,12 @@ async def _arun_eval(
                 transport=transports.get(pm.label),
                 shown=EMBEDDED if cfg.endpoint == EMBEDDED else None,
             )
-            connections, note = connection_budget(cfg, embedded=cfg.endpoint == EMBEDDED)
-            limits[pm.label] = Limits(concurrency=connections, retries=cfg.retries)
+            connections, note = budgets[pm.label]
+            limits[pm.label] = Limits(
+                concurrency=connections,
+                retries=cfg.retries,
+                retry_after_max_s=cfg.retry_after_max_s,
+            )
             if note:
                 warnings.append(note)
             facts[pm.label], found = await _facts_and_checks(
@@ -468,7 +473,11 @@ async def _facts_and_checks(
         base_url=url,
         model_id=pm.config.model,
         api_key=pm.api_key,
-        limits=Limits(concurrency=2, retries=pm.config.retries),
+        limits=Limits(
+            concurrency=2,
+            retries=pm.config.retries,
+            retry_after_max_s=pm.config.retry_after_max_s,
+        ),
         auth=pm.auth,
         timeouts=_timeouts(pm.config.timeout_s),
         request_defaults=pm.config.request_defaults,

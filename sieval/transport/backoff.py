@@ -2,7 +2,8 @@
 
 Attempt ``n`` (1 for the first retry) waits a uniformly drawn time in
 ``[0, min(backoff_max_s, backoff_base_s * 2 ** (n - 1))]`` ("full jitter"), but never less than
-the server's ``Retry-After`` (seconds or HTTP-date), itself capped at ``retry_after_max_s``.
+the server's ``Retry-After`` (seconds or HTTP-date), itself capped at ``retry_after_max_s``
+(60 s unless configured; the transport warns when a server asks for more).
 """
 
 from __future__ import annotations

@@ -6,6 +6,11 @@ An attempt is retried only after a connect error, a timeout, a cut-short body, H
 HTTP 5xx; any other status, 4xx included, is returned as an ``HttpReply`` for the dialect to
 judge. Backoff is described in ``sieval.transport.backoff``. Exceptions are translated once,
 through ``sieval.transport.errors.RULES``.
+
+Redirects are followed here, not by aiohttp (at most ``MAX_REDIRECTS`` hops), so that no
+credential header (``SENSITIVE_HEADERS``: ``Authorization``, ``x-api-key``, ``x-goog-api-key``,
+...) follows a redirect off the original origin (scheme, host and port): aiohttp itself drops
+only ``Authorization``. 307/308 keep the method and body; 301/302/303 turn into a bodiless GET.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from sieval.settings import fill
 from sieval.transport.backoff import backoff_delay, retry_after_s
 from sieval.transport.config import Limits, Timeouts
 from sieval.transport.errors import classify
-from sieval.transport.redaction import collect_secrets, redact, redact_url
+from sieval.transport.redaction import SENSITIVE_HEADERS, collect_secrets, redact, redact_url
 from sieval.transport.types import HttpReply, HttpRequest, Timings
 from sieval.transport.wirelog import WireLog
 
@@ -39,6 +44,35 @@ __all__ = ["HttpTransport", "excerpt"]
 logger = logging.getLogger("sieval.transport")
 
 EXCERPT_CHARS = 300
+MAX_REDIRECTS = 10
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+
+
+def _origin(url: yarl.URL) -> tuple[str, str | None, int | None]:
+    return (url.scheme, url.host, url.port)
+
+
+def _next_hop(
+    url: yarl.URL,
+    status: int,
+    location: str,
+    method: str,
+    headers: dict[str, str],
+    body: bytes | None,
+) -> tuple[yarl.URL, str, dict[str, str], bytes | None]:
+    """Where a redirect leads, and what may be sent there.
+
+    Credential headers are kept only while the origin stays the one the caller named; the
+    body is dropped (and the method becomes GET) unless the status is 307 or 308.
+    """
+    target = url.join(yarl.URL(location))
+    if _origin(target) != _origin(url):
+        headers = {k: v for k, v in headers.items() if k.lower() not in SENSITIVE_HEADERS}
+    if status in (307, 308):
+        return target, method, headers, body
+    dropped = {"content-type", "content-length"}
+    headers = {k: v for k, v in headers.items() if k.lower() not in dropped}
+    return target, ("GET" if method != "HEAD" else method), headers, None
 
 
 def excerpt(body: bytes, secrets: tuple[str, ...], limit: int = EXCERPT_CHARS) -> str:
@@ -105,6 +139,7 @@ class HttpTransport:
         self._user_agent = user_agent
         self._session: aiohttp.ClientSession | None = None
         self._gates: dict[str, asyncio.Semaphore] = {}
+        self._capped: set[str] = set()  # endpoints already told of a capped Retry-After
         self._closed = False
         # what a send derives from its URL and timeouts, once per distinct value (the same few
         # URLs and budgets come back on every request of a run)
@@ -147,7 +182,7 @@ class HttpTransport:
                 failure = classify(exc)
                 if failure is None:
                     raise
-                detail = redact_url(f"{type(exc).__name__}: {exc}".rstrip(": "), ex.secrets)
+                detail = self._redact_text(ex, f"{type(exc).__name__}: {exc}".rstrip(": "))
                 self._log_wire(ex, attempt, error=detail, total_s=time.monotonic() - began)
                 if failure.rule.retry and attempt <= self.limits.retries:
                     await self._pause(ex, attempt, f"{failure.rule.what}: {detail}", None)
@@ -158,6 +193,8 @@ class HttpTransport:
             if _retryable(raw.status):
                 if attempt <= self.limits.retries:
                     wait = retry_after_s(raw.headers.get("retry-after"))
+                    if wait is not None and wait > self.limits.retry_after_max_s:
+                        self._say_capped(ex, wait)
                     await self._pause(ex, attempt, f"HTTP {raw.status}", wait)
                     continue
                 raise self._status_error(ex, raw, attempt)
@@ -235,31 +272,62 @@ class HttpTransport:
             gate = self._gates[ex.endpoint] = asyncio.Semaphore(self.limits.concurrency)
         async with gate:
             t0 = time.monotonic()
-            async with session.request(
-                ex.request.method,
-                ex.url,
-                headers=ex.headers,
-                data=ex.request.body,
-                timeout=ex.timeout,
-            ) as resp:
-                headers_s = time.monotonic() - t0
-                first_byte_s: float | None = None
-                chunks: list[bytes] = []
-                async for chunk in resp.content.iter_any():
-                    if first_byte_s is None:
-                        first_byte_s = time.monotonic() - t0
-                    chunks.append(chunk)
-                headers: dict[str, str] = {}
-                for name, value in resp.headers.items():
-                    key = name.lower()
-                    headers[key] = f"{headers[key]}, {value}" if key in headers else value
-                return _Raw(
-                    status=resp.status,
-                    headers=headers,
-                    body=b"".join(chunks),
-                    first_byte_s=headers_s if first_byte_s is None else first_byte_s,
-                    total_s=time.monotonic() - t0,
-                )
+            url, method, sent, body = ex.url, ex.request.method, ex.headers, ex.request.body
+            hops = 0
+            while True:
+                async with session.request(
+                    method, url, headers=sent, data=body, timeout=ex.timeout, allow_redirects=False
+                ) as resp:
+                    location = resp.headers.get("Location")
+                    if resp.status not in _REDIRECTS or location is None:
+                        return await self._read(resp, t0)
+                if hops == MAX_REDIRECTS:
+                    raise aiohttp.TooManyRedirects(resp.request_info, resp.history)
+                hops += 1
+                # a header dropped on leaving the origin stays dropped, even if a later hop
+                # leads back to it
+                url, method, sent, body = _next_hop(url, resp.status, location, method, sent, body)
+
+    async def _read(self, resp: aiohttp.ClientResponse, t0: float) -> _Raw:
+        """The whole reply of one response, with its timings measured from ``t0``."""
+        headers_s = time.monotonic() - t0
+        first_byte_s: float | None = None
+        chunks: list[bytes] = []
+        async for chunk in resp.content.iter_any():
+            if first_byte_s is None:
+                first_byte_s = time.monotonic() - t0
+            chunks.append(chunk)
+        headers: dict[str, str] = {}
+        for name, value in resp.headers.items():
+            key = name.lower()
+            headers[key] = f"{headers[key]}, {value}" if key in headers else value
+        return _Raw(
+            status=resp.status,
+            headers=headers,
+            body=b"".join(chunks),
+            first_byte_s=headers_s if first_byte_s is None else first_byte_s,
+            total_s=time.monotonic() - t0,
+        )
+
+    @staticmethod
+    def _redact_text(ex: _Exchange, text: str) -> str:
+        """Free text (an exception's message) with the request's URL shown redacted."""
+        for form in (ex.request.url, str(ex.url)):
+            text = text.replace(form, ex.shown_url)
+        return redact(text, ex.secrets)
+
+    def _say_capped(self, ex: _Exchange, asked: float) -> None:
+        """Say (a warning the first time per endpoint, then at info) that a Retry-After was cut."""
+        level = logging.INFO if ex.endpoint in self._capped else logging.WARNING
+        self._capped.add(ex.endpoint)
+        logger.log(
+            level,
+            "%s asked to wait %g s before a retry (Retry-After); waiting the cap of %g s "
+            "instead (raise retry_after_max_s in the model's config to wait longer)",
+            ex.shown_url,
+            asked,
+            self.limits.retry_after_max_s,
+        )
 
     async def _pause(self, ex: _Exchange, attempt: int, reason: str, wait: float | None) -> None:
         """Log the retry and sleep the backoff."""

@@ -76,15 +76,16 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     """Ceiling of the first backoff; it doubles with every retry (full jitter below it)."""
     backoff_max_s: float = 30.0
     """Largest ceiling of a backoff drawn by the transport."""
-    retry_after_max_s: float = 120.0
-    """Longest wait honoured from a server's ``Retry-After`` header."""
+    retry_after_max_s: float = 60.0
+    """Longest wait honoured from a server's ``Retry-After`` header; a server asking for more
+    is waited this long instead, and the transport says so (a warning, once per endpoint)."""
 
     def __post_init__(self) -> None:
         _check_count("Limits", "concurrency", self.concurrency, 1, "32")
         _check_count("Limits", "retries", self.retries, 0, "4")
         _check_positive("Limits", "backoff_base_s", self.backoff_base_s, "0.5")
         _check_positive("Limits", "backoff_max_s", self.backoff_max_s, "30")
-        _check_positive("Limits", "retry_after_max_s", self.retry_after_max_s, "120")
+        _check_positive("Limits", "retry_after_max_s", self.retry_after_max_s, "60")
         if self.backoff_max_s < self.backoff_base_s:
             raise ConfigError(
                 f"Limits.backoff_max_s={self.backoff_max_s!r} is below "

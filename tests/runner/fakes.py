@@ -154,8 +154,9 @@ async def serve(
     key: str | None = None,
     seen: list[dict[str, Any]] | None = None,
     gate: asyncio.Event | None = None,
+    host: str = "127.0.0.1",
 ) -> AsyncIterator[str]:
-    """A real HTTP server on 127.0.0.1:0 speaking the fake completions wire; yields its URL.
+    """A real HTTP server on ``host`` port 0 speaking the fake completions wire; yields its URL.
     With ``gate``, a completion is answered only while the event is set (a test holds a client
     mid-run by clearing it)."""
 
@@ -177,10 +178,10 @@ async def serve(
     app.router.add_route("*", "/{tail:.*}", handle)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
+    site = web.TCPSite(runner, host, 0)
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://{f'[{host}]' if ':' in host else host}:{port}"
     finally:
         await runner.cleanup()

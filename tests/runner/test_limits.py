@@ -15,14 +15,10 @@ def _cap_open_files() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))  # soft = hard: it cannot be raised
 
 
-def test_concurrency_1000_under_ulimit_1024_on_the_embedded_server(tmp_path: Path) -> None:
-    config = tmp_path / "c.yaml"
-    config.write_text(
-        "concurrency: 2000\nmodels: [{name: ref, concurrency_limit: 1000}]\n"
-        "tasks: [{name: arc_easy_kshot_ppl, n: 120, num_fewshot: 0}]\n"
-    )
+def _eval(config: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """``sieval eval config`` in a child whose open-file limit is 1024 and cannot be raised."""
     cli = "import sys; from sieval.cli.main import main; sys.argv[0] = 'sieval'; main()"
-    done = subprocess.run(
+    return subprocess.run(
         [
             sys.executable,
             "-c",
@@ -39,8 +35,33 @@ def test_concurrency_1000_under_ulimit_1024_on_the_embedded_server(tmp_path: Pat
         timeout=300,
         preexec_fn=_cap_open_files,
     )
+
+
+def test_concurrency_1000_under_ulimit_1024_on_the_embedded_server(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "concurrency: 2000\nmodels: [{name: ref, concurrency_limit: 1000}]\n"
+        "tasks: [{name: arc_easy_kshot_ppl, n: 120, num_fewshot: 0}]\n"
+    )
+    done = _eval(config, tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Too many open files" not in done.stderr + done.stdout
     assert done.stderr.count("concurrency_limit 1000 is more connections") == 1
     assert "480 connections" in done.stderr
     assert len(done.stderr) < 20_000  # no traceback storm
+
+
+def test_three_models_at_concurrency_1000_share_one_budget(tmp_path: Path) -> None:
+    # three embedded servers in one process: each model's budget alone fits the limit, their
+    # sum does not; the process-wide budget is split between them
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "concurrency: 3000\nmodels:\n"
+        + "".join(f"  - {{name: ref{i}, concurrency_limit: 1000}}\n" for i in range(3))
+        + "tasks: [{name: arc_easy_kshot_ppl, n: 200, num_fewshot: 0}]\n"
+    )
+    done = _eval(config, tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Too many open files" not in done.stderr + done.stdout
+    assert "shared by 3 models" in done.stderr, done.stderr[-2000:]
+    assert len(done.stderr) < 40_000  # no traceback storm

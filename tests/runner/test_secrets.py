@@ -80,3 +80,52 @@ async def test_a_password_in_the_endpoint_url_is_never_written(
     assert "user:[REDACTED]@" in (result.run_dir / "run.json").read_text()
     out, err = capsys.readouterr()
     assert password not in out + err + repr(result)
+
+
+@pytest.mark.parametrize(
+    ("host", "userinfo", "secret", "shown"),
+    [
+        ("127.0.0.1", "user:pw-SECRET-1234@", "pw-SECRET-1234", "user:[REDACTED]@"),
+        ("127.0.0.1", "tok-SECRET-5678@", "tok-SECRET-5678", "//[REDACTED]@"),  # token only
+        ("127.0.0.1", "user:p@ss-SECRET@", "p@ss-SECRET", "user:[REDACTED]@"),  # a raw '@'
+        ("127.0.0.1", "user:p%40ss-SECRET@", "ss-SECRET", "user:[REDACTED]@"),  # encoded '@'
+        ("::1", "user:v6-SECRET-pw@", "v6-SECRET-pw", "user:[REDACTED]@[::1]:"),
+        ("::1", "v6-SECRET-token@", "v6-SECRET-token", "//[REDACTED]@[::1]:"),
+    ],
+)
+async def test_every_userinfo_form_is_redacted(
+    host: str,
+    userinfo: str,
+    secret: str,
+    shown: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    data = tmp_path / "data"
+    write_data(data, ["aa", "bb"])
+    seen: list[dict[str, Any]] = []
+    async with serve(host=host, seen=seen) as url:
+        endpoint = url.replace("http://", f"http://{userinfo}")
+        config = parse_config(
+            f"models:\n  - {{name: m, endpoint: '{endpoint}', model: fake-model}}\n"
+            "tasks: [{name: fake_qa}]"
+        )
+        result = await arun_eval(
+            config,
+            RunOptions(out=tmp_path / "results", data_dir=data, wire_log=True),
+            tasks={"fake_qa": FakeTask()},
+            progress=PlainProgress(interval_s=0.0),
+        )
+    assert result.exit_code == 0
+    assert any(s["path"] == "/v1/completions" for s in seen)  # the server really was reached
+    files = [p for p in result.run_dir.rglob("*") if p.is_file()]
+    assert {p.name for p in files} >= {"run.json", "report.json", "records.jsonl", "wire.jsonl"}
+    for path in files:
+        text = path.read_text()
+        assert secret not in text and "SECRET" not in text, path
+    assert shown in (result.run_dir / "run.json").read_text()
+    assert shown in (result.run_dir / "report.json").read_text()
+    out, err = capsys.readouterr()
+    assert "SECRET" not in out + err + caplog.text + repr(result)

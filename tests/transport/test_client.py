@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Callable
 
 import msgspec
@@ -285,3 +286,19 @@ def test_request_url_must_be_absolute() -> None:
         HttpRequest(url="/v1/models")
     assert info.value.path == "HttpRequest.url"
     assert msgspec.structs.replace(HttpRequest(url="HTTPS://h/"), method="GET").method == "GET"
+
+
+async def test_a_long_retry_after_is_cut_to_the_default_cap_and_said(
+    server: Script, make: Make, sleeps: Sleeps, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="sieval.transport")
+    hour = {"Retry-After": "3600"}
+    server.then(reply(429, "", hour), reply(503, "", hour), reply(200))
+    assert (await make(limits=Limits(retries=2)).send(post(server.url()))).status == 200
+    assert Limits().retry_after_max_s == 60.0
+    assert sleeps == [60.0, 60.0]
+    said = [r for r in caplog.records if "Retry-After" in r.getMessage()]
+    assert [r.levelno for r in said] == [logging.WARNING, logging.INFO]  # warned once
+    message = said[0].getMessage()
+    assert "3600 s" in message and "cap of 60 s" in message and "retry_after_max_s" in message
+    assert server.url() in message

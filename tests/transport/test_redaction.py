@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -43,6 +44,41 @@ def test_redact_url() -> None:
     )
     assert redact_url(f"http://h/{KEY}/x", [KEY]) == f"http://h/{REDACTED}/x"
     assert redact_url("http://h:8000/v1/models") == "http://h:8000/v1/models"
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("http://user:pw@h:81/v1", f"http://user:{REDACTED}@h:81/v1"),
+        ("http://TOKEN@h/v1", f"http://{REDACTED}@h/v1"),  # a token alone is the secret
+        ("http://user:p@ss@h/v1", f"http://user:{REDACTED}@h/v1"),  # userinfo ends at the last @
+        ("http://u:a@b@c@h/?x=1", f"http://u:{REDACTED}@h/?x=1"),
+        ("http://user:p%40ss@h/", f"http://user:{REDACTED}@h/"),
+        ("http://user:pw@[::1]:8000/v1", f"http://user:{REDACTED}@[::1]:8000/v1"),
+        ("http://tok@[::1]:8000", f"http://{REDACTED}@[::1]:8000"),
+        ("http://user:@h/", f"http://user:{REDACTED}@h/"),
+        ("http://h/a@b?c=d@e", "http://h/a@b?c=d@e"),  # an @ past the authority is no userinfo
+        ("http://[::1", "http://[::1"),  # unparseable for yarl: still no exception here
+        (
+            "http://h/v1?Api-Key=zz&token=t&k=v#x@y",
+            f"http://h/v1?Api-Key={REDACTED}&token={REDACTED}&k=v#x@y",
+        ),
+        (f"http://user:{REDACTED}@h/", f"http://user:{REDACTED}@h/"),  # idempotent
+        ("embedded", "embedded"),
+    ],
+)
+def test_redact_url_parses_every_userinfo_form(url: str, shown: str) -> None:
+    assert redact_url(url) == shown
+    assert redact_url(shown) == shown
+
+
+def test_collect_secrets_takes_the_userinfo() -> None:
+    assert set(collect_secrets({}, (), "http://user:p%40ss-long@h/")) == {
+        "p%40ss-long",
+        "p@ss-long",
+    }
+    assert collect_secrets({}, (), "http://TOKEN1234@h/") == ("TOKEN1234",)
+    assert collect_secrets({}, (), "http://abc@h/") == ()  # too short to hunt in free text
 
 
 def test_redact_headers() -> None:

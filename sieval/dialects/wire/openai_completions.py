@@ -235,7 +235,34 @@ def sampled_tokens(check: Checker, choice: Choice, k: int) -> tuple[Token, ...]:
         )
     base = lp.text_offset[0] if lp.text_offset else 0
     offsets = _offsets(check, choice, choice.text, lp, base)
+    _covers_the_text(check, choice, lp, offsets, where)
     return _tokens(check, lp, k, offsets, where)
+
+
+def _covers_the_text(
+    check: Checker, choice: Choice, lp: Logprobs, offsets: list[int], where: str
+) -> None:
+    """The sampled tokens spell the text without a gap: a position whose logprobs went missing
+    (a stream chunk without them, a list one short) leaves text no token covers, which the
+    offsets alone, checking only the tokens that are there, do not see. Byte pieces (``""``,
+    U+FFFD) have no length to add up, so a reply holding one is not judged."""
+    text = choice.text
+    if any(t == "" or "\ufffd" in t for t in lp.tokens) or not text:
+        return
+    covered = 0
+    for offset, token in zip(offsets, lp.tokens, strict=False):
+        if _SPECIAL.match(token) and not text.startswith(token, offset):
+            continue  # a special token the text leaves out covers nothing
+        if offset != covered:
+            break
+        covered = offset + len(token)
+    if covered < len(text):
+        raise check.violation(
+            where,
+            f"choice {choice.index}'s sampled tokens spell its text only up to character "
+            f"{covered} of {len(text)} ({text[covered:][:20]!r} has no logprob): the logprobs "
+            "are short",
+        )
 
 
 def _offsets(check: Checker, choice: Choice, text: str, lp: Logprobs, base: int) -> list[int]:

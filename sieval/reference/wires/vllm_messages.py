@@ -239,8 +239,6 @@ def _completion_body(body: dict[str, Any], prompt: str, tool: dict[str, Any] | N
             out[key] = body[key]
     if body.get("stop_sequences"):
         out["stop"] = body["stop_sequences"]
-    if "add_special_tokens" in body:  # the no-bos fault
-        out["add_special_tokens"] = body["add_special_tokens"]
     fmt = (body.get("output_config") or {}).get("format") or {}
     schema = tool.get("input_schema") if tool is not None else fmt.get("schema")
     if schema is not None:
