@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -41,15 +40,6 @@ from sieval.ir.request import Request
 MODEL = "gemma-3-270m"
 
 
-def _finite_one_by_one(self: checks.Checker, path: str, values: Any) -> None:
-    """``Checker.finite`` without its whole-list sum: the loop it falls back to."""
-    for i, value in enumerate(values):
-        if value is not None and not math.isfinite(value):
-            raise self.violation(
-                f"{path}[{i}]", f"{path}[{i}] is {value}: logprobs must be finite", received=value
-            )
-
-
 @contextmanager
 def walked() -> Iterator[None]:
     """Every whole-channel check off: each lift takes its position-by-position path."""
@@ -61,7 +51,8 @@ def walked() -> Iterator[None]:
         m.setattr(chat_wire, "_top_k", chat_wire._top_k_one_by_one)
         m.setattr(responses_wire, "_part_tokens", responses_wire._part_tokens_one_by_one)
         m.setattr(google_wire, "_top_k", google_wire._top_k_one_by_one)
-        m.setattr(checks.Checker, "finite", _finite_one_by_one)
+        # ``Checker.logprobs`` without its whole-list sum and max: each value looked at
+        m.setattr(checks, "sound", lambda values: False)
         yield
 
 

@@ -12,7 +12,7 @@ and a stream must end with a ``finishReason`` for every candidate.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import Any, cast
 
@@ -21,7 +21,7 @@ from msgspec import UNSET
 
 from ...errors import ServerRejected, SievalError
 from ...ir.response import Token, ToolCall, TopEntry, Usage
-from ..checks import Checker, best_first
+from ..checks import Checker, best_first, sound
 from ..envelopes import http_error
 from .openai import in_band_error
 from .sse import SseEvent
@@ -179,7 +179,7 @@ def _chosen(check: Checker, where: str, result: LogprobsResult | None) -> list[T
         )
     path = f"{where}.logprobsResult.chosenCandidates"
     chosen = [_entry(check, f"{path}[{i}]", c) for i, c in enumerate(result.chosen_candidates)]
-    check.finite(path, [e.logprob for e in chosen])
+    check.logprobs(path, [e.logprob for e in chosen], ".logProbability")
     return chosen
 
 
@@ -238,17 +238,28 @@ def _top_k(
     check: Checker, where: str, chosen: list[TopEntry], steps: list[TopCandidates], k: int
 ) -> tuple[list[Any], list[Any]]:
     """Each step's exact top-k, most likely first, and the chosen token's rank in it. Checked
-    whole first (every alternative has a token and a finite logprob, every step at least k); a
-    reply that fails is walked step by step, for the error to name the first one."""
+    whole first (every alternative has a token and a sound logprob, every step at least k, each
+    agreeing with its chosen token: by id when the chosen token has one, else by text); a reply
+    that fails is walked step by step, for the error to name the first one."""
     lists = [step.candidates or [] for step in steps]
     flat = [c.log_probability for alts in lists for c in alts]
     if (
         min(map(len, lists), default=k) < k
         or None in flat
         or None in [c.token for alts in lists for c in alts]
-        or not math.isfinite(sum(cast(list[float], flat), 0.0))
+        or not sound(cast(list[float], flat))
     ):
         return _top_k_one_by_one(check, where, chosen, steps, k)
+    for i, (e, alts) in enumerate(zip(chosen, lists, strict=True)):
+        by_id = isinstance(e.token_id, int)
+        check.sampled_in_top(
+            f"{where}.logprobsResult.topCandidates[{i}].candidates",
+            cast(int, e.token_id) if by_id else e.token,
+            e.logprob,
+            alts,
+            _TOKEN_ID if by_id else _TOKEN,
+            cast(Callable[[LogprobCandidate], float], _LOGPROB),
+        )
     widths = set(map(len, lists))
     width = widths.pop() if len(widths) == 1 else None
     ranked = best_first(lists, cast(list[float], flat), width, k, _LOGPROB)
@@ -281,6 +292,7 @@ def _rank(e: TopEntry, ranked: Sequence[LogprobCandidate]) -> int:
 
 
 _LOGPROB = attrgetter("log_probability")
+_TOKEN, _TOKEN_ID = attrgetter("token"), attrgetter("token_id")
 
 
 def _top_k_one_by_one(
@@ -293,7 +305,7 @@ def _top_k_one_by_one(
         alternatives = [
             _entry(check, f"{path}[{j}]", c) for j, c in enumerate(steps[i].candidates or [])
         ]
-        top, rank = check.top_list(path, alternatives, k, e)
+        top, rank = check.top_list(path, alternatives, k, e, ".logProbability")
         tops.append(top)
         ranks.append(rank)
     return tops, ranks

@@ -9,7 +9,6 @@ the text they claim to spell, tool-call arguments as JSON objects.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from ...ir.request import (
     Tools,
 )
 from ...ir.response import Token, ToolCall, TopEntry
-from ..checks import Checker, best_first
+from ..checks import Checker, best_first, sound
 from ..parts import Append, PartRow, Slot
 from ..table import Evidence, GroupInput, NoOp, Outcome, Refuse, Write
 from .openai import WireUsage, in_band_error
@@ -390,7 +389,7 @@ def sampled_tokens(
         if not choice.message.content and choice.message.refusal is not None:
             return Sampled(())
         raise check.violation(where, f"{where} is missing although logprobs were requested")
-    check.finite(where, [e.logprob for e in entries])
+    check.logprobs(where, [e.logprob for e in entries], ".logprob")
     tops: list[Any] = [UNSET] * len(entries)
     ranks: list[Any] = [UNSET] * len(entries)
     if k > 0:
@@ -418,13 +417,18 @@ def _top_k(
     check: Checker, where: str, entries: Sequence[LogprobEntry], k: int, asked: int
 ) -> tuple[list[Any], list[Any]]:
     """Each position's exact top-k, most likely first, and the sampled token's rank in it. The
-    channel is checked whole (every list of ``asked`` alternatives, every logprob finite); a
-    reply that fails is walked position by position, for the error to name the first one."""
+    channel is checked whole (every list of ``asked`` alternatives, every logprob sound, each
+    list agreeing with its sampled token); a reply that fails is walked position by position,
+    for the error to name the first one."""
     lists = [e.top_logprobs for e in entries]
     whole = list(map(len, lists)).count(asked) == len(lists)
     flat = [a.logprob for alts in lists for a in alts]
-    if not whole or not math.isfinite(sum(flat, 0.0)):
+    if not whole or not sound(flat):
         return _top_k_one_by_one(check, where, entries, k, asked)
+    for i, (e, alts) in enumerate(zip(entries, lists, strict=True)):
+        check.sampled_in_top(
+            f"{where}[{i}].top_logprobs", e.token, e.logprob, alts, _TOKEN, _LOGPROB
+        )
     ranked = best_first(lists, flat, asked, k, _LOGPROB)
     tops = [tuple([TopEntry(token=a.token, logprob=a.logprob) for a in r]) for r in ranked]
     ranks = [
@@ -463,6 +467,7 @@ def _top_k_one_by_one(
 
 
 _LOGPROB = attrgetter("logprob")
+_TOKEN = attrgetter("token")
 
 
 def _offsets(

@@ -299,7 +299,7 @@ def _position_lists_agree(check: Checker, choice: Choice, lp: Logprobs) -> None:
     where = f"choices[{choice.index}].logprobs"
     if bad:
         raise check.violation(where, f"{where} has {n} tokens but {bad}")
-    check.finite(f"{where}.token_logprobs", lp.token_logprobs)
+    check.logprobs(f"{where}.token_logprobs", lp.token_logprobs)
 
 
 def _tokens(
