@@ -31,7 +31,7 @@ from ...ir.response import Token, ToolCall, TopEntry
 from ..checks import Checker, best_first, sound
 from ..parts import Append, PartRow, Slot
 from ..table import Evidence, GroupInput, NoOp, Outcome, Refuse, Write
-from .openai import WireUsage, in_band_error
+from .openai import MAX_TOP_LOGPROBS, WireUsage, in_band_error
 from .sse import SseEvent
 
 __all__ = [
@@ -48,8 +48,6 @@ __all__ = [
     "tool_calls",
 ]
 
-MAX_TOP_LOGPROBS = 20
-"""OpenAI's cap on ``top_logprobs`` (vLLM's is ``--max-logprobs``, 20 by default)."""
 
 _SPECIAL = re.compile(r"^<[^<>\s]+>$")  # <eos>, <end_of_turn>: sampled, never in the content
 _SCHEMA_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
