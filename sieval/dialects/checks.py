@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import attrgetter, itemgetter
 from typing import Any, Protocol, TypeVar, cast
 
@@ -25,6 +25,7 @@ __all__ = [
     "Checker",
     "best_first",
     "descending_rows",
+    "sampled_first",
     "sound",
     "top_contradiction",
 ]
@@ -71,6 +72,20 @@ def sound(values: Sequence[float]) -> bool:
     """Whether ``values`` (no ``None``) are all log-probabilities: finite and at most
     ``LOGPROB_TOLERANCE``, checked whole (a sum and a max, in C). The gate of every fast path."""
     return math.isfinite(sum(values, 0.0)) and (not values or max(values) <= LOGPROB_TOLERANCE)
+
+
+def sampled_first(
+    tokens: Sequence[Any],
+    owns: Sequence[float],
+    first_tokens: Sequence[Any],
+    first_logprobs: Sequence[float],
+) -> bool:
+    """Whether every position's list starts with its sampled token at its own logprob, as vLLM
+    lists them: the whole-channel form of ``top_contradiction`` (a list compare and a max, in C),
+    which then needs asking only when this is false."""
+    return tokens == first_tokens and (
+        not owns or max(map(abs, map(operator.sub, first_logprobs, owns))) <= SAME_LOGPROB
+    )
 
 
 def top_contradiction(
@@ -173,7 +188,7 @@ class Checker:
         path: str,
         values: Sequence[float | None],
         field: str = "",
-        keys: Sequence[Any] | None = None,
+        keys: Iterable[Any] | None = None,
     ) -> None:
         """Every value is a log-probability: finite and at most ``LOGPROB_TOLERANCE`` (``None``
         passes: an unscored position). The one check every logprob a reader lifts goes through.
@@ -194,7 +209,8 @@ class Checker:
         for i, value in enumerate(values):
             if value is None or (math.isfinite(value) and value <= LOGPROB_TOLERANCE):
                 continue
-            where = f"{path}[{json.dumps(str(keys[i])) if keys is not None else i}]{field}"
+            key = list(keys)[i] if keys is not None else None
+            where = f"{path}[{json.dumps(str(key)) if keys is not None else i}]{field}"
             why = (
                 "logprobs must be finite"
                 if not math.isfinite(value)
@@ -255,7 +271,7 @@ class Checker:
         With k + 1 the scored token is outside the top-k, so its logprob must not exceed the
         k-th's (``sampled_in_top``).
         """
-        self.logprobs(path, list(entries.values()), keys=list(entries))
+        self.logprobs(path, list(entries.values()), keys=entries)
         count = len(entries)
         scored_in = scored_text in entries
         if not scored_in or count not in (k, k + 1):
@@ -276,7 +292,8 @@ class Checker:
         items = sorted(entries.items(), key=lambda kv: -kv[1])
         if count == k + 1:
             items = [kv for kv in items if kv[0] != scored_text]
-            self.sampled_in_top(path, scored_text, scored_logprob, items, _KEY, _VALUE)
+            if scored_logprob > items[-1][1] + LOGPROB_TOLERANCE:  # above the k-th: refused
+                self.sampled_in_top(path, scored_text, scored_logprob, items, _KEY, _VALUE)
             rank = -1
         else:
             rank = next(i for i, kv in enumerate(items) if kv[0] == scored_text)

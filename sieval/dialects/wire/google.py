@@ -21,7 +21,7 @@ from msgspec import UNSET
 
 from ...errors import ServerRejected, SievalError
 from ...ir.response import Token, ToolCall, TopEntry, Usage
-from ..checks import Checker, best_first, sound
+from ..checks import Checker, best_first, sampled_first, sound
 from ..envelopes import http_error
 from .openai import in_band_error
 from .sse import SseEvent
@@ -250,16 +250,7 @@ def _top_k(
         or not sound(cast(list[float], flat))
     ):
         return _top_k_one_by_one(check, where, chosen, steps, k)
-    for i, (e, alts) in enumerate(zip(chosen, lists, strict=True)):
-        by_id = isinstance(e.token_id, int)
-        check.sampled_in_top(
-            f"{where}.logprobsResult.topCandidates[{i}].candidates",
-            cast(int, e.token_id) if by_id else e.token,
-            e.logprob,
-            alts,
-            _TOKEN_ID if by_id else _TOKEN,
-            cast(Callable[[LogprobCandidate], float], _LOGPROB),
-        )
+    _lists_agree(check, where, chosen, lists)
     widths = set(map(len, lists))
     width = widths.pop() if len(widths) == 1 else None
     ranked = best_first(lists, cast(list[float], flat), width, k, _LOGPROB)
@@ -293,6 +284,32 @@ def _rank(e: TopEntry, ranked: Sequence[LogprobCandidate]) -> int:
 
 _LOGPROB = attrgetter("log_probability")
 _TOKEN, _TOKEN_ID = attrgetter("token"), attrgetter("token_id")
+
+
+def _lists_agree(
+    check: Checker, where: str, chosen: list[TopEntry], lists: list[list[LogprobCandidate]]
+) -> None:
+    """Each step's list agrees with its chosen token (``sampled_in_top``: by id when the chosen
+    token has one, else by text), checked whole first when every chosen token has an id."""
+    firsts = [alts[0] for alts in lists]
+    ids = [e.token_id for e in chosen]
+    if UNSET not in ids and sampled_first(
+        ids,
+        [e.logprob for e in chosen],
+        [c.token_id for c in firsts],
+        cast(list[float], [c.log_probability for c in firsts]),
+    ):
+        return
+    for i, (e, alts) in enumerate(zip(chosen, lists, strict=True)):
+        by_id = isinstance(e.token_id, int)
+        check.sampled_in_top(
+            f"{where}.logprobsResult.topCandidates[{i}].candidates",
+            cast(int, e.token_id) if by_id else e.token,
+            e.logprob,
+            alts,
+            _TOKEN_ID if by_id else _TOKEN,
+            cast(Callable[[LogprobCandidate], float], _LOGPROB),
+        )
 
 
 def _top_k_one_by_one(

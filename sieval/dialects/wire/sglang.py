@@ -20,7 +20,7 @@ from msgspec import UNSET
 
 from ...errors import ServerRejected, SievalError
 from ...ir.response import Token, TopEntry
-from ..checks import Checker, descending_rows, sound, top_contradiction
+from ..checks import Checker, descending_rows, sampled_first, sound, top_contradiction
 from ..envelopes import classify, http_error, server_message
 from .openai import in_band_error
 from .sglang_placing import SPECIAL, is_piece, place, spelled
@@ -199,6 +199,19 @@ def input_tokens(
     rows = _rows(check, "meta_info.input_top_logprobs", meta.input_top_logprobs, len(triples), k)
     if not rows:
         return tuple(map(_plain, texts, logprobs, ids, offsets))
+    if rows[0] is None and (whole := _tops_whole(rows[1:], triples[1:], k)) is not None:
+        # every scored position checked whole (position 0 is unscored and lists nothing)
+        tops, ranks = whole
+        first = _plain(texts[0], logprobs[0], ids[0], offsets[0])
+        return (
+            first,
+            *[
+                Token(text=x, logprob=v, token_id=t, offset=o, top=top, scored_rank=rank)
+                for x, v, t, o, top, rank in zip(
+                    texts[1:], logprobs[1:], ids[1:], offsets[1:], tops, ranks, strict=True
+                )
+            ],
+        )
     return tuple(
         _token(check, where, i, triples[i], texts[i], offsets[i], rows[i], k)
         for i in range(len(triples))
@@ -377,13 +390,20 @@ def _tops_whole(
     floats = cast(list[float], values)
     if not sound(floats) or not descending_rows(floats, k):
         return None
+    firsts = [row[0] for row in full]
+    settled = sampled_first(
+        [t.token_id for t in triples],
+        [cast(float, t.logprob) for t in triples],
+        [e.token_id for e in firsts],
+        [cast(float, e.logprob) for e in firsts],
+    )
     ranks: list[int] = []
     for row, triple in zip(full, triples, strict=True):
         ids = [e.token_id for e in row]
         if len(set(ids)) != k:
             return None
         own = cast(float, triple.logprob)
-        if top_contradiction(triple.token_id, own, row, _ID, _LOGPROB) is not None:
+        if not settled and top_contradiction(triple.token_id, own, row, _ID, _LOGPROB):
             return None
         ranks.append(ids.index(triple.token_id) if triple.token_id in ids else -1)
     tops = [

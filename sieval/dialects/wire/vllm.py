@@ -18,7 +18,7 @@ from msgspec import UNSET
 from ...ir.leaves import schema_leaves
 from ...ir.request import Scoring, StructuredOutput
 from ...ir.response import Token, TopEntry
-from ..checks import Checker, sound
+from ..checks import LOGPROB_TOLERANCE, Checker, sound
 from ..table import (
     Encode,
     Evidence,
@@ -279,7 +279,8 @@ def _position(check: Checker, entries: PromptRow, token_id: int, k: int, path: s
     ranks = [e.rank for _, e in others]
     if ranks != list(range(1, k + 1)):
         raise check.violation(path, f"{path} has ranks {ranks}; expected 1..{k}")
-    if count == k + 1:  # the scored token is outside the top-k: not above the k-th
+    if count == k + 1 and scored.logprob > others[-1][1].logprob + LOGPROB_TOLERANCE:
+        # the scored token is outside the top-k yet above the k-th (rank k): refused
         check.sampled_in_top(path, token_id, scored.logprob, others, _ID, _entry_logprob)
     top = tuple(TopEntry(token=e.decoded_token, logprob=e.logprob, token_id=t) for t, e in others)
     rank = next((j for j, (t, _) in enumerate(others) if t == token_id), -1)
