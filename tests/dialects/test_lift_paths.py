@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from mutation import json_values, paths, set_at
 
 from dialects import recorded_cases
+from dialects import test_google_genai as google_cases
 from dialects import test_openai_chat as chat_cases
 from dialects import test_openai_responses as responses_cases
 from dialects import test_sglang_native as sglang_cases
@@ -178,4 +179,17 @@ def test_the_paths_agree_on_mutated_replies(
     lowered = lower(d, request_, MODEL)
     body = json.dumps(reply).encode()
     whole, walked_ = both(lambda: lift(d, lowered, 200, {}, body))
+    assert whole == walked_
+
+
+@settings(max_examples=120, deadline=None)
+@given(data=st.data())
+def test_the_paths_agree_on_mutated_google_replies(data: st.DataObject) -> None:
+    """google_genai's logprobs (the reference server's Google route: LiteLLM drops them)."""
+    reply = copy.deepcopy(google_cases.LOGPROBS_REPLY)
+    path = data.draw(st.sampled_from(paths(reply)[1:]))
+    set_at(reply, path, data.draw(json_values))
+    body = json.dumps(reply).encode()
+    low = google_cases.LOGPROBS
+    whole, walked_ = both(lambda: lift(google_cases.D, low, 200, {}, body))
     assert whole == walked_
