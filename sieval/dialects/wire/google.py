@@ -5,8 +5,9 @@ Wire truth: ``shared/reference/wire-reference.md`` sections 0.1, 0.4 and 5.3; th
 are the google-genai SDK's (``types.LogprobsResult``, ``GenerateContentResponseUsageMetadata``).
 Names on the wire are camelCase, so the Structs rename their fields. Nothing is trusted: decoding
 steps are counted against ``topCandidates``, ``tokenCount`` and ``candidatesTokenCount``, the
-``logProbabilitySum`` must be the sum of the chosen logprobs, top-k lists are exact and finite,
-and a stream must end with a ``finishReason`` for every candidate.
+``logProbabilitySum`` must be the sum of the chosen logprobs, logprobs are finite and <= 0, top-k
+lists are exact and agree with the chosen token, and a stream must end with a ``finishReason``
+for every candidate.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@ the chat reply Structs, the SSE fold, sampled tokens and tool calls.
 
 Used by ``openai_chat`` (and meant for the Responses dialect). Wire truth:
 ``shared/reference/wire-reference.md`` section 2; vLLM 0.32.0 facts are named where they matter.
-Nothing in a reply is trusted: choice indices, top-k lengths, finite logprobs, the tokens against
-the text they claim to spell, tool-call arguments as JSON objects.
+Nothing in a reply is trusted: choice indices, top-k lengths, logprobs finite and <= 0, each top-k
+agreeing with its sampled token, the tokens against the text they claim to spell, tool-call
+arguments as JSON objects.
 """
 
 from __future__ import annotations
