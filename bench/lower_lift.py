@@ -2,11 +2,11 @@
 
 Usage: python bench/lower_lift.py [--against PATH] [--iterations 20000] [--rounds 5]
 
-Each recorded case (a real vLLM 0.32.0 reply from ``tests/fixtures``) is lowered and lifted
-``iterations`` times in a fresh process per checkout and round; rounds alternate the order of the
-two checkouts (the machine is noisy), and the table shows the medians and the per-round ratio
-new/old. ``--against`` is a checkout of sieval (e.g. ``git worktree add /tmp/before <commit>``);
-without it only this checkout is measured.
+Each recorded case (a real vLLM 0.32.0 or SGLang 0.5.23 reply from ``tests/fixtures``) is
+lowered and lifted ``iterations`` times in a fresh process per checkout and round; rounds
+alternate the order of the two checkouts (the machine is noisy), and the table shows the medians
+and the per-round ratio new/old. ``--against`` is a checkout of sieval (e.g. ``git worktree add
+/tmp/before <commit>``); without it only this checkout is measured.
 """
 
 from __future__ import annotations
@@ -25,6 +25,11 @@ CASES = [
     ("openai_completions", "stream"),
     ("vllm_native", "prompt_logprobs_top3_ids"),
     ("vllm_native", "n2_token_ids"),
+    ("openai_chat", "logprobs_greedy"),
+    ("openai_chat", "stream_logprobs"),
+    ("openai_responses", "logprobs_top3"),
+    ("sglang_native", "gen_top2"),
+    ("sglang_native", "score_top3"),
 ]
 
 # Runs inside the measured checkout: the lowering entry points moved from dialects/plane.py to
@@ -41,10 +46,15 @@ except ImportError:
 from sieval.dialects.registry import get_dialect
 from dialects import recorded_cases
 import dialects.test_vllm_native as vn
+import importlib
 requests = {"openai_completions": recorded_cases.CASES, "vllm_native": vn.CASES}
+for other in ("openai_chat", "openai_responses", "sglang_native"):
+    requests[other] = importlib.import_module(f"dialects.test_{other}").CASES
+versions = {"sglang_native": "0.5.23"}
 out = {}
 for dialect_id, name in json.loads(sys.argv[2]):
-    record = json.load(open(f"{sys.argv[1]}/tests/fixtures/{dialect_id}/0.32.0/{name}.json"))
+    version = versions.get(dialect_id, "0.32.0")
+    record = json.load(open(f"{sys.argv[1]}/tests/fixtures/{dialect_id}/{version}/{name}.json"))
     body = (record["reply_sse"] if "reply_sse" in record else json.dumps(record["reply"])).encode()
     dialect, request, n = get_dialect(dialect_id), requests[dialect_id][name], int(sys.argv[3])
     lowered = lower(dialect, request, "gemma-3-270m")

@@ -7,9 +7,11 @@ what was expected and what was received, in one sentence that says why the reply
 
 from __future__ import annotations
 
+import json
 import math
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import attrgetter, itemgetter
 from typing import Any, Protocol, TypeVar, cast
 
 import msgspec
@@ -17,7 +19,16 @@ import msgspec
 from ..errors import ContractViolation
 from ..ir.response import StructuredValue, TopEntry
 
-__all__ = ["Checker", "best_first", "descending_rows"]
+__all__ = [
+    "LOGPROB_TOLERANCE",
+    "SAME_LOGPROB",
+    "Checker",
+    "best_first",
+    "descending_rows",
+    "sampled_first",
+    "sound",
+    "top_contradiction",
+]
 
 
 def descending_rows(values: Sequence[float], width: int) -> bool:
@@ -44,6 +55,76 @@ def best_first(
     if width is not None and descending_rows(flat, width):
         return [row[:k] for row in rows]
     return [sorted(row, key=logprob, reverse=True)[:k] for row in rows]
+
+
+LOGPROB_TOLERANCE = 1e-6
+"""How far above 0 a logprob may be and still be believed: a log-softmax computed stably is
+at most 0 exactly (the best token's is 0 minus the log of a sum of at least 1), so the margin only
+admits rounding by a server that computes or converts it otherwise (float32's spacing near 1 is
+1.2e-7); 1e-6 nats is a probability of 1.000001, far below any difference a score reads."""
+
+SAME_LOGPROB = 1e-6
+"""How far two reports of one token's logprob (its own and its top-k entry) may differ: both
+come from the same float32 value, printed through different paths."""
+
+
+def sound(values: Sequence[float]) -> bool:
+    """Whether ``values`` (no ``None``) are all log-probabilities: finite and at most
+    ``LOGPROB_TOLERANCE``, checked whole (a sum and a max, in C). The gate of every fast path."""
+    return math.isfinite(sum(values, 0.0)) and (not values or max(values) <= LOGPROB_TOLERANCE)
+
+
+def sampled_first(
+    tokens: Sequence[Any],
+    owns: Sequence[float],
+    first_tokens: Sequence[Any],
+    first_logprobs: Sequence[float],
+) -> bool:
+    """Whether every position's list starts with its sampled token at its own logprob, as vLLM
+    lists them: the whole-channel form of ``top_contradiction`` (a list compare and a max, in C),
+    which then needs asking only when this is false."""
+    return tokens == first_tokens and (
+        not owns or max(map(abs, map(operator.sub, first_logprobs, owns))) <= SAME_LOGPROB
+    )
+
+
+def top_contradiction(
+    token: str | int,
+    own: float,
+    row: Sequence[R],
+    key: Callable[[R], Any],
+    logprob: Callable[[R], float],
+    exact: bool = True,
+) -> str | None:
+    """Why ``row`` contradicts the sampled token's own logprob, or ``None`` (see
+    ``Checker.sampled_in_top``, which raises it; fast paths ask this to pick their walk)."""
+    if not row:
+        return None
+    first = row[0]  # vLLM lists the sampled token first: the usual position is settled here
+    if key(first) == token and abs(logprob(first) - own) <= SAME_LOGPROB:
+        return None
+    listed = [logprob(e) for e in row if key(e) == token]
+    if any(abs(v - own) <= SAME_LOGPROB for v in listed):
+        return None
+    lossy = isinstance(token, str) and (not token or "\ufffd" in token)
+    if listed and not lossy:
+        return (
+            f"lists the sampled token {token!r} with the logprob {listed[0]} but its own logprob "
+            f"is {own}: the alternatives contradict the sampled token"
+        )
+    if exact:
+        floor = min(map(logprob, row))
+        if own > floor + LOGPROB_TOLERANCE:
+            return (
+                f"does not rank the sampled token {token!r} among its top-{len(row)}, yet its own "
+                f"logprob {own} is above the lowest of them ({floor}): the list is not the "
+                f"top-{len(row)}"
+            )
+    return None
+
+
+_KEY, _VALUE = itemgetter(0), itemgetter(1)
+_TOKEN, _TOKEN_ID, _LOGPROB = attrgetter("token"), attrgetter("token_id"), attrgetter("logprob")
 
 
 class _Indexed(Protocol):
@@ -102,8 +183,19 @@ class Checker:
             )
         return sorted(items, key=lambda item: item.index)
 
-    def finite(self, path: str, values: Sequence[float | None]) -> None:
-        """Every logprob is a finite number (``None`` passes: an unscored position)."""
+    def logprobs(
+        self,
+        path: str,
+        values: Sequence[float | None],
+        field: str = "",
+        keys: Iterable[Any] | None = None,
+    ) -> None:
+        """Every value is a log-probability: finite and at most ``LOGPROB_TOLERANCE`` (``None``
+        passes: an unscored position). The one check every logprob a reader lifts goes through.
+
+        The error names ``path[i]`` (``path[key]`` with ``keys``, for a map) followed by
+        ``field`` (e.g. ``".logprob"``), the JSON path of the value, and the value.
+        """
         # checked whole first: a sum is finite exactly when every term is, short of overflow
         # (then the values are looked at one by one, as for any other doubt)
         nulls = values.count(None)
@@ -112,16 +204,45 @@ class Checker:
             scored = cast(Sequence[float], values[1:])
         elif nulls:
             scored = [v for v in values if v is not None]
-        total = sum(scored, 0.0)
-        if math.isfinite(total):
+        if sound(scored):
             return
         for i, value in enumerate(values):
-            if value is not None and not math.isfinite(value):
-                raise self.violation(
-                    f"{path}[{i}]",
-                    f"{path}[{i}] is {value}: logprobs must be finite",
-                    received=value,
-                )
+            if value is None or (math.isfinite(value) and value <= LOGPROB_TOLERANCE):
+                continue
+            key = list(keys)[i] if keys is not None else None
+            where = f"{path}[{json.dumps(str(key)) if keys is not None else i}]{field}"
+            why = (
+                "logprobs must be finite"
+                if not math.isfinite(value)
+                else f"a log-probability is at most 0 (rounding up to {LOGPROB_TOLERANCE} is "
+                "allowed), so this is not one and the reply is not believed"
+            )
+            raise self.violation(where, f"{where} is {value}: {why}", received=value)
+
+    def sampled_in_top(
+        self,
+        path: str,
+        token: str | int,
+        own: float,
+        row: Sequence[R],
+        key: Callable[[R], Any],
+        logprob: Callable[[R], float],
+        exact: bool = True,
+    ) -> None:
+        """The sampled token's own logprob agrees with the alternatives listed for its position.
+
+        ``token`` is the sampled token's text or id, ``key`` gives the same of an alternative.
+        Listed, its listed logprob must be its own (within ``SAME_LOGPROB``); absent from an
+        ``exact`` list (the server's m best), its own logprob must not exceed the lowest listed
+        (within ``LOGPROB_TOLERANCE``), else the list is not the top-m. Matched by text, a
+        text that cannot name one token ("" or holding U+FFFD: byte pieces decode alike) may
+        belong to another token: a listed value that differs then counts as absent.
+        """
+        reason = top_contradiction(token, own, row, key, logprob, exact)
+        if reason is not None:
+            raise self.violation(
+                path, f"{path} {reason}, so this position cannot be trusted", received=own
+            )
 
     def agree(self, path: str, counts: Mapping[str, Any], what: str) -> None:
         """The same quantity counted several ways must agree (``what`` names it)."""
@@ -147,8 +268,10 @@ class Checker:
         or -1 when it is not among them. A map short of k, or one holding another value for the
         scored token, means distinct tokens collapsed onto one text key (wire reference 7.8):
         refused. A collision that still leaves k entries cannot be detected from the map alone.
+        With k + 1 the scored token is outside the top-k, so its logprob must not exceed the
+        k-th's (``sampled_in_top``).
         """
-        self.finite(path, list(entries.values()))
+        self.logprobs(path, list(entries.values()), keys=entries)
         count = len(entries)
         scored_in = scored_text in entries
         if not scored_in or count not in (k, k + 1):
@@ -169,6 +292,8 @@ class Checker:
         items = sorted(entries.items(), key=lambda kv: -kv[1])
         if count == k + 1:
             items = [kv for kv in items if kv[0] != scored_text]
+            if scored_logprob > items[-1][1] + LOGPROB_TOLERANCE:  # above the k-th: refused
+                self.sampled_in_top(path, scored_text, scored_logprob, items, _KEY, _VALUE)
             rank = -1
         else:
             rank = next(i for i, kv in enumerate(items) if kv[0] == scored_text)
@@ -180,15 +305,18 @@ class Checker:
         entries: Sequence[TopEntry],
         k: int,
         scored: TopEntry,
+        field: str = ".logprob",
     ) -> tuple[tuple[TopEntry, ...], int]:
         """A list of alternatives (any order) cut to the exact top-k, most likely first.
 
         ``entries`` must hold at least ``k`` alternatives (a server that lists the sampled token
         first and cuts at k, as vLLM's chat routes do, is asked for k + 1: sorted, its first k
-        are exact either way). Returns the k alternatives and the scored token's index among
-        them, or -1 when it is not among them.
+        are exact either way) and agree with the scored token (``sampled_in_top``: matched by
+        id when the scored token has one, else by text). Returns the k alternatives and the
+        scored token's index among them, or -1 when it is not among them. ``field`` names the
+        logprob on the wire, for the path of a bad value.
         """
-        self.finite(path, [e.logprob for e in entries])
+        self.logprobs(path, [e.logprob for e in entries], field)
         if len(entries) < k:
             raise self.violation(
                 path,
@@ -196,6 +324,15 @@ class Checker:
                 expected=k,
                 received=len(entries),
             )
+        by_id = isinstance(scored.token_id, int)
+        self.sampled_in_top(
+            path,
+            cast(int, scored.token_id) if by_id else scored.token,
+            scored.logprob,
+            entries,
+            _TOKEN_ID if by_id else _TOKEN,
+            _LOGPROB,
+        )
         ranked = sorted(entries, key=lambda e: -e.logprob)[:k]
         rank = next(
             (

@@ -61,14 +61,7 @@ def _max_tokens(leaf: Leaf) -> Outcome:
 
 
 def _top_k(leaf: Leaf) -> Outcome:
-    k: int = leaf.value
-    if k + 1 > wire.MAX_TOP_LOGPROBS:
-        return Refuse(
-            f"this wire returns at most {wire.MAX_TOP_LOGPROBS} alternatives and sieval asks for "
-            f"k + 1 (vLLM lists the sampled token first and drops the k-th best), so k <= "
-            f"{wire.MAX_TOP_LOGPROBS - 1}; lower it or use vllm_native"
-        )
-    return Write("top_logprobs", k + 1)
+    return openai.top_k_plus_one(leaf.value)
 
 
 _NO_INPUT_SCORING = (

@@ -65,6 +65,7 @@ from .table import (
     Stream,
     Write,
 )
+from .wire import openai
 from .wire import openai_responses as wire
 from .wire.sse import Terminal
 
@@ -170,14 +171,16 @@ def _max_tokens(leaf: Leaf) -> Outcome:
 
 
 def _scoring(group: GroupInput) -> dict[str, Outcome]:
-    """``include`` + ``top_logprobs``: k + 1 alternatives, sorted and cut to k when read."""
+    """``include`` + ``top_logprobs``: k + 1 alternatives, sorted and cut to k when read; k <= 19
+    (OpenAI's cap of 20, as on chat), else refused before any byte is sent."""
     s: Scoring = group.value
-    asked = s.sampled_top_k + 1 if s.sampled_top_k else 0
+    top = openai.top_k_plus_one(s.sampled_top_k) if s.sampled_top_k else Write("top_logprobs", 0)
+    asked = top.value if isinstance(top, Write) else 0
     out: dict[str, Outcome] = {}
     if s.sampled_logprobs:
         out["scoring.sampled_logprobs"] = Write("include", [LOGPROBS], also={"top_logprobs": asked})
     if s.sampled_top_k:
-        out["scoring.sampled_top_k"] = Write("top_logprobs", asked)
+        out["scoring.sampled_top_k"] = top
     return out
 
 
@@ -261,7 +264,9 @@ ROWS: dict[str, Row] = {
     "sampling.frequency_penalty": Refuse(_EXT.format(field="frequency_penalty") + _RAW),
     "sampling.presence_penalty": Refuse(_EXT.format(field="presence_penalty") + _RAW),
     "scoring.*": Group(
-        _scoring, ("include", "top_logprobs"), "include output logprobs, top_logprobs k + 1"
+        _scoring,
+        ("include", "top_logprobs"),
+        "include output logprobs, top_logprobs k + 1, k <= 19",
     ),
     "scoring.input_logprobs": Refuse(
         "the Responses wire scores no input tokens; use vllm_native (prompt_logprobs) or "

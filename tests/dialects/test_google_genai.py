@@ -895,9 +895,13 @@ def test_logprobs_become_sampled_tokens_with_exact_top_k() -> None:
 
 def test_the_chosen_token_may_be_absent_from_the_top_list() -> None:
     def replace_best(reply: dict[str, Any]) -> None:
+        # three others at least as likely as the chosen token (else the list is not the top-3)
         step = reply["candidates"][0]["logprobsResult"]["topCandidates"][0]["candidates"]
-        step[0] = {"token": "zzz", "tokenId": 9, "logProbability": step[0]["logProbability"]}
-        step.reverse()  # and out of order: the reader sorts
+        own = step[0]["logProbability"]
+        step[:] = [
+            {"token": t, "tokenId": 9 + i, "logProbability": own + d}
+            for i, (t, d) in enumerate([("xxx", 0.0), ("yyy", 0.2), ("zzz", 0.5)])
+        ]  # and out of order: the reader sorts
 
     token = lift_logprobs(replace_best).choices[0].tokens[0]
     assert token.scored_rank == -1 and token.top[0].token == "zzz"

@@ -173,11 +173,6 @@ CASES: dict[str, Request] = {
     "stream_tool_required": chat(
         text("user", WEATHER_Q), sampling=greedy(60), tools=REQUIRED, scheduling=STREAM
     ),
-    "error_top_logprobs_101": chat(
-        ASK,
-        sampling=Sampling(max_tokens=2),
-        scoring=Scoring(sampled_logprobs=True, sampled_top_k=100),
-    ),
     "error_unknown_model": chat(ASK, sampling=Sampling(max_tokens=2)),
     "error_context_overflow": chat(text("user", "hello " * 4200), sampling=greedy(4)),
     "error_max_output_tokens_5000": chat(ASK, sampling=Sampling(max_tokens=5000)),
@@ -194,6 +189,7 @@ CASES: dict[str, Request] = {
 }
 MODEL_OF = {"error_unknown_model": "no-such-model"}
 NOT_SENT_BY_THE_DIALECT = {
+    "error_top_logprobs_101",  # top-k 100 is refused before I/O (k <= 19)
     "instructions",
     "previous_response_id",
     "get_stored_response",
@@ -487,7 +483,6 @@ def test_streamed_tool_call_parses_to_the_same_arguments() -> None:
 @pytest.mark.parametrize(
     ("name", "status", "kind", "needle"),
     [
-        ("error_top_logprobs_101", 400, "top_k_cap", "sample logprobs of 101"),
         ("error_unknown_model", 404, "unknown_model", "does not exist"),
         ("error_context_overflow", 400, "context_overflow", "maximum context length is 4096"),
         ("error_max_output_tokens_5000", 400, "context_overflow", "max_model_len=4096"),
@@ -979,3 +974,25 @@ def test_mutated_stream_event(case: tuple[str, tuple], value: Any) -> None:
     name = blocks[index].split("\n", 1)[0]
     blocks[index] = f"{name}\ndata: {json.dumps(data)}"
     _lift_or_sieval_error(lowered("stream_logprobs"), _join(blocks))
+
+
+@pytest.mark.parametrize("k", [20, 100])
+def test_a_top_k_past_the_wires_cap_is_refused_before_any_byte(k: int) -> None:
+    """k + 1 is sent, and the wire serves at most 20 (vLLM 400s at 101): k <= 19, as on chat."""
+    request = chat(ASK, scoring=Scoring(sampled_logprobs=True, sampled_top_k=k))
+    with pytest.raises(Refused) as info:
+        lower(D, request, MODEL)
+    assert info.value.path == "scoring.sampled_top_k"
+    assert "at most 20" in str(info.value) and "k <= 19" in str(info.value)
+    assert "vllm_native" in str(info.value)
+    nineteen = chat(ASK, scoring=Scoring(sampled_logprobs=True, sampled_top_k=19))
+    assert lower(D, nineteen, MODEL).body["top_logprobs"] == 20
+
+
+def test_the_server_rejects_what_the_dialect_refuses() -> None:
+    """The recorded 400 for top_logprobs 101: what the refusal saves the user from."""
+    fixture = load_fixture("openai_responses", "error_top_logprobs_101")
+    assert fixture["request"]["top_logprobs"] == 101
+    with pytest.raises(ServerRejected) as info:
+        lift(D, lowered("plain"), fixture["status"], {}, reply_bytes(fixture))
+    assert info.value.path == "top_k_cap" and "sample logprobs of 101" in info.value.server_message

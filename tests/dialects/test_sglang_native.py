@@ -590,7 +590,7 @@ INPUT_MUTATIONS = [
         lambda r, m: m["input_top_logprobs"][5].__setitem__(1, m["input_top_logprobs"][5][0]),
         "twice",
     ),
-    (lambda r, m: m["input_top_logprobs"][2][0].__setitem__(0, -0.6), "misaligned"),
+    (lambda r, m: m["input_top_logprobs"][2][0].__setitem__(0, -0.6), "contradict"),
     (lambda r, m: m["input_top_logprobs"].pop(), "14 rows|13 rows"),
     (lambda r, m: m.pop("input_top_logprobs"), "input_top_logprobs is missing"),
     (lambda r, m: m["input_top_logprobs"].__setitem__(0, [[-1.0, 5, "x"]]), "unscored position"),
@@ -659,7 +659,7 @@ def test_a_candidate_that_is_the_sampled_token_must_agree_with_it() -> None:
         m["output_top_logprobs"][0][1] = [-1.1, 236743, " "]
         r["text"] = " D"
 
-    with pytest.raises(ContractViolation, match="candidate 622 .* misaligned"):
+    with pytest.raises(ContractViolation, match="sampled token 622 .* contradict"):
         run("candidates_letters", reply=_mutated("candidates_letters", same_id))
 
 

@@ -280,15 +280,9 @@ CASES: list[ProbeCase] = [
     ProbeCase("token ids", "Refused", (_chat(BOB, scoring=Scoring(token_ids=True)),)),
     ProbeCase("reasoning budget", "Refused", (_chat(BOB, reasoning=Reasoning(budget_tokens=64)),)),
     ProbeCase(
-        "top-k 100 asks 101 > --max-logprobs",
-        "ServerRejected",
-        (
-            _chat(
-                BOB,
-                sampling=Sampling(max_tokens=2),
-                scoring=Scoring(sampled_logprobs=True, sampled_top_k=100),
-            ),
-        ),
+        "top-k 20 asks 21 > OpenAI's cap of 20 (vLLM 400s at 101)",
+        "Refused",
+        (_chat(BOB, scoring=Scoring(sampled_logprobs=True, sampled_top_k=20)),),
     ),
     ProbeCase(
         "context overflow",

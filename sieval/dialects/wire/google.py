@@ -5,14 +5,15 @@ Wire truth: ``shared/reference/wire-reference.md`` sections 0.1, 0.4 and 5.3; th
 are the google-genai SDK's (``types.LogprobsResult``, ``GenerateContentResponseUsageMetadata``).
 Names on the wire are camelCase, so the Structs rename their fields. Nothing is trusted: decoding
 steps are counted against ``topCandidates``, ``tokenCount`` and ``candidatesTokenCount``, the
-``logProbabilitySum`` must be the sum of the chosen logprobs, top-k lists are exact and finite,
-and a stream must end with a ``finishReason`` for every candidate.
+``logProbabilitySum`` must be the sum of the chosen logprobs, logprobs are finite and <= 0, top-k
+lists are exact and agree with the chosen token, and a stream must end with a ``finishReason``
+for every candidate.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import Any, cast
 
@@ -21,7 +22,7 @@ from msgspec import UNSET
 
 from ...errors import ServerRejected, SievalError
 from ...ir.response import Token, ToolCall, TopEntry, Usage
-from ..checks import Checker, best_first
+from ..checks import Checker, best_first, sampled_first, sound
 from ..envelopes import http_error
 from .openai import in_band_error
 from .sse import SseEvent
@@ -179,7 +180,7 @@ def _chosen(check: Checker, where: str, result: LogprobsResult | None) -> list[T
         )
     path = f"{where}.logprobsResult.chosenCandidates"
     chosen = [_entry(check, f"{path}[{i}]", c) for i, c in enumerate(result.chosen_candidates)]
-    check.finite(path, [e.logprob for e in chosen])
+    check.logprobs(path, [e.logprob for e in chosen], ".logProbability")
     return chosen
 
 
@@ -238,17 +239,19 @@ def _top_k(
     check: Checker, where: str, chosen: list[TopEntry], steps: list[TopCandidates], k: int
 ) -> tuple[list[Any], list[Any]]:
     """Each step's exact top-k, most likely first, and the chosen token's rank in it. Checked
-    whole first (every alternative has a token and a finite logprob, every step at least k); a
-    reply that fails is walked step by step, for the error to name the first one."""
+    whole first (every alternative has a token and a sound logprob, every step at least k, each
+    agreeing with its chosen token: by id when the chosen token has one, else by text); a reply
+    that fails is walked step by step, for the error to name the first one."""
     lists = [step.candidates or [] for step in steps]
     flat = [c.log_probability for alts in lists for c in alts]
     if (
         min(map(len, lists), default=k) < k
         or None in flat
         or None in [c.token for alts in lists for c in alts]
-        or not math.isfinite(sum(cast(list[float], flat), 0.0))
+        or not sound(cast(list[float], flat))
     ):
         return _top_k_one_by_one(check, where, chosen, steps, k)
+    _lists_agree(check, where, chosen, lists)
     widths = set(map(len, lists))
     width = widths.pop() if len(widths) == 1 else None
     ranked = best_first(lists, cast(list[float], flat), width, k, _LOGPROB)
@@ -281,6 +284,33 @@ def _rank(e: TopEntry, ranked: Sequence[LogprobCandidate]) -> int:
 
 
 _LOGPROB = attrgetter("log_probability")
+_TOKEN, _TOKEN_ID = attrgetter("token"), attrgetter("token_id")
+
+
+def _lists_agree(
+    check: Checker, where: str, chosen: list[TopEntry], lists: list[list[LogprobCandidate]]
+) -> None:
+    """Each step's list agrees with its chosen token (``sampled_in_top``: by id when the chosen
+    token has one, else by text), checked whole first when every chosen token has an id."""
+    firsts = [alts[0] for alts in lists]
+    ids = [e.token_id for e in chosen]
+    if UNSET not in ids and sampled_first(
+        ids,
+        [e.logprob for e in chosen],
+        [c.token_id for c in firsts],
+        cast(list[float], [c.log_probability for c in firsts]),
+    ):
+        return
+    for i, (e, alts) in enumerate(zip(chosen, lists, strict=True)):
+        by_id = isinstance(e.token_id, int)
+        check.sampled_in_top(
+            f"{where}.logprobsResult.topCandidates[{i}].candidates",
+            cast(int, e.token_id) if by_id else e.token,
+            e.logprob,
+            alts,
+            _TOKEN_ID if by_id else _TOKEN,
+            cast(Callable[[LogprobCandidate], float], _LOGPROB),
+        )
 
 
 def _top_k_one_by_one(
@@ -293,7 +323,7 @@ def _top_k_one_by_one(
         alternatives = [
             _entry(check, f"{path}[{j}]", c) for j, c in enumerate(steps[i].candidates or [])
         ]
-        top, rank = check.top_list(path, alternatives, k, e)
+        top, rank = check.top_list(path, alternatives, k, e, ".logProbability")
         tops.append(top)
         ranks.append(rank)
     return tops, ranks

@@ -16,7 +16,17 @@ from ...ir.response import Usage
 from ..envelopes import http_error
 from ..table import Encode, Field, Leaf, Outcome, Refuse, Row, Write
 
-__all__ = ["MAX_STOP", "SAMPLING", "STREAM", "WireUsage", "in_band_error", "stop", "usage"]
+__all__ = [
+    "MAX_STOP",
+    "MAX_TOP_LOGPROBS",
+    "SAMPLING",
+    "STREAM",
+    "WireUsage",
+    "in_band_error",
+    "stop",
+    "top_k_plus_one",
+    "usage",
+]
 
 MAX_STOP = 4
 """OpenAI and vLLM 0.32 (``VLLM_MAX_STOP_STRINGS``) both cap ``stop`` at 4 strings."""
@@ -99,3 +109,20 @@ def in_band_error(dialect: str, error: dict[str, Any], payload: bytes) -> Sieval
         code = int(code)
     status = code if isinstance(code, int) and 400 <= code < 600 else 500
     return http_error(dialect, status, payload)
+
+
+MAX_TOP_LOGPROBS = 20
+"""OpenAI's cap on ``top_logprobs``, on chat and on responses (vLLM's is ``--max-logprobs``)."""
+
+
+def top_k_plus_one(k: int, field: str = "top_logprobs") -> Outcome:
+    """``field`` = k + 1 for a sampled top-k of k, or the refusal when that passes the cap: vLLM
+    lists the sampled token first and cuts at ``field`` (wire reference 2.4, 3.5), so the k best
+    of k + 1 are exact either way, and the wire serves k <= 19."""
+    if k + 1 > MAX_TOP_LOGPROBS:
+        return Refuse(
+            f"this wire returns at most {MAX_TOP_LOGPROBS} alternatives and sieval asks for "
+            f"k + 1 (vLLM lists the sampled token first and drops the k-th best), so k <= "
+            f"{MAX_TOP_LOGPROBS - 1}; lower it or use vllm_native"
+        )
+    return Write(field, k + 1)

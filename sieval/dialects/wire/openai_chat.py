@@ -3,13 +3,13 @@ the chat reply Structs, the SSE fold, sampled tokens and tool calls.
 
 Used by ``openai_chat`` (and meant for the Responses dialect). Wire truth:
 ``shared/reference/wire-reference.md`` section 2; vLLM 0.32.0 facts are named where they matter.
-Nothing in a reply is trusted: choice indices, top-k lengths, finite logprobs, the tokens against
-the text they claim to spell, tool-call arguments as JSON objects.
+Nothing in a reply is trusted: choice indices, top-k lengths, logprobs finite and <= 0, each top-k
+agreeing with its sampled token, the tokens against the text they claim to spell, tool-call
+arguments as JSON objects.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,10 +29,10 @@ from ...ir.request import (
     Tools,
 )
 from ...ir.response import Token, ToolCall, TopEntry
-from ..checks import Checker, best_first
+from ..checks import Checker, best_first, sampled_first, sound
 from ..parts import Append, PartRow, Slot
 from ..table import Evidence, GroupInput, NoOp, Outcome, Refuse, Write
-from .openai import WireUsage, in_band_error
+from .openai import MAX_TOP_LOGPROBS, WireUsage, in_band_error
 from .sse import SseEvent
 
 __all__ = [
@@ -49,8 +49,6 @@ __all__ = [
     "tool_calls",
 ]
 
-MAX_TOP_LOGPROBS = 20
-"""OpenAI's cap on ``top_logprobs`` (vLLM's is ``--max-logprobs``, 20 by default)."""
 
 _SPECIAL = re.compile(r"^<[^<>\s]+>$")  # <eos>, <end_of_turn>: sampled, never in the content
 _SCHEMA_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -390,7 +388,7 @@ def sampled_tokens(
         if not choice.message.content and choice.message.refusal is not None:
             return Sampled(())
         raise check.violation(where, f"{where} is missing although logprobs were requested")
-    check.finite(where, [e.logprob for e in entries])
+    check.logprobs(where, [e.logprob for e in entries], ".logprob")
     tops: list[Any] = [UNSET] * len(entries)
     ranks: list[Any] = [UNSET] * len(entries)
     if k > 0:
@@ -418,13 +416,15 @@ def _top_k(
     check: Checker, where: str, entries: Sequence[LogprobEntry], k: int, asked: int
 ) -> tuple[list[Any], list[Any]]:
     """Each position's exact top-k, most likely first, and the sampled token's rank in it. The
-    channel is checked whole (every list of ``asked`` alternatives, every logprob finite); a
-    reply that fails is walked position by position, for the error to name the first one."""
+    channel is checked whole (every list of ``asked`` alternatives, every logprob sound, each
+    list agreeing with its sampled token); a reply that fails is walked position by position,
+    for the error to name the first one."""
     lists = [e.top_logprobs for e in entries]
     whole = list(map(len, lists)).count(asked) == len(lists)
     flat = [a.logprob for alts in lists for a in alts]
-    if not whole or not math.isfinite(sum(flat, 0.0)):
+    if not whole or not sound(flat):
         return _top_k_one_by_one(check, where, entries, k, asked)
+    _lists_agree(check, where, entries, lists)
     ranked = best_first(lists, flat, asked, k, _LOGPROB)
     tops = [tuple([TopEntry(token=a.token, logprob=a.logprob) for a in r]) for r in ranked]
     ranks = [
@@ -463,6 +463,25 @@ def _top_k_one_by_one(
 
 
 _LOGPROB = attrgetter("logprob")
+_TOKEN = attrgetter("token")
+
+
+def _lists_agree(
+    check: Checker, where: str, entries: Sequence[Any], lists: Sequence[Sequence[TopLogprob]]
+) -> None:
+    """Each list agrees with its sampled token (``sampled_in_top``), checked whole first: vLLM
+    lists the sampled token first at its own logprob."""
+    firsts = [alts[0] for alts in lists]
+    if sampled_first(
+        list(map(_TOKEN, entries)),
+        list(map(_LOGPROB, entries)),
+        list(map(_TOKEN, firsts)),
+        list(map(_LOGPROB, firsts)),
+    ):
+        return
+    for i, (e, alts) in enumerate(zip(entries, lists, strict=True)):
+        path = f"{where}[{i}].top_logprobs"
+        check.sampled_in_top(path, e.token, e.logprob, alts, _TOKEN, _LOGPROB)
 
 
 def _offsets(

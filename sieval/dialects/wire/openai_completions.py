@@ -3,7 +3,7 @@
 Shared by ``openai_completions`` and ``vllm_native`` (wire reference 1.3-1.5). Nothing is trusted:
 echoed positions are split at ``usage.prompt_tokens`` and counted twice, the first input position
 must be unscored, offsets are re-based on the text with each token checked against the slice it
-claims, top-k maps are exact, values finite.
+claims, top-k maps are exact and agree with the scored token, values finite and <= 0.
 """
 
 from __future__ import annotations
@@ -326,7 +326,7 @@ def _position_lists_agree(check: Checker, choice: Choice, lp: Logprobs) -> None:
     where = f"choices[{choice.index}].logprobs"
     if bad:
         raise check.violation(where, f"{where} has {n} tokens but {bad}")
-    check.finite(f"{where}.token_logprobs", lp.token_logprobs)
+    check.logprobs(f"{where}.token_logprobs", lp.token_logprobs)
 
 
 def _tokens(

@@ -13,7 +13,6 @@ disagrees with its own deltas is not believed.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from operator import attrgetter
@@ -24,7 +23,7 @@ from msgspec import UNSET
 
 from ...errors import SievalError
 from ...ir.response import Token, ToolCall, TopEntry, Usage
-from ..checks import Checker, best_first
+from ..checks import Checker, best_first, sampled_first, sound
 from .openai import in_band_error
 from .responses_reply import (
     FunctionCallItem,
@@ -246,13 +245,11 @@ def sampled_tokens(check: Checker, reply: Reply, k: int) -> tuple[Token, ...] | 
 def _part_tokens(check: Checker, part: OutputText, k: int, base: int, where: str) -> list[Token]:
     assert part.logprobs is not None
     entries = part.logprobs
-    check.finite(where, [e.logprob for e in entries])
+    check.logprobs(where, [e.logprob for e in entries], ".logprob")
     lists = [e.top_logprobs for e in entries]
     flat = [a.logprob for alts in lists for a in alts]
-    if k and (
-        list(map(len, lists)).count(k + 1) != len(lists) or not math.isfinite(sum(flat, 0.0))
-    ):
-        # a short or non-finite list somewhere: walked position by position, for the error
+    if k and (list(map(len, lists)).count(k + 1) != len(lists) or not sound(flat)):
+        # a short or unsound list somewhere: walked position by position, for the error
         return _part_tokens_one_by_one(check, part, k, base, where)
     offsets = _offsets(check, entries, part.text, base, where)
     if not k:
@@ -260,6 +257,7 @@ def _part_tokens(check: Checker, part: OutputText, k: int, base: int, where: str
             Token(text=e.token, logprob=e.logprob, offset=o)
             for e, o in zip(entries, offsets, strict=True)
         ]
+    _lists_agree(check, where, entries, lists)
     ranked = best_first(lists, flat, k + 1, k, _LOGPROB)
     return [
         Token(
@@ -281,6 +279,25 @@ def _rank(e: Logprob, ranked: Sequence[TopLogprob]) -> int:
 
 
 _LOGPROB = attrgetter("logprob")
+_TOKEN = attrgetter("token")
+
+
+def _lists_agree(
+    check: Checker, where: str, entries: Sequence[Any], lists: Sequence[Sequence[TopLogprob]]
+) -> None:
+    """Each list agrees with its sampled token (``sampled_in_top``), checked whole first: vLLM
+    lists the sampled token first at its own logprob."""
+    firsts = [alts[0] for alts in lists]
+    if sampled_first(
+        list(map(_TOKEN, entries)),
+        list(map(_LOGPROB, entries)),
+        list(map(_TOKEN, firsts)),
+        list(map(_LOGPROB, firsts)),
+    ):
+        return
+    for i, (e, alts) in enumerate(zip(entries, lists, strict=True)):
+        path = f"{where}[{i}].top_logprobs"
+        check.sampled_in_top(path, e.token, e.logprob, alts, _TOKEN, _LOGPROB)
 
 
 def _offsets(
@@ -316,6 +333,7 @@ def _part_tokens_one_by_one(
     check: Checker, part: OutputText, k: int, base: int, where: str
 ) -> list[Token]:
     assert part.logprobs is not None
+    check.logprobs(where, [e.logprob for e in part.logprobs], ".logprob")  # again: walked alone
     offsets = _offsets(check, part.logprobs, part.text, base, where)
     out: list[Token] = []
     for n, (entry, offset) in enumerate(zip(part.logprobs, offsets, strict=True)):

@@ -11,8 +11,8 @@ choice's text).
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any, cast
 
 import msgspec
@@ -20,7 +20,7 @@ from msgspec import UNSET
 
 from ...errors import ServerRejected, SievalError
 from ...ir.response import Token, TopEntry
-from ..checks import Checker, descending_rows
+from ..checks import Checker, descending_rows, sampled_first, sound, top_contradiction
 from ..envelopes import classify, http_error, server_message
 from .openai import in_band_error
 from .sglang_placing import SPECIAL, is_piece, place, spelled
@@ -47,7 +47,7 @@ class Triple(msgspec.Struct, array_like=True, forbid_unknown_fields=True, gc=Fal
     text: str | None
 
 
-_SAME = 1e-6
+_ID, _LOGPROB = attrgetter("token_id"), attrgetter("logprob")
 
 
 class Finish(msgspec.Struct):
@@ -188,7 +188,7 @@ def input_tokens(
             f"{where}[{nulls[0]}]",
             f"{where} is null at positions {nulls[:5]}: only the first may be unscored",
         )
-    check.finite(where, logprobs)
+    check.logprobs(where, logprobs, "[0]")
     ids = [t.token_id for t in triples]
     if sent_ids is not None and ids != list(sent_ids):
         raise check.violation(where, f"{where} scores other token ids than the input_ids sent")
@@ -199,6 +199,19 @@ def input_tokens(
     rows = _rows(check, "meta_info.input_top_logprobs", meta.input_top_logprobs, len(triples), k)
     if not rows:
         return tuple(map(_plain, texts, logprobs, ids, offsets))
+    if rows[0] is None and (whole := _tops_whole(rows[1:], triples[1:], k)) is not None:
+        # every scored position checked whole (position 0 is unscored and lists nothing)
+        tops, ranks = whole
+        first = _plain(texts[0], logprobs[0], ids[0], offsets[0])
+        return (
+            first,
+            *[
+                Token(text=x, logprob=v, token_id=t, offset=o, top=top, scored_rank=rank)
+                for x, v, t, o, top, rank in zip(
+                    texts[1:], logprobs[1:], ids[1:], offsets[1:], tops, ranks, strict=True
+                )
+            ],
+        )
     return tuple(
         _token(check, where, i, triples[i], texts[i], offsets[i], rows[i], k)
         for i in range(len(triples))
@@ -254,7 +267,7 @@ def sampled_tokens(
     logprobs = [t.logprob for t in triples]
     if None in logprobs:
         raise check.violation(where, f"{where} holds a null logprob for a sampled token")
-    check.finite(where, logprobs)
+    check.logprobs(where, logprobs, "[0]")
     texts = _texts(check, where, triples)
     offsets = _place_sampled(check, where, texts, item)
     n = len(triples)
@@ -279,7 +292,8 @@ def sampled_tokens(
             _token(check, where, j, triples[j], texts[j], offsets[j], rows[j], k) for j in range(n)
         ]
     if cand is not None:
-        tokens = [_with_candidates(check, where, j, t, cand[j]) for j, t in enumerate(tokens)]
+        at = f"[{i}].meta_info.output_token_ids_logprobs"
+        tokens = [_with_candidates(check, at, j, t, cand[j]) for j, t in enumerate(tokens)]
     return tuple(tokens)
 
 
@@ -364,9 +378,9 @@ def _rows(
 def _tops_whole(
     rows: list[list[Triple] | None], triples: list[Triple], k: int
 ) -> tuple[list[tuple[TopEntry, ...]], list[int]] | None:
-    """Every sampled position's top-k and rank, the rows checked whole: k entries each, finite,
-    most likely first, no id twice, the sampled token's own logprob where it is listed. None when
-    any row breaks a rule, for ``_token`` to say which at the first one."""
+    """Every sampled position's top-k and rank, the rows checked whole: k entries each, sound,
+    most likely first, no id twice, agreeing with the sampled token (``top_contradiction``). None
+    when any row breaks a rule, for ``_token`` to say which at the first one."""
     if None in rows or list(map(len, cast(list[list[Triple]], rows))).count(k) != len(rows):
         return None
     full = cast(list[list[Triple]], rows)
@@ -374,17 +388,24 @@ def _tops_whole(
     if None in values:
         return None
     floats = cast(list[float], values)
-    if not math.isfinite(sum(floats, 0.0)) or not descending_rows(floats, k):
+    if not sound(floats) or not descending_rows(floats, k):
         return None
+    firsts = [row[0] for row in full]
+    settled = sampled_first(
+        [t.token_id for t in triples],
+        [cast(float, t.logprob) for t in triples],
+        [e.token_id for e in firsts],
+        [cast(float, e.logprob) for e in firsts],
+    )
     ranks: list[int] = []
     for row, triple in zip(full, triples, strict=True):
         ids = [e.token_id for e in row]
         if len(set(ids)) != k:
             return None
-        rank = ids.index(triple.token_id) if triple.token_id in ids else -1
-        if rank >= 0 and abs(cast(float, row[rank].logprob) - cast(float, triple.logprob)) > _SAME:
+        own = cast(float, triple.logprob)
+        if not settled and top_contradiction(triple.token_id, own, row, _ID, _LOGPROB):
             return None
-        ranks.append(rank)
+        ranks.append(ids.index(triple.token_id) if triple.token_id in ids else -1)
     tops = [
         tuple(
             [
@@ -430,20 +451,15 @@ def _token(
     values = [e.logprob for e in row]
     if None in values:
         raise check.violation(path, f"{path} holds a null logprob")
-    check.finite(path, values)
+    check.logprobs(path, values, "[0]")
     floats = [float(v) for v in values if v is not None]
     if any(a < b for a, b in itertools.pairwise(floats)):
         raise check.violation(path, f"{path} is not sorted most likely first: {floats}")
     ids = [e.token_id for e in row]
     if len(set(ids)) != k:
         raise check.violation(path, f"{path} lists a token id twice: {ids}")
+    check.sampled_in_top(path, token_id, logprob, row, _ID, _LOGPROB)
     rank = ids.index(token_id) if token_id in ids else -1
-    if rank >= 0 and abs(floats[rank] - logprob) > _SAME:
-        raise check.violation(
-            path,
-            f"{path} gives token {token_id} the logprob {floats[rank]} but the token's own is "
-            f"{logprob}: the positions are misaligned",
-        )
     top = tuple(
         TopEntry(token=e.text if e.text is not None else "", logprob=v, token_id=e.token_id)
         for e, v in zip(row, floats, strict=True)
@@ -480,7 +496,7 @@ def _candidate_rows(
         values = [e.logprob for e in row]
         if None in values:
             raise check.violation(f"{where}[{j}]", f"{where}[{j}] holds a null logprob")
-        check.finite(f"{where}[{j}]", values)
+        check.logprobs(f"{where}[{j}]", values, "[0]")
         out.append(row)
     return out
 
@@ -494,12 +510,9 @@ def _with_candidates(check: Checker, where: str, j: int, token: Token, row: list
         )
         for e in row
     )
-    own = token.logprob if isinstance(token.logprob, float) else None
-    for e in entries:
-        if own is not None and e.token_id == token.token_id and abs(e.logprob - own) > _SAME:
-            raise check.violation(
-                f"{where}[{j}]",
-                f"candidate {e.token_id} at position {j} has logprob {e.logprob} but the "
-                f"same sampled token has {own}: the rows are misaligned",
-            )
+    if isinstance(token.logprob, float) and isinstance(token.token_id, int):
+        # the candidates asked for are no top-k: only a listed sampled token is checked
+        check.sampled_in_top(
+            f"{where}[{j}]", token.token_id, token.logprob, entries, _ID, _LOGPROB, exact=False
+        )
     return msgspec.structs.replace(token, candidates=entries)

@@ -8,9 +8,8 @@ below, and never when it names a body field the IR already owns.
 
 from __future__ import annotations
 
-import math
 from itertools import accumulate
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any, cast
 
 import msgspec
@@ -19,7 +18,7 @@ from msgspec import UNSET
 from ...ir.leaves import schema_leaves
 from ...ir.request import Scoring, StructuredOutput
 from ...ir.response import Token, TopEntry
-from ..checks import Checker
+from ..checks import LOGPROB_TOLERANCE, Checker, sound
 from ..table import (
     Encode,
     Evidence,
@@ -238,22 +237,28 @@ def prompt_tokens(
 
 
 def _scored_alone(rows: list[PromptRow], ids: list[int]) -> list[PromptEntry] | None:
-    """A k=0 reply checked whole: every position lists its scored token alone, with a finite
-    logprob. ``None`` when any position does not, for ``_position`` to say which and why."""
+    """A k=0 reply checked whole: every position lists its scored token alone, with a sound
+    logprob (finite, at most 0). ``None`` when any position does not, for ``_position`` to say
+    which and why."""
     if sum(map(len, rows)) != len(rows):
         return None
     try:
         entries = list(map(dict.__getitem__, rows, ids))
     except KeyError:
         return None
-    return entries if math.isfinite(sum(map(_LOGPROB, entries))) else None
+    return entries if sound(list(map(_LOGPROB, entries))) else None
 
 
 _LOGPROB = attrgetter("logprob")
+_ID = itemgetter(0)
+
+
+def _entry_logprob(item: tuple[int, PromptEntry]) -> float:
+    return item[1].logprob
 
 
 def _position(check: Checker, entries: PromptRow, token_id: int, k: int, path: str) -> _Scored:
-    check.finite(path, [e.logprob for e in entries.values()])
+    check.logprobs(path, [e.logprob for e in entries.values()], ".logprob", list(entries))
     count = len(entries)
     if token_id not in entries or count not in (k, k + 1):
         raise check.violation(
@@ -274,6 +279,9 @@ def _position(check: Checker, entries: PromptRow, token_id: int, k: int, path: s
     ranks = [e.rank for _, e in others]
     if ranks != list(range(1, k + 1)):
         raise check.violation(path, f"{path} has ranks {ranks}; expected 1..{k}")
+    if count == k + 1 and scored.logprob > others[-1][1].logprob + LOGPROB_TOLERANCE:
+        # the scored token is outside the top-k yet above the k-th (rank k): refused
+        check.sampled_in_top(path, token_id, scored.logprob, others, _ID, _entry_logprob)
     top = tuple(TopEntry(token=e.decoded_token, logprob=e.logprob, token_id=t) for t, e in others)
     rank = next((j for j, (t, _) in enumerate(others) if t == token_id), -1)
     return scored, top, rank
