@@ -58,6 +58,7 @@ from .records import (
     Record,
     RecordWriter,
     RequestRecord,
+    first_reported_model,
     records_path,
     statuses_at,
     wire_log_path,
@@ -574,6 +575,13 @@ class _Engine:
         """Open each unit's records file, repair a crash's torn line, list what is left to run."""
         notes = []
         for label, runtime in self.models.items():
+            paths = [
+                records_path(self.run_dir, runtime.planned.dirname, pt.name, self.shard)
+                for pt in self.plan.tasks
+            ]
+            pinned = first_reported_model(paths)
+            if pinned is not None:  # a resume: the replies must name the model the run began with
+                runtime.model.pin_reported(pinned)
             for pt in self.plan.tasks:
                 path = records_path(self.run_dir, runtime.planned.dirname, pt.name, self.shard)
                 writer = RecordWriter(path)  # cuts a torn last line an interrupted run left
@@ -658,12 +666,11 @@ class _Engine:
             responses: dict[str, Response] = {}
             for name, call in zip(named, calls, strict=True):
                 requests[name] = _request_record(call, runtime.secrets, self.record_tokens)
+                reported = reported or call.reported_model
                 if call.response is None:
                     error = error or requests[name].error
                     continue
                 responses[name] = call.response
-                if reported is None and isinstance(call.response.model, str):
-                    reported = call.response.model
             if error is None:
                 result = pt.task.score(sample, responses, pt.config, runtime.facts)
         except Exception as exc:
