@@ -28,9 +28,10 @@ from typing import Any
 
 import msgspec
 
+from .dialects.auth_hint import rejected_key
 from .dialects.registry import get_dialect
 from .dialects.table import Auth, Dialect, Lowered, lift, lower
-from .errors import ContractViolation, Refused, SievalError
+from .errors import ContractViolation, Refused, ServerRejected, SievalError
 from .ir.defaults import with_defaults
 from .ir.request import Request
 from .ir.response import Decision, Response
@@ -186,6 +187,8 @@ class Model:
         except SievalError as exc:
             error = self._own(exc)
             response = None
+            if isinstance(exc, ServerRejected) and exc.status in (401, 403):
+                self._explain_auth(exc)
         # one Call per exchange, built once (this is the per-request hot path)
         return Call(
             request=request,
@@ -200,6 +203,12 @@ class Model:
             timings=reply.timings if reply is not None else None,
             reported_model=reported,
         )
+
+    def _explain_auth(self, exc: ServerRejected) -> None:
+        """A refused key's message says how it was sent and the other scheme to try."""
+        fix = rejected_key(self.auth, self.dialect.auth, key_sent=bool(self._secrets))
+        exc.message = f"{exc.message}; {fix}"
+        exc.args = (exc.message,)
 
     def _check_reported(self, reported: str) -> None:
         if self.reported_model is None:

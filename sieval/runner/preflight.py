@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from ..dialects.auth_hint import rejected_key
 from ..dialects.table import Auth, Dialect
 from ..errors import ConfigError, ServerRejected, SievalError
 from ..transport import HttpTransport, Limits, Timeouts, Transport, get_json, redact_url
@@ -85,9 +86,9 @@ async def preflight(
                 await get(routes.health)
         except ServerRejected as exc:
             if exc.status in (401, 403):
+                fix = rejected_key(auth or dialect.auth, dialect.auth, key_sent=bool(api_key))
                 raise ConfigError(
-                    f"{name} refused the API key (HTTP {exc.status} on {routes.models}); check "
-                    "the key's environment variable",
+                    f"{name} refused the API key (HTTP {exc.status} on {routes.models}): {fix}",
                     server=name,
                 ) from exc
             if not routes.health:
