@@ -125,8 +125,9 @@ def check_endpoint(pm: PlannedModel) -> CheckResult:
 def _model(pm: PlannedModel, provenance: Provenance) -> CheckResult:
     served = provenance.served_models
     wanted = pm.config.model
+    how = f"; checked with {provenance.checked_by}" if provenance.checked_by else ""
     if not served:
-        return CheckResult("model", "skipped", "the server lists no model ids")
+        return CheckResult("model", "skipped", f"the server lists no model ids{how}")
     if wanted not in served:
         return CheckResult(
             "model",
@@ -134,7 +135,7 @@ def _model(pm: PlannedModel, provenance: Provenance) -> CheckResult:
             f"the server does not serve model {wanted!r}; it serves {', '.join(served)}: set "
             f"{setting('model', 'ID')} to one of them",
         )
-    return CheckResult("model", "passed", f"{wanted!r} is served")
+    return CheckResult("model", "passed", f"{wanted!r} is served{how}")
 
 
 async def _check_top_k(model: Model, task: PlannedTask, facts: ModelFacts) -> CheckResult | None:

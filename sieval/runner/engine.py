@@ -268,6 +268,7 @@ async def _arun_eval(
                 auth=pm.auth,
                 transport=transports.get(pm.label),
                 shown=EMBEDDED if cfg.endpoint == EMBEDDED else None,
+                model_id=cfg.model,
             )
             connections, note = connection_budget(cfg, embedded=cfg.endpoint == EMBEDDED)
             limits[pm.label] = Limits(concurrency=connections, retries=cfg.retries)
