@@ -18,7 +18,7 @@ def _cap_open_files() -> None:
 def test_concurrency_1000_under_ulimit_1024_on_the_embedded_server(tmp_path: Path) -> None:
     config = tmp_path / "c.yaml"
     config.write_text(
-        "concurrency: 2000\nmodels: [{name: ref, concurrency_limit: 1000}]\n"
+        "concurrency: 2000\nmodels: [{endpoint: embedded, name: ref, concurrency_limit: 1000}]\n"
         "tasks: [{name: arc_easy_kshot_ppl, n: 120, num_fewshot: 0}]\n"
     )
     cli = "import sys; from sieval.cli.main import main; sys.argv[0] = 'sieval'; main()"
