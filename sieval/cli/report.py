@@ -330,6 +330,7 @@ def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
                 ("reported", ", ".join(prov.get("reported_models") or []) or None),
                 ("endpoint", prov.get("endpoint")),
                 ("server", version),
+                ("checked by", prov.get("checked_by") or None),
             ):
                 provenance.add_row(what, as_text(shown(value)))
     tables.append(provenance)
