@@ -77,7 +77,9 @@ def user(text: str) -> ChatInput:
 async def test_every_probe_case_earns_its_proxy_outcome(litellm: tuple[str, str]) -> None:
     url, key = litellm
     facts, results = await run_probe("google_genai", url, MODEL, api_key=key)
-    assert set(facts) == {"endpoint", "requested_model"}
+    # the proxy has no Google models listing (a FastAPI 404), recorded as unavailable
+    assert set(facts) == {"endpoint", "requested_model", "models"}
+    assert str(facts["models"]).startswith("unavailable") and "404" in str(facts["models"])
     want = {c.name: PROXY_OUTCOMES.get(c.name, (c.expect, ""))[0] for c in CASES}
     got = {r.case: r.outcome for r in results}
     assert got == want, [
