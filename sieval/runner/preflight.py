@@ -31,6 +31,7 @@ from ..transport import (
     Timeouts,
     Transport,
     get_json,
+    redact,
     redact_url,
 )
 
@@ -207,6 +208,9 @@ async def _first_request(
     try:
         lift(dialect, lowered, reply.status, reply.headers, reply.body)
     except ServerRejected as exc:
+        # a proxy may echo the key it refused
+        exc.server_message = redact(exc.server_message, secrets)
+        exc.message = redact(exc.message, secrets)
         if exc.status in (401, 403) or classify(exc.server_message) == "key_refused":
             raise
         if exc.status == 404 or classify(exc.server_message) == "unknown_model":

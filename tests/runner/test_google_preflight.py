@@ -209,3 +209,24 @@ async def test_litellm_refusals_stop_the_run(generate: str, needle: str) -> None
             transport=_proxy(generate),
         )
     assert needle in str(info.value)
+
+
+async def test_a_key_the_proxy_echoes_is_never_shown() -> None:
+    """A refusal that quotes the key (as some proxies' auth errors do) is redacted."""
+
+    def echo(request: HttpRequest) -> HttpReply:
+        if request.method == "GET":
+            return json_reply({"detail": "Not Found"}, status=404)
+        key = request.headers["x-goog-api-key"]
+        return json_reply({"error": {"message": f"Invalid model name; key {key}"}}, status=400)
+
+    with pytest.raises(ConfigError) as info:
+        await preflight(
+            "http://litellm",
+            dialect=GOOGLE,
+            api_key="sk-echoed-secret-77",
+            model_id="m",
+            transport=FakeTransport(echo),
+        )
+    assert "does not serve model 'm'" in str(info.value)
+    assert "sk-echoed-secret-77" not in str(info.value)
