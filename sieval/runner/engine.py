@@ -34,11 +34,13 @@ from ..errors import ConfigError, SievalError
 from ..ir.request import ChatInput, Request
 from ..ir.response import Response
 from ..model import Call, Model
+from ..settings import named, setting
 from ..tasks.base import ModelFacts, Sample, Task, describe
 from ..transport import Limits, Timeouts, Transport, redact_json, redact_url
 from .checks import (
     CheckResult,
     check_endpoint,
+    check_model,
     failure,
     resolve_documents,
     resolve_token_ids,
@@ -270,6 +272,16 @@ async def _arun_eval(
                 shown=EMBEDDED if cfg.endpoint == EMBEDDED else None,
                 model_id=cfg.model,
             )
+            if cfg.endpoint == EMBEDDED:  # one id only, --no-preflight or not
+                served = check_model(pm, provenance[pm.label])
+                if served.outcome == "failed":
+                    raise ConfigError(
+                        f"the embedded reference server does not serve model {cfg.model!r}; "
+                        f"it serves only {', '.join(provenance[pm.label].served_models)}: leave "
+                        f"{named('model')} out, or set {setting('endpoint', 'URL')} to the "
+                        "server that serves it",
+                        path="model",
+                    )
             connections, note = connection_budget(cfg, embedded=cfg.endpoint == EMBEDDED)
             limits[pm.label] = Limits(concurrency=connections, retries=cfg.retries)
             if note:

@@ -247,11 +247,13 @@ def test_auth_is_chosen_per_endpoint() -> None:
         ("google_genai", "mmlu_0shot_gen"),
     ],
 )
+@pytest.mark.parametrize("preflight", [True, False])
 async def test_the_embedded_server_answers_only_to_its_own_model_on_every_wire(
-    tmp_path: Path, dialect: str, task: str
+    tmp_path: Path, dialect: str, task: str, preflight: bool
 ) -> None:
     """``endpoint: embedded`` with another model id stops before a run directory (exit 2),
-    never scores the reference model under that name."""
+    never scores the reference model under that name, ``--no-preflight`` or not (SGLang's
+    ``/generate`` names no model, so only the listing can refuse it)."""
     import os
 
     from sieval.runner import RunOptions, arun_eval
@@ -261,7 +263,9 @@ async def test_the_embedded_server_answers_only_to_its_own_model_on_every_wire(
         f"models: [{{endpoint: embedded, model: gemini-2.5-pro, dialect: {dialect}}}]\n"
         f"tasks: [{{name: {task}, n: 2, num_fewshot: 0}}]"
     )
-    with pytest.raises(ConfigError, match="serve model 'gemini-2.5-pro'") as info:
-        await arun_eval(config, RunOptions(out=tmp_path / "out", data_dir=data))
+    with pytest.raises(ConfigError, match="gemini-2.5-pro") as info:
+        await arun_eval(
+            config, RunOptions(out=tmp_path / "out", data_dir=data, preflight=preflight)
+        )
     assert REFERENCE_MODEL in str(info.value)
     assert not (tmp_path / "out").exists()
