@@ -12,6 +12,11 @@ Every active request leaf is decided before a byte is sent (``Refused`` otherwis
 checked before it is believed (``ContractViolation``), and the ``Call`` keeps what happened either
 way: the lowering, the redacted body, the status, attempts and timings, the response or the error.
 ``run()`` is ``call()`` followed by ``result()``.
+
+The model id the server reports is pinned by the first reply that names one: a later reply naming
+another model (a proxy that switched deployments mid-run) is a ``ContractViolation``, so one
+run's figures never merge two models. Every dialect passes through ``call()``, so the check is
+made here once, not per wire.
 """
 
 from __future__ import annotations
@@ -23,9 +28,10 @@ from typing import Any
 
 import msgspec
 
+from .dialects.auth_hint import rejected_key
 from .dialects.registry import get_dialect
 from .dialects.table import Auth, Dialect, Lowered, lift, lower
-from .errors import Refused, SievalError
+from .errors import ContractViolation, Refused, ServerRejected, SievalError
 from .ir.defaults import with_defaults
 from .ir.request import Request
 from .ir.response import Decision, Response
@@ -54,6 +60,8 @@ class Call:
     """The HTTP status of the last attempt (``None`` when nothing was answered)."""
     attempts: int = 0
     timings: Timings | None = None
+    reported_model: str | None = None
+    """The model id the reply named (kept when the reply was refused for naming another)."""
 
     @property
     def ok(self) -> bool:
@@ -109,6 +117,12 @@ class Model:
             timeouts=self.timeouts, limits=self.limits, wire_log=wire_log
         )
         self._shown = redact_url(self.base_url, self._secrets)
+        self.reported_model: str | None = None
+        """The model id the first reply named; every later reply must name the same."""
+
+    def pin_reported(self, model: str) -> None:
+        """Expect every reply to name ``model`` (a resumed run's earlier replies named it)."""
+        self.reported_model = model
 
     @property
     def secrets(self) -> tuple[str, ...]:
@@ -163,11 +177,18 @@ class Model:
         response: Response | None = None
         error: SievalError | None = None
         reply = None
+        reported: str | None = None
         try:
             reply = await self._transport.send(http)
             response = lift(self.dialect, lowered, reply.status, reply.headers, reply.body)
+            if isinstance(response.model, str):
+                reported = response.model
+                self._check_reported(reported)
         except SievalError as exc:
             error = self._own(exc)
+            response = None
+            if isinstance(exc, ServerRejected) and exc.status in (401, 403):
+                self._explain_auth(exc)
         # one Call per exchange, built once (this is the per-request hot path)
         return Call(
             request=request,
@@ -180,7 +201,30 @@ class Model:
             status=reply.status if reply is not None else None,
             attempts=reply.attempts if reply is not None else getattr(error, "attempts", 1),
             timings=reply.timings if reply is not None else None,
+            reported_model=reported,
         )
+
+    def _explain_auth(self, exc: ServerRejected) -> None:
+        """A refused key's message says how it was sent and the other scheme to try."""
+        fix = rejected_key(self.auth, self.dialect.auth, key_sent=bool(self._secrets))
+        exc.message = f"{exc.message}; {fix}"
+        exc.args = (exc.message,)
+
+    def _check_reported(self, reported: str) -> None:
+        if self.reported_model is None:
+            self.reported_model = reported
+            return
+        if reported != self.reported_model:
+            raise ContractViolation(
+                f"the server reported model {reported!r} but earlier replies reported "
+                f"{self.reported_model!r} (requested {self.model_id!r}): the model behind the "
+                "endpoint changed mid-run, so this reply is not scored; pin the deployment (or "
+                "the model version) and resume, or start a fresh run",
+                dialect=self.dialect.id,
+                path="model",
+                expected=self.reported_model,
+                received=reported,
+            )
 
     async def fetch(self, path: str, body: Any = None) -> tuple[int, Any]:
         """A side route of the same server with this model's auth (``/tokenize``): the status

@@ -168,9 +168,18 @@ def render_finishes(report: Mapping[str, Any]) -> list[Text]:
 
 def render_failures(report: Mapping[str, Any]) -> list[Text]:
     """The first failure messages of each error class, per (model, task): what went wrong, in
-    the server's words (inert)."""
+    the server's words (inert); first, whether the server's reported model changed mid-run."""
     lines = []
     for result in report["results"]:
+        models = (result.get("provenance") or {}).get("reported_models") or []
+        if len(models) > 1:
+            lines.append(
+                as_text(
+                    f"{result['model']}/{result['task']}: the server's model changed mid-run: "
+                    f"its replies named {len(models)} models ({', '.join(map(str, models))}); "
+                    "the samples whose reply named another model than the first failed"
+                )
+            )
         seen: set[str] = set()
         for example in result.get("failure_examples", []):
             kind = shown(example.get("class"))
@@ -321,6 +330,7 @@ def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
                 ("reported", ", ".join(prov.get("reported_models") or []) or None),
                 ("endpoint", prov.get("endpoint")),
                 ("server", version),
+                ("checked by", prov.get("checked_by") or None),
             ):
                 provenance.add_row(what, as_text(shown(value)))
     tables.append(provenance)

@@ -41,7 +41,12 @@ _CLASSES = (
         ("maximum context length", "max_model_len", "context length", "maximum allowed length"),
     ),
     ("top_k_cap", ("greater than max allowed",)),
-    ("unknown_model", ("does not exist",)),
+    # vLLM: "does not exist"; Google: "models/x is not found for API version v1beta";
+    # LiteLLM 1.108.7: "Invalid model name passed in model=x"
+    ("unknown_model", ("does not exist", "is not found for api version", "invalid model name")),
+    # Google: "API key not valid"; LiteLLM 1.108.7 without a database answers a wrong key with a
+    # 400 "No connected db." (it looks a key that is not the master key up in its database)
+    ("key_refused", ("api key not valid", "no connected db", "authentication error")),
 )
 
 

@@ -472,10 +472,17 @@ def read(lowered: Lowered, reply: wire.Reply, check: Checker) -> Response:
 
 DIALECT = Dialect(
     id=ID,
-    # Google lists models at /v1beta/models ({"models": [{"name": "models/..."}]}), which the
-    # proxy does not serve; neither has a health or version route
+    # Google describes a model at /v1beta/models/{model} and lists them at /v1beta/models
+    # ({"models": [{"name": "models/..."}]}); LiteLLM's proxy serves neither (a FastAPI 404), and
+    # neither has a health or version route: the pre-flight then sends a 1-token first request
     endpoint=Endpoint(
-        GENERATE, stream_path=STREAM, model_field=None, models=None, health=None, version=None
+        GENERATE,
+        stream_path=STREAM,
+        model_field=None,
+        models="/v1beta/models",
+        model_info="/v1beta/models/{model}",
+        health=None,
+        version=None,
     ),
     rows=ROWS,
     rules=RULES,

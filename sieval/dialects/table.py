@@ -265,6 +265,9 @@ class Endpoint:
     """The body field naming the model; ``None`` when the model is in the path (or absent)."""
     models: str | None = "/v1/models"
     """Lists the served model ids, or ``None`` when the wire has no such route."""
+    model_info: str | None = None
+    """Describes one model (Google's ``GET /v1beta/models/{model}``): a 404 naming the model
+    says it is not served, whatever a paginated listing shows."""
     health: str | None = "/health"
     version: str | None = "/version"
     tokenize: str | None = None
@@ -274,6 +277,10 @@ class Endpoint:
     def url_path(self, model_id: str, stream: bool) -> str:
         template = self.stream_path if stream and self.stream_path else self.path
         return _fill(template, model_id) if "{model}" in template else template
+
+    def info_path(self, model_id: str) -> str | None:
+        """The route describing ``model_id``, when the wire has one."""
+        return _fill(self.model_info, model_id) if self.model_info else None
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """The embedded reference server: the wires of ``reference/wires/`` composed in one aiohttp app.
 
 Each wire brings its routes (pure renderers), its auth, its error envelope and its body faults;
-this module applies them in one place: auth, then faults (set per server or by header), then
-replay, then the route. Every module of ``wires/`` that declares a ``WIRE`` is served.
+this module applies them in one place: auth, then the model named in the path (the server
+answers only to its own id), then faults (set per server or by header), then replay, then the
+route. Every module of ``wires/`` that declares a ``WIRE`` is served.
 
 In-process use::
 
@@ -163,6 +164,10 @@ class ReferenceServer:
             ):
                 status, body = wire.unauthorized
                 return _json(body, status=status)
+            named = request.match_info.get(route.model_param) if route.model_param else None
+            if named is not None and named != self.model_name and wire.unknown_model is not None:
+                missing = wire.unknown_model(named, route.path)
+                return _json(missing.body(), status=missing.status)
             fault: Fault | None = None
             if route.method == "POST" and route.faults:
                 try:

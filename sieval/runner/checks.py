@@ -35,6 +35,7 @@ from .preflight import Provenance
 __all__ = [
     "CheckResult",
     "check_endpoint",
+    "check_model",
     "failure",
     "resolve_documents",
     "resolve_token_ids",
@@ -100,7 +101,7 @@ async def run_checks(
             raise failure(pm, result)
 
     keep(check_endpoint(pm))
-    keep(_model(pm, provenance))
+    keep(check_model(pm, provenance))
     for task in tasks:
         for check in (_check_top_k, _check_context, _check_bos):
             result = await check(model, task, facts)
@@ -122,11 +123,14 @@ def check_endpoint(pm: PlannedModel) -> CheckResult:
     return CheckResult("endpoint", "passed", "the base URL has no API path in it")
 
 
-def _model(pm: PlannedModel, provenance: Provenance) -> CheckResult:
+def check_model(pm: PlannedModel, provenance: Provenance) -> CheckResult:
+    """The model id check (no I/O: the pre-flight's listing); the engine runs it for the embedded
+    server even with ``--no-preflight``, which serves one id only."""
     served = provenance.served_models
     wanted = pm.config.model
+    how = f"; checked with {provenance.checked_by}" if provenance.checked_by else ""
     if not served:
-        return CheckResult("model", "skipped", "the server lists no model ids")
+        return CheckResult("model", "skipped", f"the server lists no model ids{how}")
     if wanted not in served:
         return CheckResult(
             "model",
@@ -134,7 +138,7 @@ def _model(pm: PlannedModel, provenance: Provenance) -> CheckResult:
             f"the server does not serve model {wanted!r}; it serves {', '.join(served)}: set "
             f"{setting('model', 'ID')} to one of them",
         )
-    return CheckResult("model", "passed", f"{wanted!r} is served")
+    return CheckResult("model", "passed", f"{wanted!r} is served{how}")
 
 
 async def _check_top_k(model: Model, task: PlannedTask, facts: ModelFacts) -> CheckResult | None:

@@ -6,7 +6,7 @@ Example::
     out: results                    # where run directories are created
     models:
       - name: ref                   # label used in results/<run>/<name>/ (default: the model id)
-        endpoint: embedded          # or a base URL, http://127.0.0.1:8000 (required with model:)
+        endpoint: embedded          # or a base URL, http://127.0.0.1:8000 (required)
         model: sieval-reference     # the model id sent on the wire
         kind: completion            # completion | chat: picks the default dialect
         dialect: openai_completions # default: openai_completions (completion), openai_chat (chat)
@@ -141,10 +141,11 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     """The label in results paths and reports; defaults to ``model``."""
     endpoint: str = ""
     """A base URL (``http://host:port``; a trailing ``/v1`` is dropped: ``base_url``) or
-    ``embedded`` for the reference server; required with ``model``. Unset with no model: the
-    embedded reference server (quickstart)."""
+    ``embedded`` for the reference server; required (an entry without one is an error, never
+    the reference model under the entry's label)."""
     model: str = ""
-    """The model id sent on the wire; defaults to the reference server's model when embedded."""
+    """The model id sent on the wire; with ``endpoint: embedded`` it defaults to the reference
+    server's own id (the only one it answers to)."""
     kind: Literal["completion", "chat"] = "completion"
     """The input kind; picks the default dialect."""
     dialect: str = ""
@@ -356,15 +357,20 @@ def check_config(config: EvalConfig, source: str) -> EvalConfig:
         # the one-line form's errors name flags, which need no place in a file before them
         where = "" if source == ONE_LINE else f"{source}: models[{i}]: "
         if not model.endpoint:
-            if model.model:
-                raise ConfigError(
-                    f"{where}model {model.model!r} has no endpoint; set "
-                    f"{setting('endpoint', 'URL')} to your server's base URL (e.g. "
-                    f"http://127.0.0.1:8000), or {setting('endpoint', 'embedded')} to evaluate "
-                    "sieval's built-in reference model instead",
-                    path="endpoint",
-                )
-            model = msgspec.structs.replace(model, endpoint=EMBEDDED)
+            # no default endpoint: an entry that forgot it would evaluate the reference model
+            # under the label it gives (``{name: gpt-4o}`` scoring a trigram model)
+            who = (
+                f"model {model.model or model.name!r}" if model.model or model.name else "the entry"
+            )
+            what = "has no endpoint" if model.model else "has no endpoint and no model id"
+            raise ConfigError(
+                f"{where}{who} {what}; set {setting('endpoint', 'URL')} to your server's "
+                f"base URL (e.g. http://127.0.0.1:8000)"
+                + ("" if model.model else f" and {setting('model', 'ID')}")
+                + f", or {setting('endpoint', 'embedded')} to evaluate sieval's built-in "
+                "reference model instead",
+                path="endpoint",
+            )
         if model.endpoint != EMBEDDED:
             check_endpoint_url(model.endpoint, where=where)
         if model.endpoint != EMBEDDED and not model.model:

@@ -34,11 +34,13 @@ from ..errors import ConfigError, SievalError
 from ..ir.request import ChatInput, Request
 from ..ir.response import Response
 from ..model import Call, Model
+from ..settings import named, setting
 from ..tasks.base import ModelFacts, Sample, Task, describe
 from ..transport import Limits, Timeouts, Transport, redact_json, redact_url
 from .checks import (
     CheckResult,
     check_endpoint,
+    check_model,
     failure,
     resolve_documents,
     resolve_token_ids,
@@ -58,6 +60,7 @@ from .records import (
     Record,
     RecordWriter,
     RequestRecord,
+    first_reported_model,
     records_path,
     statuses_at,
     wire_log_path,
@@ -268,7 +271,18 @@ async def _arun_eval(
                 auth=pm.auth,
                 transport=transports.get(pm.label),
                 shown=EMBEDDED if cfg.endpoint == EMBEDDED else None,
+                model_id=cfg.model,
             )
+            if cfg.endpoint == EMBEDDED:  # one id only, --no-preflight or not
+                served = check_model(pm, provenance[pm.label])
+                if served.outcome == "failed":
+                    raise ConfigError(
+                        f"the embedded reference server does not serve model {cfg.model!r}; "
+                        f"it serves only {', '.join(provenance[pm.label].served_models)}: leave "
+                        f"{named('model')} out, or set {setting('endpoint', 'URL')} to the "
+                        "server that serves it",
+                        path="model",
+                    )
             connections, note = budgets[pm.label]
             limits[pm.label] = Limits(
                 concurrency=connections,
@@ -584,6 +598,13 @@ class _Engine:
         """Open each unit's records file, repair a crash's torn line, list what is left to run."""
         notes = []
         for label, runtime in self.models.items():
+            paths = [
+                records_path(self.run_dir, runtime.planned.dirname, pt.name, self.shard)
+                for pt in self.plan.tasks
+            ]
+            pinned = first_reported_model(paths)
+            if pinned is not None:  # a resume: the replies must name the model the run began with
+                runtime.model.pin_reported(pinned)
             for pt in self.plan.tasks:
                 path = records_path(self.run_dir, runtime.planned.dirname, pt.name, self.shard)
                 writer = RecordWriter(path)  # cuts a torn last line an interrupted run left
@@ -668,12 +689,11 @@ class _Engine:
             responses: dict[str, Response] = {}
             for name, call in zip(named, calls, strict=True):
                 requests[name] = _request_record(call, runtime.secrets, self.record_tokens)
+                reported = reported or call.reported_model
                 if call.response is None:
                     error = error or requests[name].error
                     continue
                 responses[name] = call.response
-                if reported is None and isinstance(call.response.model, str):
-                    reported = call.response.model
             if error is None:
                 scorer = getattr(pt.task, "score_async", None)  # a checker that runs code
                 result = (

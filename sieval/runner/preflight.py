@@ -1,8 +1,11 @@
 """The pre-flight: start the embedded reference server, and ask each endpoint before the run.
 
-The dialect's ``Endpoint`` names the read-only routes: ``models`` (``GET /v1/models`` on OpenAI
-wires), falling back to ``health`` when that route is absent, with a short budget and no retries,
-so an unreachable endpoint fails the run before anything is written. ``version`` and the served
+The dialect's ``Endpoint`` names the read-only routes: ``model_info`` (Google's ``GET
+/v1beta/models/{model}``), ``models`` (``GET /v1/models`` on OpenAI wires, ``GET /v1beta/models`` on
+Google's), falling back to ``health`` when that route is absent, with a short budget and no
+retries; a wire where none answers gets one first request of 1 output token. So an unreachable
+endpoint, a refused key or (where the server says so) an unknown model fails the run before
+anything is written. ``version`` and the served
 model ids are kept for provenance when the server offers them.
 """
 
@@ -15,9 +18,22 @@ from typing import Any
 
 import msgspec
 
-from ..dialects.table import Auth, Dialect
-from ..errors import ConfigError, ServerRejected, SievalError
-from ..transport import HttpTransport, Limits, Timeouts, Transport, get_json, redact_url
+from ..dialects.auth_hint import rejected_key
+from ..dialects.envelopes import classify, server_message
+from ..dialects.table import Auth, Dialect, lift, lower
+from ..errors import ConfigError, ServerRejected, SievalError, TransportError
+from ..ir.request import ChatInput, Message, Request, Sampling, TextPart
+from ..settings import setting
+from ..transport import (
+    HttpRequest,
+    HttpTransport,
+    Limits,
+    Timeouts,
+    Transport,
+    get_json,
+    redact,
+    redact_url,
+)
 
 __all__ = ["PREFLIGHT_TIMEOUTS", "Provenance", "embedded_server", "preflight"]
 
@@ -33,6 +49,9 @@ class Provenance(msgspec.Struct, kw_only=True):
     """The ``/version`` reply, when the server has one."""
     served_models: list[str] = msgspec.field(default_factory=list)
     """The ids ``/v1/models`` lists."""
+    checked_by: str = ""
+    """The route that answered the pre-flight (``GET /v1/models``, Google's ``GET
+    /v1beta/models/{model}``, or a first request of 1 token where the server lists nothing)."""
     max_model_len: dict[str, int] = msgspec.field(default_factory=dict)
     """Each listed model's maximum length (prompt and generated tokens), where the listing
     gives one (vLLM's and SGLang's ``max_model_len``): the rolling windows' size."""
@@ -61,14 +80,21 @@ async def preflight(
     auth: Auth | None = None,
     transport: Transport | None = None,
     shown: str | None = None,
+    model_id: str | None = None,
 ) -> Provenance:
-    """Check that ``base_url`` answers; ``ConfigError`` naming the URL when it does not."""
+    """Check that ``base_url`` answers; ``ConfigError`` naming the URL when it does not.
+
+    The routes asked, in order, each when the wire has it: the model's own route (Google's
+    ``GET /v1beta/models/{model}``: a 404 naming the model stops the run), the listing, the health
+    route; a wire with none of them answering (LiteLLM's Gemini proxy) gets one first request
+    of 1 output token. ``Provenance.checked_by`` says which answered."""
     own = transport is None
     client: Transport = transport or HttpTransport(
         timeouts=PREFLIGHT_TIMEOUTS, limits=Limits(concurrency=2, retries=0)
     )
     secrets = (api_key,) if api_key else ()
-    headers = (auth or dialect.auth).headers(api_key)
+    used = auth or dialect.auth
+    headers = used.headers(api_key)
     name = shown or redact_url(base_url, secrets)
     base = base_url.rstrip("/")
     routes = dialect.endpoint
@@ -78,28 +104,52 @@ async def preflight(
             client, base + path, headers=headers, secrets=secrets, timeout=PREFLIGHT_TIMEOUTS
         )
 
+    def refused(exc: ServerRejected, route: str) -> ConfigError:
+        fix = rejected_key(used, dialect.auth, key_sent=bool(api_key))
+        said = server_message(exc.server_message.encode())
+        said = "" if exc.status in (401, 403) else f": {said}"
+        return ConfigError(
+            f"{name} refused the API key (HTTP {exc.status} on {route}{said}): {fix}", server=name
+        )
+
+    def key_refused(exc: ServerRejected) -> bool:
+        return exc.status in (401, 403) or classify(exc.server_message) == "key_refused"
+
     try:
-        try:
-            models = await get(routes.models) if routes.models else None
-            if models is None and routes.health:
+        models: Any = None
+        checked = ""
+        info = routes.info_path(model_id) if model_id else None
+        if info is not None and model_id is not None:
+            try:
+                described = await get(info)
+                checked = f"GET {info}"
+                models = _listing(described)
+            except ServerRejected as exc:
+                if key_refused(exc):
+                    raise refused(exc, info) from exc
+                if exc.status == 404 and model_id in exc.server_message:
+                    listing = await _quietly(get, routes.models)
+                    raise _not_served(name, model_id, f"GET {info}", exc, listing) from exc
+                # any other 4xx: the route is absent (LiteLLM's proxy: a FastAPI 404)
+        if not checked and routes.models:
+            try:
+                models = await get(routes.models)
+                checked = f"GET {routes.models}"
+            except ServerRejected as exc:
+                if key_refused(exc):
+                    raise refused(exc, routes.models) from exc
+                if not routes.health and not (info and model_id):
+                    raise
+            except SievalError as exc:
+                raise _unreachable(name, exc, bool(api_key)) from exc
+        if not checked and routes.health:
+            try:
                 await get(routes.health)
-        except ServerRejected as exc:
-            if exc.status in (401, 403):
-                raise ConfigError(
-                    f"{name} refused the API key (HTTP {exc.status} on {routes.models}); check "
-                    "the key's environment variable",
-                    server=name,
-                ) from exc
-            if not routes.health:
-                raise
-            await get(routes.health)
-            models = None
-        except SievalError as exc:
-            raise ConfigError(
-                f"cannot reach {name}: {exc.message}; check that the server is up and the "
-                "endpoint URL is right",
-                server=name,
-            ) from exc
+            except SievalError as exc:
+                raise _unreachable(name, exc, bool(api_key)) from exc
+            checked = f"GET {routes.health}"
+        if not checked and model_id is not None:
+            checked = await _first_request(client, base, name, dialect, model_id, headers, secrets)
         version = None
         if routes.version:
             try:
@@ -111,16 +161,111 @@ async def preflight(
             server_version=version,
             served_models=_ids(models),
             max_model_len=_lengths(models),
+            checked_by=checked,
         )
     except SievalError as exc:
         if isinstance(exc, ConfigError):
             raise
-        raise ConfigError(
-            f"cannot reach {name}: {exc.message}; check that the server is up", server=name
-        ) from exc
+        if isinstance(exc, ServerRejected) and key_refused(exc):
+            raise refused(exc, "the first request") from exc
+        raise _unreachable(name, exc, bool(api_key)) from exc
     finally:
         if own:
             await client.aclose()
+
+
+FIRST_REQUEST_TIMEOUTS = Timeouts(total=60.0, connect=3.0, read=60.0)
+"""The first request generates one token: a server's slowest reply, not a probe's."""
+
+
+async def _first_request(
+    client: Transport,
+    base: str,
+    name: str,
+    dialect: Dialect,
+    model_id: str,
+    headers: dict[str, str],
+    secrets: tuple[str, ...],
+) -> str:
+    """One request of 1 output token, for a wire whose server lists nothing (what it answers
+    says whether the model, the key and the URL are right); the route it used."""
+    request = Request(
+        input=ChatInput(messages=(Message(role="user", content=(TextPart(text="Hi"),)),)),
+        sampling=Sampling(max_tokens=1),
+    )
+    lowered = lower(dialect, request, model_id)
+    reply = await client.send(
+        HttpRequest(
+            url=base + lowered.path,
+            method=lowered.method,
+            headers=headers,
+            body=msgspec.json.encode(lowered.body),
+            secrets=secrets,
+            timeout=FIRST_REQUEST_TIMEOUTS,
+        )
+    )
+    route = f"POST {lowered.path}, a first request of 1 output token (no models route answered)"
+    try:
+        lift(dialect, lowered, reply.status, reply.headers, reply.body)
+    except ServerRejected as exc:
+        # a proxy may echo the key it refused
+        exc.server_message = redact(exc.server_message, secrets)
+        exc.message = redact(exc.message, secrets)
+        if exc.status in (401, 403) or classify(exc.server_message) == "key_refused":
+            raise
+        if exc.status == 404 or classify(exc.server_message) == "unknown_model":
+            raise _not_served(name, model_id, route, exc, None) from exc
+        raise ConfigError(
+            f"{name} refused the first request ({route}) with HTTP {exc.status}: "
+            f"{exc.server_message}; check {setting('model', 'ID')} and the key",
+            path="model",
+            server=name,
+        ) from exc
+    return route
+
+
+def _not_served(
+    name: str, model_id: str, route: str, exc: ServerRejected, listing: Any
+) -> ConfigError:
+    served = _ids(listing)
+    listed = f"; it serves {', '.join(served)}" if served else ""
+    said = server_message(exc.server_message.encode())
+    return ConfigError(
+        f"{name} does not serve model {model_id!r} (HTTP {exc.status} on {route}: "
+        f"{said}){listed}: set {setting('model', 'ID')} to a model it serves",
+        path="model",
+        server=name,
+    )
+
+
+def _unreachable(name: str, exc: SievalError, key_sent: bool) -> ConfigError:
+    # LiteLLM 1.108.7's Gemini routes answer a request without a key with a bare 500
+    answered = isinstance(exc, TransportError) and exc.status is not None
+    unkeyed = (
+        f"; no key was sent: if the server needs one, name it with {setting('api_key_env', 'VAR')}"
+        if answered and not key_sent
+        else ""
+    )
+    return ConfigError(
+        f"cannot reach {name}: {exc.message}; check that the server is up and the endpoint "
+        f"URL is right{unkeyed}",
+        server=name,
+    )
+
+
+async def _quietly(get: Any, path: str | None) -> Any:
+    """``get(path)``, or ``None`` when there is no such route or it fails."""
+    if not path:
+        return None
+    try:
+        return await get(path)
+    except SievalError:
+        return None
+
+
+def _listing(described: Any) -> Any:
+    """One model's description (Google's ``Model``) as a listing of it."""
+    return {"models": [described]} if isinstance(described, dict) else None
 
 
 def _lengths(models: Any) -> dict[str, int]:
@@ -137,6 +282,14 @@ def _lengths(models: Any) -> dict[str, int]:
 
 
 def _ids(models: Any) -> list[str]:
+    """The ids of an OpenAI listing (``data[].id``) or a Google one (``models[].name``, without
+    its ``models/``)."""
     if isinstance(models, dict) and isinstance(models.get("data"), list):
         return [str(m["id"]) for m in models["data"] if isinstance(m, dict) and "id" in m]
+    if isinstance(models, dict) and isinstance(models.get("models"), list):
+        return [
+            str(m["name"]).removeprefix("models/")
+            for m in models["models"]
+            if isinstance(m, dict) and "name" in m
+        ]
     return []

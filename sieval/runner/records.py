@@ -37,7 +37,7 @@ from __future__ import annotations
 import os
 import time
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, Literal, TypeVar
 
@@ -59,6 +59,7 @@ __all__ = [
     "decode_record",
     "expand",
     "expand_requests",
+    "first_reported_model",
     "latest_at",
     "read_records",
     "records_path",
@@ -713,6 +714,24 @@ def statuses_at(
         if at is not None:
             status[at] = SCORED if outcome.status == "ok" else FAILED
     return status
+
+
+class _Reported(msgspec.Struct):
+    status: str
+    reported_model: str | None = None
+
+
+_reported_decoder = msgspec.json.Decoder(_Reported)
+
+
+def first_reported_model(paths: Iterable[Path]) -> str | None:
+    """The model id the first scored record of these files says the server reported (``None``
+    when none has one): what a resumed run's replies must keep naming."""
+    for path in paths:
+        for record in scan(path, _reported_decoder):
+            if record.status == "ok" and record.reported_model:
+                return record.reported_model
+    return None
 
 
 def latest_at(

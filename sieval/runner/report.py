@@ -175,6 +175,7 @@ def _unit_result(
             "endpoint": prov.endpoint if prov else None,
             "server_version": prov.server_version if prov else None,
             "served_models": prov.served_models if prov else [],
+            "checked_by": prov.checked_by if prov else "",
             "input_kind": model_facts.input_kind,
             "token_ids": dict(model_facts.token_ids),
         },

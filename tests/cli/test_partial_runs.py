@@ -175,7 +175,9 @@ async def test_a_report_is_current_while_it_counts_what_the_records_hold(tmp_pat
     from sieval.runner import RunOptions, arun_eval, parse_config
     from sieval.runner.snapshot import snapshot
 
-    config = parse_config("models: [{name: ref}]\ntasks: [{name: arc_easy_kshot_ppl, n: 3}]")
+    config = parse_config(
+        "models: [{endpoint: embedded, name: ref}]\ntasks: [{name: arc_easy_kshot_ppl, n: 3}]"
+    )
     run = (await arun_eval(config, RunOptions(out=tmp_path, run_name="r", data_dir=DATA))).run_dir
     written = json.loads((run / "report.json").read_text())
     records = run / "ref" / "arc_easy_kshot_ppl" / "records.jsonl"

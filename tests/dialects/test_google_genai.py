@@ -395,9 +395,15 @@ def test_dropped_fields_that_no_reply_can_show_are_still_sent() -> None:
 @pytest.mark.parametrize(
     ("name", "status", "needle", "kind"),
     [
-        ("error_unknown_model", 400, "Invalid model name passed in model=no-such-model", None),
-        ("stream_error_unknown_model", 400, "Invalid model name", None),
-        ("error_wrong_key", 400, "No connected db.", None),
+        (
+            "error_unknown_model",
+            400,
+            "Invalid model name passed in model=no-such-model",
+            "unknown_model",
+        ),
+        ("stream_error_unknown_model", 400, "Invalid model name", "unknown_model"),
+        # LiteLLM without a database answers a wrong key so (its key lookup needs one)
+        ("error_wrong_key", 400, "No connected db.", "key_refused"),
         ("error_temperature", 400, "temperature must be in [0, 2], got 3.0", None),
         ("error_context_overflow", 400, "maximum context length is 4096", "context_overflow"),
     ],

@@ -77,7 +77,9 @@ def user(text: str) -> ChatInput:
 async def test_every_probe_case_earns_its_proxy_outcome(litellm: tuple[str, str]) -> None:
     url, key = litellm
     facts, results = await run_probe("google_genai", url, MODEL, api_key=key)
-    assert set(facts) == {"endpoint", "requested_model"}
+    # the proxy has no Google models listing (a FastAPI 404), recorded as unavailable
+    assert set(facts) == {"endpoint", "requested_model", "models"}
+    assert str(facts["models"]).startswith("unavailable") and "404" in str(facts["models"])
     want = {c.name: PROXY_OUTCOMES.get(c.name, (c.expect, ""))[0] for c in CASES}
     got = {r.case: r.outcome for r in results}
     assert got == want, [
@@ -165,3 +167,49 @@ async def test_the_sdk_through_the_proxy_gets_the_dialects_answer(
     assert "".join(c.text or "" for c in chunks) == ours.choices[0].text
     assert theirs.candidates[0].finish_reason.value == ours.choices[0].finish_reason
     assert theirs.usage_metadata.candidates_token_count == ours.usage.output_tokens
+
+
+# -- pre-run checks: the proxy serves no models route, so a first request of 1 token -------------
+
+
+async def test_the_proxy_has_no_google_models_route(litellm: tuple[str, str]) -> None:
+    """What LiteLLM 1.108.7 answers to Google's models routes (recorded in models.json and
+    model_get.json): FastAPI's 404, so the pre-flight falls back to a first request."""
+    import aiohttp
+
+    url, key = litellm
+    async with aiohttp.ClientSession(headers={"x-goog-api-key": key}) as session:
+        for route in ("/v1beta/models", f"/v1beta/models/{MODEL}"):
+            async with session.get(url + route) as reply:
+                assert (reply.status, await reply.json()) == (404, {"detail": "Not Found"})
+
+
+async def test_the_pre_flight_passes_with_a_first_request(litellm: tuple[str, str]) -> None:
+    from sieval.runner.preflight import preflight
+
+    url, key = litellm
+    found = await preflight(url, dialect=DIALECT, api_key=key, model_id=MODEL)
+    assert found.checked_by.startswith(f"POST /v1beta/models/{MODEL}:generateContent")
+
+
+@pytest.mark.parametrize(
+    ("model", "key", "needle"),
+    [
+        ("no-such-model", None, "does not serve model 'no-such-model'"),
+        (MODEL, "sk-wrong-key-live", "refused the API key (HTTP 400 on the first request"),
+        (MODEL, "", "no key was sent"),
+    ],
+)
+async def test_the_pre_flight_stops_a_wrong_setting(
+    litellm: tuple[str, str], model: str, key: str | None, needle: str
+) -> None:
+    from sieval.errors import ConfigError
+    from sieval.runner.preflight import preflight
+
+    url, right = litellm
+    with pytest.raises(ConfigError) as info:
+        await preflight(
+            url, dialect=DIALECT, api_key=right if key is None else key or None, model_id=model
+        )
+    assert needle in str(info.value)
+    assert right not in str(info.value)

@@ -421,7 +421,9 @@ async def test_an_injected_rate_limit_carries_googles_envelope(
 
 async def test_every_probe_case_holds_on_the_reference(server: ReferenceServer) -> None:
     facts, results = await run_probe("google_genai", server.url, server.model_name)
-    assert set(facts) == {"endpoint", "requested_model"}  # Google's wire has no version route
+    # Google's wire has no version route; its listing names the served model
+    assert set(facts) == {"endpoint", "requested_model", "models"}
+    assert [m["name"] for m in facts["models"]["models"]] == [f"models/{server.model_name}"]
     assert [(r.case, r.outcome, r.detail) for r in results if not r.passed] == []
     assert [r.case for r in results] == [c.name for c in PROBE_CASES]
     assert {"ok", "Refused", "ServerRejected", "ContractViolation"} == {r.outcome for r in results}

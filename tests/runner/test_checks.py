@@ -112,7 +112,9 @@ async def test_a_missing_bos_fails_and_no_preflight_skips_it(tmp_path: Path) -> 
 
 
 def test_the_connection_budget_stays_below_the_open_file_limit() -> None:
-    model = parse_config("models: [{concurrency_limit: 1000}]\ntasks: [{name: t}]").models[0]
+    model = parse_config(
+        "models: [{endpoint: embedded, concurrency_limit: 1000}]\ntasks: [{name: t}]"
+    ).models[0]
     connections, note = connection_budget(model, embedded=True, limit=1024)
     assert connections == (1024 - 64) // 2 == 480
     assert note is not None and "1000" in note and "480 connections" in note
@@ -150,7 +152,7 @@ async def test_n_above_the_dataset_size_is_said(tmp_path: Path) -> None:
 
     data = tmp_path / "data"
     write_data(data, ["aa", "bb"])
-    cfg = parse_config("models: [{name: ref}]\ntasks: [{name: fake_qa, n: 50}]")
+    cfg = parse_config("models: [{endpoint: embedded, name: ref}]\ntasks: [{name: fake_qa, n: 50}]")
     result = await arun_eval(
         cfg, RunOptions(out=tmp_path / "out", data_dir=data), tasks={"fake_qa": FakeTask()}
     )

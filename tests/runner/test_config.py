@@ -99,12 +99,12 @@ def test_api_key_from_env_and_file(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     (tmp_path / "empty").write_text("\n")
     config = parse_config(
         "models:\n"
-        "  - {name: a, api_key_env: SIEVAL_TEST_KEY}\n"
-        f"  - {{name: b, api_key_file: {tmp_path / 'key'}}}\n"
-        "  - {name: c}\n"
-        f"  - {{name: d, api_key_file: {tmp_path / 'missing'}}}\n"
-        f"  - {{name: e, api_key_file: {tmp_path / 'empty'}}}\n"
-        "  - {name: f, api_key_env: SIEVAL_UNSET_VAR_XYZ}\n"
+        "  - {endpoint: embedded, name: a, api_key_env: SIEVAL_TEST_KEY}\n"
+        f"  - {{endpoint: embedded, name: b, api_key_file: {tmp_path / 'key'}}}\n"
+        "  - {endpoint: embedded, name: c}\n"
+        f"  - {{endpoint: embedded, name: d, api_key_file: {tmp_path / 'missing'}}}\n"
+        f"  - {{endpoint: embedded, name: e, api_key_file: {tmp_path / 'empty'}}}\n"
+        "  - {endpoint: embedded, name: f, api_key_env: SIEVAL_UNSET_VAR_XYZ}\n"
         "tasks: [{name: t}]"
     )
     a, b, c, d, e, f = config.models
@@ -132,18 +132,25 @@ def test_api_key_from_env_and_file(tmp_path: Path, monkeypatch: pytest.MonkeyPat
             "model: ID (the model id) is required",
         ),
         (
-            "models: [{api_key_env: A, api_key_file: B}]\ntasks: [{name: t}]",
+            "models: [{endpoint: embedded, api_key_env: A, api_key_file: B}]\ntasks: [{name: t}]",
             "not both",
         ),
-        ("models: [{concurrency_limit: 0}]\ntasks: [{name: t}]", "concurrency_limit must"),
-        ("models: [{timeout_s: 0}]\ntasks: [{name: t}]", "timeout_s must"),
         (
-            "models: [{request_defaults: {sampling.temprature: 0}}]\ntasks: [{name: t}]",
+            "models: [{endpoint: embedded, concurrency_limit: 0}]\ntasks: [{name: t}]",
+            "concurrency_limit must",
+        ),
+        ("models: [{endpoint: embedded, timeout_s: 0}]\ntasks: [{name: t}]", "timeout_s must"),
+        (
+            "models: [{endpoint: embedded, request_defaults: {sampling.temprature: 0}}]\n"
+            "tasks: [{name: t}]",
             "not a request leaf",
         ),
-        ("models: [{}, {}]\ntasks: [{name: t}]", "two models are named"),
-        ("models: [{}]\ntasks: [{name: t}, {name: t}]", "listed twice"),
-        ("models: [{}]\ntasks: [{name: t, n: 0}]", "n must be >= 1"),
+        (
+            "models: [{endpoint: embedded}, {endpoint: embedded}]\ntasks: [{name: t}]",
+            "two models are named",
+        ),
+        ("models: [{endpoint: embedded}]\ntasks: [{name: t}, {name: t}]", "listed twice"),
+        ("models: [{endpoint: embedded}]\ntasks: [{name: t, n: 0}]", "n must be >= 1"),
         # a model id without an endpoint once evaluated the reference model under that name
         (
             "models: [{model: meta-llama/Llama-3.1-8B}]\ntasks: [{name: t}]",
@@ -151,18 +158,21 @@ def test_api_key_from_env_and_file(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         ),
         # two labels that share one results directory once mixed their records
         (
-            "models: [{name: team/ref}, {name: team_ref}]\ntasks: [{name: t}]",
+            "models: [{endpoint: embedded, name: team/ref}, {endpoint: embedded, name: team_ref}]\n"
+            "tasks: [{name: t}]",
             "would share the results directory 'team_ref'",
         ),
         (
-            "models: [{request_defaults: {sampling.top_p: high}}]\ntasks: [{name: t}]",
+            "models: [{endpoint: embedded, request_defaults: {sampling.top_p: high}}]\n"
+            "tasks: [{name: t}]",
             "sampling.top_p='high' is not a valid value",
         ),
         (
-            "models: [{request_defaults: {sampling: {seed: [1, 2]}}}]\ntasks: [{name: t}]",
+            "models: [{endpoint: embedded, request_defaults: {sampling: {seed: [1, 2]}}}]\n"
+            "tasks: [{name: t}]",
             "sampling.seed=[1, 2] is not a valid value",
         ),
-        ("models: [{retries: -1}]\ntasks: [{name: t}]", "retries must be >= 0"),
+        ("models: [{endpoint: embedded, retries: -1}]\ntasks: [{name: t}]", "retries must be >= 0"),
         ("models: [{auth: basic}]\ntasks: [{name: t}]", "auth"),
     ],
 )
@@ -189,8 +199,27 @@ def test_a_password_in_the_endpoint_never_enters_the_identity() -> None:
 
 
 def test_the_quickstart_form_is_the_embedded_server() -> None:
-    model = parse_config("models: [{name: ref}]\ntasks: [{name: t}]").models[0]
+    model = parse_config("models: [{name: ref, endpoint: embedded}]\ntasks: [{name: t}]").models[0]
     assert model.endpoint == EMBEDDED and model.model == REFERENCE_MODEL
+
+
+@pytest.mark.parametrize(
+    ("entry", "who"),
+    [
+        ("{name: gpt-4o}", "model 'gpt-4o'"),
+        ("{}", "the entry"),
+        ("{concurrency_limit: 2}", "the entry"),
+    ],
+)
+def test_an_entry_without_endpoint_and_model_is_refused(entry: str, who: str) -> None:
+    """Never the reference model under the entry's label: ``{name: gpt-4o}`` once scored the
+    trigram model as gpt-4o."""
+    with pytest.raises(ConfigError) as info:
+        parse_config(f"models: [{entry}]\ntasks: [{{name: t}}]")
+    message = str(info.value)
+    assert f"{who} has no endpoint and no model id" in message
+    assert "endpoint: URL" in message and "model: ID" in message
+    assert "endpoint: embedded" in message and info.value.path == "endpoint"
 
 
 def test_auth_is_chosen_per_endpoint() -> None:
@@ -204,3 +233,39 @@ def test_auth_is_chosen_per_endpoint() -> None:
     assert planned.auth.headers("k-123") == {"x-api-key": "k-123"}
     default = msgspec.structs.replace(config.models[0], auth="default")
     assert PlannedModel(default, planned.dialect).auth.headers("k") == {"Authorization": "Bearer k"}
+
+
+@pytest.mark.parametrize(
+    ("dialect", "task"),
+    [
+        ("openai_completions", "arc_easy_kshot_ppl"),
+        ("vllm_native", "arc_easy_kshot_ppl"),
+        ("sglang_native", "arc_easy_kshot_ppl"),
+        ("openai_chat", "mmlu_0shot_gen"),
+        ("openai_responses", "mmlu_0shot_gen"),
+        ("anthropic_messages", "mmlu_0shot_gen"),
+        ("google_genai", "mmlu_0shot_gen"),
+    ],
+)
+@pytest.mark.parametrize("preflight", [True, False])
+async def test_the_embedded_server_answers_only_to_its_own_model_on_every_wire(
+    tmp_path: Path, dialect: str, task: str, preflight: bool
+) -> None:
+    """``endpoint: embedded`` with another model id stops before a run directory (exit 2),
+    never scores the reference model under that name, ``--no-preflight`` or not (SGLang's
+    ``/generate`` names no model, so only the listing can refuse it)."""
+    import os
+
+    from sieval.runner import RunOptions, arun_eval
+
+    data = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
+    config = parse_config(
+        f"models: [{{endpoint: embedded, model: gemini-2.5-pro, dialect: {dialect}}}]\n"
+        f"tasks: [{{name: {task}, n: 2, num_fewshot: 0}}]"
+    )
+    with pytest.raises(ConfigError, match="gemini-2.5-pro") as info:
+        await arun_eval(
+            config, RunOptions(out=tmp_path / "out", data_dir=data, preflight=preflight)
+        )
+    assert REFERENCE_MODEL in str(info.value)
+    assert not (tmp_path / "out").exists()

@@ -40,7 +40,7 @@ def _eval(config: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
 def test_concurrency_1000_under_ulimit_1024_on_the_embedded_server(tmp_path: Path) -> None:
     config = tmp_path / "c.yaml"
     config.write_text(
-        "concurrency: 2000\nmodels: [{name: ref, concurrency_limit: 1000}]\n"
+        "concurrency: 2000\nmodels: [{endpoint: embedded, name: ref, concurrency_limit: 1000}]\n"
         "tasks: [{name: arc_easy_kshot_ppl, n: 120, num_fewshot: 0}]\n"
     )
     done = _eval(config, tmp_path)
@@ -57,7 +57,9 @@ def test_three_models_at_concurrency_1000_share_one_budget(tmp_path: Path) -> No
     config = tmp_path / "c.yaml"
     config.write_text(
         "concurrency: 3000\nmodels:\n"
-        + "".join(f"  - {{name: ref{i}, concurrency_limit: 1000}}\n" for i in range(3))
+        + "".join(
+            f"  - {{endpoint: embedded, name: ref{i}, concurrency_limit: 1000}}\n" for i in range(3)
+        )
         + "tasks: [{name: arc_easy_kshot_ppl, n: 200, num_fewshot: 0}]\n"
     )
     done = _eval(config, tmp_path)

@@ -63,6 +63,9 @@ class Route:
     """``body`` is the decoded JSON object of a POST, ``None`` for a GET."""
     faults: bool = True
     """Whether injected faults apply (a model route); off for side routes such as tokenize."""
+    model_param: str | None = None
+    """The path parameter naming the model (Google's ``{model}``): the server answers only to its
+    own model id there, with the wire's ``unknown_model`` error otherwise."""
 
 
 @dataclass(frozen=True)
@@ -81,3 +84,5 @@ class Wire:
     unauthorized: tuple[int, Any] = (401, {"error": "Unauthorized"})
     alter: Callable[[Any, str], None] | None = None
     """Applies a body fault mode (``nan``, ``topk-short``, ...) to a reply body, in place."""
+    unknown_model: Callable[[str, str], WireError] | None = None
+    """``(model named in the path, route path) -> error``: a model the server does not serve."""

@@ -11,8 +11,10 @@ reference model writes no tool markup). Unknown fields are a 400, as on Google; 
 
 The body becomes a message list in the live Gemma's turn format (``chat_template``) and runs
 through the completions renderer (sampling, stop strings, seeds, the JSON grammar); its vLLM errors
-come back in Google's envelope. Route renderers see only the body, so any model id in the path is
-served, and the stream route answers SSE with or without ``alt=sse``. The stream has no terminator
+come back in Google's envelope. Only the served model id is answered in the path (Google's 404
+``models/x is not found for API version v1beta`` otherwise), and ``GET /v1beta/models`` and
+``GET /v1beta/models/{model}`` describe it as Google's ``Model``; the stream route answers SSE
+with or without ``alt=sse``. The stream has no terminator
 (Google's ends with the body). Body faults: ``topk-short`` drops one alternative per step, ``nan``
 makes every logprob NaN, ``usage-off`` adds one to ``candidatesTokenCount``,
 ``short-prompt-logprobs`` drops the last chosen step.
@@ -448,12 +450,50 @@ def _alter(body: Any, mode: str) -> None:
                     entry["logProbability"] = math.nan
 
 
+def _model(ctx: Context) -> dict[str, Any]:
+    """The served model as Google's ``Model`` resource (the fields google-genai reads)."""
+    return {
+        "name": f"models/{ctx.served_model}",
+        "version": "1",
+        "displayName": ctx.served_model,
+        "description": "sieval's reference n-gram model (not a real LLM)",
+        "inputTokenLimit": ctx.max_model_len,
+        "outputTokenLimit": ctx.max_model_len,
+        "supportedGenerationMethods": ["generateContent"],
+        "temperature": 1.0,
+        "maxTemperature": 2.0,
+    }
+
+
+def _get_model(body: Any, ctx: Context) -> Reply:
+    return Reply(body=_model(ctx))
+
+
+def _list_models(body: Any, ctx: Context) -> Reply:
+    return Reply(body={"models": [_model(ctx)]})
+
+
+def _unknown_model(name: str, route: str) -> WireError:
+    """Google's 404 for a model it does not serve (its generateContent wording; the method is
+    the route's: ``generateContent``, ``streamGenerateContent``, ``getModel``)."""
+    method = route.rpartition(":")[2] if ":" in route else "getModel"
+    message = (
+        f"models/{name} is not found for API version v1beta, or is not supported for "
+        f"{method}. Call ListModels to see the list of available models and their supported "
+        "methods."
+    )
+    return WireError(404, google_envelope(404, message))
+
+
 WIRE = Wire(
     name="google-genai",
     routes=(
-        Route("POST", "/v1beta/models/{model}:generateContent", _generate),
-        Route("POST", "/v1beta/models/{model}:streamGenerateContent", _stream),
+        Route("POST", "/v1beta/models/{model}:generateContent", _generate, model_param="model"),
+        Route("POST", "/v1beta/models/{model}:streamGenerateContent", _stream, model_param="model"),
+        Route("GET", "/v1beta/models", _list_models, faults=False),
+        Route("GET", "/v1beta/models/{model}", _get_model, faults=False, model_param="model"),
     ),
+    unknown_model=_unknown_model,
     error=lambda status, message, kind: google_envelope(status, message),
     bad_json=_bad_json,
     guarded=("/v1beta",),
