@@ -313,6 +313,10 @@ def compare(task: str, lm: dict[str, Any], ours: dict[str, Any], shown: int = 3)
         row["ll_equal_ids"] += sum(e and k for e, k in zip(equal, ids_ok, strict=True))
         if task == "lambada_openai":
             row["greedy_equal"] += int(s["greedy"] == mine["greedy"][0])
+            if s["greedy"] != mine["greedy"][0] and len(row["differences"]) < shown:
+                row["differences"].append({"sample": s["sample"], "why": "is_greedy",
+                                           "sieval": s["greedy"],
+                                           "lm_eval": mine["greedy"][0]})  # fmt: skip
         for e, k, a, b in zip(equal, ids_ok, s["lls"], mine["lls"], strict=True):
             if not e and len(row["differences"]) < shown:
                 row["differences"].append({"sample": s["sample"], "why": "loglikelihood",
