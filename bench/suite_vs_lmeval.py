@@ -1,0 +1,197 @@
+"""The base suite on a live vLLM: sieval against lm-evaluation-harness 0.4.13, interleaved rounds.
+
+Usage: python bench/suite_vs_lmeval.py --url http://127.0.0.1:18325 [--n 10] [--rounds 2]
+       [--concurrency 8] [--task NAME ...]
+
+Per round, each harness runs the same tasks on the same server in a fresh process (the order
+alternates round by round): lm-eval's ``local-completions`` with ``num_concurrent`` C in its own
+venv (the YAMLs pointed at the stored files by ``scripts/lm_eval_parity.py``, ``limit`` n; MMLU:
+n // 57 rows of each subject, at least 1), and ``sieval eval`` with ``--concurrency`` C
+(``openai_completions``, the same n; MMLU 57 times lm-eval's limit, the same rows). Measured: each
+process's wall time (imports, data and setup included: what a user waits for) and the server's
+prompt tokens (``vllm:prompt_tokens_total`` from ``/metrics`` before and after; sieval's pre-run
+checks included), with the ratios sieval / lm-eval per round and their median, and each task's
+headline figure on both sides. At C > 1 the server batches requests, so bf16 log-likelihoods
+may differ in the last bits between the harnesses (``scripts/lm_eval_parity.py`` shows equality
+one request at a time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+VENV = Path(os.environ.get("SIEVAL_LM_EVAL", Path.home() / ".cache/sieval/bench/lm-eval-0.4.13"))
+SUITE = (
+    "arc_easy", "arc_challenge", "hellaswag", "winogrande", "piqa", "openbookqa", "sciq", "boolq",
+    "truthfulqa_mc1", "truthfulqa_mc2", "lambada_openai", "wikitext", "mmlu",
+)  # fmt: skip
+HEADLINE = {"wikitext": "word_perplexity", "lambada_openai": "acc", "mmlu": "acc"}
+
+
+def _limit(task: str, n: int, wikitext: int) -> int:
+    if task == "mmlu":
+        return max(1, n // 57)
+    return wikitext if task == "wikitext" else n
+
+
+def lm_eval_side(tasks: list[str], n: int, wikitext: int, url: str, concurrency: int,
+                 data: Path, out: Path) -> None:  # fmt: skip
+    """In lm-eval's venv: every task through one ``simple_evaluate`` per limit."""
+    import logging
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from lm_eval import simple_evaluate
+    from lm_eval.api.registry import get_model
+    from lm_eval.api.task import ConfigurableTask
+    from lm_eval_parity import MODEL, MODEL_DIR, ROLLING, _configs  # type: ignore[import-not-found]
+
+    logging.disable(logging.WARNING)
+    with urllib.request.urlopen(f"{url}/v1/models", timeout=30) as reply:
+        max_length = json.loads(reply.read())["data"][0]["max_model_len"]
+    figures: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="sieval-lm-eval-") as tmp:
+        # one model per BOS setting (WikiText's windows carry their own), one evaluate per limit
+        runs: dict[tuple[bool, int], list[Any]] = {}
+        for task in tasks:
+            for config in _configs(task, data, Path(tmp)):
+                obj = ConfigurableTask(config=config)
+                if obj.get_config("num_fewshot") is None:
+                    obj.set_config(key="num_fewshot", value=0)
+                key = (task not in ROLLING, _limit(task, n, wikitext))
+                runs.setdefault(key, []).append(obj)
+        for (bos, limit), objects in runs.items():
+            lm = get_model("local-completions").create_from_arg_string(
+                f"model={MODEL},base_url={url}/v1/completions,tokenizer_backend=huggingface,"
+                f"tokenizer={MODEL_DIR},num_concurrent={concurrency},batch_size=1,"
+                f"max_retries=3,max_length={max_length},add_bos_token={bos}"
+            )
+            res = simple_evaluate(model=lm, tasks=objects, limit=limit, bootstrap_iters=0,
+                                  fewshot_random_seed=1234)  # fmt: skip
+            assert res is not None
+            for name, values in res["results"].items():
+                for key, value in values.items():
+                    if "," in key and "_stderr" not in key and isinstance(value, (int, float)):
+                        figures[f"{name}.{key.split(',')[0]}"] = value
+    out.write_text(json.dumps(figures))
+
+
+def _prompt_tokens(url: str) -> float:
+    with urllib.request.urlopen(f"{url}/metrics", timeout=30) as reply:
+        text = reply.read().decode()
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("vllm:prompt_tokens_total")
+    )
+
+
+def _timed(argv: list[str], url: str, env: dict[str, str]) -> tuple[float, float]:
+    before = _prompt_tokens(url)
+    started = time.monotonic()
+    subprocess.run(argv, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.monotonic() - started
+    return wall, _prompt_tokens(url) - before
+
+
+def _sieval_figures(out: Path) -> dict[str, float]:
+    (run_dir,) = [p.parent for p in out.glob("*/report.json")]
+    report = json.loads((run_dir / "report.json").read_text())
+    figures = {}
+    for entry in report["results"]:
+        for key, value in entry["metrics"].items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                figures[f"{entry['task']}.{key}"] = float(value)
+    return figures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", default="http://127.0.0.1:18325")
+    parser.add_argument("--n", type=int, default=10, help="samples per task (MMLU: see above)")
+    parser.add_argument("--wikitext", type=int, default=1, help="WikiText documents")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--task", action="append", default=[])
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(os.environ.get("SIEVAL_DATA_DIR", ROOT.parent / "shared" / "data")),
+    )
+    parser.add_argument("--lm-eval", type=Path, help=argparse.SUPPRESS)  # the venv's side
+    args = parser.parse_args()
+    tasks = args.task or list(SUITE)
+    if args.lm_eval is not None:
+        lm_eval_side(tasks, args.n, args.wikitext, args.url, args.concurrency, args.data_dir,
+                     args.lm_eval)  # fmt: skip
+        return 0
+    sys.path.insert(0, str(ROOT))
+    from sieval.tasks._mmlu import SUBJECTS
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        (tmp / "sieval_subjects.py").write_text(f"SUBJECTS = {list(SUBJECTS)!r}\n")
+        env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1",
+               "TOKENIZERS_PARALLELISM": "false"}  # fmt: skip
+        lm_env = {**env, "PYTHONPATH": tmp_name}
+        si_env = {**env, "PYTHONPATH": str(ROOT)}
+        specs = ",".join(
+            f"{t}:n={_limit(t, args.n, args.wikitext) * (57 if t == 'mmlu' else 1)}" for t in tasks
+        )
+        for r in range(args.rounds):
+            lm_out, si_out = tmp / f"lm-{r}.json", tmp / f"sieval-{r}"
+            lm_argv = [str(VENV / "bin" / "python"), __file__, "--lm-eval", str(lm_out),
+                       "--url", args.url, "--n", str(args.n), "--wikitext", str(args.wikitext),
+                       "--concurrency", str(args.concurrency), "--data-dir", str(args.data_dir),
+                       *[a for t in tasks for a in ("--task", t)]]  # fmt: skip
+            si_argv = [sys.executable, "-m", "sieval", "eval", "--endpoint", args.url,
+                       "--model", "gemma-3-270m", "--dialect", "openai_completions",
+                       "--task", specs, "--concurrency", str(args.concurrency),
+                       "--data-dir", str(args.data_dir), "--out", str(si_out)]  # fmt: skip
+            order = [("lm_eval", lm_argv, lm_env), ("sieval", si_argv, si_env)]
+            if r % 2:
+                order.reverse()
+            row: dict[str, Any] = {"round": r + 1, "first": order[0][0]}
+            for name, argv, environ in order:
+                wall, tokens = _timed(argv, args.url, environ)
+                row[name] = {"wall_s": wall, "prompt_tokens": tokens}
+            row["wall_ratio"] = row["sieval"]["wall_s"] / row["lm_eval"]["wall_s"]
+            row["token_ratio"] = row["sieval"]["prompt_tokens"] / row["lm_eval"]["prompt_tokens"]
+            lm_fig, si_fig = json.loads(lm_out.read_text()), _sieval_figures(si_out)
+            row["figures"] = _headlines(tasks, lm_fig, si_fig)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    walls = [r["wall_ratio"] for r in rows]
+    tokens = [r["token_ratio"] for r in rows]
+    print(json.dumps({"tasks": len(tasks), "n": args.n, "wikitext": args.wikitext,
+                      "concurrency": args.concurrency, "rounds": len(rows),
+                      "median_wall_ratio": statistics.median(walls),
+                      "median_token_ratio": statistics.median(tokens)}))  # fmt: skip
+    return 0
+
+
+def _headlines(tasks: list[str], lm: dict[str, float], ours: dict[str, float]) -> dict[str, Any]:
+    out = {}
+    for task in tasks:
+        metric = HEADLINE.get(task, "acc_norm" if f"{task}.acc_norm" in lm else "acc")
+        theirs = lm.get(f"{task}.{metric}")
+        if task == "mmlu":  # lm-eval's group figure is not computed without its group config
+            subjects = {k: v for k, v in lm.items() if k.startswith("mmlu_") and k.endswith(".acc")}
+            theirs = statistics.fmean(subjects.values()) if subjects else None
+        out[task] = {"metric": metric, "lm_eval": theirs, "sieval": ours.get(f"{task}.{metric}")}
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())
