@@ -114,7 +114,11 @@ def continuation_score(
         if token.top is UNSET or token.scored_rank is UNSET:
             greedy = None
         elif greedy is not None:
-            greedy = greedy and token.scored_rank == 0
+            # a tie with the top-1 is greedy, as lm-eval's is_greedy (the token's value equals
+            # the top value): which of two equal tokens a server lists first is arbitrary
+            greedy = greedy and (
+                token.scored_rank == 0 or (bool(token.top) and token.logprob >= token.top[0].logprob)
+            )
     # count >= 1 here: some token covers character context_chars, and it either starts there
     # (counted) or started earlier (a straddle, raised above).
     return ContinuationScore(

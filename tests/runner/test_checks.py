@@ -135,7 +135,8 @@ def test_the_models_of_a_run_share_one_connection_budget() -> None:
     assert sum(v[0] for v in budgets.values()) <= 1024 - 64
     assert "shared by 3 models" in (budgets["a"][1] or "")
     embedded = parse_config(
-        "models: [{name: x, concurrency_limit: 1000}, {name: y, concurrency_limit: 1000}]\n"
+        "models: [{name: x, endpoint: embedded, concurrency_limit: 1000},\n"
+        "         {name: y, endpoint: embedded, concurrency_limit: 1000}]\n"
         "tasks: [{name: t}]"
     ).models
     both = connection_budgets(embedded, limit=1024)

@@ -79,6 +79,18 @@ def test_greedy_flags() -> None:
     assert continuation_score(reply(*partly), 1, " a b").is_greedy is None
 
 
+def test_a_tie_with_the_top_one_is_greedy_as_lm_eval_counts_it() -> None:
+    # seen live on LAMBADA test/49: " platform" and " black" both -1.103890061378479, the
+    # server listing " black" first; lm-eval's is_greedy compares values, so the tie is greedy
+    tie = (TopEntry(token=" black", logprob=-1.1), TopEntry(token=" platform", logprob=-1.1))
+    tied = Token(text=" platform", offset=1, logprob=-1.1, top=tie, scored_rank=1)
+    assert continuation_score(reply(BOS, tok("Q", 0, -1.0, 0), tied), 1, " platform").is_greedy
+    below = (TopEntry(token=" black", logprob=-1.0), TopEntry(token=" platform", logprob=-1.1))
+    beaten = Token(text=" platform", offset=1, logprob=-1.1, top=below, scored_rank=1)
+    score = continuation_score(reply(BOS, tok("Q", 0, -1.0, 0), beaten), 1, " platform")
+    assert score.is_greedy is False
+
+
 @pytest.mark.parametrize(
     ("tokens", "message"),
     [

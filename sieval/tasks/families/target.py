@@ -5,7 +5,8 @@ As lm-evaluation-harness 0.4.13's ``loglikelihood`` output type: the request is 
 (``doc_to_text``) followed by the target (``doc_to_target``, with its own leading space, no
 delimiter added). The target's tokens are read from the server's prompt scoring with the top-1
 alternative at each position (lm-eval asks its API models for ``logprobs: 1`` with ``echo``):
-``is_greedy`` when every target token is that top-1. Per sample: ``acc`` (1 when greedy) and
+``is_greedy`` when every target token is that top-1 or ties it (lm-eval compares the values, so
+which of two equal tokens the server lists first does not matter). Per sample: ``acc`` (1 when greedy) and
 ``loglikelihood``; the task's ``perplexity`` is ``exp(-mean(loglikelihood))`` (lm-eval's
 ``perplexity`` aggregation).
 """
@@ -49,7 +50,7 @@ class TargetLogLikelihood(Base):
         return (
             f"{self.kind} ({spec.reference}): the target {shown(p.target)} scored after the "
             f"context {shown(p.text)} via input scoring with the top-1 at each position; acc = "
-            "every target token is the top-1 (lm-eval is_greedy); perplexity = "
+            "every target token is the top-1 or ties it (lm-eval is_greedy); perplexity = "
             "exp(-mean(loglikelihood))"
         )
 
