@@ -116,9 +116,8 @@ def continuation_score(
         elif greedy is not None:
             # a tie with the top-1 is greedy, as lm-eval's is_greedy (the token's value equals
             # the top value): which of two equal tokens a server lists first is arbitrary
-            greedy = greedy and (
-                token.scored_rank == 0 or (bool(token.top) and token.logprob >= token.top[0].logprob)
-            )
+            tied = bool(token.top) and token.logprob >= token.top[0].logprob
+            greedy = greedy and (token.scored_rank == 0 or tied)
     # count >= 1 here: some token covers character context_chars, and it either starts there
     # (counted) or started earlier (a straddle, raised above).
     return ContinuationScore(

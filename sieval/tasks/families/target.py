@@ -6,8 +6,8 @@ As lm-evaluation-harness 0.4.13's ``loglikelihood`` output type: the request is 
 delimiter added). The target's tokens are read from the server's prompt scoring with the top-1
 alternative at each position (lm-eval asks its API models for ``logprobs: 1`` with ``echo``):
 ``is_greedy`` when every target token is that top-1 or ties it (lm-eval compares the values, so
-which of two equal tokens the server lists first does not matter). Per sample: ``acc`` (1 when greedy) and
-``loglikelihood``; the task's ``perplexity`` is ``exp(-mean(loglikelihood))`` (lm-eval's
+which of two equal tokens the server lists first does not matter). Per sample: ``acc`` (1 when
+greedy) and ``loglikelihood``; the task's ``perplexity`` is ``exp(-mean(loglikelihood))`` (lm-eval's
 ``perplexity`` aggregation).
 """
 
