@@ -17,6 +17,7 @@ Example::
         concurrency_limit: 16       # requests in flight for this model
         timeout_s: 120              # per-request budget
         retry_after_max_s: 60       # longest Retry-After honoured (a longer one is cut, said)
+        outage_s: 300               # how long a server that answered may be away (a restart)
         request_defaults:
           sampling.temperature: 0.0 # leaf path -> value; never overrides what a task sets
     tasks:
@@ -169,6 +170,9 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     retry_after_max_s: float = 60.0
     """Longest wait honoured from a server's ``Retry-After`` (seconds); a server asking for more
     is waited this long, and the run says so."""
+    outage_s: float = 300.0
+    """How long (seconds) a server that has answered may refuse connections, as while it is
+    restarted, before a request fails: its connect errors are retried past ``retries``."""
 
     @property
     def dialect_id(self) -> str:
@@ -393,6 +397,7 @@ def check_config(config: EvalConfig, source: str) -> EvalConfig:
                 "retry_after_max_s",
                 not (0 < model.retry_after_max_s < math.inf) and "a finite number > 0",
             ),
+            ("outage_s", not (0 < model.outage_s < math.inf) and "a finite number > 0"),
         ):
             if bad:
                 raise ConfigError(f"{where}{named(key)} must be {bad}", path=key)

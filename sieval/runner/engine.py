@@ -288,6 +288,7 @@ async def _arun_eval(
                 concurrency=connections,
                 retries=cfg.retries,
                 retry_after_max_s=cfg.retry_after_max_s,
+                outage_s=cfg.outage_s,
             )
             if note:
                 warnings.append(note)
@@ -491,6 +492,7 @@ async def _facts_and_checks(
             concurrency=2,
             retries=pm.config.retries,
             retry_after_max_s=pm.config.retry_after_max_s,
+            outage_s=pm.config.outage_s,
         ),
         auth=pm.auth,
         timeouts=_timeouts(pm.config.timeout_s),

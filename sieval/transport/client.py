@@ -127,6 +127,7 @@ class HttpTransport:
         wire_log: WireLog | str | Path | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         random: Callable[[], float] = _random.random,
+        clock: Callable[[], float] = time.monotonic,
         trust_env: bool = False,
         user_agent: str = "sieval",
     ) -> None:
@@ -135,6 +136,8 @@ class HttpTransport:
         self.wire_log = WireLog(wire_log) if isinstance(wire_log, str | Path) else wire_log
         self._sleep = sleep
         self._random = random
+        self._clock = clock
+        self._answered: set[str] = set()  # endpoints that replied once: away now is an outage
         self._trust_env = trust_env
         self._user_agent = user_agent
         self._session: aiohttp.ClientSession | None = None
@@ -173,6 +176,7 @@ class HttpTransport:
         ex = self._prepare(request)
         started, wall0 = time.time(), time.monotonic()
         attempt = 0
+        down_since: float | None = None  # when this request first found nothing listening
         while True:
             attempt += 1
             began = time.monotonic()
@@ -184,12 +188,16 @@ class HttpTransport:
                     raise
                 detail = self._redact_text(ex, f"{type(exc).__name__}: {exc}".rstrip(": "))
                 self._log_wire(ex, attempt, error=detail, total_s=time.monotonic() - began)
-                if failure.rule.retry and attempt <= self.limits.retries:
+                away = self._away(ex, exc, down_since)
+                down_since = down_since if away is None else away
+                if failure.rule.retry and (attempt <= self.limits.retries or away is not None):
                     await self._pause(ex, attempt, f"{failure.rule.what}: {detail}", None)
                     continue
                 head = f"{request.method} {ex.shown_url} failed after {_plural(attempt)}"
                 raise failure.to_error(head, detail, attempt, ex.endpoint) from exc
             self._log_wire(ex, attempt, raw=raw)
+            self._answered.add(ex.endpoint)
+            down_since = None
             if _retryable(raw.status):
                 if attempt <= self.limits.retries:
                     wait = retry_after_s(raw.headers.get("retry-after"))
@@ -329,16 +337,30 @@ class HttpTransport:
             self.limits.retry_after_max_s,
         )
 
+    def _away(self, ex: _Exchange, exc: Exception, down_since: float | None) -> float | None:
+        """When this request first found nothing listening, while the endpoint, which has
+        answered before, is within ``outage_s`` of that: a server being restarted; else None."""
+        if not isinstance(exc, aiohttp.ClientConnectorError) or ex.endpoint not in self._answered:
+            return None
+        now = self._clock()
+        since = now if down_since is None else down_since
+        return since if now - since < self.limits.outage_s else None
+
     async def _pause(self, ex: _Exchange, attempt: int, reason: str, wait: float | None) -> None:
         """Log the retry and sleep the backoff."""
         delay = backoff_delay(attempt, self.limits, self._random, wait)
+        if attempt > self.limits.retries:  # riding out an outage (``_away``)
+            reason += (
+                f"; the server answered before, so it is waited for up to "
+                f"outage_s={self.limits.outage_s:g} s"
+            )
         logger.info(
             "retrying %s %s in %.2f s: attempt %d of %d failed (%s)",
             ex.request.method,
             ex.shown_url,
             delay,
             attempt,
-            self.limits.retries + 1,
+            max(self.limits.retries + 1, attempt),
             reason,
         )
         await self._sleep(delay)

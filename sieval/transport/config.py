@@ -79,6 +79,10 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     retry_after_max_s: float = 60.0
     """Longest wait honoured from a server's ``Retry-After`` header; a server asking for more
     is waited this long instead, and the transport says so (a warning, once per endpoint)."""
+    outage_s: float = 300.0
+    """How long an endpoint that has answered before may refuse connections (a server being
+    restarted) before a request fails: its connect errors are retried past ``retries`` until
+    then, so an outage costs time, not samples."""
 
     def __post_init__(self) -> None:
         _check_count("Limits", "concurrency", self.concurrency, 1, "32")
@@ -86,6 +90,7 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
         _check_positive("Limits", "backoff_base_s", self.backoff_base_s, "0.5")
         _check_positive("Limits", "backoff_max_s", self.backoff_max_s, "30")
         _check_positive("Limits", "retry_after_max_s", self.retry_after_max_s, "60")
+        _check_positive("Limits", "outage_s", self.outage_s, "300")
         if self.backoff_max_s < self.backoff_base_s:
             raise ConfigError(
                 f"Limits.backoff_max_s={self.backoff_max_s!r} is below "

@@ -1,0 +1,119 @@
+"""A server that answered and then refuses connections (a restart) costs time, not samples."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Awaitable, Callable
+
+import pytest
+from aiohttp import web
+
+from sieval.errors import TransportError
+from sieval.transport import HttpRequest, HttpTransport, Limits, Timeouts
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class _Restartable:
+    """A loopback server on a fixed port that can be stopped and started again."""
+
+    def __init__(self) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}/v1/models"
+        self._runner: web.AppRunner | None = None
+
+    async def start(self) -> None:
+        async def ok(_: web.Request) -> web.Response:
+            return web.json_response({"ok": True})
+
+        app = web.Application()
+        app.router.add_post("/v1/models", ok)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, "127.0.0.1", self.port).start()
+
+    async def stop(self) -> None:
+        assert self._runner is not None
+        await self._runner.cleanup()
+
+
+class _Clock:
+    """A fake monotonic clock the injected sleep advances; ``on_sleep`` runs after each sleep."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.sleeps: list[float] = []
+        self.on_sleep: Callable[[], Awaitable[None]] | None = None
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+        if self.on_sleep is not None:
+            await self.on_sleep()
+
+
+def _transport(clock: _Clock, **limits: float) -> HttpTransport:
+    return HttpTransport(
+        limits=Limits(retries=2, **limits),  # type: ignore[arg-type]
+        timeouts=Timeouts(connect=2, read=5, total=10),
+        sleep=clock.sleep,
+        clock=clock,
+        random=lambda: 1.0,  # every backoff its full ceiling: 0.5, 1, 2, 4, ...
+    )
+
+
+def _post(url: str) -> HttpRequest:
+    return HttpRequest(url=url, body=b"{}")
+
+
+async def test_a_restart_longer_than_the_retries_is_waited_for() -> None:
+    server, clock = _Restartable(), _Clock()
+    await server.start()
+    async with _transport(clock) as transport:
+        assert (await transport.send(_post(server.url))).attempts == 1
+        await server.stop()  # away for 90 s of the fake clock, far past 3 attempts' backoff
+
+        async def back_after_90_s() -> None:
+            if clock.now >= 90 and clock.on_sleep is not None:
+                clock.on_sleep = None
+                await server.start()
+
+        clock.on_sleep = back_after_90_s
+        reply = await transport.send(_post(server.url))
+        assert reply.status == 200 and reply.attempts > 3  # past retries=2, by the outage rule
+        assert 90 <= clock.now < 90 + 30 + 1  # one backoff ceiling after its return, at most
+    await server.stop()
+
+
+async def test_an_outage_longer_than_outage_s_fails_the_request() -> None:
+    server, clock = _Restartable(), _Clock()
+    await server.start()
+    async with _transport(clock, outage_s=20.0) as transport:
+        await transport.send(_post(server.url))
+        await server.stop()
+        with pytest.raises(TransportError, match="could not connect") as info:
+            await transport.send(_post(server.url))
+        assert info.value.attempts > 3 and 20 <= clock.now < 20 + 30
+
+
+async def test_a_server_never_reached_gets_only_its_retries() -> None:
+    clock = _Clock()
+    url = f"http://127.0.0.1:{_free_port()}/v1/models"
+    async with _transport(clock) as transport:
+        with pytest.raises(TransportError, match="could not connect") as info:
+            await transport.send(_post(url))
+    assert info.value.attempts == 3 and len(clock.sleeps) == 2  # a wrong URL fails fast
+
+
+def test_outage_s_must_be_a_positive_number() -> None:
+    from sieval.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="outage_s"):
+        Limits(outage_s=0)
