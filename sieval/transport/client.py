@@ -138,6 +138,7 @@ class HttpTransport:
         self._random = random
         self._clock = clock
         self._answered: set[str] = set()  # endpoints that replied once: away now is an outage
+        self._outages: dict[str, float] = {}  # endpoint -> when it was first found away
         self._trust_env = trust_env
         self._user_agent = user_agent
         self._session: aiohttp.ClientSession | None = None
@@ -198,6 +199,9 @@ class HttpTransport:
             self._log_wire(ex, attempt, raw=raw)
             self._answered.add(ex.endpoint)
             down_since = None
+            if ex.endpoint in self._outages:
+                away_s = self._clock() - self._outages.pop(ex.endpoint)
+                logger.warning("%s answers again, after %.0f s away", ex.endpoint, away_s)
             if _retryable(raw.status):
                 if attempt <= self.limits.retries:
                     wait = retry_after_s(raw.headers.get("retry-after"))
@@ -344,6 +348,14 @@ class HttpTransport:
             return None
         now = self._clock()
         since = now if down_since is None else down_since
+        if ex.endpoint not in self._outages:
+            self._outages[ex.endpoint] = now
+            logger.warning(
+                "%s refuses connections after answering before (a restart?); requests wait for "
+                "it up to outage_s=%g s each",
+                ex.endpoint,
+                self.limits.outage_s,
+            )
         return since if now - since < self.limits.outage_s else None
 
     async def _pause(self, ex: _Exchange, attempt: int, reason: str, wait: float | None) -> None:

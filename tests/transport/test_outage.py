@@ -73,7 +73,9 @@ def _post(url: str) -> HttpRequest:
     return HttpRequest(url=url, body=b"{}")
 
 
-async def test_a_restart_longer_than_the_retries_is_waited_for() -> None:
+async def test_a_restart_longer_than_the_retries_is_waited_for(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     server, clock = _Restartable(), _Clock()
     await server.start()
     async with _transport(clock) as transport:
@@ -89,6 +91,10 @@ async def test_a_restart_longer_than_the_retries_is_waited_for() -> None:
         reply = await transport.send(_post(server.url))
         assert reply.status == 200 and reply.attempts > 3  # past retries=2, by the outage rule
         assert 90 <= clock.now < 90 + 30 + 1  # one backoff ceiling after its return, at most
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(said) == 2, said  # once when it went away, once when it came back
+    assert "refuses connections after answering before" in said[0] and "outage_s=300" in said[0]
+    assert "answers again, after" in said[1]
     await server.stop()
 
 
