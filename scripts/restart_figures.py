@@ -1,6 +1,6 @@
 """Figures of scripts/restart_soak.sh: the restarted run against the straight one.
 
-    python scripts/restart_figures.py OUT
+python scripts/restart_figures.py OUT
 """
 
 from __future__ import annotations
