@@ -219,6 +219,24 @@ class Checker:
             )
             raise self.violation(where, f"{where} is {value}: {why}", received=value)
 
+    def lists_agree(
+        self, where: str, entries: Sequence[Any], lists: Sequence[Sequence[Any]]
+    ) -> None:
+        """Each position's top-k list (``lists[i]``, read by ``.token`` and ``.logprob`` as its
+        sampled token ``entries[i]``) agrees with that token (``sampled_in_top``), checked whole
+        first (``sampled_first``): vLLM lists the sampled token first at its own logprob."""
+        firsts = [alts[0] for alts in lists]
+        if sampled_first(
+            list(map(_TOKEN, entries)),
+            list(map(_LOGPROB, entries)),
+            list(map(_TOKEN, firsts)),
+            list(map(_LOGPROB, firsts)),
+        ):
+            return
+        for i, (e, alts) in enumerate(zip(entries, lists, strict=True)):
+            path = f"{where}[{i}].top_logprobs"
+            self.sampled_in_top(path, e.token, e.logprob, alts, _TOKEN, _LOGPROB)
+
     def sampled_in_top(
         self,
         path: str,

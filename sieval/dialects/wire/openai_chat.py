@@ -29,7 +29,7 @@ from ...ir.request import (
     Tools,
 )
 from ...ir.response import Token, ToolCall, TopEntry
-from ..checks import Checker, best_first, sampled_first, sound
+from ..checks import Checker, best_first, sound
 from ..parts import Append, PartRow, Slot
 from ..table import Evidence, GroupInput, NoOp, Outcome, Refuse, Write
 from .openai import MAX_TOP_LOGPROBS, WireUsage, in_band_error
@@ -424,7 +424,7 @@ def _top_k(
     flat = [a.logprob for alts in lists for a in alts]
     if not whole or not sound(flat):
         return _top_k_one_by_one(check, where, entries, k, asked)
-    _lists_agree(check, where, entries, lists)
+    check.lists_agree(where, entries, lists)
     ranked = best_first(lists, flat, asked, k, _LOGPROB)
     tops = [tuple([TopEntry(token=a.token, logprob=a.logprob) for a in r]) for r in ranked]
     ranks = [
@@ -463,25 +463,6 @@ def _top_k_one_by_one(
 
 
 _LOGPROB = attrgetter("logprob")
-_TOKEN = attrgetter("token")
-
-
-def _lists_agree(
-    check: Checker, where: str, entries: Sequence[Any], lists: Sequence[Sequence[TopLogprob]]
-) -> None:
-    """Each list agrees with its sampled token (``sampled_in_top``), checked whole first: vLLM
-    lists the sampled token first at its own logprob."""
-    firsts = [alts[0] for alts in lists]
-    if sampled_first(
-        list(map(_TOKEN, entries)),
-        list(map(_LOGPROB, entries)),
-        list(map(_TOKEN, firsts)),
-        list(map(_LOGPROB, firsts)),
-    ):
-        return
-    for i, (e, alts) in enumerate(zip(entries, lists, strict=True)):
-        path = f"{where}[{i}].top_logprobs"
-        check.sampled_in_top(path, e.token, e.logprob, alts, _TOKEN, _LOGPROB)
 
 
 def _offsets(

@@ -23,7 +23,7 @@ from msgspec import UNSET
 
 from ...errors import SievalError
 from ...ir.response import Token, ToolCall, TopEntry, Usage
-from ..checks import Checker, best_first, sampled_first, sound
+from ..checks import Checker, best_first, sound
 from .openai import in_band_error
 from .responses_reply import (
     FunctionCallItem,
@@ -257,7 +257,7 @@ def _part_tokens(check: Checker, part: OutputText, k: int, base: int, where: str
             Token(text=e.token, logprob=e.logprob, offset=o)
             for e, o in zip(entries, offsets, strict=True)
         ]
-    _lists_agree(check, where, entries, lists)
+    check.lists_agree(where, entries, lists)
     ranked = best_first(lists, flat, k + 1, k, _LOGPROB)
     return [
         Token(
@@ -279,25 +279,6 @@ def _rank(e: Logprob, ranked: Sequence[TopLogprob]) -> int:
 
 
 _LOGPROB = attrgetter("logprob")
-_TOKEN = attrgetter("token")
-
-
-def _lists_agree(
-    check: Checker, where: str, entries: Sequence[Any], lists: Sequence[Sequence[TopLogprob]]
-) -> None:
-    """Each list agrees with its sampled token (``sampled_in_top``), checked whole first: vLLM
-    lists the sampled token first at its own logprob."""
-    firsts = [alts[0] for alts in lists]
-    if sampled_first(
-        list(map(_TOKEN, entries)),
-        list(map(_LOGPROB, entries)),
-        list(map(_TOKEN, firsts)),
-        list(map(_LOGPROB, firsts)),
-    ):
-        return
-    for i, (e, alts) in enumerate(zip(entries, lists, strict=True)):
-        path = f"{where}[{i}].top_logprobs"
-        check.sampled_in_top(path, e.token, e.logprob, alts, _TOKEN, _LOGPROB)
 
 
 def _offsets(
