@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -94,7 +95,7 @@ def _refusal(run_dir: Path, shard: int | None = None) -> RunLocked:
             "finish, or stop that process, then rerun this command",
             path="run",
         )
-    pid = _pid(run_dir / LOCK_FILE) if _held_exclusively(run_dir / LOCK_FILE) else None
+    pid = _holder(run_dir / LOCK_FILE)
     if pid is not None:
         return RunLocked(
             f"{run_dir} is being written by another sieval process (pid {pid}); wait for it "
@@ -108,6 +109,20 @@ def _refusal(run_dir: Path, shard: int | None = None) -> RunLocked:
         "this command",
         path="run",
     )
+
+
+def _holder(path: Path) -> int | None:
+    """The pid of the process holding ``path`` exclusively (None when none does). A holder that
+    has just taken the lock may not have written its pid yet: an empty file is read again for a
+    moment rather than shown without the pid."""
+    for _ in range(50):
+        if not _held_exclusively(path):
+            return None
+        pid = _pid(path)
+        if pid is not None:
+            return pid
+        time.sleep(0.01)
+    return None
 
 
 def _held_exclusively(path: Path) -> bool:
