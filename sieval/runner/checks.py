@@ -6,7 +6,8 @@ Per model, after the pre-flight reached the endpoint:
 * ``endpoint``   the base URL does not end in ``/v1`` (the dialects add their own paths);
 * ``model``      the requested model id is one the server lists (when it lists any);
 * ``top_k``      the largest top-k a task asks for is accepted: its first such request is sent;
-* ``context``    the longest prompt of each task fits: it is sent with ``max_tokens: 1``;
+* ``context``    the longest prompt of each task fits: counted by the server's ``/tokenize`` where
+                 the wire has one (no model request), else sent with ``max_tokens: 1``;
 * ``bos``        the first scored token of a text prompt is the model's BOS when its tokenizer
                  adds one (read through ``/tokenize``): a missing BOS silently costs a Gemma
                  model 0.15-0.20 accuracy on ARC, HellaSwag and MMLU.
@@ -16,6 +17,7 @@ Each result is recorded in ``report.json``; ``--no-preflight`` skips them all, e
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -25,7 +27,7 @@ from msgspec import UNSET
 from ..dialects.envelopes import classify
 from ..errors import ConfigError, ServerRejected, SievalError
 from ..ir.request import CompletionInput, Request, Sampling, Scoring
-from ..model import Model
+from ..model import Call, Model
 from ..settings import setting
 from ..tasks.base import ModelFacts
 from ..transport import redact, redact_url
@@ -34,9 +36,11 @@ from .preflight import Provenance
 
 __all__ = [
     "CheckResult",
+    "Primed",
     "check_endpoint",
     "check_model",
     "failure",
+    "primed_key",
     "resolve_documents",
     "resolve_token_ids",
     "run_checks",
@@ -76,6 +80,23 @@ def _longest(task: PlannedTask, facts: ModelFacts) -> tuple[str, Request] | None
     return (best[1], best[2]) if best else None
 
 
+Primed = dict[str, tuple[Request, Call]]
+"""Answered calls of the checks, by ``primed_key``: each with the request the run would send."""
+
+
+def primed_key(task: str, sample: str, request: str) -> str:
+    return f"{task}/{sample}/{request}"
+
+
+def _keep(
+    primed: Primed | None, task: PlannedTask, name: str, request: Request, call: Call
+) -> None:
+    """Keep an answered call of a sample's own request (``name`` is ``sample/request``)."""
+    if primed is not None and call.ok:
+        sample, _, request_name = name.rpartition("/")
+        primed.setdefault(primed_key(task.name, sample, request_name), (request, call))
+
+
 def _top_k(request: Request) -> int:
     s = request.scoring
     return max(
@@ -89,9 +110,12 @@ async def run_checks(
     tasks: list[PlannedTask],
     provenance: Provenance,
     facts: ModelFacts,
+    primed: Primed | None = None,
 ) -> list[CheckResult]:
     """Every check for one model, in order; ``ConfigError`` at the first failure. Details are
-    redacted: a server may echo a header in its error message."""
+    redacted: a server may echo a header in its error message. A check that sends a sample's
+    request exactly as the run would keeps its answered call in ``primed``, for the run to use
+    instead of sending the request again (so the checks cost the server no extra work)."""
     out: list[CheckResult] = []
 
     def keep(result: CheckResult) -> None:
@@ -102,8 +126,14 @@ async def run_checks(
 
     keep(check_endpoint(pm))
     keep(check_model(pm, provenance))
+    length = provenance.max_model_len.get(pm.config.model, facts.max_length)
     for task in tasks:
-        for check in (_check_top_k, _check_context, _check_bos):
+        checks = (
+            functools.partial(_check_top_k, primed=primed),
+            functools.partial(_check_context, length=length),
+            functools.partial(_check_bos, primed=primed),
+        )
+        for check in checks:
             result = await check(model, task, facts)
             if result is not None:
                 keep(result)
@@ -141,13 +171,16 @@ def check_model(pm: PlannedModel, provenance: Provenance) -> CheckResult:
     return CheckResult("model", "passed", f"{wanted!r} is served{how}")
 
 
-async def _check_top_k(model: Model, task: PlannedTask, facts: ModelFacts) -> CheckResult | None:
+async def _check_top_k(
+    model: Model, task: PlannedTask, facts: ModelFacts, primed: Primed | None = None
+) -> CheckResult | None:
     asked = [(name, r, _top_k(r)) for name, r in _requests(task, facts)]
     asked = [a for a in asked if a[2] > 0]
     if not asked:
         return None
     name, request, k = max(asked, key=lambda a: a[2])
     call = await model.call(request)
+    _keep(primed, task, name, request, call)
     error = call.error
     if isinstance(error, ServerRejected) and error.path == "top_k_cap":
         return CheckResult(
@@ -164,11 +197,32 @@ async def _check_top_k(model: Model, task: PlannedTask, facts: ModelFacts) -> Ch
     return CheckResult("top_k", "passed" if call.ok else "skipped", detail, task.name)
 
 
-async def _check_context(model: Model, task: PlannedTask, facts: ModelFacts) -> CheckResult | None:
+async def _check_context(
+    model: Model, task: PlannedTask, facts: ModelFacts, length: int | None = None
+) -> CheckResult | None:
     longest = _longest(task, facts)
     if longest is None:
         return None
     name, request = longest
+    counted = await _count_prompt(model, request, length)
+    if counted is not None:  # the server's own tokenizer counted it: no model request needed
+        count, length = counted
+        if count + 1 > length:
+            return CheckResult(
+                "context",
+                "failed",
+                f"task {task.name!r}'s longest prompt ({name}) does not fit the server's context "
+                f"({count} prompt tokens by its /tokenize, and the server's maximum model length "
+                f"is {length}); lower the shots with {setting('num_fewshot')} or serve a longer "
+                "context",
+                task.name,
+            )
+        return CheckResult(
+            "context",
+            "passed",
+            f"the longest prompt ({name}) fits: {count} of {length} tokens, counted by /tokenize",
+            task.name,
+        )
     probe = msgspec.structs.replace(
         request,
         sampling=msgspec.structs.replace(request.sampling, max_tokens=1, n=1, stop=UNSET),
@@ -189,6 +243,30 @@ async def _check_context(model: Model, task: PlannedTask, facts: ModelFacts) -> 
     return CheckResult("context", "passed" if call.ok else "skipped", detail, task.name)
 
 
+async def _count_prompt(
+    model: Model, request: Request, length: int | None
+) -> tuple[int, int] | None:
+    """A text prompt's token count (special tokens added, as the server adds them to a text
+    prompt) and the server's maximum model length (``length``, from its model listing, else its
+    tokenize reply), read through its tokenize route; None when the
+    wire has none, the prompt is not text, or the server does not answer it (then the check sends
+    the prompt itself)."""
+    text = request.input.text if isinstance(request.input, CompletionInput) else UNSET
+    if not isinstance(text, str) or model.dialect.endpoint.tokenize is None:
+        return None
+    try:
+        data = await _tokenize(model, text, True)
+    except SievalError:
+        return None
+    if not data or not isinstance(data.get("tokens"), list):
+        return None
+    reported = data.get("max_model_len")
+    length = length or (reported if isinstance(reported, int) else None)
+    if not isinstance(length, int) or isinstance(length, bool):
+        return None
+    return len(data["tokens"]), length
+
+
 async def _tokenize(model: Model, text: str, special: bool) -> Any:
     body = {
         "model": model.model_id,
@@ -200,7 +278,9 @@ async def _tokenize(model: Model, text: str, special: bool) -> Any:
     return data if status == 200 and isinstance(data, dict) else None
 
 
-async def _check_bos(model: Model, task: PlannedTask, facts: ModelFacts) -> CheckResult | None:
+async def _check_bos(
+    model: Model, task: PlannedTask, facts: ModelFacts, primed: Primed | None = None
+) -> CheckResult | None:
     scored = [
         (name, r)
         for name, r in _requests(task, facts)
@@ -225,9 +305,10 @@ async def _check_bos(model: Model, task: PlannedTask, facts: ModelFacts) -> Chec
     bos_id = ids[0]
     bos_text = (with_bos.get("token_strs") or [None])[0]
     name, request = scored[0]
-    call = await model.call(
-        msgspec.structs.replace(request, sampling=Sampling(temperature=0.0, max_tokens=1))
-    )
+    sent = msgspec.structs.replace(request, sampling=Sampling(temperature=0.0, max_tokens=1))
+    call = await model.call(sent)
+    if sent == request:
+        _keep(primed, task, name, request, call)
     if call.response is None or not isinstance(call.response.input_tokens, tuple):
         return CheckResult("bos", "skipped", f"not checked: {call.error}", task.name)
     first = call.response.input_tokens[0]

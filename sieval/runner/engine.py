@@ -39,9 +39,11 @@ from ..tasks.base import ModelFacts, Sample, Task, describe
 from ..transport import Limits, Timeouts, Transport, redact_json, redact_url
 from .checks import (
     CheckResult,
+    Primed,
     check_endpoint,
     check_model,
     failure,
+    primed_key,
     resolve_documents,
     resolve_token_ids,
     run_checks,
@@ -250,6 +252,7 @@ async def _arun_eval(
         limits: dict[str, Limits] = {}
         checks: dict[str, list[CheckResult]] = {}
         facts: dict[str, ModelFacts] = {}
+        primed: dict[str, Primed] = {}
         budgets = connection_budgets([pm.config for pm in plan.models])
         for pm in plan.models:
             cfg = pm.config
@@ -292,8 +295,17 @@ async def _arun_eval(
             )
             if note:
                 warnings.append(note)
+            # a wire log holds every request the run sent: then the run sends its own again
+            primed[pm.label] = {}
             facts[pm.label], found = await _facts_and_checks(
-                pm, plan, urls[pm.label], transports, provenance, options.preflight, stage
+                pm,
+                plan,
+                urls[pm.label],
+                transports,
+                provenance,
+                options.preflight,
+                stage,
+                None if options.wire_log else primed[pm.label],
             )
             if found is not None:
                 checks[pm.label] = found
@@ -353,7 +365,7 @@ async def _arun_eval(
                     transport=transports.get(pm.label),
                 )
                 stack.push_async_callback(model.aclose)
-                engine.models[pm.label] = _Runtime(pm, model, facts[pm.label])
+                engine.models[pm.label] = _Runtime(pm, model, facts[pm.label], primed[pm.label])
             # shards share the directory: each is its own process, watched through its records
             with running(run_dir) if options.shard is None else contextlib.nullcontext():
                 warnings.extend(engine.prepare())
@@ -479,6 +491,7 @@ async def _facts_and_checks(
     provenance: Mapping[str, Provenance],
     preflight: bool,
     stage: Callable[[str], None],
+    primed: Primed | None,
 ) -> tuple[ModelFacts, list[CheckResult] | None]:
     """The model's facts (with the token ids its tasks asked for, read from the server's
     tokenizer) and, unless skipped, the pre-run checks, through a short-lived Model like the
@@ -518,7 +531,7 @@ async def _facts_and_checks(
         if not preflight:
             return facts, None
         stage(f"pre-run checks for {pm.label} (skip with --no-preflight)")
-        return facts, await run_checks(model, pm, plan.tasks, provenance[pm.label], facts)
+        return facts, await run_checks(model, pm, plan.tasks, provenance[pm.label], facts, primed)
     finally:
         if pm.label not in transports:  # a shared test transport outlives the checks
             await model.aclose()
@@ -537,6 +550,8 @@ class _Runtime:
     planned: PlannedModel
     model: Model
     facts: ModelFacts
+    primed: Primed = field(default_factory=dict)
+    """The pre-run checks' answered calls of sample requests, used once instead of a resend."""
     calls: int = 0
     slots: asyncio.Semaphore = field(init=False)
 
@@ -672,7 +687,11 @@ class _Engine:
                 pending.discard(finished)
                 finished.result()
 
-    async def _call(self, runtime: _Runtime, request: Request) -> Call:
+    async def _call(self, runtime: _Runtime, request: Request, key: str) -> Call:
+        if runtime.primed:
+            sent, call = runtime.primed.pop(key, (None, None))
+            if call is not None and sent == request:
+                return call
         async with runtime.slots, self.global_cap:
             runtime.calls += 1
             return await runtime.model.call(request)
@@ -687,7 +706,12 @@ class _Engine:
         reported: str | None = None
         try:
             named = dict(pt.task.requests(sample, pt.config, runtime.facts))
-            calls = await asyncio.gather(*(self._call(runtime, r) for r in named.values()))
+            calls = await asyncio.gather(
+                *(
+                    self._call(runtime, r, primed_key(pt.name, sample.id, name))
+                    for name, r in named.items()
+                )
+            )
             responses: dict[str, Response] = {}
             for name, call in zip(named, calls, strict=True):
                 requests[name] = _request_record(call, runtime.secrets, self.record_tokens)

@@ -15,6 +15,8 @@ from sieval.runner import RunOptions, arun_eval
 from sieval.runner.config import parse_config
 from sieval.runner.limits import connection_budget, connection_budgets
 from sieval.runner.rundir import load_run_config
+from sieval.transport import HttpTransport
+from sieval.transport.types import HttpReply, HttpRequest
 
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 
@@ -158,3 +160,67 @@ async def test_n_above_the_dataset_size_is_said(tmp_path: Path) -> None:
         cfg, RunOptions(out=tmp_path / "out", data_dir=data), tasks={"fake_qa": FakeTask()}
     )
     assert any("n=50 but the dataset has 2 samples" in w for w in result.warnings)
+
+
+class _Counting:
+    """A real HTTP transport that keeps the path of every request it sends."""
+
+    def __init__(self) -> None:
+        self.inner = HttpTransport()
+        self.paths: list[str] = []
+
+    async def send(self, request: HttpRequest) -> HttpReply:
+        self.paths.append(request.url.split("//", 1)[1].split("/", 1)[1])
+        return await self.inner.send(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def test_the_checks_cost_the_server_no_request_the_run_does_not_send(
+    tmp_path: Path,
+) -> None:
+    """The context check counts the longest prompt through /tokenize, and the top-k and BOS
+    checks' answers are the samples' own: the model routes see exactly the run's requests."""
+    tasks = (
+        "[{name: arc_easy_kshot_ppl, n: 3, num_fewshot: 1},"
+        " {name: mmlu_kshot_clp, n: 2, num_fewshot: 1}]"
+    )
+    counting = _Counting()
+    async with ReferenceServer() as server:
+        result = await arun_eval(
+            config(server.url, tasks=tasks),  # type: ignore[arg-type]
+            RunOptions(out=tmp_path / "out", data_dir=DATA),
+            transport_factory=lambda cfg: counting,
+        )
+        await counting.aclose()
+    checks = {(c["check"], c.get("task")): c for c in result.report["preflight"]["m"]}
+    for task in ("arc_easy_kshot_ppl", "mmlu_kshot_clp"):
+        assert checks[("context", task)]["outcome"] == "passed"
+        assert "counted by /tokenize" in checks[("context", task)]["detail"]
+    assert checks[("top_k", "mmlu_kshot_clp")]["outcome"] == "passed"
+    assert checks[("bos", "arc_easy_kshot_ppl")]["outcome"] == "passed"
+    recorded = 0
+    for task in ("arc_easy_kshot_ppl", "mmlu_kshot_clp"):
+        lines = (result.run_dir / "m" / task / "records.jsonl").read_bytes().splitlines()
+        records = [msgspec.json.decode(line) for line in lines if line]
+        assert [r["status"] for r in records] == ["ok"] * len(records)
+        recorded += sum(len(r["requests"]) for r in records)
+    sent = [p for p in counting.paths if p.startswith("v1/completions")]
+    assert recorded > 0 and len(sent) == recorded
+
+
+async def test_a_wire_log_run_sends_every_request_itself(tmp_path: Path) -> None:
+    """With --wire-log every request of the run is in the log: a check's answer is not reused."""
+    counting = _Counting()
+    async with ReferenceServer() as server:
+        result = await arun_eval(
+            config(server.url),  # type: ignore[arg-type]
+            RunOptions(out=tmp_path / "out", data_dir=DATA, wire_log=True),
+            transport_factory=lambda cfg: counting,
+        )
+        await counting.aclose()
+    lines = (result.run_dir / "m" / "arc_easy_kshot_ppl" / "records.jsonl").read_bytes()
+    recorded = sum(len(msgspec.json.decode(x)["requests"]) for x in lines.splitlines() if x)
+    sent = [p for p in counting.paths if p.startswith("v1/completions")]
+    assert len(sent) == recorded + 1  # the BOS check's own request, then the run's
