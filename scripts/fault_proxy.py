@@ -101,20 +101,27 @@ class Proxy:
             return web.Response(status=500)  # never reaches the client: the socket is gone
         assert self.session is not None
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP}
-        async with self.session.request(
-            request.method, self.upstream + request.path_qs, headers=headers, data=body or None
-        ) as up:
-            data = await up.read()
-            reply_headers = {k: v for k, v in up.headers.items() if k.lower() not in HOP}
-            if fault != "cut":
-                return web.Response(status=up.status, body=data, headers=reply_headers)
-            resp = web.StreamResponse(status=up.status, headers=reply_headers)
-            resp.content_length = len(data)
-            await resp.prepare(request)
-            await resp.write(data[: len(data) // 2])
-            if request.transport is not None:
-                request.transport.abort()
-            return resp
+        try:
+            async with self.session.request(
+                request.method, self.upstream + request.path_qs, headers=headers, data=body or None
+            ) as up:
+                data = await up.read()
+                reply_headers = {k: v for k, v in up.headers.items() if k.lower() not in HOP}
+        except aiohttp.ClientConnectionError:  # the upstream is away: a gateway's 502
+            self.log.write(json.dumps({"t": time.time(), "upstream_away": request.path}) + "\n")
+            return web.json_response(
+                {"error": {"message": "fault proxy: upstream unreachable", "code": 502}},
+                status=502,
+            )
+        if fault != "cut":
+            return web.Response(status=up.status, body=data, headers=reply_headers)
+        resp = web.StreamResponse(status=up.status, headers=reply_headers)
+        resp.content_length = len(data)
+        await resp.prepare(request)
+        await resp.write(data[: len(data) // 2])
+        if request.transport is not None:
+            request.transport.abort()
+        return resp
 
 
 async def main() -> None:

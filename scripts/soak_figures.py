@@ -46,7 +46,10 @@ def main() -> None:
     args = ap.parse_args()
 
     log = [json.loads(line) for line in args.proxy_log.read_text().splitlines() if line]
-    posts = [e for e in log if e["path"].endswith(MODEL_ROUTES)]
+    posts = [e for e in log if "path" in e and e["path"].endswith(MODEL_ROUTES)]
+    away = [e for e in log if "upstream_away" in e]
+    if away:  # the server behind the proxy was down (a restart): the proxy answered 502
+        print(f"proxy: {len(away)} requests answered 502 while the upstream was away")
     faults = Counter(e["fault"] for e in posts if e["fault"])
     print(
         f"proxy: {len(posts)} POSTs, {sum(faults.values())} faulted "

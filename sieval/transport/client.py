@@ -81,6 +81,11 @@ def excerpt(body: bytes, secrets: tuple[str, ...], limit: int = EXCERPT_CHARS) -
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+GATEWAY = frozenset({502, 504})
+"""A gateway's answers when the server behind it is away (LiteLLM, nginx in front of a vLLM being
+restarted): after the endpoint has answered, waited for like refused connections (``outage_s``)."""
+
+
 def _retryable(status: int) -> bool:
     return status == 429 or status >= 500
 
@@ -189,7 +194,8 @@ class HttpTransport:
                     raise
                 detail = self._redact_text(ex, f"{type(exc).__name__}: {exc}".rstrip(": "))
                 self._log_wire(ex, attempt, error=detail, total_s=time.monotonic() - began)
-                away = self._away(ex, exc, down_since)
+                refused = isinstance(exc, aiohttp.ClientConnectorError)
+                away = self._away(ex, "refuses connections" if refused else None, down_since)
                 down_since = down_since if away is None else away
                 if failure.rule.retry and (attempt <= self.limits.retries or away is not None):
                     await self._pause(ex, attempt, f"{failure.rule.what}: {detail}", None)
@@ -197,13 +203,16 @@ class HttpTransport:
                 head = f"{request.method} {ex.shown_url} failed after {_plural(attempt)}"
                 raise failure.to_error(head, detail, attempt, ex.endpoint) from exc
             self._log_wire(ex, attempt, raw=raw)
-            self._answered.add(ex.endpoint)
-            down_since = None
-            if ex.endpoint in self._outages:
-                away_s = self._clock() - self._outages.pop(ex.endpoint)
-                logger.warning("%s answers again, after %.0f s away", ex.endpoint, away_s)
+            gateway = f"answers {raw.status} (a gateway whose upstream is away)"
+            away = self._away(ex, gateway if raw.status in GATEWAY else None, down_since)
+            down_since = away
+            if raw.status < 500:
+                self._answered.add(ex.endpoint)
+                if ex.endpoint in self._outages:
+                    away_s = self._clock() - self._outages.pop(ex.endpoint)
+                    logger.warning("%s answers again, after %.0f s away", ex.endpoint, away_s)
             if _retryable(raw.status):
-                if attempt <= self.limits.retries:
+                if attempt <= self.limits.retries or away is not None:
                     wait = retry_after_s(raw.headers.get("retry-after"))
                     if wait is not None and wait > self.limits.retry_after_max_s:
                         self._say_capped(ex, wait)
@@ -341,19 +350,21 @@ class HttpTransport:
             self.limits.retry_after_max_s,
         )
 
-    def _away(self, ex: _Exchange, exc: Exception, down_since: float | None) -> float | None:
-        """When this request first found nothing listening, while the endpoint, which has
-        answered before, is within ``outage_s`` of that: a server being restarted; else None."""
-        if not isinstance(exc, aiohttp.ClientConnectorError) or ex.endpoint not in self._answered:
+    def _away(self, ex: _Exchange, how: str | None, down_since: float | None) -> float | None:
+        """When this request first found the endpoint away (``how``: it refuses connections,
+        or a gateway in front of it answers 502/504), while the endpoint, which has answered
+        before, is within ``outage_s`` of that: a server being restarted; else None."""
+        if how is None or ex.endpoint not in self._answered:
             return None
         now = self._clock()
         since = now if down_since is None else down_since
         if ex.endpoint not in self._outages:
             self._outages[ex.endpoint] = now
             logger.warning(
-                "%s refuses connections after answering before (a restart?); requests wait for "
-                "it up to outage_s=%g s each",
+                "%s %s after answering before (a restart?); requests wait for it up to "
+                "outage_s=%g s each",
                 ex.endpoint,
+                how,
                 self.limits.outage_s,
             )
         return since if now - since < self.limits.outage_s else None

@@ -80,9 +80,10 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     """Longest wait honoured from a server's ``Retry-After`` header; a server asking for more
     is waited this long instead, and the transport says so (a warning, once per endpoint)."""
     outage_s: float = 300.0
-    """How long an endpoint that has answered before may refuse connections (a server being
-    restarted) before a request fails: its connect errors are retried past ``retries`` until
-    then, so an outage costs time, not samples."""
+    """How long an endpoint that has answered before may refuse connections, or answer a
+    gateway's 502/504 (a server being restarted, behind a proxy or not), before a request fails:
+    those errors are retried past ``retries`` until then, so an outage costs time, not
+    samples."""
 
     def __post_init__(self) -> None:
         _check_count("Limits", "concurrency", self.concurrency, 1, "32")

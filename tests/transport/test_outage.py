@@ -123,3 +123,81 @@ def test_outage_s_must_be_a_positive_number() -> None:
 
     with pytest.raises(ConfigError, match="outage_s"):
         Limits(outage_s=0)
+
+
+class _Gateway:
+    """A loopback gateway that answers 200 while its upstream is up and 502 (or 503) while it is
+    away, as LiteLLM or nginx in front of a vLLM being restarted does."""
+
+    def __init__(self, away_status: int = 502) -> None:
+        self.up = True
+        self.away_status = away_status
+        self._runner: web.AppRunner | None = None
+        self.url = ""
+
+    async def start(self) -> None:
+        async def route(_: web.Request) -> web.Response:
+            if self.up:
+                return web.json_response({"ok": True})
+            return web.json_response({"error": "upstream away"}, status=self.away_status)
+
+        app = web.Application()
+        app.router.add_post("/v1/models", route)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = self._runner.addresses[0][1]
+        self.url = f"http://127.0.0.1:{port}/v1/models"
+
+    async def stop(self) -> None:
+        assert self._runner is not None
+        await self._runner.cleanup()
+
+
+async def test_a_gateways_502_while_its_upstream_restarts_is_waited_for(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    gateway, clock = _Gateway(), _Clock()
+    await gateway.start()
+    async with _transport(clock) as transport:
+        assert (await transport.send(_post(gateway.url))).attempts == 1
+        gateway.up = False
+
+        async def back_after_90_s() -> None:
+            if clock.now >= 90:
+                gateway.up = True
+
+        clock.on_sleep = back_after_90_s
+        reply = await transport.send(_post(gateway.url))
+        assert reply.status == 200 and reply.attempts > 3  # past retries=2, by the outage rule
+        assert 90 <= clock.now < 90 + 30 + 1
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(said) == 2, said
+    assert "answers 502 (a gateway whose upstream is away)" in said[0]
+    assert "answers again, after" in said[1]
+    await gateway.stop()
+
+
+async def test_a_503_gets_only_its_retries_even_after_answering() -> None:
+    """An overloaded server's 503 is not an outage: the retries bound it, as before."""
+    gateway, clock = _Gateway(away_status=503), _Clock()
+    await gateway.start()
+    async with _transport(clock) as transport:
+        await transport.send(_post(gateway.url))
+        gateway.up = False
+        with pytest.raises(TransportError, match="503") as info:
+            await transport.send(_post(gateway.url))
+    assert info.value.attempts == 3
+    await gateway.stop()
+
+
+async def test_a_gateway_never_answering_ok_gets_only_its_retries() -> None:
+    gateway, clock = _Gateway(), _Clock()
+    gateway.up = False
+    await gateway.start()
+    async with _transport(clock) as transport:
+        with pytest.raises(TransportError, match="502") as info:
+            await transport.send(_post(gateway.url))
+    assert info.value.attempts == 3
+    await gateway.stop()
