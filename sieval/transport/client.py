@@ -182,6 +182,7 @@ class HttpTransport:
         ex = self._prepare(request)
         started, wall0 = time.time(), time.monotonic()
         attempt = 0
+        retried = 0  # the retries spent on transient failures; an outage's waits are not counted
         down_since: float | None = None  # when this request first found nothing listening
         while True:
             attempt += 1
@@ -196,15 +197,20 @@ class HttpTransport:
                 self._log_wire(ex, attempt, error=detail, total_s=time.monotonic() - began)
                 refused = isinstance(exc, aiohttp.ClientConnectorError)
                 away = self._away(ex, "refuses connections" if refused else None, down_since)
+                expired = refused and down_since is not None and away is None  # past outage_s
                 down_since = down_since if away is None else away
-                if failure.rule.retry and (attempt <= self.limits.retries or away is not None):
-                    await self._pause(ex, attempt, f"{failure.rule.what}: {detail}", None)
+                retried += away is None
+                again = retried <= self.limits.retries and not expired
+                if failure.rule.retry and (again or away is not None):
+                    reason = f"{failure.rule.what}: {detail}"
+                    await self._pause(ex, attempt, retried, reason, None, away is not None)
                     continue
                 head = f"{request.method} {ex.shown_url} failed after {_plural(attempt)}"
                 raise failure.to_error(head, detail, attempt, ex.endpoint) from exc
             self._log_wire(ex, attempt, raw=raw)
             gateway = f"answers {raw.status} (a gateway whose upstream is away)"
             away = self._away(ex, gateway if raw.status in GATEWAY else None, down_since)
+            expired = raw.status in GATEWAY and down_since is not None and away is None
             down_since = away
             if raw.status < 500:
                 self._answered.add(ex.endpoint)
@@ -212,11 +218,13 @@ class HttpTransport:
                     away_s = self._clock() - self._outages.pop(ex.endpoint)
                     logger.warning("%s answers again, after %.0f s away", ex.endpoint, away_s)
             if _retryable(raw.status):
-                if attempt <= self.limits.retries or away is not None:
+                retried += away is None
+                if (retried <= self.limits.retries and not expired) or away is not None:
                     wait = retry_after_s(raw.headers.get("retry-after"))
                     if wait is not None and wait > self.limits.retry_after_max_s:
                         self._say_capped(ex, wait)
-                    await self._pause(ex, attempt, f"HTTP {raw.status}", wait)
+                    reason = f"HTTP {raw.status}"
+                    await self._pause(ex, attempt, retried, reason, wait, away is not None)
                     continue
                 raise self._status_error(ex, raw, attempt)
             timings = Timings(
@@ -369,22 +377,31 @@ class HttpTransport:
             )
         return since if now - since < self.limits.outage_s else None
 
-    async def _pause(self, ex: _Exchange, attempt: int, reason: str, wait: float | None) -> None:
+    async def _pause(
+        self,
+        ex: _Exchange,
+        attempt: int,
+        retried: int,
+        reason: str,
+        wait: float | None,
+        outage: bool,
+    ) -> None:
         """Log the retry and sleep the backoff."""
         delay = backoff_delay(attempt, self.limits, self._random, wait)
-        if attempt > self.limits.retries:  # riding out an outage (``_away``)
+        if outage:  # riding out an outage (``_away``): not one of the retries
             reason += (
                 f"; the server answered before, so it is waited for up to "
                 f"outage_s={self.limits.outage_s:g} s"
             )
         logger.info(
-            "retrying %s %s in %.2f s: attempt %d of %d failed (%s)",
+            "retrying %s %s in %.2f s: attempt %d failed (%s; %d of %d retries spent)",
             ex.request.method,
             ex.shown_url,
             delay,
             attempt,
-            max(self.limits.retries + 1, attempt),
             reason,
+            retried,
+            self.limits.retries,
         )
         await self._sleep(delay)
 

@@ -82,8 +82,8 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     outage_s: float = 300.0
     """How long an endpoint that has answered before may refuse connections, or answer a
     gateway's 502/504 (a server being restarted, behind a proxy or not), before a request fails:
-    those errors are retried past ``retries`` until then, so an outage costs time, not
-    samples."""
+    those errors are retried past ``retries`` until then, and are not counted among them, so an
+    outage costs time, not samples."""
 
     def __post_init__(self) -> None:
         _check_count("Limits", "concurrency", self.concurrency, 1, "32")

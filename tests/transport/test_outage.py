@@ -201,3 +201,27 @@ async def test_a_gateway_never_answering_ok_gets_only_its_retries() -> None:
             await transport.send(_post(gateway.url))
     assert info.value.attempts == 3
     await gateway.stop()
+
+
+async def test_a_transient_fault_after_a_long_outage_still_has_its_retries() -> None:
+    """The waits of an outage are not retries: a 503 right after the upstream is back (seen in
+    the restart-under-faults soak, docs/reliability.md) gets the full retries, not what the
+    outage's attempts left of them."""
+    gateway, clock = _Gateway(), _Clock()
+    await gateway.start()
+    async with _transport(clock) as transport:
+        await transport.send(_post(gateway.url))
+        gateway.up = False
+        sleeps_after_90_s = 0
+
+        async def back_after_90_s_but_503_twice() -> None:
+            nonlocal sleeps_after_90_s
+            if clock.now >= 90:
+                sleeps_after_90_s += 1
+                gateway.away_status = 503  # the upstream is back, overloaded for two attempts
+                gateway.up = sleeps_after_90_s > 2
+
+        clock.on_sleep = back_after_90_s_but_503_twice
+        reply = await transport.send(_post(gateway.url))
+    assert reply.status == 200 and reply.attempts > 3 + 2
+    await gateway.stop()
