@@ -182,8 +182,11 @@ class HttpTransport:
         ex = self._prepare(request)
         started, wall0 = time.time(), time.monotonic()
         attempt = 0
-        retried = 0  # the retries spent on transient failures; an outage's waits are not counted
-        down_since: float | None = None  # when this request first found nothing listening
+        # the transient failures in a row (429, 5xx, resets, timeouts) since the last attempt
+        # that found the endpoint away: an outage's waits are not retries, and a fault between
+        # them (a gateway that answers 503 once while its upstream restarts) gets all of its own
+        retried = 0
+        down_since: float | None = None  # when this request first found the endpoint away
         while True:
             attempt += 1
             began = time.monotonic()
@@ -199,7 +202,7 @@ class HttpTransport:
                 away = self._away(ex, "refuses connections" if refused else None, down_since)
                 expired = refused and down_since is not None and away is None  # past outage_s
                 down_since = down_since if away is None else away
-                retried += away is None
+                retried = 0 if away is not None else retried + 1
                 again = retried <= self.limits.retries and not expired
                 if failure.rule.retry and (again or away is not None):
                     reason = f"{failure.rule.what}: {detail}"
@@ -211,14 +214,14 @@ class HttpTransport:
             gateway = f"answers {raw.status} (a gateway whose upstream is away)"
             away = self._away(ex, gateway if raw.status in GATEWAY else None, down_since)
             expired = raw.status in GATEWAY and down_since is not None and away is None
-            down_since = away
+            down_since = down_since if away is None else away
             if raw.status < 500:
                 self._answered.add(ex.endpoint)
                 if ex.endpoint in self._outages:
                     away_s = self._clock() - self._outages.pop(ex.endpoint)
                     logger.warning("%s answers again, after %.0f s away", ex.endpoint, away_s)
             if _retryable(raw.status):
-                retried += away is None
+                retried = 0 if away is not None else retried + 1
                 if (retried <= self.limits.retries and not expired) or away is not None:
                     wait = retry_after_s(raw.headers.get("retry-after"))
                     if wait is not None and wait > self.limits.retry_after_max_s:

@@ -225,3 +225,43 @@ async def test_a_transient_fault_after_a_long_outage_still_has_its_retries() -> 
         reply = await transport.send(_post(gateway.url))
     assert reply.status == 200 and reply.attempts > 3 + 2
     await gateway.stop()
+
+
+def _script(gateway: _Gateway, clock: _Clock, statuses: list[int], repeat: bool = False) -> None:
+    """After each backoff, the gateway's next answer is the next of ``statuses`` (200: up)."""
+    queue = list(statuses)
+
+    async def next_answer() -> None:
+        status = queue.pop(0)
+        if repeat:
+            queue.append(status)
+        gateway.up, gateway.away_status = status == 200, status
+
+    clock.on_sleep = next_answer
+
+
+async def test_faults_among_an_outages_waits_each_get_the_retries() -> None:
+    """Three 503s in one request, more than its retries (2), but never more than 2 in a row
+    between the restart's 502s: the request is scored (the restart-under-faults soak)."""
+    gateway, clock = _Gateway(), _Clock()
+    await gateway.start()
+    async with _transport(clock) as transport:
+        await transport.send(_post(gateway.url))
+        gateway.up = False
+        _script(gateway, clock, [503, 503, 502, 503, 502, 502, 200])
+        reply = await transport.send(_post(gateway.url))
+    assert reply.status == 200 and reply.attempts == 8
+    await gateway.stop()
+
+
+async def test_a_gateway_alternating_502_and_503_still_fails_after_outage_s() -> None:
+    gateway, clock = _Gateway(), _Clock()
+    await gateway.start()
+    async with _transport(clock, outage_s=20.0) as transport:
+        await transport.send(_post(gateway.url))
+        gateway.up = False
+        _script(gateway, clock, [503, 502], repeat=True)
+        with pytest.raises(TransportError, match="50[23]"):
+            await transport.send(_post(gateway.url))
+    assert 20 <= clock.now < 20 + 2 * 30  # outage_s from the first 502, then the retries at most
+    await gateway.stop()
