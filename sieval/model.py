@@ -37,6 +37,7 @@ from .ir.request import Request
 from .ir.response import Decision, Response
 from .transport import HttpRequest, HttpTransport, Limits, Timeouts, Timings, Transport, WireLog
 from .transport.redaction import redact_json, redact_url
+from .transport.refused_reply import kept_reply
 
 __all__ = ["Call", "Model", "prepare"]
 
@@ -62,6 +63,8 @@ class Call:
     timings: Timings | None = None
     reported_model: str | None = None
     """The model id the reply named (kept when the reply was refused for naming another)."""
+    reply: str | None = None
+    """A refused reply's bytes (``ContractViolation``), bounded and redacted (``kept_reply``)."""
 
     @property
     def ok(self) -> bool:
@@ -202,6 +205,11 @@ class Model:
             attempts=reply.attempts if reply is not None else getattr(error, "attempts", 1),
             timings=reply.timings if reply is not None else None,
             reported_model=reported,
+            reply=(
+                kept_reply(reply.body, self._secrets)
+                if reply is not None and isinstance(error, ContractViolation)
+                else None
+            ),
         )
 
     def _explain_auth(self, exc: ServerRejected) -> None:

@@ -31,7 +31,7 @@ def samples_command(
         None,
         "--id",
         metavar="ID",
-        help="Only this sample id, shown in full: prompt, wire bodies, ledgers.",
+        help="Only this sample id, shown in full: prompt, a refused reply, wire bodies, ledgers.",
     ),
     search: str | None = typer.Option(
         None,
@@ -159,6 +159,11 @@ def render_sample(view: dict[str, Any], *, full: bool = False, body: bool = Fals
         yield Text.assemble(
             shown(f"{error['class']}{status}:", style="yellow"), " ", shown(error["message"])
         )
+        for request in view["requests"] if full else ():
+            if request["reply"] is not None:
+                what = f"request {request['key']} reply, as received and refused:"
+                yield shown(what, style="dim")
+                yield shown(request["reply"])
     if body:
         for request in view["requests"]:
             yield shown(f"request {request['key']} body:", style="dim")

@@ -840,6 +840,7 @@ def _request_record(call: Call, secrets: tuple[str, ...], record_tokens: bool) -
         tokens=_evidence(response) if record_tokens and response else None,
         status=call.status,
         finish=_finish(response) if response else [],
+        reply=call.reply,
     )
 
 

@@ -107,6 +107,9 @@ class RequestRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     """Per top-level text field of ``body`` that holds only its tail: where its head is (``""``
     for the template's same field, else the key of an earlier request of the sample, expanded)
     and how many characters of it."""
+    reply: str | None = None
+    """A refused reply (``ContractViolation``) as received: its bytes as text, bounded (64 KiB)
+    and redacted, to be read again and re-lifted without ``--wire-log``."""
 
 
 class Record(msgspec.Struct, kw_only=True, omit_defaults=True):

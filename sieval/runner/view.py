@@ -87,6 +87,7 @@ def sample_view(record: Record, shared: Shared, headline: str) -> dict[str, Any]
                 "timings": r.timings,
                 "finish": r.finish,
                 "error": r.error,
+                "reply": r.reply,
             }
             for key, r in requests.items()
         ],
