@@ -77,7 +77,8 @@ def test_a_long_reply_keeps_its_head_and_tail_and_says_what_it_left_out() -> Non
 
 
 def test_a_kept_reply_holds_no_secret_and_shows_bytes_that_are_not_utf8() -> None:
-    kept = kept_reply(b'{"echo": "sk-live-123", "auth": "Bearer tok9tok9tok9"} \xff', ["sk-live-123"])
+    body = b'{"echo": "sk-live-123", "auth": "Bearer tok9tok9tok9"} \xff'
+    kept = kept_reply(body, ["sk-live-123"])
     assert "sk-live-123" not in kept and "tok9" not in kept
     assert kept.endswith(" \ufffd")
 
