@@ -21,7 +21,7 @@ import msgspec
 from ..dialects.auth_hint import rejected_key
 from ..dialects.envelopes import classify, server_message
 from ..dialects.table import Auth, Dialect, lift, lower
-from ..errors import ConfigError, ServerRejected, SievalError, TransportError
+from ..errors import ConfigError, Refused, ServerRejected, SievalError, TransportError
 from ..ir.request import ChatInput, Message, Request, Sampling, TextPart
 from ..settings import setting
 from ..transport import (
@@ -52,6 +52,8 @@ class Provenance(msgspec.Struct, kw_only=True):
     checked_by: str = ""
     """The route that answered the pre-flight (``GET /v1/models``, Google's ``GET
     /v1beta/models/{model}``, or a first request of 1 token where the server lists nothing)."""
+    model_answered: bool = False
+    """The model id was checked by a first request of 1 token (no listing sieval could read)."""
     max_model_len: dict[str, int] = msgspec.field(default_factory=dict)
     """Each listed model's maximum length (prompt and generated tokens), where the listing
     gives one (vLLM's and SGLang's ``max_model_len``): the rolling windows' size."""
@@ -118,6 +120,7 @@ async def preflight(
     try:
         models: Any = None
         checked = ""
+        answered = False
         info = routes.info_path(model_id) if model_id else None
         if info is not None and model_id is not None:
             try:
@@ -148,8 +151,15 @@ async def preflight(
             except SievalError as exc:
                 raise _unreachable(name, exc, bool(api_key)) from exc
             checked = f"GET {routes.health}"
-        if not checked and model_id is not None:
-            checked = await _first_request(client, base, name, dialect, model_id, headers, secrets)
+        unread = models is not None and not _ids(models)
+        if (not checked or unread) and model_id is not None:
+            first = await _first_request(client, base, name, dialect, model_id, headers, secrets)
+            checked = (
+                f"{first}; {checked} answered {_shape(models)}, no ids"
+                if unread
+                else f"{first} (no models route answered)"
+            )
+            answered = True
         version = None
         if routes.version:
             try:
@@ -162,6 +172,7 @@ async def preflight(
             served_models=_ids(models),
             max_model_len=_lengths(models),
             checked_by=checked,
+            model_answered=answered,
         )
     except SievalError as exc:
         if isinstance(exc, ConfigError):
@@ -189,11 +200,16 @@ async def _first_request(
 ) -> str:
     """One request of 1 output token, for a wire whose server lists nothing (what it answers
     says whether the model, the key and the URL are right); the route it used."""
-    request = Request(
+    chat = Request(
         input=ChatInput(messages=(Message(role="user", content=(TextPart(text="Hi"),)),)),
         sampling=Sampling(max_tokens=1),
     )
-    lowered = lower(dialect, request, model_id)
+    try:
+        lowered = lower(dialect, chat, model_id)
+    except Refused:  # a wire of raw prompts
+        lowered = lower(
+            dialect, Request.completion("Hi", sampling=Sampling(max_tokens=1)), model_id
+        )
     reply = await client.send(
         HttpRequest(
             url=base + lowered.path,
@@ -204,7 +220,7 @@ async def _first_request(
             timeout=FIRST_REQUEST_TIMEOUTS,
         )
     )
-    route = f"POST {lowered.path}, a first request of 1 output token (no models route answered)"
+    route = f"POST {lowered.path}, a first request of 1 output token"
     try:
         lift(dialect, lowered, reply.status, reply.headers, reply.body)
     except ServerRejected as exc:
@@ -282,14 +298,27 @@ def _lengths(models: Any) -> dict[str, int]:
 
 
 def _ids(models: Any) -> list[str]:
-    """The ids of an OpenAI listing (``data[].id``) or a Google one (``models[].name``, without
-    its ``models/``)."""
-    if isinstance(models, dict) and isinstance(models.get("data"), list):
-        return [str(m["id"]) for m in models["data"] if isinstance(m, dict) and "id" in m]
-    if isinstance(models, dict) and isinstance(models.get("models"), list):
-        return [
-            str(m["name"]).removeprefix("models/")
-            for m in models["models"]
-            if isinstance(m, dict) and "name" in m
-        ]
-    return []
+    """The ids of a models listing: OpenAI's (``data[].id``), Google's (``models[].name``,
+    without its ``models/``), or a bare list; each entry's ``id``, else its ``name``."""
+    entries = models
+    if isinstance(models, dict):
+        entries = next(
+            (models[k] for k in ("data", "models") if isinstance(models.get(k), list)), []
+        )
+    if not isinstance(entries, list):
+        return []
+    ids = []
+    for m in entries:
+        named = m.get("id", m.get("name")) if isinstance(m, dict) else m
+        if isinstance(named, str) and named:
+            ids.append(named.removeprefix("models/"))
+    return ids
+
+
+def _shape(listing: Any) -> str:
+    """What a listing sieval cannot read looks like, for the report."""
+    if isinstance(listing, dict):
+        return f"an object with keys {', '.join(sorted(map(str, listing))) or '(none)'}"
+    if isinstance(listing, list):
+        return f"a list of {len(listing)} entries"
+    return f"a {type(listing).__name__}"

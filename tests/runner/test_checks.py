@@ -224,3 +224,61 @@ async def test_a_wire_log_run_sends_every_request_itself(tmp_path: Path) -> None
     recorded = sum(len(msgspec.json.decode(x)["requests"]) for x in lines.splitlines() if x)
     sent = [p for p in counting.paths if p.startswith("v1/completions")]
     assert len(sent) == recorded + 1  # the BOS check's own request, then the run's
+
+
+class _Relisting(_Counting):
+    """A real transport whose ``/v1/models`` replies are rewritten to ``listing``."""
+
+    def __init__(self, listing: object) -> None:
+        super().__init__()
+        self.listing = listing
+
+    async def send(self, request: HttpRequest) -> HttpReply:
+        reply = await super().send(request)
+        if request.url.endswith("/v1/models"):
+            body = msgspec.json.encode(self.listing)
+            return msgspec.structs.replace(reply, status=200, body=body)
+        return reply
+
+
+async def _relisted(tmp_path: Path, listing: object, model: str = "sieval-reference"):
+    relisting = _Relisting(listing)
+    async with ReferenceServer() as server:
+        try:
+            return await arun_eval(
+                config(server.url, model=model),  # type: ignore[arg-type]
+                RunOptions(out=tmp_path / "out", data_dir=DATA),
+                transport_factory=lambda cfg: relisting,
+            )
+        finally:
+            await relisting.aclose()
+
+
+async def test_a_listing_sieval_cannot_read_is_checked_by_a_first_request(tmp_path: Path) -> None:
+    result = await _relisted(tmp_path, {"items": [{"model": "sieval-reference"}], "total": 1})
+    model = next(c for c in result.report["preflight"]["m"] if c["check"] == "model")
+    assert model["outcome"] == "passed", model
+    assert "a first request of 1 output token" in model["detail"]
+    assert "GET /v1/models answered an object with keys items, total, no ids" in model["detail"]
+
+
+async def test_a_listing_sieval_cannot_read_still_refuses_a_wrong_model(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not serve model 'llama'"):
+        await _relisted(tmp_path, {"items": []}, model="llama")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    "listing",
+    [
+        [{"id": "sieval-reference"}],  # a bare list
+        ["sieval-reference"],
+        {"data": [{"name": "sieval-reference"}]},
+        {"models": [{"id": "sieval-reference"}]},
+    ],
+)
+async def test_other_listing_shapes_are_read(tmp_path: Path, listing: object) -> None:
+    result = await _relisted(tmp_path, listing)
+    model = next(c for c in result.report["preflight"]["m"] if c["check"] == "model")
+    assert model["outcome"] == "passed" and "is served" in model["detail"], model
+    assert result.report["results"][0]["provenance"]["served_models"] == ["sieval-reference"]
