@@ -217,9 +217,10 @@ class HttpTransport:
             down_since = down_since if away is None else away
             if raw.status < 500:
                 self._answered.add(ex.endpoint)
-                if ex.endpoint in self._outages:
-                    away_s = self._clock() - self._outages.pop(ex.endpoint)
-                    logger.warning("%s answers again, after %.0f s away", ex.endpoint, away_s)
+            # a final answer ends the outage; a gateway's own 429 does not say its upstream is back
+            if not _retryable(raw.status) and ex.endpoint in self._outages:
+                away_s = self._clock() - self._outages.pop(ex.endpoint)
+                logger.warning("%s answers again, after %.0f s away", ex.endpoint, away_s)
             if _retryable(raw.status):
                 retried = 0 if away is not None else retried + 1
                 if (retried <= self.limits.retries and not expired) or away is not None:

@@ -240,17 +240,22 @@ def _script(gateway: _Gateway, clock: _Clock, statuses: list[int], repeat: bool 
     clock.on_sleep = next_answer
 
 
-async def test_faults_among_an_outages_waits_each_get_the_retries() -> None:
-    """Three 503s in one request, more than its retries (2), but never more than 2 in a row
-    between the restart's 502s: the request is scored (the restart-under-faults soak)."""
+async def test_faults_among_an_outages_waits_each_get_the_retries(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Three faults in one request, more than its retries (2), but never more than 2 in a row
+    between the restart's 502s: the request is scored (the restart-under-faults soak); the
+    gateway's own 429 does not end the outage, which is said once and its end once."""
     gateway, clock = _Gateway(), _Clock()
     await gateway.start()
     async with _transport(clock) as transport:
         await transport.send(_post(gateway.url))
         gateway.up = False
-        _script(gateway, clock, [503, 503, 502, 503, 502, 502, 200])
+        _script(gateway, clock, [503, 429, 502, 503, 502, 502, 200])
         reply = await transport.send(_post(gateway.url))
     assert reply.status == 200 and reply.attempts == 8
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(said) == 2 and "answers again" in said[1], said
     await gateway.stop()
 
 
