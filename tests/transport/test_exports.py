@@ -13,5 +13,15 @@ def test_all_is_sorted_and_importable() -> None:
     for name in transport.__all__:
         assert getattr(transport, name) is not None
     public = {n for n in dir(transport) if not n.startswith("_")}
-    modules = {"backoff", "client", "config", "errors", "fake", "probe", "redaction", "refused_reply", "types"}
+    modules = {
+        "backoff",
+        "client",
+        "config",
+        "errors",
+        "fake",
+        "probe",
+        "redaction",
+        "refused_reply",
+        "types",
+    }
     assert public - modules - {"wirelog", "annotations"} == set(transport.__all__)
