@@ -151,7 +151,8 @@ async def preflight(
             except SievalError as exc:
                 raise _unreachable(name, exc, bool(api_key)) from exc
             checked = f"GET {routes.health}"
-        unread = models is not None and not _ids(models)
+        served = _ids(models)
+        unread = models is not None and not served
         if (not checked or unread) and model_id is not None:
             first = await _first_request(client, base, name, dialect, model_id, headers, secrets)
             checked = (
@@ -169,7 +170,7 @@ async def preflight(
         return Provenance(
             endpoint=name,
             server_version=version,
-            served_models=_ids(models),
+            served_models=served,
             max_model_len=_lengths(models),
             checked_by=checked,
             model_answered=answered,
@@ -198,8 +199,8 @@ async def _first_request(
     headers: dict[str, str],
     secrets: tuple[str, ...],
 ) -> str:
-    """One request of 1 output token, for a wire whose server lists nothing (what it answers
-    says whether the model, the key and the URL are right); the route it used."""
+    """One request of 1 output token, for a server that lists nothing or nothing sieval can read
+    (what it answers says whether the model, the key and the URL are right); the route it used."""
     chat = Request(
         input=ChatInput(messages=(Message(role="user", content=(TextPart(text="Hi"),)),)),
         sampling=Sampling(max_tokens=1),

@@ -117,6 +117,32 @@ class _Exchange(msgspec.Struct, frozen=True):
     exchange_id: str
 
 
+class _Tries:
+    """One request's failed attempts: the transient failures in a row (429, 5xx, resets,
+    timeouts) since the last attempt that found the endpoint away, and when it first did. An
+    outage's waits are not retries, and a fault between them (a gateway answering 503 once while
+    its upstream restarts) gets all of its own; ``outage_s`` counts from the first away."""
+
+    __slots__ = ("down_since", "outage", "retried", "retries")
+
+    def __init__(self, retries: int) -> None:
+        self.retries = retries
+        self.retried = 0
+        self.down_since: float | None = None
+        self.outage = False
+
+    def failed(self, away: float | None, looked_away: bool) -> bool:
+        """Count a failed attempt (``away``: ``HttpTransport._away``'s answer for it, which
+        ``looked_away`` when it refused or was a gateway's 502/504); whether to try again."""
+        expired = looked_away and self.down_since is not None and away is None  # past outage_s
+        self.outage = away is not None
+        if self.outage:
+            self.down_since, self.retried = away, 0
+            return True
+        self.retried += 1
+        return self.retried <= self.retries and not expired
+
+
 class HttpTransport:
     """Sends ``HttpRequest``s over one pooled aiohttp session.
 
@@ -182,11 +208,7 @@ class HttpTransport:
         ex = self._prepare(request)
         started, wall0 = time.time(), time.monotonic()
         attempt = 0
-        # the transient failures in a row (429, 5xx, resets, timeouts) since the last attempt
-        # that found the endpoint away: an outage's waits are not retries, and a fault between
-        # them (a gateway that answers 503 once while its upstream restarts) gets all of its own
-        retried = 0
-        down_since: float | None = None  # when this request first found the endpoint away
+        tries = _Tries(self.limits.retries)
         while True:
             attempt += 1
             began = time.monotonic()
@@ -199,22 +221,14 @@ class HttpTransport:
                 detail = self._redact_text(ex, f"{type(exc).__name__}: {exc}".rstrip(": "))
                 self._log_wire(ex, attempt, error=detail, total_s=time.monotonic() - began)
                 refused = isinstance(exc, aiohttp.ClientConnectorError)
-                away = self._away(ex, "refuses connections" if refused else None, down_since)
-                expired = refused and down_since is not None and away is None  # past outage_s
-                down_since = down_since if away is None else away
-                retried = 0 if away is not None else retried + 1
-                again = retried <= self.limits.retries and not expired
-                if failure.rule.retry and (again or away is not None):
-                    reason = f"{failure.rule.what}: {detail}"
-                    await self._pause(ex, attempt, retried, reason, None, away is not None)
+                how = "refuses connections" if refused else None
+                again = tries.failed(self._away(ex, how, tries.down_since), how is not None)
+                if failure.rule.retry and again:
+                    await self._pause(ex, attempt, tries, f"{failure.rule.what}: {detail}", None)
                     continue
                 head = f"{request.method} {ex.shown_url} failed after {_plural(attempt)}"
                 raise failure.to_error(head, detail, attempt, ex.endpoint) from exc
             self._log_wire(ex, attempt, raw=raw)
-            gateway = f"answers {raw.status} (a gateway whose upstream is away)"
-            away = self._away(ex, gateway if raw.status in GATEWAY else None, down_since)
-            expired = raw.status in GATEWAY and down_since is not None and away is None
-            down_since = down_since if away is None else away
             if raw.status < 500:
                 self._answered.add(ex.endpoint)
             # a final answer ends the outage; a gateway's own 429 does not say its upstream is back
@@ -222,13 +236,15 @@ class HttpTransport:
                 away_s = self._clock() - self._outages.pop(ex.endpoint)
                 logger.warning("%s answers again, after %.0f s away", ex.endpoint, away_s)
             if _retryable(raw.status):
-                retried = 0 if away is not None else retried + 1
-                if (retried <= self.limits.retries and not expired) or away is not None:
+                gateway = raw.status in GATEWAY
+                how = (
+                    f"answers {raw.status} (a gateway whose upstream is away)" if gateway else None
+                )
+                if tries.failed(self._away(ex, how, tries.down_since), gateway):
                     wait = retry_after_s(raw.headers.get("retry-after"))
                     if wait is not None and wait > self.limits.retry_after_max_s:
                         self._say_capped(ex, wait)
-                    reason = f"HTTP {raw.status}"
-                    await self._pause(ex, attempt, retried, reason, wait, away is not None)
+                    await self._pause(ex, attempt, tries, f"HTTP {raw.status}", wait)
                     continue
                 raise self._status_error(ex, raw, attempt)
             timings = Timings(
@@ -382,17 +398,11 @@ class HttpTransport:
         return since if now - since < self.limits.outage_s else None
 
     async def _pause(
-        self,
-        ex: _Exchange,
-        attempt: int,
-        retried: int,
-        reason: str,
-        wait: float | None,
-        outage: bool,
+        self, ex: _Exchange, attempt: int, tries: _Tries, reason: str, wait: float | None
     ) -> None:
         """Log the retry and sleep the backoff."""
         delay = backoff_delay(attempt, self.limits, self._random, wait)
-        if outage:  # riding out an outage (``_away``): not one of the retries
+        if tries.outage:  # riding out an outage (``_away``): not one of the retries
             reason += (
                 f"; the server answered before, so it is waited for up to "
                 f"outage_s={self.limits.outage_s:g} s"
@@ -404,7 +414,7 @@ class HttpTransport:
             delay,
             attempt,
             reason,
-            retried,
+            tries.retried,
             self.limits.retries,
         )
         await self._sleep(delay)

@@ -262,9 +262,12 @@ async def test_a_listing_sieval_cannot_read_is_checked_by_a_first_request(tmp_pa
     assert "GET /v1/models answered an object with keys items, total, no ids" in model["detail"]
 
 
-async def test_a_listing_sieval_cannot_read_still_refuses_a_wrong_model(tmp_path: Path) -> None:
+@pytest.mark.parametrize("listing", [{"items": []}, {"data": []}])
+async def test_a_listing_sieval_cannot_read_still_refuses_a_wrong_model(
+    tmp_path: Path, listing: object
+) -> None:
     with pytest.raises(ConfigError, match="does not serve model 'llama'"):
-        await _relisted(tmp_path, {"items": []}, model="llama")
+        await _relisted(tmp_path, listing, model="llama")
     assert not (tmp_path / "out").exists()
 
 
