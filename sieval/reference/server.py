@@ -114,6 +114,10 @@ class ReferenceServer:
         self.fault_book = FaultBook()
         self.replay = ReplayBook(replay) if replay is not None else None
         self._runner: web.AppRunner | None = None
+        self.in_flight = 0
+        """Requests being answered now."""
+        self.peak_in_flight = 0
+        """The most requests it answered at once (what a client's budget must bound)."""
         self.app = self._build_app()
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -129,9 +133,9 @@ class ReferenceServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
         await site.start()
-        sockets = getattr(site._server, "sockets", None)
-        if sockets:
-            self.port = sockets[0].getsockname()[1]
+        bound = self._runner.addresses  # (host, port, ...) of each socket: port 0 resolved
+        if bound:
+            self.port = int(bound[0][1])
 
     async def stop(self) -> None:
         """Stop serving and release the port."""
@@ -156,6 +160,14 @@ class ReferenceServer:
         return app
 
     def _handler(self, wire: Wire, route: Route) -> Handler:
+        async def counted(request: web.Request) -> web.StreamResponse:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            try:
+                return await handle(request)
+            finally:
+                self.in_flight -= 1
+
         async def handle(request: web.Request) -> web.StreamResponse:
             if (
                 self.api_key is not None
@@ -197,7 +209,7 @@ class ReferenceServer:
                 return await self._stream(request, wire, reply, fault)
             return await self._send(request, wire, reply, fault)
 
-        return handle
+        return counted
 
     async def _read_body(self, wire: Wire, request: web.Request) -> Any:
         raw = await request.read()
