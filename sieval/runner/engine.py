@@ -254,7 +254,7 @@ async def _arun_eval(
             return RunResult(run_dir, {"results": []}, warnings, plan=plan, setup=setup.as_data())
         global_cap = asyncio.Semaphore(options.concurrency or config.concurrency)
         sink = progress or NullProgress()
-        engine = Scheduler(
+        scheduler = Scheduler(
             plan,
             run_dir,
             global_cap,
@@ -273,7 +273,7 @@ async def _arun_eval(
                     repair_tail(wire)  # a resume appends after a crash's torn line otherwise
                 model = setup.model(pm, wire_log=wire if options.wire_log else None)
                 stack.push_async_callback(model.aclose)
-                engine.models[pm.label] = Runtime(
+                scheduler.models[pm.label] = Runtime(
                     pm,
                     model,
                     setup.facts[pm.label],
@@ -282,22 +282,22 @@ async def _arun_eval(
                 )
             # shards share the directory: each is its own process, watched through its records
             with running(run_dir) if options.shard is None else contextlib.nullcontext():
-                warnings.extend(engine.prepare())
-                await engine.run()
+                warnings.extend(scheduler.prepare())
+                await scheduler.run()
         finally:
             sink.close()
-            engine.close()
+            scheduler.close()
         wall = time.perf_counter() - t0
-    if engine.broken is not None:
-        raise _stopped(engine.broken, run_dir, options.shard)
+    if scheduler.broken is not None:
+        raise _stopped(scheduler.broken, run_dir, options.shard)
     report = build_report(
         plan,
         run_dir,
         provenance=setup.provenance,
         started=started,
         wall_s=wall,
-        requests=sum(rt.calls for rt in engine.models.values()),
-        samples_run=engine.samples_run,
+        requests=sum(rt.calls for rt in scheduler.models.values()),
+        samples_run=scheduler.samples_run,
         resumed=options.resume is not None,
         warnings=warnings,
         checks={
@@ -311,8 +311,8 @@ async def _arun_eval(
         facts=setup.facts,
         shard=options.shard,
     )
-    if engine.stopped:
-        report["stopped"] = engine.stopped
+    if scheduler.stopped:
+        report["stopped"] = scheduler.stopped
     warnings.extend(truncation_warnings(report["results"]))  # report["warnings"] is this list
     if options.shard is None:  # a shard's figures are its own; the run's report is finalize's
         try:
@@ -323,7 +323,7 @@ async def _arun_eval(
         run_dir=run_dir,
         report=report,
         warnings=warnings,
-        stopped=engine.stopped,
+        stopped=scheduler.stopped,
         plan=plan,
         setup=setup.as_data(),
     )
