@@ -15,7 +15,7 @@ import msgspec
 
 from .explain import answer_label, explain, prompt_text
 from .paths import results_dirname
-from .records import Record, Shared, expand_requests, read_records, records_path
+from .records import Record, Shared, expand_requests, read_records, records_path, shared_path
 from .snapshot import snapshot
 
 __all__ = ["Unit", "build_view", "outcome", "sample_view", "units"]
@@ -36,7 +36,7 @@ def units(run_dir: Path, report: dict[str, Any] | None = None) -> Iterator[Unit]
     for result in report["results"]:
         path = records_path(run_dir, results_dirname(result["model"]), result["task"])
         records = list(read_records(path).records.values())
-        shared = Shared.load(path.with_name("shared.jsonl"))
+        shared = Shared.load(shared_path(path))
         yield Unit(result=result, records=records, shared=shared)
 
 
