@@ -119,8 +119,16 @@ def _check(q: Question) -> None:
             "differently), --sd S for a metric that is not 0/1, or --from RUN_A RUN_B",
             path="--baseline",
         )
-    if q.icc is not None and not -1 < q.icc < 1:
-        raise ConfigError(f"--icc {q.icc:g}: give a correlation between -1 and 1", path="--icc")
+    if q.icc is not None and not 0 <= q.icc < 1:
+        raise ConfigError(f"--icc {q.icc:g}: give a correlation from 0 to below 1", path="--icc")
+    if q.discordance is not None and not 0 < q.discordance <= 1:
+        raise ConfigError(
+            f"--discordance {q.discordance:g}: give the share of samples the runs score "
+            "differently, above 0 and at most 1",
+            path="--discordance",
+        )
+    if q.sd is not None and not q.sd > 0:
+        raise ConfigError(f"--sd {q.sd:g}: give a standard deviation above 0", path="--sd")
 
 
 def _observed(q: Question, out: dict[str, Any]) -> dict[str, Any]:
@@ -195,6 +203,13 @@ def _design(
         psi, sd, source = q.discordance, q.sd, "given (--discordance)"
         if psi is None and sd is None:
             assert q.baseline is not None
+            for name, p in (("run A's", q.baseline), ("run B's", q.baseline + (q.delta or 0))):
+                if not 0 <= p <= 1:
+                    raise ConfigError(
+                        f"--baseline {q.baseline:g} with --delta {q.delta or 0:g}: {name} "
+                        f"accuracy would be {p:g}; accuracies lie between 0 and 1",
+                        path="--baseline",
+                    )
             psi = independent_discordance(q.baseline, q.delta or 0.0)
             source = (
                 "as if the runs' answers were independent (from --baseline"

@@ -153,7 +153,7 @@ ERRORS = [
     ),
     (
         ["--baseline", "0.99", "--delta", "0.02"],
-        "baseline + delta must be an accuracy between 0 and 1, not 1.01",
+        "--baseline 0.99 with --delta 0.02: run B's accuracy would be 1.01; accuracies lie",
     ),
     (
         ["--baseline", "0.6", "--discordance", "0.9", "--delta", "0.02"],
@@ -162,6 +162,9 @@ ERRORS = [
     ),
     (["--sd", "1", "--delta", "0.1", "--alpha", "2"], "--alpha 2: give a probability between 0"),
     (["--sd", "1", "--delta", "0"], "--delta 0: give the difference to detect"),
+    (["--discordance", "1.5", "--delta", "0.1"], "--discordance 1.5: give the share of samples"),
+    (["--sd", "-1", "--delta", "0.1"], "--sd -1: give a standard deviation above 0"),
+    (["--sd", "1", "--delta", "0.1", "--icc", "-0.2"], "--icc -0.2: give a correlation from 0"),
     (["--task", "arc_eazy", "--sd", "1", "--delta", "0.1"], "unknown task 'arc_eazy'. Did you"),
 ]
 
