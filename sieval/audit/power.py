@@ -188,6 +188,9 @@ def _dataset(out: dict[str, Any], data_dir: Path | None) -> dict[str, Any]:
         return {"size": None, "groups": None}
     groups = tuple(s.group or "" for s in samples) if clustered else None
     out["dataset"] = {"size": len(samples), "clusters": len(set(groups)) if groups else None}
+    if groups:  # what a group is, as the task's per-group breakdown names it: MMLU's subject
+        names = [k[3:] for k in getattr(getattr(task, "spec", None), "breakdowns", {})]
+        out["dataset"]["cluster_name"] = next((k for k in names if k), "group")
     return {"size": len(samples), "groups": groups}
 
 
@@ -320,9 +323,10 @@ def _method_text(design: Design, out: dict[str, Any]) -> str:
             "compare prints), normal approximation; samples independent"
         )
     kind = "0/1 scores, SD² = ψ − Δ²" if design.discordance is not None else "SD of the differences"
+    name, count = out["dataset"]["cluster_name"], out["dataset"]["clusters"]
     return (
-        f"paired, clustered by the task's sample groups ({out['dataset']['clusters']} in its data):"
-        " the cluster-robust (CR1) interval sieval compare prints, normal approximation with "
-        f"the design effect 1 + (Σ m_c²/n − 1)·ICC, m_c the groups' sizes among the first n "
-        f"samples in the task's order ({kind})"
+        f"paired, clustered by {name} ({count} in the task's data): the cluster-robust (CR1) "
+        "interval sieval compare prints, normal approximation with the design effect "
+        f"1 + (Σ m_c²/n − 1)·ICC, m_c the size of each {name} among the first n samples in the "
+        f"task's order ({kind})"
     )

@@ -89,7 +89,9 @@ def test_mmlu_takes_its_subjects_sizes_from_the_data(data_dir: Path) -> None:
             "--data-dir", str(data_dir))  # fmt: skip
     result = as_json(*args, "--icc", "0.01")
     groups = mmlu_groups(data_dir)
-    assert result["method"] == "clustered" and result["dataset"] == {"size": 14042, "clusters": 57}
+    assert result["method"] == "clustered"
+    assert result["dataset"] == {"size": 14042, "clusters": 57, "cluster_name": "subject"}
+    assert "clustered by subject (57 in the task's data)" in result["method_text"]
     n = result["needed"]
 
     def z_power(count: int) -> float:  # statsmodels' z-test at n / DEFF
