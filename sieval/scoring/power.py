@@ -60,7 +60,6 @@ EXACT_LIMIT = 20_000
 """Expected discordant samples (n·ψ) up to which McNemar's power is summed exactly."""
 
 _NORMAL = NormalDist()
-_TINY_WEIGHT = 1e-17  # P[M = m] below this adds nothing a power can show
 
 
 class Design(msgspec.Struct, frozen=True, kw_only=True):
@@ -241,40 +240,83 @@ class _ExactMcNemar:
 
     def __init__(self, n: int, psi: float, alpha: float) -> None:
         self.psi = psi
-        self.terms: list[tuple[int, int, float]] = []  # (m, k_m, P[M = m]) where M = m can reject
         mean, sd = n * psi, math.sqrt(n * psi * (1 - psi))
-        k = -1
-        for m in range(max(1, int(mean - 9 * sd) - 2), min(n, int(mean + 9 * sd) + 2) + 1):
-            weight = _binomial_pmf(m, n, psi)
-            if weight < _TINY_WEIGHT:
-                continue
-            k = _critical(m, alpha, k)
-            if k >= 0:
-                self.terms.append((m, k, weight))
+        self.first = max(0, int(mean - 9 * sd) - 2)  # P[M = m] outside is below 1e-17
+        last = min(n, int(mean + 9 * sd) + 2)
+        self.weights = [_binomial_pmf(m, n, psi) for m in range(self.first, last + 1)]
+        self.critical = _critical_values(alpha, last)
 
     def power(self, delta: float) -> float:
-        if not self.terms:
-            return 0.0
-        q = (self.psi + delta) / (2 * self.psi)  # P[a discordant sample is won by B]
-        # P[B <= k] + P[B >= m - k] for B ~ Binomial(m, q)
-        return math.fsum(
-            w * (_betainc(m - k, k + 1, 1 - q) + _betainc(m - k, k + 1, q))
-            for m, k, w in self.terms
-        )
+        """Σ_m P[M = m] · (P[B <= k_m] + P[B >= m − k_m]), B ~ Binomial(m, q). The two tails are
+        computed once at the first m and then carried from m to m + 1 (one more discordant
+        sample: B gains one with probability q), which keeps each step to two or four binomial
+        probabilities; the carried error stays near 1e-13."""
+        q = (self.psi + delta) / (2 * self.psi) if self.psi > 0 else 0.5
+        m, ks = self.first, self.critical
+        if q >= 1:  # every discordant sample won by B: rejected whenever m can reject
+            return math.fsum(w for i, w in enumerate(self.weights) if ks[m + i] >= 0)
+        log_q, log_p = math.log(q), math.log1p(-q)
+
+        def pmf(x: int, trials: int) -> float:
+            if not 0 <= x <= trials:
+                return 0.0
+            return math.exp(
+                math.lgamma(trials + 1) - math.lgamma(x + 1) - math.lgamma(trials - x + 1)
+                + x * log_q + (trials - x) * log_p
+            )  # fmt: skip
+
+        k = ks[m]
+        lower = _betainc(m - k, k + 1, 1 - q) if k >= 0 else 0.0  # P[B <= k]
+        upper = _betainc(m - k, k + 1, q) if k >= 0 else 0.0  # P[B >= m - k]
+        terms = [self.weights[0] * (lower + upper)]
+        for weight in self.weights[1:]:
+            j = m - k
+            lower -= q * pmf(k, m)  # over m + 1: P[B <= k] loses B = k then a win
+            upper -= (1 - q) * pmf(j, m)  # P[B >= j + 1] = P[B >= j] − P[B = j then a loss]
+            if ks[m + 1] > k:  # k_{m+1} is k or k + 1
+                lower += pmf(k + 1, m + 1)
+                upper += pmf(j, m + 1)
+                k += 1
+            m += 1
+            lower, upper = max(lower, 0.0), max(upper, 0.0)
+            terms.append(weight * (lower + upper))
+        return math.fsum(terms)
 
 
-def _critical(m: int, alpha: float, start: int) -> int:
-    """The largest k with 2·P[X <= k] <= alpha for X ~ Binomial(m, 1/2) (McNemar's exact test
-    rejects when the smaller discordant count is at most k); -1 when no k is. It does not fall
-    as m grows, so the previous m's k is a good start."""
-    if start < 0:
-        start = max(-1, int((m - _NORMAL.inv_cdf(1 - alpha / 2) * math.sqrt(m)) / 2))
-    k = min(start, m - 1)
-    while k >= 0 and 2 * _betainc(m - k, k + 1, 0.5) > alpha:
-        k -= 1
-    while 2 * _betainc(m - k - 1, k + 2, 0.5) <= alpha:
-        k += 1
-    return k
+_CRITICAL: dict[float, list[int]] = {}
+"""For each alpha, k_m for m = 0, 1, 2, ... as far as a power has needed."""
+_ANCHOR = 1024  # every this many m the carried tail is computed afresh
+
+
+def _critical_values(alpha: float, last: int) -> list[int]:
+    """k_m for every m up to ``last``: the largest k with 2·P[X <= k] <= alpha for
+    X ~ Binomial(m, 1/2) (McNemar's exact test rejects when the smaller discordant count is at
+    most k), -1 when no k is; computed once per alpha and kept.
+
+    k_m never falls and rises by at most 1 from m to m + 1, so the tail P[X <= k] and P[X = k]
+    are carried along (one more trial: P[X <= k] loses half of P[X = k]) instead of summed anew;
+    a comparison too close to call that way is made from the incomplete beta function, which
+    also re-anchors the carried values every ``_ANCHOR`` steps."""
+    ks = _CRITICAL.setdefault(alpha, [-1])  # m = 0 never rejects
+    m, k = len(ks) - 1, ks[-1]
+    tail, point = (_betainc(m - k, k + 1, 0.5), _binomial_pmf(k, m, 0.5)) if k >= 0 else (0, 0)
+    while m < last:
+        m += 1
+        if k >= 0:
+            tail -= point / 2  # P[X <= k] over m trials
+            point *= m / (2 * (m - k))  # P[X = k] over m trials
+        while True:
+            following = point * (m - k) / (k + 1) if k >= 0 else 0.5**m  # P[X = k + 1]
+            widened = tail + following
+            if abs(2 * widened - alpha) < 1e-9 * alpha:
+                widened = _betainc(m - k - 1, k + 2, 0.5)
+            if 2 * widened > alpha:
+                break
+            tail, point, k = widened, following, k + 1
+        if m % _ANCHOR == 0 and k >= 0:
+            tail, point = _betainc(m - k, k + 1, 0.5), _binomial_pmf(k, m, 0.5)
+        ks.append(k)
+    return ks
 
 
 def _variance(design: Design, d: float) -> float:

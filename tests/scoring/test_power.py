@@ -66,18 +66,16 @@ def test_the_incomplete_beta_function_matches_scipy() -> None:
     assert pw._betainc(3, 4, 0.0) == 0.0 and pw._betainc(3, 4, 1.0) == 1.0
 
 
-@pytest.mark.parametrize("alpha", [0.05, 0.01, 0.1])
+@pytest.mark.parametrize("alpha", [0.05, 0.01, 0.1, 1e-6])
 def test_the_exact_tests_rejection_region_matches_statsmodels(alpha: float) -> None:
-    ms = np.arange(1, 400)
-    expected = critical_counts(ms, alpha)
-    k = -1
-    for m, want in zip(ms, expected, strict=True):
-        k = pw._critical(int(m), alpha, k)  # as the power sum walks m upwards
-        assert k == want == pw._critical(int(m), alpha, -1), m
+    pw._CRITICAL.pop(alpha, None)
+    ks = pw._critical_values(alpha, 25_000)
+    expected = critical_counts(np.arange(25_001), alpha)
+    assert ks == list(expected) and len(ks) == 25_001  # k_0 = -1: m = 0 never rejects
     for m in range(1, 40):  # k_m is where statsmodels' p-value crosses alpha
         for b in range(m + 1):
             p = sm_mcnemar([[0, b], [m - b, 0]], exact=True).pvalue
-            assert (p <= alpha) == (min(b, m - b) <= expected[m - 1]), (m, b)
+            assert (p <= alpha) == (min(b, m - b) <= expected[m]), (m, b)
 
 
 POINTS = [  # (n, ψ, Δ)
