@@ -246,8 +246,10 @@ def _design(
             icc, out["icc_from"] = q.icc, "given (--icc)"
         elif observed is not None and observed["icc"] is not None:
             icc = max(0.0, observed["icc"])
-            out["icc_from"] = f"from the runs: {observed['icc']:.4g}" + (
-                ", taken as 0 (a negative estimate is noise)" if observed["icc"] < 0 else ""
+            out["icc_from"] = (
+                f"from the runs ({observed['icc']:.4g}, taken as 0: a negative estimate is noise)"
+                if observed["icc"] < 0
+                else "from the runs (an estimate from few samples a group is noisy)"
             )
         else:
             out["icc_from"] = (

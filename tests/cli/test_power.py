@@ -144,6 +144,45 @@ async def test_a_previous_pair_sets_the_discordance(data_dir: Path, tmp_path: Pa
     assert "--delta 0.2 is more than the discordance 0.09" in too_big
 
 
+async def test_a_clustered_pair_sets_the_icc(data_dir: Path, tmp_path: Path) -> None:
+    """Run B gets every wrong answer of 8 subjects right and changes nothing else: differences
+    that cluster, so the ICC the pair shows is positive and raises the n needed."""
+    config = parse_config(
+        "models: [{name: ref, endpoint: embedded}]\n"
+        "tasks: [{name: mmlu_kshot_clp, n: 228, num_fewshot: 0}]\n"
+    )
+    a = (await arun_eval(config, RunOptions(out=tmp_path, run_name="a"))).run_dir
+    b = tmp_path / "b"
+    shutil.copytree(a, b)
+    unit = b / "ref" / "mmlu_kshot_clp"
+    lines = (unit / "records.jsonl").read_bytes().splitlines()
+    rows = [msgspec.to_builtins(decode_record(x)) for x in lines]
+    flipped = sorted({r["group"] for r in rows})[:8]
+    for row in rows:
+        if row["group"] in flipped:
+            row["metrics"]["acc"] = 1.0
+    (unit / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    from sieval.audit.compare import compare_runs
+
+    observed = compare_runs(a, b)["tasks"][0]["metrics"]["acc"]["mde"]
+    assert observed["icc"] > 0.05  # whole subjects flipped: strongly clustered
+    result = as_json("--from", str(a), str(b), "--delta", "0.1", "--data-dir", str(data_dir))
+    assert result["icc"] == pytest.approx(observed["icc"]) and result["method"] == "clustered"
+    assert result["icc_from"].startswith("from the runs")
+    psi, icc, n = observed["discordance"], observed["icc"], result["needed"]
+    groups = mmlu_groups(data_dir)
+
+    def z_power(count: int) -> float:
+        sizes = Counter(groups[:count]).values()
+        deff = 1 + (sum(m * m for m in sizes) / count - 1) * icc
+        effect = 0.1 / math.sqrt(psi - 0.1**2)
+        return float(NormalIndPower().power(effect, nobs1=count / deff, alpha=0.05, ratio=0))
+
+    assert z_power(n) >= 0.8 > z_power(n - 1)
+    text = power("--from", str(a), str(b), "--delta", "0.1", "--data-dir", str(data_dir))
+    assert f"ICC: {icc:.4g}, from the runs" in text and "clustered by subject" in text
+
+
 ERRORS = [
     (["--baseline", "0.6"], "say what to compute: --delta D"),
     (["--delta", "0.02"], "say how the two runs' scores differ: --baseline P"),
