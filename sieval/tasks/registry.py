@@ -7,14 +7,16 @@ A new task is one new module; nothing here changes. ``TASKS`` maps names to task
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import pkgutil
 from typing import Any
 
+from ..errors import ConfigError
 from .base import Task
 from .suite import Suite
 
-__all__ = ["SUITES", "TASKS", "discover", "discover_suites"]
+__all__ = ["SUITES", "TASKS", "discover", "discover_suites", "get_task"]
 
 _NOT_TASKS = {"base", "registry"}
 
@@ -51,3 +53,17 @@ for _suite in SUITES.values():
     for _member in _suite.tasks:
         if _member.name not in TASKS:
             raise AssertionError(f"suite {_suite.name!r} lists {_member.name!r}, not a task")
+
+
+def get_task(name: str) -> Task:
+    """The task called ``name``; a ``ConfigError`` with the closest name for a typo."""
+    if name in TASKS:
+        return TASKS[name]
+    close = difflib.get_close_matches(name, [*TASKS, *SUITES], n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise ConfigError(
+        f"unknown task {name!r}.{hint} Known tasks: {', '.join(TASKS)}; suites: "
+        f"{', '.join(SUITES) or '(none)'} (see 'sieval tasks').",
+        path="tasks",
+        received=name,
+    )
