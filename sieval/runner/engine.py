@@ -37,6 +37,7 @@ from ..model import Call, Model
 from ..settings import named, setting
 from ..tasks.base import ModelFacts, Sample, Task, describe
 from ..transport import Limits, Timeouts, Transport, redact_json, redact_url
+from .budget import Budget, Held, check_budget, open_budget
 from .checks import (
     CheckResult,
     Primed,
@@ -50,6 +51,7 @@ from .checks import (
 )
 from .config import EMBEDDED, EvalConfig, ModelConfig
 from .files import StorageError, repair_tail
+from .forecast import FORECAST_FILE, CostOptions, Costs, Forecast, forecast_run, write_forecast
 from .limits import connection_budgets
 from .lock import hold_run
 from .plan import Plan, PlannedModel, PlannedTask, plan_run, select
@@ -119,6 +121,8 @@ class RunOptions:
     ``<model>/<task>/shards/<k>/`` and no ``report.json`` is written (``sieval finalize`` does)."""
     restrict: Callable[[Plan], Plan] | None = None
     """Applied to the plan before anything runs: a shard's samples and its share of the budget."""
+    cost: CostOptions = field(default_factory=CostOptions)
+    """``--dry-run``, ``--forecast`` and the budgets (``forecast.py``, ``budget.py``)."""
 
 
 @dataclass
@@ -131,6 +135,8 @@ class RunResult:
     plan: Plan | None = field(default=None, repr=False)  # its config may hold a password
     setup: dict[str, Any] = field(default_factory=dict)
     """What the servers and checks said (``provenance``, ``facts``, ``checks``, as plain data)."""
+    forecast: Forecast | None = None
+    """The run's cost forecast, when it made one (``forecast.py``)."""
 
     @property
     def failed(self) -> int:
@@ -227,13 +233,17 @@ async def _arun_eval(
     plan = plan_run(config, data_dir=data_dir, limit=options.limit, tasks=tasks)
     if options.restrict is not None:
         plan = options.restrict(plan)
+    check_budget(options.cost, plan.models)  # a cost budget needs every model's price
+    dry_run = options.cost.dry_run  # a forecast alone: no model request, no run directory
+    if dry_run and (options.resume is not None or options.plan_only):
+        raise ConfigError("--dry-run forecasts a new run; it takes no --resume or plan")
     warnings: list[str] = list(plan.notes)
     if options.resume is not None:
         run_dir = options.resume
         check_resume(run_dir, plan.identity, plan.inputs)
         if options.shard is None:
             locks.enter_context(hold_run(run_dir))
-        if options.shard is None and not options.plan_only:
+        if options.shard is None and not options.plan_only and not dry_run:
             scored, failed, total = _recorded(plan, run_dir, run_only)
             if scored == total:
                 stage(
@@ -274,7 +284,7 @@ async def _arun_eval(
                 auth=pm.auth,
                 transport=transports.get(pm.label),
                 shown=EMBEDDED if cfg.endpoint == EMBEDDED else None,
-                model_id=cfg.model,
+                model_id=None if dry_run else cfg.model,  # a listless server: no first request
             )
             if cfg.endpoint == EMBEDDED:  # one id only, --no-preflight or not
                 served = check_model(pm, provenance[pm.label])
@@ -303,12 +313,18 @@ async def _arun_eval(
                 urls[pm.label],
                 transports,
                 provenance,
-                options.preflight,
+                options.preflight and not dry_run,
                 stage,
                 None if options.wire_log else primed[pm.label],
             )
             if found is not None:
                 checks[pm.label] = found
+        costs: Costs | None = None
+        if options.cost.wanted(plan.models):
+            costs = await forecast_run(plan, urls, transports, facts, stage)
+        if dry_run:
+            forecast = costs.forecast if costs is not None else None
+            return RunResult(run_dir, {"results": []}, warnings, plan=plan, forecast=forecast)
         # every check passed: only now does the run directory come into being
         if options.resume is None:
             create_run_dir(run_dir, fresh=True)
@@ -324,6 +340,8 @@ async def _arun_eval(
                 tasks=[pt.config for pt in plan.tasks],
             )
             write_run_json(run_dir, plan.identity, plan.inputs, ran)
+        if costs is not None and options.shard is None and not (run_dir / FORECAST_FILE).exists():
+            write_forecast(run_dir, costs.forecast)  # the report shows it beside what was spent
         if options.on_run_dir is not None:
             options.on_run_dir(run_dir)
         setup = {
@@ -331,6 +349,8 @@ async def _arun_eval(
             "facts": {label: msgspec.to_builtins(f) for label, f in facts.items()},
             "checks": {label: msgspec.to_builtins(c) for label, c in checks.items()},
         }
+        if costs is not None:
+            setup["forecast"] = msgspec.to_builtins(costs.forecast)
         if options.plan_only:
             return RunResult(run_dir, {"results": []}, warnings, plan=plan, setup=setup)
         global_cap = asyncio.Semaphore(options.concurrency or config.concurrency)
@@ -345,6 +365,7 @@ async def _arun_eval(
             run_only=run_only,
             shard=options.shard,
         )
+        engine.budget = open_budget(options.cost, plan, run_dir, options.shard, costs)
         started = time.time()
         t0 = time.perf_counter()
         try:
@@ -397,6 +418,8 @@ async def _arun_eval(
     )
     if engine.stopped:
         report["stopped"] = engine.stopped
+    if engine.budget is not None:
+        report["budget"] = engine.budget.summary()
     warnings.extend(truncation_warnings(report["results"]))  # report["warnings"] is this list
     if options.shard is None:  # a shard's figures are its own; the run's report is finalize's
         try:
@@ -610,6 +633,8 @@ class _Engine:
         self.samples_run = 0
         self.broken: StorageError | None = None
         """The failure that stopped the run: a records file could not be written."""
+        self.budget: Budget | None = None
+        """``--budget-tokens`` / ``--budget-cost``: a sample starts only within it (budget.py)."""
 
     def prepare(self) -> list[str]:
         """Open each unit's records file, repair a crash's torn line, list what is left to run."""
@@ -666,8 +691,8 @@ class _Engine:
                     await self._drain(pending)
                 if self.stopped:
                     break
-                pending.add(asyncio.create_task(self._sample(unit, sample)))
-            while pending and not self.stopped:
+                pending.add(asyncio.create_task(self._budgeted(unit, sample)))
+            while pending and not self._halt.is_set():  # a budget stop lets them finish
                 await self._drain(pending)
         finally:
             for task in pending:  # a stopped run does not wait for what is in flight
@@ -687,6 +712,24 @@ class _Engine:
                 pending.discard(finished)
                 finished.result()
 
+    async def _budgeted(self, unit: _Unit, sample: Sample) -> None:
+        """Run the sample within the budget (``budget.py``), or leave it for a resume."""
+        if self.budget is None:
+            await self._sample(unit, sample)
+            return
+        rt = unit.runtime
+        held: Held | None = await self.budget.admit(
+            rt.planned, unit.task, rt.facts, sample, rt.model
+        )
+        record = None
+        try:
+            if held is not None:
+                record = await self._sample(unit, sample)
+        finally:
+            reason = self.budget.settle(held, record) if held is not None else self.budget.stopped
+            if reason is not None and self.stopped is None:
+                self.stopped = reason  # no further sample starts; those in flight finish
+
     async def _call(self, runtime: _Runtime, request: Request, key: str) -> Call:
         if runtime.primed:
             sent, call = runtime.primed.pop(key, (None, None))
@@ -696,7 +739,7 @@ class _Engine:
             runtime.calls += 1
             return await runtime.model.call(request)
 
-    async def _sample(self, unit: _Unit, sample: Sample) -> None:
+    async def _sample(self, unit: _Unit, sample: Sample) -> Record | None:
         runtime, pt = unit.runtime, unit.task
         started = time.time()
         t0 = time.perf_counter()
@@ -752,14 +795,14 @@ class _Engine:
             sample=describe(pt.task, sample),
         )
         if self.broken is not None:
-            return  # the run is stopping: this sample runs again on --resume
+            return None  # the run is stopping: this sample runs again on --resume
         try:
             unit.writer.write(record)
         except StorageError as exc:
             self.broken = exc
             self.stopped = f"stopped: {exc.message}"
             self._halt.set()
-            return
+            return None
         self.samples_run += 1
         failed = (record.error or {"class": "Unknown"}) if record.status != "ok" else None
         reason = self.stopper.record(unit.key, failed)
@@ -768,6 +811,7 @@ class _Engine:
             self._halt.set()
         tokens = sum(sum(r.usage.get(k, 0) for k in _COUNTED) for r in requests.values())
         self.sink.advance(unit.key, record.status == "ok", tokens)
+        return record
 
 
 _COUNTED = ("input_tokens", "output_tokens")
