@@ -257,14 +257,14 @@ def eval_command(
             from ..runner import RunOptions
             from ..runner.stopping import parse_max_failures
 
-            cfg, models, tasks = _config(config, one_line, model, task, resume, given)
-            stop_rule = parse_max_failures(max_failures)
-            cost = cost_options(dry_run, forecast, budget_tokens, budget_cost)
             if dry_run and resume is not None:
                 raise ConfigError(
                     "--dry-run forecasts a new run; a stopped run's report shows its forecast "
                     f"beside what it spent: sieval report {resume}"
                 )
+            cfg, models, tasks = _config(config, one_line, model, task, resume, given)
+            stop_rule = parse_max_failures(max_failures)
+            cost = cost_options(dry_run, forecast, budget_tokens, budget_cost)
             if write_config is not None:
                 _write_config(write_config, one_line, console)
             options = RunOptions(

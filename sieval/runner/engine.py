@@ -433,6 +433,7 @@ async def _arun_eval(
         stopped=engine.stopped,
         plan=plan,
         setup=setup,
+        forecast=costs.forecast if costs is not None else None,
     )
 
 
