@@ -153,6 +153,15 @@ def render_costs(report: Mapping[str, Any]) -> list[Table | Text]:
                     style="dim",
                 )
             )
+        retries = sum(int((r["cost"].get("actual") or {}).get("retries", 0)) for r in mine)
+        if retries:
+            out.append(
+                Text(
+                    f"{retries:,} attempts were sent again (after a timeout, a 429 or a 5xx): the "
+                    "server may have computed the lost ones too, which no usage reports",
+                    style="yellow",
+                )
+            )
         without = sum(int((r["cost"].get("actual") or {}).get("without_usage", 0)) for r in mine)
         if without:
             out.append(

@@ -40,6 +40,9 @@ class Spent(msgspec.Struct, kw_only=True):
     without_usage: int = 0
     """Answered requests whose reply reported no usage, or only part of it (what it did report
     is in the sums above)."""
+    retries: int = 0
+    """Attempts sent again after a timeout, a 429 or a 5xx: a server may have computed the lost
+    attempt too (a timed-out prompt counts in vLLM's ``/metrics``), with no usage to say so."""
 
     def cost(self, price: Price | None) -> float | None:
         return None if price is None else price.cost(self.input_tokens, self.output_tokens)
@@ -48,6 +51,7 @@ class Spent(msgspec.Struct, kw_only=True):
 class _Request(msgspec.Struct):
     usage: dict[str, int] = {}
     status: int | None = None
+    timings: dict[str, float] = {}
 
 
 class _Common(msgspec.Struct):
@@ -66,20 +70,21 @@ class _Line(msgspec.Struct):
 _line_decoder = msgspec.json.Decoder(_Line)
 
 
-def charged(line: _Line) -> Iterator[tuple[bool, dict[str, int]]]:
-    """Each request of a record: whether it was answered, and its usage."""
-    columns = {
-        key.removeprefix("usage."): value
-        for key, value in line.requests_columns.items()
-        if key.startswith("usage.")
-    }
+def charged(line: _Line) -> Iterator[tuple[bool, dict[str, int], int]]:
+    """Each request of a record: whether it was answered, its usage, its attempts."""
+    columns = line.requests_columns
     for i, request in enumerate(line.requests.values()):
         usage = dict(request.usage)
+        attempts = int(request.timings.get("attempts", 1))
         for key, value in columns.items():
-            usage[key] = value[i] if isinstance(value, list) else value
+            at = value[i] if isinstance(value, list) else value
+            if key.startswith("usage."):
+                usage[key.removeprefix("usage.")] = at
+            elif key == "timings.attempts":
+                attempts = int(at)
         status = request.status if request.status is not None else line.requests_common.status
         answered = status == 200 or (status is None and bool(usage))  # schema 1-2: no status
-        yield answered, usage
+        yield answered, usage, attempts
 
 
 def spent_in(path: Path) -> Spent:
@@ -87,8 +92,9 @@ def spent_in(path: Path) -> Spent:
     spent = Spent()
     for line in scan(path, _line_decoder):
         spent.records += 1
-        for answered, usage in charged(line):
+        for answered, usage, attempts in charged(line):
             spent.requests += 1
+            spent.retries += attempts - 1
             spent.answered += answered
             spent.input_tokens += usage.get("input_tokens", 0)
             spent.output_tokens += usage.get("output_tokens", 0)

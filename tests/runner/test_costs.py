@@ -31,7 +31,8 @@ def test_every_line_every_request_and_only_what_the_server_reported(tmp_path: Pa
     writer.write(record("c", {"r0": answered(5)}))  # the output count missing
     failed = RequestRecord(body={"prompt": "y"}, error={"class": "TransportError"})
     writer.write(record("d", {"r0": failed}, status="failed"))  # never answered
-    writer.write(record("d", {"r0": answered(4, 2)}))  # run again on resume: paid twice
+    again = msgspec.structs.replace(answered(4, 2), timings={"total_s": 1.0, "attempts": 3})
+    writer.write(record("d", {"r0": again}))  # run again on resume: paid twice
     writer.close()
     raw = [msgspec.json.decode(x) for x in path.read_bytes().splitlines()]
     assert raw[0]["requests_columns"]["usage.input_tokens"] == [10, 12]  # the shape read
@@ -41,6 +42,7 @@ def test_every_line_every_request_and_only_what_the_server_reported(tmp_path: Pa
     assert (spent.records, spent.requests, spent.answered) == (5, 7, 6)
     assert (spent.input_tokens, spent.output_tokens) == (10 + 12 + 7 + 7 + 5 + 4, 1 + 1 + 1 + 1 + 2)
     assert spent.without_usage == 1  # "c": what it reported is counted, the rest is not
+    assert spent.retries == 2
     assert spent.cost(Price(input=2.0, output=4.0)) == (45 * 2 + 6 * 4) / 1e6
     assert spent.cost(None) is None
 
