@@ -98,3 +98,30 @@ def test_plan_prints_the_forecast_and_keeps_it(tmp_path: Path) -> None:
     assert plan["setup"]["forecast"]["units"] == stored["units"]
     (unit,) = stored["units"]
     assert unit["requests"] == 4 and unit["exact_requests"] == 4
+
+
+def test_a_shard_s_budget_counts_its_own_records(tmp_path: Path) -> None:
+    config = tmp_path / "eval.yaml"
+    config.write_text(
+        "models: [{endpoint: embedded, concurrency_limit: 2}]\n"
+        "tasks: [{name: arc_easy_kshot_ppl, n: 6, num_fewshot: 1}]\n"
+    )
+    out = tmp_path / "big"
+    planned = runner.invoke(
+        app, ["plan", str(config), "--out", str(out), "--shards", "2", "--data-dir", str(DATA)]
+    )
+    assert planned.exit_code == 0, planned.output
+    (unit,) = json.loads((out / "forecast.json").read_text())["units"]
+    budget = unit["prompt_tokens"] // 4  # about a quarter of the run: within shard 0's half
+    other = runner.invoke(app, ["eval", "--run", str(out), "--shard", "1/2"])
+    assert other.exit_code == 0, other.output  # half the run spent, by shard 1
+    shard = ["eval", "--run", str(out), "--shard", "0/2", "--budget-tokens", str(budget)]
+    stopped = runner.invoke(app, shard)
+    assert stopped.exit_code == 1, stopped.output
+    assert f"of {budget:,} tokens (--budget-tokens)" in stopped.output
+    path = out / "sieval-reference" / "arc_easy_kshot_ppl" / "shards" / "0" / "records.jsonl"
+    recorded = [json.loads(x) for x in path.read_text().splitlines()]
+    assert 0 < len(recorded) < 3  # shard 0 holds 3 samples; shard 1's spending is not counted
+    again = runner.invoke(app, [*shard[:-1], str(budget * 4)])  # its own records count
+    assert again.exit_code == 0, again.output
+    assert len(path.read_text().splitlines()) == 3
