@@ -229,3 +229,19 @@ async def test_an_estimate_below_the_server_s_count_is_caught_and_said(tmp_path:
         result.stopped or ""
     )
     assert result.report["results"][0]["samples"]["scored"] == 1
+
+
+async def test_a_budget_without_a_forecast_counts_as_it_goes(tmp_path: Path) -> None:
+    """``--no-forecast``: no forecast.json, and each sample's prompts are counted (through the
+    tokenize route) when it is admitted."""
+    async with ReferenceServer() as server:
+        result = await arun_eval(
+            config(server.url),
+            RunOptions(
+                out=tmp_path, data_dir=DATA, cost=CostOptions(forecast=False, budget_tokens=5000)
+            ),
+        )
+    assert result.forecast is None and not (result.run_dir / "forecast.json").exists()
+    assert all(r["cost"]["forecast"] is None for r in result.report["results"])
+    assert result.report["budget"]["tokens"]["spent"] == spent(result.run_dir) <= 5000
+    assert result.stopped is not None and "stopped: budget" in result.stopped

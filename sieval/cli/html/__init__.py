@@ -149,9 +149,11 @@ def _budget_text(budget: Any) -> str:
     said = []
     for name in ("tokens", "cost"):
         entry = budget.get(name)
-        if isinstance(entry, Mapping):
-            unit = " tokens" if name == "tokens" else f" {entry.get('currency') or ''}".rstrip()
-            said.append(f"spent {entry['spent']:,} of {entry['budget']:,}{unit}")
+        if isinstance(entry, Mapping) and name == "tokens":
+            said.append(f"spent {entry['spent']:,} of {entry['budget']:,} tokens")
+        elif isinstance(entry, Mapping):
+            unit = f" {entry.get('currency') or ''}".rstrip()
+            said.append(f"spent {entry['spent']:,.4f} of {entry['budget']:,.4f}{unit}")
     stopped = budget.get("stopped")
     return "; ".join(said) + (f". {stopped}" if stopped else ".")
 
