@@ -103,8 +103,8 @@ def render_forecast(forecast: Forecast, prices: Mapping[str, Price | None]) -> l
 
 
 def render_costs(report: Mapping[str, Any]) -> list[Table | Text]:
-    """Per model, its tasks' forecast beside what their records say was spent; nothing for a
-    report written before costs were reported."""
+    """Per model, a row a task: its forecast over what its records say was spent (two lines a
+    cell, to read at 80 columns); nothing for a report written before costs were reported."""
     results = [r for r in report.get("results", []) if isinstance(r.get("cost"), Mapping)]
     out: list[Table | Text] = []
     for model in dict.fromkeys(r["model"] for r in results):
@@ -113,27 +113,30 @@ def render_costs(report: Mapping[str, Any]) -> list[Table | Text]:
         currency = _currency(prices)
         table = Table(title=as_text(f"cost · {model}"))
         table.add_column("task", no_wrap=True)
-        for name in ("prompt tokens\nforecast", "\nspent", "output tokens\nforecast ≤", "\nspent"):
-            table.add_column(name, justify="right", no_wrap=True)
+        table.add_column("", style="dim", no_wrap=True)
+        table.add_column("prompt\ntokens", justify="right", no_wrap=True)
+        table.add_column("output\ntokens", justify="right", no_wrap=True)
         if prices:
-            label = f"cost{f' ({currency})' if currency else ''}"
-            table.add_column(f"{label}\nforecast ≤", justify="right", no_wrap=True)
-            table.add_column("\nspent", justify="right", no_wrap=True)
+            table.add_column(f"cost{f' ({currency})' if currency else ''}", justify="right")
         estimated = False
         for result in mine:
             forecast = result["cost"].get("forecast") or {}
             actual = result["cost"].get("actual") or {}
             exact = bool(forecast.get("exact", True))
             estimated = estimated or not exact
+            most = forecast.get("max_output_tokens")
             cells = [
-                _tokens(forecast.get("prompt_tokens"), exact),
-                _tokens(actual.get("input_tokens")),
-                _tokens(forecast.get("max_output_tokens")),
-                _tokens(actual.get("output_tokens")),
+                f"{_tokens(forecast.get('prompt_tokens'), exact)}\n"
+                f"{_tokens(actual.get('input_tokens'))}",
+                f"{'≤ ' if most is not None else ''}{_tokens(most)}\n"
+                f"{_tokens(actual.get('output_tokens'))}",
             ]
             if prices:
-                cells += [money(forecast.get("cost")), money(actual.get("cost"))]
-            table.add_row(as_text(result["task"]), *cells)
+                cost = forecast.get("cost")
+                cells.append(
+                    f"{'≤ ' if cost is not None else ''}{money(cost)}\n{money(actual.get('cost'))}"
+                )
+            table.add_row(as_text(result["task"]), "forecast\nspent", *cells)
         out.append(table)
         methods = sorted(
             {
@@ -157,8 +160,9 @@ def render_costs(report: Mapping[str, Any]) -> list[Table | Text]:
         if retries:
             out.append(
                 Text(
-                    f"{retries:,} attempts were sent again (after a timeout, a 429 or a 5xx): the "
-                    "server may have computed the lost ones too, which no usage reports",
+                    f"{retries:,} attempt{'s were' if retries > 1 else ' was'} sent again (after "
+                    "a timeout, a 429 or a 5xx): the server may have computed "
+                    f"{'them' if retries > 1 else 'it'} too, which no usage reports",
                     style="yellow",
                 )
             )
@@ -166,8 +170,8 @@ def render_costs(report: Mapping[str, Any]) -> list[Table | Text]:
         if without:
             out.append(
                 Text(
-                    f"{without:,} replies reported no usage (or part of it): what they spent is "
-                    "not in the figures spent",
+                    f"{without:,} repl{'ies' if without > 1 else 'y'} reported no usage (or part "
+                    "of it): what was not reported is not in the figures spent",
                     style="yellow",
                 )
             )
