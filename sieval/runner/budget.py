@@ -4,7 +4,7 @@ here and nowhere else.
 The rule, exactly: **a sample starts only when what the run has spent, plus the most every
 sample in flight may still spend, plus the most this sample may spend, stays within every
 budget.** A sample's most is its forecast: its prompt tokens (counted as the forecast counts
-them: ``forecast.PromptCounter``) plus each request's ``max_tokens`` times ``n``, at the model's
+them: ``counting.PromptCounter``) plus each request's ``max_tokens`` times ``n``, at the model's
 ``price:`` for a cost. A sample that does not fit waits for the samples in flight (once recorded,
 each counts what its replies reported instead of its most) and asks again; when nothing is in
 flight and it still does not fit, the run stops: no further sample starts, the samples that were
@@ -37,7 +37,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError
 from ..settings import form, setting
 from .costs import spent_in
-from .forecast import CostOptions, Costs, PromptCounter, max_output, requests_of
+from .counting import PromptCounter, max_output, requests_of
+from .forecast import CostOptions, Costs
 from .records import Record, records_path
 
 if TYPE_CHECKING:

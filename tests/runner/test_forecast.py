@@ -17,14 +17,8 @@ from sieval.model import Model
 from sieval.reference import ReferenceServer
 from sieval.runner import RunOptions, arun_eval
 from sieval.runner.config import parse_config
-from sieval.runner.forecast import (
-    FORECAST_FILE,
-    CostOptions,
-    PromptCounter,
-    max_output,
-    prompt_text,
-    read_forecast,
-)
+from sieval.runner.counting import PromptCounter, max_output, prompt_text
+from sieval.runner.forecast import FORECAST_FILE, CostOptions, read_forecast
 from sieval.runner.records import Shared, expand_requests, read_records
 from sieval.transport import HttpTransport
 from sieval.transport.types import HttpReply, HttpRequest
