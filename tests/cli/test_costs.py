@@ -127,3 +127,54 @@ def test_a_shard_s_budget_counts_its_own_records(tmp_path: Path) -> None:
     again = runner.invoke(app, [*shard[:-1], str(budget * 4)])  # its own records count
     assert again.exit_code == 0, again.output
     assert len(path.read_text().splitlines()) == 3
+
+
+def _text(parts: list[object]) -> str:
+    from rich.console import Console
+
+    console = Console(width=100, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
+    for part in parts:
+        console.print(part)
+    return console.export_text()
+
+
+def test_the_cost_views_say_what_the_figures_leave_out() -> None:
+    from sieval.cli.costs import render_costs, render_forecast
+    from sieval.runner.config import Price
+    from sieval.runner.forecast import Counting, Forecast, UnitForecast
+
+    unit = {"model": "m", "samples": 2, "exact_requests": 0, "method": "estimate: bytes / 4"}
+    forecast = Forecast(
+        units=[
+            UnitForecast(**unit, task="a", requests=2, prompt_tokens=10, max_output_tokens=8),
+            UnitForecast(
+                **unit,
+                task="b",
+                requests=2,
+                prompt_tokens=5,
+                max_output_tokens=0,
+                unbounded_requests=2,
+            ),
+        ],
+        counting=[
+            Counting(model="m", method="estimate: bytes / 4", requests=4, tokenized=0, seconds=0.01)
+        ],
+    )
+    shown = _text(render_forecast(forecast, {"m": Price(input=1.0, output=2.0, currency="EUR")}))
+    total = next(line for line in shown.splitlines() if line.startswith("│ total"))
+    cells = [cell.strip() for cell in total.split("│")[2:-1]]
+    assert cells == ["4", "4", "~15", "8", "0.0000"]  # samples, requests, ~prompt, most, cost
+    assert "~ prompt tokens: estimate: bytes / 4 (in 0.0 s)" in shown
+    assert "+ 2 requests set no max_tokens" in shown and "0+" in shown
+    assert "cost ≤ (EUR)" in shown
+
+    actual = {"input_tokens": 12, "output_tokens": 3, "without_usage": 2, "retries": 1}
+    report = {
+        "results": [
+            {"model": "m", "task": "a", "cost": {"forecast": None, "actual": actual, "price": None}}
+        ]
+    }
+    told = _text(render_costs(report))
+    assert "no forecast was made for this run" in told
+    assert "2 replies reported no usage" in told
+    assert "1 attempt was sent again" in told and "may have computed it too" in told
