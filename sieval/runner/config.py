@@ -21,6 +21,7 @@ Example::
         outage_s: 300               # how long a server that answered may be away (a restart)
         request_defaults:
           sampling.temperature: 0.0 # leaf path -> value; never overrides what a task sets
+        price: {input: 0.15, output: 0.60, currency: USD}   # per million tokens (forecast.py)
     tasks:
       - name: arc_easy
         n: 100
@@ -57,6 +58,7 @@ __all__ = [
     "ONE_LINE",
     "EvalConfig",
     "ModelConfig",
+    "Price",
     "base_url",
     "check_config",
     "check_endpoint_url",
@@ -76,6 +78,23 @@ DEFAULT_DIALECT = {"completion": "openai_completions", "chat": "openai_chat"}
 
 ONE_LINE = "the command line"
 """The ``source`` of a config built from ``sieval eval --endpoint ...`` (its errors name flags)."""
+
+
+class Price(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What a model's tokens cost, per million tokens: ``price: {input: 0.15, output: 0.60,
+    currency: USD}``. It changes no score, so it is not in the run identity (a resume may
+    change it)."""
+
+    input: float
+    """The price of a million prompt (input) tokens."""
+    output: float
+    """The price of a million generated (output) tokens."""
+    currency: str = ""
+    """Shown beside every cost as given (``USD``, ``EUR``, ``credits``); empty: no unit."""
+
+    def cost(self, input_tokens: float, output_tokens: float) -> float:
+        """What ``input_tokens`` prompt and ``output_tokens`` generated tokens cost."""
+        return (input_tokens * self.input + output_tokens * self.output) / 1_000_000
 
 
 class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -118,6 +137,9 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     outage_s: float = 300.0
     """How long (seconds) a server that has answered may refuse connections, as while it is
     restarted, before a request fails: its connect errors are retried past ``retries``."""
+    price: Price | None = None
+    """Per million input and output tokens: the forecast and the report show costs, and
+    ``--budget-cost`` can stop the run (``runner/forecast.py``, ``runner/stopping.py``)."""
 
     @property
     def dialect_id(self) -> str:
@@ -281,7 +303,20 @@ def _explain(message: str) -> str:
     return f"unknown key {field!r} in {at}.{hint} Known keys: {', '.join(known)}."
 
 
+def _price_problems(price: Price | None) -> list[tuple[str, str | bool]]:
+    """``(key, what it must be)`` for each price field out of range (none without a price)."""
+    if price is None:
+        return []
+    return [
+        (f"price.{key}", "a finite number >= 0")
+        for key in ("input", "output")
+        if not 0 <= getattr(price, key) < math.inf
+    ]
+
+
 def _struct_at(where: str) -> type[msgspec.Struct]:
+    if where.startswith(".models") and ".price" in where:
+        return Price
     if where.startswith(".models"):
         return ModelConfig
     if where.startswith(".tasks"):
@@ -343,6 +378,7 @@ def check_config(config: EvalConfig, source: str) -> EvalConfig:
                 not (0 < model.retry_after_max_s < math.inf) and "a finite number > 0",
             ),
             ("outage_s", not (0 < model.outage_s < math.inf) and "a finite number > 0"),
+            *_price_problems(model.price),
         ):
             if bad:
                 raise ConfigError(f"{where}{named(key)} must be {bad}", path=key)

@@ -31,8 +31,10 @@ import msgspec
 
 from ..errors import ConfigError
 from ..tasks.base import Task
+from .budget import check_budget, open_budget
 from .config import EvalConfig
 from .files import StorageError, repair_tail
+from .forecast import FORECAST_FILE, CostOptions, Costs, Forecast, forecast_run, write_forecast
 from .lock import hold_run
 from .plan import Plan, plan_run, select
 from .preflight import Provenance
@@ -97,6 +99,8 @@ class RunOptions:
     ``<model>/<task>/shards/<k>/`` and no ``report.json`` is written (``sieval finalize`` does)."""
     restrict: Callable[[Plan], Plan] | None = None
     """Applied to the plan before anything runs: a shard's samples and its share of the budget."""
+    cost: CostOptions = field(default_factory=CostOptions)
+    """``--dry-run``, ``--forecast`` and the budgets (``forecast.py``, ``budget.py``)."""
 
 
 @dataclass
@@ -109,6 +113,8 @@ class RunResult:
     plan: Plan | None = field(default=None, repr=False)  # its config may hold a password
     setup: dict[str, Any] = field(default_factory=dict)
     """What the servers and checks said (``provenance``, ``facts``, ``checks``, as plain data)."""
+    forecast: Forecast | None = None
+    """The run's cost forecast, when it made one (``forecast.py``)."""
 
     @property
     def failed(self) -> int:
@@ -205,13 +211,17 @@ async def _arun_eval(
     plan = plan_run(config, data_dir=data_dir, limit=options.limit, tasks=tasks)
     if options.restrict is not None:
         plan = options.restrict(plan)
+    check_budget(options.cost, plan.models)  # a cost budget needs every model's price
+    dry_run = options.cost.dry_run  # a forecast alone: no model request, no run directory
+    if dry_run and (options.resume is not None or options.plan_only):
+        raise ConfigError("--dry-run forecasts a new run; it takes no --resume or plan")
     warnings: list[str] = list(plan.notes)
     if options.resume is not None:
         run_dir = options.resume
         check_resume(run_dir, plan.identity, plan.inputs)
         if options.shard is None:
             locks.enter_context(hold_run(run_dir))
-        if options.shard is None and not options.plan_only:
+        if options.shard is None and not options.plan_only and not dry_run:
             scored, failed, total = _recorded(plan, run_dir, run_only)
             if scored == total:
                 stage(
@@ -227,12 +237,19 @@ async def _arun_eval(
         setup = await set_up(
             plan,
             stack,
-            preflight_checks=options.preflight,
+            preflight_checks=options.preflight and not dry_run,
             keep_primed=not options.wire_log,
+            first_request=not dry_run,  # a listless server: no first request
             transport_factory=transport_factory,
             stage=stage,
         )
         warnings.extend(setup.endpoints.notes)
+        costs: Costs | None = None
+        if options.cost.wanted(plan.models):
+            costs = await forecast_run(plan, setup, stage)
+        if dry_run:
+            forecast = costs.forecast if costs is not None else None
+            return RunResult(run_dir, {"results": []}, warnings, plan=plan, forecast=forecast)
         # every check passed: only now does the run directory come into being
         if options.resume is None:
             create_run_dir(run_dir, fresh=True)
@@ -248,10 +265,15 @@ async def _arun_eval(
                 tasks=[pt.config for pt in plan.tasks],
             )
             write_run_json(run_dir, plan.identity, plan.inputs, ran)
+        if costs is not None and options.shard is None and not (run_dir / FORECAST_FILE).exists():
+            write_forecast(run_dir, costs.forecast)  # the report shows it beside what was spent
         if options.on_run_dir is not None:
             options.on_run_dir(run_dir)
+        found = setup.as_data()
+        if costs is not None:
+            found["forecast"] = msgspec.to_builtins(costs.forecast)
         if options.plan_only:
-            return RunResult(run_dir, {"results": []}, warnings, plan=plan, setup=setup.as_data())
+            return RunResult(run_dir, {"results": []}, warnings, plan=plan, setup=found)
         global_cap = asyncio.Semaphore(options.concurrency or config.concurrency)
         sink = progress or NullProgress()
         scheduler = Scheduler(
@@ -264,6 +286,7 @@ async def _arun_eval(
             run_only=run_only,
             shard=options.shard,
         )
+        scheduler.budget = open_budget(options.cost, plan, run_dir, options.shard, costs)
         started = time.time()
         t0 = time.perf_counter()
         try:
@@ -313,6 +336,8 @@ async def _arun_eval(
     )
     if scheduler.stopped:
         report["stopped"] = scheduler.stopped
+    if scheduler.budget is not None:
+        report["budget"] = scheduler.budget.summary()
     warnings.extend(truncation_warnings(report["results"]))  # report["warnings"] is this list
     if options.shard is None:  # a shard's figures are its own; the run's report is finalize's
         try:
@@ -325,7 +350,8 @@ async def _arun_eval(
         warnings=warnings,
         stopped=scheduler.stopped,
         plan=plan,
-        setup=setup.as_data(),
+        setup=found,
+        forecast=costs.forecast if costs is not None else None,
     )
 
 

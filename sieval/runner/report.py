@@ -9,7 +9,8 @@ Every per-sample metric has its uncertainty in ``intervals`` (``tally.py``): the
 and a 95% interval (``scoring/uncertainty.py``). Samples are independent unless the task clusters
 them (``Task.cluster_by``, MMLU by subject), then the error is cluster-robust; ``estimator`` says
 which.
-Version 2 added ``intervals``.
+Version 2 added ``intervals``. Each result's ``cost`` holds its forecast (when the run made one)
+and what its records say was spent (``costs.py``); ``budget`` what a budget allowed and spent.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ..errors import ConfigError
+from .costs import unit_cost
 from .files import storage_error, write_atomic
+from .forecast import read_forecast
 from .identity import sieval_version
 from .plan import protocol
 from .records import SCHEMA_VERSION, records_path
@@ -96,17 +99,15 @@ def build_report(
     if samples_run == 0 and previous is not None and _still_valid(plan, run_dir, previous):
         results = list(previous["results"])
     else:
-        results = [
-            _unit_result(
-                pm,
-                pt,
-                records_path(run_dir, pm.dirname, pt.name, shard),
-                provenance.get(pm.label),
-                (facts or {}).get(pm.label) or pm.facts,
-            )
-            for pm in plan.models
-            for pt in plan.tasks
-        ]
+        forecast = read_forecast(run_dir)  # what was forecast, beside what was spent: costs.py
+        results = []
+        for pm in plan.models:
+            for pt in plan.tasks:
+                path = records_path(run_dir, pm.dirname, pt.name, shard)
+                facts_of = (facts or {}).get(pm.label) or pm.facts
+                result = _unit_result(pm, pt, path, provenance.get(pm.label), facts_of)
+                result["cost"] = unit_cost(pm, pt, path, forecast)
+                results.append(result)
     return {
         "report_version": REPORT_VERSION,
         "records_schema_version": SCHEMA_VERSION,

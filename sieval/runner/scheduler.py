@@ -25,6 +25,7 @@ from ..ir.request import Request
 from ..ir.response import Response
 from ..model import Call, Model
 from ..tasks.base import ModelFacts, Sample, describe
+from .budget import Budget, Held
 from .checks import Primed, primed_key
 from .endpoints import Endpoint
 from .files import StorageError
@@ -115,6 +116,8 @@ class Scheduler:
         self.samples_run = 0
         self.broken: StorageError | None = None
         """The failure that stopped the run: a records file could not be written."""
+        self.budget: Budget | None = None
+        """``--budget-tokens`` / ``--budget-cost``: a sample starts only within it (budget.py)."""
 
     def prepare(self) -> list[str]:
         """Open each unit's records file, repair a crash's torn line, list what is left to run."""
@@ -171,8 +174,8 @@ class Scheduler:
                     await self._drain(pending)
                 if self.stopped:
                     break
-                pending.add(asyncio.create_task(self._sample(unit, sample)))
-            while pending and not self.stopped:
+                pending.add(asyncio.create_task(self._budgeted(unit, sample)))
+            while pending and not self._halt.is_set():  # a budget stop lets them finish
                 await self._drain(pending)
         finally:
             for task in pending:  # a stopped run does not wait for what is in flight
@@ -192,6 +195,24 @@ class Scheduler:
                 pending.discard(finished)
                 finished.result()
 
+    async def _budgeted(self, unit: Unit, sample: Sample) -> None:
+        """Run the sample within the budget (``budget.py``), or leave it for a resume."""
+        if self.budget is None:
+            await self._sample(unit, sample)
+            return
+        rt = unit.runtime
+        held: Held | None = await self.budget.admit(
+            rt.planned, unit.task, rt.facts, sample, rt.model
+        )
+        record = None
+        try:
+            if held is not None:
+                record = await self._sample(unit, sample)
+        finally:
+            reason = self.budget.settle(held, record) if held is not None else self.budget.stopped
+            if reason is not None and self.stopped is None:
+                self.stopped = reason  # no further sample starts; those in flight finish
+
     async def _call(self, runtime: Runtime, request: Request, key: str) -> Call:
         if runtime.primed:
             sent, call = runtime.primed.pop(key, (None, None))
@@ -201,7 +222,7 @@ class Scheduler:
             runtime.calls += 1
             return await runtime.model.call(request)
 
-    async def _sample(self, unit: Unit, sample: Sample) -> None:
+    async def _sample(self, unit: Unit, sample: Sample) -> Record | None:
         runtime, pt = unit.runtime, unit.task
         started = time.time()
         t0 = time.perf_counter()
@@ -257,14 +278,14 @@ class Scheduler:
             sample=describe(pt.task, sample),
         )
         if self.broken is not None:
-            return  # the run is stopping: this sample runs again on --resume
+            return None  # the run is stopping: this sample runs again on --resume
         try:
             unit.writer.write(record)
         except StorageError as exc:
             self.broken = exc
             self.stopped = f"stopped: {exc.message}"
             self._halt.set()
-            return
+            return None
         self.samples_run += 1
         failed = (record.error or {"class": "Unknown"}) if record.status != "ok" else None
         reason = self.stopper.record(unit.key, failed)
@@ -273,6 +294,7 @@ class Scheduler:
             self._halt.set()
         tokens = sum(sum(r.usage.get(k, 0) for k in _COUNTED) for r in requests.values())
         self.sink.advance(unit.key, record.status == "ok", tokens)
+        return record
 
 
 _COUNTED = ("input_tokens", "output_tokens")

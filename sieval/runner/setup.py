@@ -97,13 +97,15 @@ async def set_up(
     *,
     preflight_checks: bool,
     keep_primed: bool,
+    first_request: bool = True,
     transport_factory: TransportFactory | None,
     stage: Callable[[str], None],
 ) -> Setup:
     """Reach and check every model's server (``stack`` holds the embedded servers and the
     endpoints' pools until the run ends). ``keep_primed``: the checks' answered sample requests
     are kept for the run to use instead of sending them again (not with a wire log, which holds
-    every request the run sent)."""
+    every request the run sent). Without ``first_request`` (``--dry-run``) a server that lists no
+    models is not sent a first request to check the model id: nothing but read-only routes."""
     urls: dict[str, str] = {}
     for pm in plan.models:
         url_check = check_endpoint(pm)
@@ -132,7 +134,7 @@ async def set_up(
             transport=setup.transports.get(pm.label)
             or endpoints[pm.label].transport(limits=Limits(retries=0), timeouts=PREFLIGHT_TIMEOUTS),
             shown=EMBEDDED if cfg.endpoint == EMBEDDED else None,
-            model_id=cfg.model,
+            model_id=cfg.model if first_request else None,
         )
         setup.provenance[pm.label] = found
         if cfg.endpoint == EMBEDDED:  # one id only, --no-preflight or not

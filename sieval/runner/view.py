@@ -136,6 +136,7 @@ def build_view(run_dir: Path, report: dict[str, Any] | None = None) -> dict[str,
         },
         "denominator": report.get("denominator"),
         "partial": report.get("partial"),
+        "budget": report.get("budget"),
         "summary": summary,
         "requests": traffic,
         "margins": margins,
@@ -168,6 +169,7 @@ def _summary(result: dict[str, Any]) -> dict[str, Any]:
         "failures": result.get("failures", {}),
         "dialect": provenance.get("dialect"),
         "endpoint": provenance.get("endpoint"),
+        "cost": result.get("cost"),
     }
 
 
