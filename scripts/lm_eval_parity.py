@@ -213,7 +213,9 @@ def _tokenize(url: str, prompt: str) -> list[int]:
     return tokens
 
 
-def sieval_side(task: str, n: int, url: str, data: Path, out: Path) -> dict[str, Any]:
+def sieval_side(
+    task: str, n: int, url: str, data: Path, out: Path, resume: Path | None = None
+) -> dict[str, Any]:
     sys.path.insert(0, str(ROOT))
     from sieval.runner.config import parse_config
     from sieval.runner.engine import RunOptions, run_eval
@@ -228,7 +230,7 @@ def sieval_side(task: str, n: int, url: str, data: Path, out: Path) -> dict[str,
         " concurrency_limit: 1}\n"
         f"tasks:\n  - {{name: {task}, n: {count}}}\n"
     )
-    options = RunOptions(out=out, data_dir=data, concurrency=1, record_tokens=False)
+    options = RunOptions(out=out, data_dir=data, concurrency=1, record_tokens=False, resume=resume)
     started = time.monotonic()
     run = run_eval(config, options)
     wall = time.monotonic() - started
@@ -356,6 +358,10 @@ def main() -> int:
     parser.add_argument("--task", action="append", default=[], help="NAME or NAME:N")
     parser.add_argument("--json", type=Path, help="write the whole comparison here")
     parser.add_argument("--out", type=Path, default=Path(tempfile.gettempdir()) / "sieval-parity")
+    parser.add_argument("--keep", type=Path,
+                        help="keep lm-eval's side of each task here as TASK.json, and reuse one "
+                        "found there instead of running lm-eval again")  # fmt: skip
+    parser.add_argument("--resume", type=Path, help="sieval's run directory to resume (one task)")
     parser.add_argument("--lm-eval", type=Path, help=argparse.SUPPRESS)  # the venv's side
     parser.add_argument("--max-length", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -380,13 +386,14 @@ def main() -> int:
         env = {**os.environ, "PYTHONPATH": tmp, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1",
                "TOKENIZERS_PARALLELISM": "false"}  # fmt: skip
         for task, n in tasks:
-            out = Path(tmp) / f"{task}.json"
+            out = (args.keep or Path(tmp)) / f"{task}.json"
             argv = [str(python), __file__, "--lm-eval", str(out), "--task", f"{task}:{n}",
                     "--url", args.url, "--max-length", str(max_length),
                     "--data-dir", str(args.data_dir)]  # fmt: skip
-            subprocess.run(argv, check=True, env=env)
+            if not (args.keep and out.exists()):
+                subprocess.run(argv, check=True, env=env)
             lm = json.loads(out.read_text())
-            ours = sieval_side(task, n, args.url, args.data_dir, args.out)
+            ours = sieval_side(task, n, args.url, args.data_dir, args.out, args.resume)
             row = compare(task, lm, ours)
             table.append(row)
             print(json.dumps(_summary(row)), flush=True)
