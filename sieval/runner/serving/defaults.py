@@ -1,0 +1,293 @@
+"""Server defaults: what the server puts in the sampling fields a run's requests leave out.
+
+vLLM fills temperature, top_p, top_k, min_p, repetition_penalty and max_tokens from the
+model's ``generation_config.json`` (``--generation-config auto``, its default), SGLang likewise
+(``--sampling-defaults model``): a request that leaves one out is not sampled the way the
+harness assumes. For each such field and each request of the run that leaves it out, one of:
+
+* ``cannot change``: proven from the request alone: a scoring request reads log-probabilities,
+  which no sampling field filters; a greedy request keeps the most likely token, which every
+  top-p, top-k and min-p filter keeps;
+* ``same``: the probe left it out and set it to the neutral value, and the answers were equal;
+  where the wire cannot send the field, a greedy probe whose every token was the most likely
+  one shows that no penalty changed it;
+* ``differs``: the server applies a default that changes answers (a failure, with the fix);
+* ``unverified``: the wire can neither send the field nor repeat a sampled probe (no seed);
+* ``length``: a generating request leaves ``max_tokens`` out, so the server decides how long
+  answers are (vLLM: 16 tokens, or the generation config's ``max_new_tokens``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from ...errors import Refused
+from ...ir.request import Request, Sampling
+from .advice import defaults_fix
+from .findings import Finding
+from .observe import Observation, Sender, Step
+from .probes import SHORT, Probe, shape
+from .repeat import SAMPLED_TOKENS, SEED
+
+__all__ = ["FIELDS", "check_defaults", "kind_of"]
+
+
+@dataclass(frozen=True)
+class Field:
+    leaf: str
+    """``sampling.top_p`` or ``options.min_p``."""
+    neutral: tuple[Any, ...]
+    """The value that means "no filter, no penalty" (candidates, the first the wire takes)."""
+    greedy_safe: bool
+    """Whether a greedy answer cannot depend on it (a filter always keeps the argmax)."""
+    penalty: bool = False
+
+
+FIELDS = (
+    Field("sampling.temperature", (1.0,), greedy_safe=False),
+    Field("sampling.top_p", (1.0,), greedy_safe=True),
+    Field("sampling.top_k", (-1, 0), greedy_safe=True),
+    Field("options.min_p", (0.0,), greedy_safe=True),
+    Field("options.repetition_penalty", (1.0,), greedy_safe=False, penalty=True),
+    Field("sampling.frequency_penalty", (0.0,), greedy_safe=False, penalty=True),
+    Field("sampling.presence_penalty", (0.0,), greedy_safe=False, penalty=True),
+)
+
+
+def kind_of(request: Request) -> str:
+    """``scores`` (reads log-probabilities of one position or the prompt), ``greedy``,
+    ``sampled``, or ``server`` (a generation that leaves the temperature to the server)."""
+    s, scoring = request.sampling, request.scoring
+    reads = scoring.sampled_logprobs or bool(scoring.candidate_token_ids)
+    if scoring.input_logprobs or (s.max_tokens == 1 and reads):
+        return "scores"
+    if s.temperature is UNSET:
+        return "server"
+    return "greedy" if s.temperature == 0 else "sampled"
+
+
+def _omits(request: Request, leaf: str) -> bool:
+    head, _, name = leaf.partition(".")
+    if head == "options":
+        return name not in request.options
+    return getattr(request.sampling, name) is UNSET
+
+
+def _set(request: Request, leaf: str, value: Any) -> Request:
+    head, _, name = leaf.partition(".")
+    if head == "options":
+        return msgspec.structs.replace(request, options={**request.options, name: value})
+    sampling = msgspec.structs.replace(request.sampling, **{name: value})
+    return msgspec.structs.replace(request, sampling=sampling)
+
+
+def _explicit(sender: Sender, request: Request, field: Field) -> Request | None:
+    """``request`` with ``field`` at its neutral value, if the wire can send it."""
+    for value in field.neutral:
+        candidate = _set(request, field.leaf, value)
+        try:
+            sender.model.prepare(candidate)
+        except Refused:
+            continue
+        return candidate
+    return None
+
+
+@dataclass
+class _Verdict:
+    status: str
+    why: str
+    tasks: list[str]
+
+
+def penalised(steps: Sequence[Step]) -> tuple[bool | None, str]:
+    """Whether a greedy answer shows a penalty: a generated token that was not the most likely
+    one by the log-probabilities the server returned (which come before penalties). True with
+    the token; False when every token was the most likely (no sign of one, which a longer
+    answer may still meet); None when the reply has no top-k to tell."""
+    checked = 0
+    for j, step in enumerate(steps):
+        if step.logprob is None or not step.top:
+            continue
+        checked += 1
+        best_token, best = max(step.top, key=lambda e: e[1])
+        if step.logprob < best - 1e-6:
+            return True, (
+                f"greedy token {j} was {step.token!r} ({step.logprob:.3g}), not the most likely "
+                f"{best_token!r} ({best:.3g}): something other than the log-probabilities chose it"
+            )
+    if not checked:
+        return None, ""
+    return False, f"each of the greedy probe's {checked} tokens was the most likely one"
+
+
+def _from_greedy(seen: Observation | None, name: str, tasks: list[str]) -> _Verdict | None:
+    """What a greedy answer says of a penalty the wire cannot send (None: nothing)."""
+    if seen is None or not seen.ok:
+        return None
+    shown, why = penalised(seen.steps)
+    if shown is None:
+        return None
+    if shown:
+        return _Verdict("differs", why, tasks)
+    return _Verdict("unverified", f"the wire cannot send {name}; {why}, so no sign of one", tasks)
+
+
+async def check_defaults(
+    sender: Sender,
+    requests: Sequence[tuple[str, Request]],
+    greedy: Probe | None,
+    greedy_seen: Observation | None,
+    engine: str | None = None,
+) -> Finding:
+    """The fields ``requests`` (task name, request as sent) leave out, each proven harmless,
+    probed, or reported; ``greedy``/``greedy_seen``: the fingerprint's greedy probe and its first
+    answer (every field left out), reused rather than sent again."""
+    mark = sender.mark()
+    verdicts: dict[str, _Verdict] = {}
+    sampled: Observation | None = None
+    seeded = Sampling(temperature=1.0, max_tokens=SAMPLED_TOKENS, seed=SEED)
+    seeded_probe = shape(sender.model, SHORT, seeded, prompt=False)
+
+    async def seeded_base() -> Observation | None:
+        nonlocal sampled
+        if sampled is None and seeded_probe is not None:
+            first = await sender.one(seeded_probe.request)
+            again = await sender.one(seeded_probe.request)
+            sampled = first if first.ok and again.ok and first.text == again.text else None
+        return sampled
+
+    for field in FIELDS:
+        kinds: dict[str, list[str]] = {}
+        for task, request in requests:
+            if _omits(request, field.leaf):
+                kinds.setdefault(kind_of(request), []).append(task)
+        if not kinds:
+            continue
+        tasks = sorted({t for ts in kinds.values() for t in ts})
+        risky = {k for k in kinds if k != "scores" and not (k == "greedy" and field.greedy_safe)}
+        if field.leaf == "sampling.temperature":
+            risky &= {"server"}
+        if not risky:
+            why = (
+                "the requests that leave it out read log-probabilities, which no sampling field "
+                "filters" if set(kinds) == {"scores"}
+                else "greedy keeps the most likely token, which this filter always keeps"
+            )  # fmt: skip
+            verdicts[field.leaf] = _Verdict("cannot change", why, tasks)
+            continue
+        verdicts[field.leaf] = await _probe(
+            sender, field, risky, greedy, greedy_seen, seeded_probe, seeded_base, tasks
+        )
+    length = sorted(
+        {t for t, r in requests if kind_of(r) != "scores" and r.sampling.max_tokens is UNSET}
+    )
+    if length:
+        verdicts["sampling.max_tokens"] = _Verdict(
+            "length", "the server decides how long answers are (vLLM: 16 tokens, or the "
+            "model's max_new_tokens)", length,
+        )  # fmt: skip
+    return _finding(verdicts, sender.since(mark), engine)
+
+
+async def _probe(
+    sender: Sender,
+    field: Field,
+    risky: set[str],
+    greedy: Probe | None,
+    greedy_seen: Observation | None,
+    seeded_probe: Probe | None,
+    seeded_base: Any,
+    tasks: list[str],
+) -> _Verdict:
+    name = field.leaf.rpartition(".")[2]
+    if risky <= {"greedy"} and greedy is not None and greedy_seen is not None and greedy_seen.ok:
+        explicit = _explicit(sender, greedy.request, field)
+        if explicit is not None:
+            seen = await sender.one(explicit)
+            if not seen.ok:
+                return _Verdict("unverified", f"the probe failed: {seen.error}", tasks)
+            if seen.text == greedy_seen.text:
+                return _Verdict("same", f"a greedy probe with and without {name}: same text", tasks)
+            return _Verdict(
+                "differs",
+                f"a greedy probe without {name} answered {greedy_seen.text!r}, with {name} "
+                f"{_neutral(explicit, field)} {seen.text!r}",
+                tasks,
+            )
+        verdict = _from_greedy(greedy_seen, name, tasks)
+        return verdict or _Verdict("unverified", f"the wire cannot send {name}", tasks)
+    base = await seeded_base()
+    if base is None or seeded_probe is None:
+        verdict = _from_greedy(greedy_seen, name, tasks) if field.penalty else None
+        return verdict or _Verdict(
+            "unverified", "a seeded sampled probe does not repeat (or the wire has no seed)", tasks
+        )
+    if field.leaf == "sampling.temperature":
+        left_out = msgspec.structs.replace(seeded_probe.request.sampling, temperature=UNSET)
+        request = msgspec.structs.replace(seeded_probe.request, sampling=left_out)
+        seen_without = await sender.one(request)
+        if not seen_without.ok:
+            return _Verdict("unverified", f"the probe failed: {seen_without.error}", tasks)
+        if seen_without.text == base.text:
+            return _Verdict(
+                "same", "a seeded probe without temperature answered as with 1.0", tasks
+            )
+        return _Verdict(
+            "differs",
+            f"a seeded probe without temperature answered {seen_without.text!r}, with 1.0 "
+            f"{base.text!r}",
+            tasks,
+        )
+    explicit = _explicit(sender, seeded_probe.request, field)
+    if explicit is None:
+        verdict = _from_greedy(greedy_seen, name, tasks) if field.penalty else None
+        return verdict or _Verdict("unverified", f"the wire cannot send {name}", tasks)
+    seen = await sender.one(explicit)
+    if not seen.ok:
+        return _Verdict("unverified", f"the probe failed: {seen.error}", tasks)
+    if seen.text == base.text:
+        return _Verdict("same", f"a seeded sampled probe with and without {name}: same text", tasks)
+    return _Verdict(
+        "differs",
+        f"a seeded sampled probe without {name} answered {base.text!r}, with {name} "
+        f"{_neutral(explicit, field)} {seen.text!r}",
+        tasks,
+    )
+
+
+def _neutral(request: Request, field: Field) -> Any:
+    head, _, name = field.leaf.partition(".")
+    return request.options.get(name) if head == "options" else getattr(request.sampling, name)
+
+
+def _finding(verdicts: dict[str, _Verdict], cost: Any, engine: str | None) -> Finding:
+    evidence = {
+        leaf: {"status": v.status, "why": v.why, "tasks": v.tasks} for leaf, v in verdicts.items()
+    }
+    bad = [leaf for leaf, v in verdicts.items() if v.status in ("differs", "length")]
+    unverified = [leaf for leaf, v in verdicts.items() if v.status == "unverified"]
+    if not verdicts:
+        detail = "every sampling field is sent explicitly"
+    else:
+        detail = "; ".join(f"{leaf}: {v.status} ({v.why})" for leaf, v in verdicts.items())
+    tasks = sorted({t for leaf in bad + unverified for t in verdicts[leaf].tasks})
+    if bad:
+        return Finding(
+            check="server_defaults", outcome="failed", detail=detail,
+            meaning=defaults_fix(engine, bad), matters=True, tasks=tasks, evidence=evidence,
+            cost=cost,
+        )  # fmt: skip
+    if unverified:
+        return Finding(
+            check="server_defaults", outcome="skipped", detail=detail,
+            meaning=defaults_fix(engine, unverified), tasks=tasks, evidence=evidence, cost=cost,
+        )  # fmt: skip
+    return Finding(
+        check="server_defaults", outcome="passed", detail=detail, evidence=evidence, cost=cost
+    )

@@ -1,0 +1,111 @@
+"""The serving checks in order, sharing their probes; what they found and what they cost.
+
+The fingerprint's greedy probe is sent twice, alone, first: those two sends are the
+fingerprint, the determinism check and the defaults check's "every field left out" answer. Then
+the batch probe alone and its copies, the cache pair, the seeded pair and the defaults probes,
+each only when selected.
+"""
+
+from __future__ import annotations
+
+import random
+
+import msgspec
+
+from ...ir.request import Sampling
+from ...model import Model
+from .batch import check_batch
+from .cache import check_cache
+from .defaults import check_defaults
+from .findings import Finding
+from .fingerprint import Fingerprint, server_facts, with_numerics
+from .needs import Needs
+from .observe import Cost, Observation, Sender
+from .probes import BATCH, GREEDY_TOKENS, LONG, SHORT, nonce, shape
+from .repeat import check_determinism, check_seed
+
+__all__ = ["DEFAULT_COPIES", "Serving", "run_serving_checks"]
+
+DEFAULT_COPIES = 4
+
+
+class Serving(msgspec.Struct, kw_only=True):
+    """What the serving checks found for one model."""
+
+    fingerprint: Fingerprint | None = None
+    findings: list[Finding] = msgspec.field(default_factory=list)
+    cost: Cost = msgspec.field(default_factory=Cost)
+    """Everything the checks sent, fingerprint included."""
+    checks: list[str] = msgspec.field(default_factory=list)
+    """The checks that were selected (what the run's tasks depend on, or ``--serving-checks``)."""
+
+    def warnings(self, label: str) -> list[str]:
+        """One line per finding that can change what the run measures."""
+        return [f.warning(label) for f in self.findings if f.matters]
+
+
+async def run_serving_checks(
+    model: Model,
+    needs: Needs,
+    *,
+    copies: int = DEFAULT_COPIES,
+    rng: random.Random | None = None,
+) -> Serving:
+    """Run ``needs``' checks against ``model``'s server (nothing when it selects none)."""
+    if not needs.checks:
+        return Serving()
+    sender = Sender(model)
+    facts = await server_facts(model)
+    greedy = shape(model, SHORT, Sampling(temperature=0.0, max_tokens=GREEDY_TOKENS))
+    findings: list[Finding] = []
+    fingerprint = facts
+    first = second = None
+    if greedy is not None:
+        first = await sender.one(greedy.request)
+        second = await sender.one(greedy.request)
+        if first.ok and second.ok:
+            body = model.prepare(greedy.request).body
+            fingerprint = with_numerics(facts, body, first, second)
+    engine = facts.engine
+    unsettled = False
+    if "determinism" in needs and first is not None and second is not None:
+        found = check_determinism(first, second, engine)
+        unsettled = found.outcome == "failed"
+        findings.append(_tasks(found, needs))
+    if "batch_invariance" in needs:
+        batch = shape(model, nonce(rng) + BATCH, Sampling(temperature=0.0, max_tokens=1))
+        if batch is not None:
+            batched = await check_batch(sender, batch, copies, engine)
+            findings.append(_tasks(_caveat(batched, unsettled), needs))
+    if "cache_invariance" in needs:
+        sampling = Sampling(temperature=0.0, max_tokens=GREEDY_TOKENS)
+        cached = shape(model, nonce(rng) + LONG, sampling, prompt=False)
+        if cached is not None:
+            found = await check_cache(sender, cached, engine)
+            findings.append(_tasks(_caveat(found, unsettled), needs))
+    if "seed_repeat" in needs:
+        findings.append(_tasks(await check_seed(sender, engine), needs))
+    if "server_defaults" in needs:
+        seen: Observation | None = first
+        found = await check_defaults(sender, needs.requests, greedy, seen, engine)
+        findings.append(_caveat(found, unsettled))
+    return Serving(
+        fingerprint=fingerprint, findings=findings, cost=sender.cost, checks=list(needs.checks)
+    )
+
+
+def _tasks(finding: Finding, needs: Needs) -> Finding:
+    if finding.tasks:
+        return finding
+    return msgspec.structs.replace(finding, tasks=list(needs.tasks(finding.check)))
+
+
+def _caveat(finding: Finding, unsettled: bool) -> Finding:
+    """A comparison on a server that does not repeat itself alone says nothing of its cause."""
+    if not unsettled or finding.outcome != "failed":
+        return finding
+    return msgspec.structs.replace(
+        finding,
+        detail=f"{finding.detail} (the server does not repeat itself alone either: see "
+        "determinism, so this is not proven to be its cause)",
+    )
