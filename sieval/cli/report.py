@@ -18,6 +18,7 @@ from ..errors import ConfigError
 from . import common
 from .app import app
 from .inert import shown as as_text
+from .serving import render_serving
 from .text import MISSING, figure, interval, shown
 
 __all__ = ["partial_note", "render_failures", "render_finishes", "render_report", "render_summary"]
@@ -286,7 +287,8 @@ def _number(value: Any) -> bool:
 
 def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
     """The summary, per (model, task) its metrics and a table per metric group (a row a subject,
-    with its n), provenance per model, and timings: narrow tables that read at 80 columns."""
+    with its n), provenance per model, the serving checks, and timings: narrow tables that read
+    at 80 columns."""
     tables: list[Table | Text | Group] = [render_summary(report)]
     several = len({r["model"] for r in report["results"]}) > 1
     provenance = Table(title="provenance", show_header=False)
@@ -334,6 +336,7 @@ def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
             ):
                 provenance.add_row(what, as_text(shown(value)))
     tables.append(provenance)
+    tables.extend(render_serving(report.get("serving") or {}))
     if not report.get("partial"):
         timings = report.get("timings", {})
         footer = Table(title="timings", show_header=False)

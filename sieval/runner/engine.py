@@ -69,6 +69,9 @@ from .records import (
 )
 from .report import build_report, load_report, truncation_warnings, write_report
 from .rundir import check_resume, create_run_dir, new_run_dir, write_run_json
+from .serving import Serving, parse_selection
+from .serving.across_runs import check_numerics, report_section, run_json_entry
+from .serving.in_eval import serving_for
 from .snapshot import running
 from .stopping import MaxFailures, Stopper, parse_max_failures
 
@@ -119,6 +122,11 @@ class RunOptions:
     ``<model>/<task>/shards/<k>/`` and no ``report.json`` is written (``sieval finalize`` does)."""
     restrict: Callable[[Plan], Plan] | None = None
     """Applied to the plan before anything runs: a shard's samples and its share of the budget."""
+    serving_checks: str = "auto"
+    """The serving checks (``runner/serving``): ``auto`` (what the tasks depend on), ``all``,
+    ``off``, or names; off with ``preflight`` off."""
+    accept_numerics_change: bool = False
+    """Resume onto a server whose serving fingerprint changed (the run records both)."""
 
 
 @dataclass
@@ -253,6 +261,7 @@ async def _arun_eval(
         checks: dict[str, list[CheckResult]] = {}
         facts: dict[str, ModelFacts] = {}
         primed: dict[str, Primed] = {}
+        serving: dict[str, Serving] = {}
         budgets = connection_budgets([pm.config for pm in plan.models])
         for pm in plan.models:
             cfg = pm.config
@@ -309,6 +318,16 @@ async def _arun_eval(
             )
             if found is not None:
                 checks[pm.label] = found
+            serving[pm.label] = await serving_for(
+                pm, plan, urls[pm.label], transports.get(pm.label), facts[pm.label],
+                selection=parse_selection(options.serving_checks if options.preflight else "off"),
+                concurrency=options.concurrency or config.concurrency, stage=stage,
+            )  # fmt: skip
+            warnings.extend(serving[pm.label].warnings(pm.label))
+        if options.resume is not None:  # other numerics than the run's are refused here
+            write = options.shard is None and not options.plan_only
+            accept = options.accept_numerics_change
+            warnings.extend(check_numerics(run_dir, serving, accept=accept, write=write))
         # every check passed: only now does the run directory come into being
         if options.resume is None:
             create_run_dir(run_dir, fresh=True)
@@ -323,13 +342,14 @@ async def _arun_eval(
                 ],
                 tasks=[pt.config for pt in plan.tasks],
             )
-            write_run_json(run_dir, plan.identity, plan.inputs, ran)
+            write_run_json(run_dir, plan.identity, plan.inputs, ran, run_json_entry(serving))
         if options.on_run_dir is not None:
             options.on_run_dir(run_dir)
         setup = {
             "provenance": {label: msgspec.to_builtins(p) for label, p in provenance.items()},
             "facts": {label: msgspec.to_builtins(f) for label, f in facts.items()},
             "checks": {label: msgspec.to_builtins(c) for label, c in checks.items()},
+            "serving": report_section(serving),
         }
         if options.plan_only:
             return RunResult(run_dir, {"results": []}, warnings, plan=plan, setup=setup)
@@ -394,6 +414,7 @@ async def _arun_eval(
         ),
         facts=facts,
         shard=options.shard,
+        serving=report_section(serving, run_dir),
     )
     if engine.stopped:
         report["stopped"] = engine.stopped

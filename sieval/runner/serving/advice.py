@@ -56,7 +56,7 @@ def seed_fix(engine: str | None) -> str:
     return f"sampled answers cannot be reproduced from their seeds ({why})"
 
 
-def defaults_fix(engine: str | None, leaves: Sequence[str]) -> str:
+def defaults_fix(engine: str | None, leaves: Sequence[str], *, proven: bool = True) -> str:
     names = ", ".join(leaf.rpartition(".")[2] for leaf in leaves)
     server = {
         "vllm": "start vLLM with --generation-config vllm (its own neutral defaults instead of "
@@ -64,8 +64,13 @@ def defaults_fix(engine: str | None, leaves: Sequence[str]) -> str:
         "sglang": "start SGLang with --sampling-defaults openai",
     }.get(engine or "", "set the server's defaults to neutral values")
     send = setting("request_defaults.sampling.top_p", "1.0")
+    said = (
+        f"the server applies its own {names} to requests that leave them out, which changes answers"
+        if proven
+        else f"whether the server applies its own {names} to requests that leave them out "
+        "cannot be told on this wire"
+    )
     return (
-        f"the server applies its own {names} to requests that leave them out, which changes "
-        f"answers: send them explicitly (e.g. {send}; penalties and min_p as options: "
+        f"{said}: send them explicitly (e.g. {send}; penalties and min_p as options, on "
         f"vllm_native or sglang_native), or {server}"
     )

@@ -181,8 +181,9 @@ async def check_defaults(
             )  # fmt: skip
             verdicts[field.leaf] = _Verdict("cannot change", why, tasks)
             continue
+        exposed = sorted({t for kind in risky for t in kinds[kind]})  # where it can matter
         verdicts[field.leaf] = await _probe(
-            sender, field, risky, greedy, greedy_seen, seeded_probe, seeded_base, tasks
+            sender, field, risky, greedy, greedy_seen, seeded_probe, seeded_base, exposed
         )
     length = sorted(
         {t for t, r in requests if kind_of(r) != "scores" and r.sampling.max_tokens is UNSET}
@@ -274,8 +275,12 @@ def _finding(verdicts: dict[str, _Verdict], cost: Any, engine: str | None) -> Fi
     unverified = [leaf for leaf, v in verdicts.items() if v.status == "unverified"]
     if not verdicts:
         detail = "every sampling field is sent explicitly"
-    else:
-        detail = "; ".join(f"{leaf}: {v.status} ({v.why})" for leaf, v in verdicts.items())
+    else:  # the reason where it is a finding; evidence holds every one
+        detail = "; ".join(
+            f"{leaf.rpartition('.')[2]}: {v.status}"
+            + (f" ({v.why})" if v.status in ("differs", "length", "unverified") else "")
+            for leaf, v in verdicts.items()
+        )
     tasks = sorted({t for leaf in bad + unverified for t in verdicts[leaf].tasks})
     if bad:
         return Finding(
@@ -286,7 +291,8 @@ def _finding(verdicts: dict[str, _Verdict], cost: Any, engine: str | None) -> Fi
     if unverified:
         return Finding(
             check="server_defaults", outcome="skipped", detail=detail,
-            meaning=defaults_fix(engine, unverified), tasks=tasks, evidence=evidence, cost=cost,
+            meaning=defaults_fix(engine, unverified, proven=False), tasks=tasks,
+            evidence=evidence, cost=cost,
         )  # fmt: skip
     return Finding(
         check="server_defaults", outcome="passed", detail=detail, evidence=evidence, cost=cost

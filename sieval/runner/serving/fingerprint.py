@@ -30,7 +30,15 @@ from ...model import Model
 from ..identity import canonical_json
 from .observe import Observation, differ
 
-__all__ = ["Fingerprint", "compare", "numerics_differ", "server_facts"]
+__all__ = [
+    "Fingerprint",
+    "compare",
+    "facts_from",
+    "numerics_differ",
+    "plainly",
+    "server_facts",
+    "with_numerics",
+]
 
 SGLANG_KEYS = (
     "model_path",
@@ -110,30 +118,44 @@ async def server_facts(model: Model) -> Fingerprint:
     routes = model.dialect.endpoint
     version = await _get(model, routes.version)
     listing = await _get(model, routes.models)
-    entry = _entry(listing, model.model_id)
+    info = None
+    if _engine(version, _entry(listing, model.model_id), model.dialect.id) == "sglang":
+        info = await _get(model, "/get_server_info")
+    return facts_from(model.dialect.id, model.model_id, version, listing, info)
+
+
+def _engine(version: Any, entry: Mapping[str, Any] | None, dialect: str) -> str | None:
     said = version.get("version") if isinstance(version, dict) else None
     owner = entry.get("owned_by") if entry else None
-    engine: str | None = None
     if isinstance(said, str) and said.startswith("sieval-reference"):
-        engine = "sieval-reference"
-    elif owner == "sglang" or model.dialect.id == "sglang_native":
-        engine = "sglang"
-    elif owner == "vllm" or (isinstance(said, str) and said[:1].isdigit()):
-        engine = "vllm"
+        return "sieval-reference"
+    if owner == "sglang" or dialect == "sglang_native":
+        return "sglang"
+    if owner == "vllm" or (isinstance(said, str) and said[:1].isdigit()):
+        return "vllm"
+    return None
+
+
+def facts_from(
+    dialect: str, model_id: str, version: Any, listing: Any, info: Any = None
+) -> Fingerprint:
+    """The fingerprint's facts from the replies of ``GET /version``, the models listing and
+    SGLang's ``GET /get_server_info`` (each None when absent): pure, for recorded replies too."""
+    entry = _entry(listing, model_id)
+    engine = _engine(version, entry, dialect)
+    said = version.get("version") if isinstance(version, dict) else None
     described: dict[str, Any] = {k: entry[k] for k in LISTING_KEYS if entry and k in entry}
     dtype = None
-    if engine == "sglang":
-        info = await _get(model, "/get_server_info")
-        if isinstance(info, dict):
-            said = info.get("version", said)
-            described.update({k: info[k] for k in SGLANG_KEYS if k in info})
-            dtype = info.get("dtype") if isinstance(info.get("dtype"), str) else None
+    if isinstance(info, dict):
+        said = info.get("version", said)
+        described.update({k: info[k] for k in SGLANG_KEYS if k in info})
+        dtype = info.get("dtype") if isinstance(info.get("dtype"), str) else None
     return Fingerprint(
         engine=engine,
         version=said if isinstance(said, str) else None,
         model=described,
         dtype=dtype,
-        dialect=model.dialect.id,
+        dialect=dialect,
     )
 
 

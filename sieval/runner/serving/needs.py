@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from msgspec import UNSET
 
+from ...errors import ConfigError
 from ...ir.request import Request
 from .defaults import kind_of
 
@@ -76,7 +77,7 @@ def needs_of(requests: Iterable[tuple[str, Request]], concurrency: int) -> Needs
 
 def parse_selection(text: str) -> tuple[str, ...] | None:
     """``--serving-checks``: ``auto`` (None: what the tasks depend on), ``all``, ``off`` (none),
-    or check names separated by commas; ``ValueError`` naming the known ones."""
+    or check names separated by commas; a ``ConfigError`` naming the known ones."""
     text = text.strip()
     if text == "auto":
         return None
@@ -87,9 +88,10 @@ def parse_selection(text: str) -> tuple[str, ...] | None:
     names = tuple(n.strip().replace("-", "_") for n in text.split(",") if n.strip())
     unknown = [n for n in names if n not in ALL]
     if unknown:
-        raise ValueError(
-            f"unknown serving check {unknown[0]!r}; choose auto, all, off, or some of "
-            f"{', '.join(ALL)}"
+        raise ConfigError(
+            f"--serving-checks: unknown check {unknown[0]!r}; choose auto, all, off, or some of "
+            f"{', '.join(ALL)} (comma-separated)",
+            path="serving_checks",
         )
     return names
 

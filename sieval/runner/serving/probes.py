@@ -46,6 +46,7 @@ __all__ = [
     "SHORT",
     "TOP_K",
     "Probe",
+    "is_probe",
     "nonce",
     "shape",
     "with_sampling",
@@ -78,6 +79,12 @@ GREEDY_TOKENS = 8
 
 TOP_K = 5
 """Alternatives read at each generated position (a next-token score, as a CLP task reads)."""
+
+
+def is_probe(body: object) -> bool:
+    """Whether a wire body is one of the serving checks' probes (its prompt holds a probe text)."""
+    text = repr(body)
+    return any(probe[:60] in text for probe in (SHORT, LONG))
 
 
 def nonce(rng: random.Random | None = None) -> str:
