@@ -127,6 +127,8 @@ def report_section(
             spans = {}
     out: dict[str, dict[str, Any]] = {}
     for label, found in serving.items():
+        if not found.checks and found.fingerprint is None:
+            continue  # the checks were off for this model
         entry: dict[str, Any] = msgspec.to_builtins(found)
         kept = spans.get(label, [])
         entry["fingerprints"] = len(kept) or (1 if found.fingerprint is not None else 0)
