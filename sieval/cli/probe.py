@@ -95,6 +95,9 @@ def _serving_checks(
         )  # fmt: skip
     except ConfigError as exc:
         raise common.fail(exc.message.replace("--serving-checks", "--only")) from None
+    unanswered = [f for f in serving.findings if f.detail.startswith("the server did not answer")]
+    if unanswered and len(unanswered) == len(serving.findings):
+        raise common.fail(f"{endpoint}: {unanswered[0].detail}")
     data = msgspec.to_builtins(serving)
     console = Console(width=120, highlight=False)
     for item in render_serving({model: data}):

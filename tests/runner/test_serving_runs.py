@@ -228,3 +228,15 @@ def test_probe_checks_names_an_unknown_check() -> None:
          "--model", "m", "--only", "batch"],
     )  # fmt: skip
     assert result.exit_code == 2 and "--only: unknown check 'batch'" in result.output
+
+
+def test_probe_checks_on_a_dead_port_says_so_and_sends_nothing_more() -> None:
+    result = runner.invoke(
+        app,
+        ["probe", "--checks", "--dialect", "vllm_native", "--endpoint", "http://127.0.0.1:9",
+         "--model", "m"],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert (
+        "did not answer the first probe" in result.output and "could not connect" in result.output
+    )

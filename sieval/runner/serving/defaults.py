@@ -227,7 +227,10 @@ async def _probe(
     if base is None or seeded_probe is None:
         verdict = _from_greedy(greedy_seen, name, tasks) if field.penalty else None
         return verdict or _Verdict(
-            "unverified", "a seeded sampled probe does not repeat (or the wire has no seed)", tasks
+            "unverified",
+            "no seeded sampled probe that repeats (no seed on the wire, a failed or a "
+            "varying probe)",
+            tasks,
         )
     if field.leaf == "sampling.temperature":
         left_out = msgspec.structs.replace(seeded_probe.request.sampling, temperature=UNSET)

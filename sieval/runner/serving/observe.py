@@ -210,7 +210,7 @@ class Sender:
 
     def _count(self, call: Call) -> None:
         self.calls.append(call)
-        if call.body is None:  # refused before I/O: nothing reached the server
+        if call.status is None:  # refused before I/O, or never answered: nothing was computed
             return
         self.cost.requests += 1
         usage = call.response.usage if call.response is not None else None

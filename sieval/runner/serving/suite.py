@@ -68,6 +68,12 @@ async def run_serving_checks(
             body = model.prepare(greedy.request).body
             fingerprint = with_numerics(facts, body, first, second)
     sent_twice = sender.since(mark)  # the fingerprint's, shared with determinism
+    if first is not None and not first.ok and sender.cost.requests == 0:
+        # the server never answered: every check would only say so again
+        why = f"the server did not answer the first probe: {first.error}"
+        skipped = [Finding(check=c, outcome="skipped", detail=why) for c in needs.checks]
+        findings = [f for f in skipped if f.check != "fingerprint"]
+        return Serving(fingerprint=facts, findings=findings, checks=list(needs.checks))
     engine = facts.engine
     unsettled = False
     if "determinism" in needs and first is not None and second is not None:
