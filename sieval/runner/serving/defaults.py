@@ -206,32 +206,67 @@ async def _probe(
     seeded_base: Any,
     tasks: list[str],
 ) -> _Verdict:
+    by_greedy = None
+    if field.penalty or risky <= {"greedy"}:
+        by_greedy = await _by_greedy(sender, field, greedy, greedy_seen, tasks)
+        # a penalty applies whatever the temperature: a greedy answer it changed settles it for
+        # every kind; one it did not change is weaker evidence than a sampled answer's
+        if by_greedy is not None and (by_greedy.status == "differs" or risky <= {"greedy"}):
+            return by_greedy
+    by_seed = await _by_seed(sender, field, greedy_seen, seeded_probe, seeded_base, tasks)
+    if by_seed.status == "unverified" and by_greedy is not None:
+        return by_greedy
+    return by_seed
+
+
+async def _by_greedy(
+    sender: Sender,
+    field: Field,
+    greedy: Probe | None,
+    greedy_seen: Observation | None,
+    tasks: list[str],
+) -> _Verdict | None:
+    """The greedy probe with ``field`` left out (its first answer) and set neutral."""
     name = field.leaf.rpartition(".")[2]
-    if risky <= {"greedy"} and greedy is not None and greedy_seen is not None and greedy_seen.ok:
-        explicit = _explicit(sender, greedy.request, field)
-        if explicit is not None:
-            seen = await sender.one(explicit)
-            if not seen.ok:
-                return _Verdict("unverified", f"the probe failed: {seen.error}", tasks)
-            if seen.text == greedy_seen.text:
-                return _Verdict("same", f"a greedy probe with and without {name}: same text", tasks)
-            return _Verdict(
-                "differs",
-                f"a greedy probe without {name} answered {greedy_seen.text!r}, with {name} "
-                f"{_neutral(explicit, field)} {seen.text!r}",
-                tasks,
-            )
+    if greedy is None or greedy_seen is None or not greedy_seen.ok:
+        return None
+    explicit = _explicit(sender, greedy.request, field)
+    if explicit is None:
         verdict = _from_greedy(greedy_seen, name, tasks)
         return verdict or _Verdict("unverified", f"the wire cannot send {name}", tasks)
+    seen = await sender.one(explicit)
+    if not seen.ok:
+        return _Verdict("unverified", f"the probe failed: {seen.error}", tasks)
+    if seen.text == greedy_seen.text:
+        return _Verdict("same", f"a greedy probe with and without {name}: same text", tasks)
+    return _Verdict(
+        "differs",
+        f"a greedy probe without {name} answered {greedy_seen.text!r}, with {name} "
+        f"{_neutral(explicit, field)} {seen.text!r}",
+        tasks,
+    )
+
+
+async def _by_seed(
+    sender: Sender,
+    field: Field,
+    greedy_seen: Observation | None,
+    seeded_probe: Probe | None,
+    seeded_base: Any,
+    tasks: list[str],
+) -> _Verdict:
+    """A seeded sampled probe with ``field`` left out and set neutral (or, for temperature,
+    left out and set to 1.0)."""
+    name = field.leaf.rpartition(".")[2]
     base = await seeded_base()
-    if base is None or seeded_probe is None:
+    if seeded_probe is None or base is None:
         verdict = _from_greedy(greedy_seen, name, tasks) if field.penalty else None
-        return verdict or _Verdict(
-            "unverified",
-            "no seeded sampled probe that repeats (no seed on the wire, a failed or a "
-            "varying probe)",
-            tasks,
+        why = (
+            "the wire carries no seed, so sampled answers cannot be compared"
+            if seeded_probe is None
+            else "the seeded sampled probe failed or did not repeat"
         )
+        return verdict or _Verdict("unverified", why, tasks)
     if field.leaf == "sampling.temperature":
         left_out = msgspec.structs.replace(seeded_probe.request.sampling, temperature=UNSET)
         request = msgspec.structs.replace(seeded_probe.request, sampling=left_out)

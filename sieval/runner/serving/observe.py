@@ -29,6 +29,7 @@ __all__ = [
     "Step",
     "differ",
     "merged",
+    "observation_of",
     "observe",
 ]
 
@@ -80,7 +81,12 @@ class Observation:
 def observe(call: Call) -> Observation:
     if call.response is None:
         return Observation({}, "", f"{type(call.error).__name__}: {call.error}")
-    return Observation(_values(call.response), _text(call.response), None, _steps(call.response))
+    return observation_of(call.response)
+
+
+def observation_of(response: Response) -> Observation:
+    """What a checked reply says (a recorded one too)."""
+    return Observation(_values(response), _text(response), None, _steps(response))
 
 
 def _steps(response: Response) -> tuple[Step, ...]:

@@ -17,7 +17,7 @@ from ...model import Model
 from .batch import check_batch
 from .cache import check_cache
 from .defaults import check_defaults
-from .findings import Finding
+from .findings import NEGLIGIBLE, Finding
 from .fingerprint import Fingerprint, server_facts, with_numerics
 from .needs import Needs
 from .observe import Cost, Observation, Sender
@@ -98,8 +98,22 @@ async def run_serving_checks(
         found = await check_defaults(sender, needs.requests, greedy, seen, engine)
         findings.append(_caveat(found, unsettled))
     return Serving(
-        fingerprint=fingerprint, findings=findings, cost=sender.cost, checks=list(needs.checks)
+        fingerprint=fingerprint,
+        findings=[_graded(f) for f in findings],
+        cost=sender.cost,
+        checks=list(needs.checks),
     )
+
+
+def _graded(finding: Finding) -> Finding:
+    """A failure too small to change a result says so before what to do about it."""
+    if finding.outcome != "failed" or finding.matters:
+        return finding
+    said = (
+        f"every move is below {NEGLIGIBLE:g} nats, so no score read at four decimals changes and "
+        "a prediction flips only at an exact tie (no warning); if that matters: "
+    )
+    return msgspec.structs.replace(finding, meaning=said + finding.meaning)
 
 
 def _tasks(finding: Finding, needs: Needs) -> Finding:
