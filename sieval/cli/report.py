@@ -135,6 +135,7 @@ def write_html(
 
     target = html_target(target, run_dir, force=force)
     view = build_view(run_dir, dict(report))
+    view["serving"] = report.get("serving") or {}
     if compare_with is not None:
         from ..audit.compare import compare_runs
 

@@ -12,11 +12,13 @@ from typing import Any
 
 import msgspec
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
 from sieval.audit.compare import compare_runs
 from sieval.cli.compare import render_comparison
 from sieval.cli.main import app
+from sieval.cli.report import render_report, write_html
 from sieval.errors import ConfigError
 from sieval.reference import ReferenceServer, start_in_thread
 from sieval.runner import RunOptions, arun_eval
@@ -69,6 +71,14 @@ async def test_a_finding_that_matters_is_said_before_the_run_and_kept(tmp_path: 
     stored = read_run_json(result.run_dir)
     assert stored["serving"]["m"][0]["digest"] == section["fingerprint"]["digest"]
     assert stored["identity"] == result.report["run"]["identity"]
+    page = write_html(result.run_dir, result.report, tmp_path / "page.html").read_text()
+    serving = page[page.index('<section id="serving">') : page.index('<section id="plots">')]
+    assert 'batch_invariance</td><td class="bad">failed' in serving and "concurrency 1" in serving
+    console = Console(width=80, record=True)
+    for item in render_report(result.report):
+        console.print(item)
+    text = console.export_text()
+    assert "serving checks · m" in text and "batch_invariance  failed" in text
 
 
 async def test_the_identity_is_the_one_a_run_without_serving_checks_has(tmp_path: Path) -> None:
