@@ -167,9 +167,10 @@ PROBED_KINDS = (
     ("(sampled)", Request.completion(
         "x", sampling=Sampling(temperature=1.0, max_tokens=64, seed=1)
     )),
+    ("(server temperature)", Request.completion("x", sampling=Sampling(max_tokens=64, seed=1))),
 )  # fmt: skip
 """What ``--checks`` checks the server's defaults for, with no tasks: a request of each kind
-leaving every sampling field out."""
+(the last leaves even the temperature to the server) leaving every sampling field out."""
 
 
 async def probe_serving(
