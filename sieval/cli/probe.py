@@ -14,6 +14,7 @@ from rich.table import Table
 
 from ..audit.probe import ProbeResult, run_probe
 from ..errors import ConfigError
+from ..runner.serving import DEFAULT_COPIES
 from . import common
 from .app import app
 from .inert import shown
@@ -47,7 +48,10 @@ def probe_command(
         "all", "--only", metavar="NAMES", help="With --checks: these checks only (comma-separated)."
     ),
     copies: int = typer.Option(
-        4, "--copies", min=2, help="With --checks: concurrent copies in the batch check."
+        DEFAULT_COPIES,
+        "--copies",
+        min=2,
+        help="With --checks: concurrent copies in the batch check.",
     ),
 ) -> None:
     """Exercise every claim of a dialect against a live server; exit 0 when all hold.

@@ -12,6 +12,7 @@ from sieval.reference import ReferenceServer
 from sieval.reference.numerics import SAMPLING_DEFAULTS
 from sieval.runner.serving import (
     ALL,
+    DEFAULT_COPIES,
     Finding,
     Fingerprint,
     Serving,
@@ -70,7 +71,7 @@ async def test_every_check_passes_on_a_server_without_faults(clean: Serving) -> 
     assert clean.fingerprint.engine == "sieval-reference" and clean.fingerprint.values
     batch = found(clean, "batch_invariance")
     assert batch.evidence["moved"] == 0 and batch.evidence["compared"] > 1000
-    assert batch.cost.requests == 5  # alone, then 4 copies
+    assert batch.cost.requests == 1 + DEFAULT_COPIES == 8  # alone, then the copies
     assert clean.cost.requests == sum(f.cost.requests for f in clean.findings)
     assert clean.cost.prompt_tokens > 0 and clean.cost.unreported == 0
 

@@ -10,9 +10,10 @@ runs, tasks and harness versions):
   tokens' scores only: vLLM never reads its prefix cache for a request that asks for the prompt's
   log-probabilities, so a probe that did would never meet the cache.
 * ``BATCH``: ``LONG`` twice (about 550 tokens) after a nonce; the batch probe, with the prompt's
-  log-probabilities. Four copies hold more tokens than vLLM's scheduler takes in one step on a
-  CPU (2048), so one is split across steps, as a run's batches of few-shot prompts are: that is
-  where vLLM 0.32 on CPU moves a batched request's numbers (docs/evidence/probe.md).
+  log-probabilities. Its copies (``suite.DEFAULT_COPIES``) hold more tokens than vLLM's scheduler
+  takes in one step on a CPU (2048), so one is split across steps, as a run's batches of few-shot
+  prompts are: that is where vLLM 0.32 on CPU moves a batched request's numbers
+  (docs/evidence/probe.md).
 
 A probe asks for as much as the wire gives, in this order: the prompt's own log-probabilities
 (completion wires), the generated tokens' log-probabilities with their top-k, the generated text
