@@ -20,7 +20,7 @@ from sieval.model import Model
 from sieval.runner.serving.findings import NEGLIGIBLE, matters
 from sieval.runner.serving.fingerprint import facts_from
 from sieval.runner.serving.observe import Observation, differ, merged, observation_of
-from sieval.runner.serving.probes import shape
+from sieval.runner.serving.probes import lowered, shape
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "serving"
 SERVERS = {"vllm-0.32.0": "openai_completions", "sglang-0.5.23": "sglang_native"}
@@ -56,10 +56,10 @@ def observed(server: str, pairs: list[dict[str, Any]]) -> list[Observation]:
         sampling, prompt = _sampling(body)
         probe = shape(model, _text(body), sampling, prompt=prompt)
         assert probe is not None
-        lowered = model.prepare(probe.request)
-        assert lowered.body == body  # the fixture is what the probe sends
+        sent = lowered(model, probe.request)
+        assert sent.body == body  # the fixture is what the probe sends
         reply = msgspec.json.encode(pair["reply_body"])
-        out.append(observation_of(lift(model.dialect, lowered, 200, {}, reply)))
+        out.append(observation_of(lift(model.dialect, sent, 200, {}, reply)))
     return out
 
 

@@ -31,7 +31,7 @@ from ...ir.request import Request, Sampling
 from .advice import defaults_fix
 from .findings import Finding
 from .observe import Observation, Sender, Step
-from .probes import SHORT, Probe, shape
+from .probes import SHORT, Probe, lowered, shape
 from .repeat import SAMPLED_TOKENS, SEED
 
 __all__ = ["FIELDS", "check_defaults", "kind_of"]
@@ -91,7 +91,7 @@ def _explicit(sender: Sender, request: Request, field: Field) -> Request | None:
     for value in field.neutral:
         candidate = _set(request, field.leaf, value)
         try:
-            sender.model.prepare(candidate)
+            lowered(sender.model, candidate)
         except Refused:
             continue
         return candidate

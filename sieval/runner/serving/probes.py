@@ -9,10 +9,10 @@ runs, tasks and harness versions):
 * ``LONG``: about 250 tokens after a per-run nonce; the cache probe, which asks for the next
   tokens' scores only: vLLM never reads its prefix cache for a request that asks for the prompt's
   log-probabilities, so a probe that did would never meet the cache.
-* ``BATCH``: ``LONG`` twice (about 550 tokens) after a nonce; the batch probe, with the prompt's
-  log-probabilities. Its copies (``suite.DEFAULT_COPIES``) hold more tokens than vLLM's scheduler
-  takes in one step on a CPU (2048), so one is split across steps, as a run's batches of few-shot
-  prompts are: that is where vLLM 0.32 on CPU moves a batched request's numbers
+* ``BATCH``: ``LONG`` twice (449 of Gemma 3's tokens) after a nonce; the batch probe, with the
+  prompt's log-probabilities. Its copies (``suite.DEFAULT_COPIES``) hold more tokens than vLLM's
+  scheduler takes in one step on a CPU (2048), so one is split across steps, as a run's batches
+  of few-shot prompts are: that is where vLLM 0.32 on CPU moves a batched request's numbers
   (docs/evidence/probe.md).
 
 A probe asks for as much as the wire gives, in this order: the prompt's own log-probabilities
@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import msgspec
 
+from ...dialects.table import Lowered
 from ...errors import Refused
 from ...ir.request import (
     ChatInput,
@@ -38,7 +39,7 @@ from ...ir.request import (
     Scoring,
     TextPart,
 )
-from ...model import Model
+from ...model import Model, prepare
 
 __all__ = [
     "BATCH",
@@ -48,10 +49,18 @@ __all__ = [
     "TOP_K",
     "Probe",
     "is_probe",
+    "lowered",
     "nonce",
     "shape",
     "with_sampling",
 ]
+
+
+def lowered(model: Model, request: Request) -> Lowered:
+    """``request`` as ``model`` sends it (its defaults applied, lowered): no I/O, ``Refused`` when
+    the wire cannot carry it."""
+    return prepare(model.dialect, request, model.model_id, model.request_defaults)
+
 
 SHORT = (
     "Water boils at one hundred degrees at sea level. On a high mountain the air is thinner, "
@@ -131,7 +140,7 @@ def shape(model: Model, text: str, sampling: Sampling, *, prompt: bool = True) -
         for scoring, scores_prompt, scores_tokens in scorings:
             request = Request(input=given, sampling=sampling, scoring=scoring)
             try:
-                model.prepare(request)
+                lowered(model, request)
             except Refused:
                 continue
             return Probe(request, scores_prompt, scores_tokens)

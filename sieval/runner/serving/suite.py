@@ -21,7 +21,7 @@ from .findings import NEGLIGIBLE, Finding
 from .fingerprint import Fingerprint, server_facts, with_numerics
 from .needs import Needs
 from .observe import Cost, Observation, Sender
-from .probes import BATCH, GREEDY_TOKENS, LONG, SHORT, nonce, shape
+from .probes import BATCH, GREEDY_TOKENS, LONG, SHORT, lowered, nonce, shape
 from .repeat import check_determinism, check_seed
 
 __all__ = ["DEFAULT_COPIES", "Serving", "run_serving_checks"]
@@ -70,7 +70,7 @@ async def run_serving_checks(
         first = await sender.one(greedy.request)
         second = await sender.one(greedy.request)
         if first.ok and second.ok:
-            body = model.prepare(greedy.request).body
+            body = lowered(model, greedy.request).body
             fingerprint = with_numerics(facts, body, first, second)
     sent_twice = sender.since(mark)  # the fingerprint's, shared with determinism
     if first is not None and not first.ok and sender.cost.requests == 0:
