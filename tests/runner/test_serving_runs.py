@@ -250,3 +250,23 @@ def test_probe_checks_on_a_dead_port_says_so_and_sends_nothing_more() -> None:
     assert (
         "did not answer the first probe" in result.output and "could not connect" in result.output
     )
+
+
+async def test_the_batch_probe_sends_no_more_copies_than_the_run_would(tmp_path: Path) -> None:
+    gen = "[{name: gsm8k_kshot_base_gen, n: 1, num_fewshot: 1}]"  # greedy: batch check wanted
+    async with ReferenceServer(faults="batch-variant") as server:
+        three = await run(tmp_path / "three", config(server.url, gen, concurrency=3))
+        peak_three = server.peak_in_flight
+    found = {f["check"]: f for f in three.report["serving"]["m"]["findings"]}
+    assert found["batch_invariance"]["evidence"]["copies"] == 3
+    assert peak_three == 3  # the model's concurrency_limit, never the default 7 copies
+    said: list[str] = []
+    async with ReferenceServer(faults="batch-variant") as server:
+        one = await run(
+            tmp_path / "one", config(server.url, gen, concurrency=1), on_stage=said.append
+        )
+        peak_one = server.peak_in_flight
+    checks = [f["check"] for f in one.report["serving"]["m"]["findings"]]
+    assert "batch_invariance" not in checks and "determinism" in checks
+    assert peak_one == 1
+    assert "batch_invariance left out for m: its concurrency_limit is 1" in said

@@ -3,8 +3,9 @@ after the pre-run checks; findings that matter are said at once, as warnings.
 
 Which checks: ``needs.py`` reads the first sample's requests of every task as the model will
 send them (its ``request_defaults`` applied); ``--serving-checks`` narrows or widens them (``off``
-skips them all, as ``--no-preflight`` does). What they cost is in the report beside what they
-found.
+skips them all, as ``--no-preflight`` does). The batch check sends as many copies at once as the
+run would (its concurrency and the model's ``concurrency_limit``, at most ``DEFAULT_COPIES``).
+What they cost is in the report beside what they found.
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ async def serving_for(
     selection runs nothing)."""
     cap = min(pm.config.concurrency_limit, concurrency)
     needs = select(needs_of(run_requests(pm, plan, facts), cap), selection)
+    # the batch probe's copies are as many as the run sends at once, never more than the server's
+    # budget: where that is one, the run batches nothing of its own, and the check is left out
+    copies = min(DEFAULT_COPIES, cap)
+    if copies < 2 and "batch_invariance" in needs:
+        stage(f"batch_invariance left out for {pm.label}: its concurrency_limit is 1")
+        needs = select(needs, [c for c in needs.checks if c != "batch_invariance"])
     if not needs.checks:
         return Serving()
     stage(
@@ -61,7 +68,7 @@ async def serving_for(
         model_id=pm.config.model,
         api_key=pm.api_key,
         limits=Limits(
-            concurrency=DEFAULT_COPIES + 1,
+            concurrency=max(1, copies),
             retries=pm.config.retries,
             retry_after_max_s=pm.config.retry_after_max_s,
             outage_s=pm.config.outage_s,
@@ -72,7 +79,7 @@ async def serving_for(
         transport=transport,
     )
     try:
-        serving = await run_serving_checks(model, needs)
+        serving = await run_serving_checks(model, needs, copies=copies)
     finally:
         if transport is None:  # a shared test transport outlives the checks
             await model.aclose()
