@@ -16,7 +16,7 @@ __all__ = ["batch_fix", "cache_fix", "defaults_fix", "determinism_fix", "seed_fi
 def batch_fix(engine: str | None) -> str:
     modes = {
         "vllm": "start vLLM with --max-num-seqs 1 (one sequence a step; VLLM_BATCH_INVARIANT=1 is "
-        "vLLM's batch-invariant mode, for CUDA GPUs only)",
+        "vLLM's batch-invariant mode, for GPUs: its CPU build does not start with it)",
         "sglang": "start SGLang with --max-running-requests 1 (--enable-deterministic-inference "
         "needs a GPU attention backend: fa3, fa4, flashinfer or triton)",
     }

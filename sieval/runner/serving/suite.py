@@ -27,11 +27,11 @@ from .repeat import check_determinism, check_seed
 __all__ = ["DEFAULT_COPIES", "Serving", "run_serving_checks"]
 
 DEFAULT_COPIES = 7
-"""Copies in the batch check. vLLM on a CPU prefills at most 2,048 tokens a step: a first step
-that takes 4 or more copies of the 550-token probe splits one of them; one that takes 3 or fewer
-leaves 4 or more, more than the next step holds, so one is split there: a copy is split across
-steps however the copies arrive, as a run's batches of few-shot prompts are. With 4 copies the
-split (and the moved values) happened only when all arrived before the first step."""
+"""Copies in the batch check. vLLM on a CPU prefills at most 2,048 tokens a step: 7 copies of
+the 449-token probe hold 3,143, so a step that finds five or more waiting splits one of them
+across two steps, as a run's batches of few-shot prompts are. With 4 copies (1,796 tokens) a
+split, and moved values, happened only on a server with other traffic (docs/evidence/probe.md:
+with a step of 8,192 tokens, 7 copies moved nothing)."""
 
 
 class Serving(msgspec.Struct, kw_only=True):
