@@ -14,7 +14,8 @@ largest.
 Models are paired by label; when each run has one model, those two are paired whatever their
 labels (the usual case: the same model behind a changed server). ``changes`` lists what differs
 between the runs' inputs (task configs, data checksums, model configs, versions), one line each,
-as ``--resume`` names them.
+as ``--resume`` names them; ``serving`` whether their serving fingerprints (engine, model,
+numerics) agree, said before any score.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ from ..errors import ConfigError
 from ..runner.explain import answer_label
 from ..runner.identity import changed_inputs
 from ..runner.records import Record
+from ..runner.rundir import read_run_json
+from ..runner.serving import compare as compare_fingerprints
+from ..runner.serving.across_runs import stored_fingerprints
+from ..runner.serving.fingerprint import plainly
 from ..runner.snapshot import snapshot
 from ..runner.view import Unit, outcome, units
 from ..scoring.power import ALPHA, TARGET, Design, detectable_difference, icc_from_design_effect
@@ -42,7 +47,14 @@ from ..scoring.uncertainty import (
 )
 from ..tasks.registry import TASKS
 
-__all__ = ["FLIPS_SHOWN", "compare_runs", "detectable", "loglik_pairs", "mde_note"]
+__all__ = [
+    "FLIPS_SHOWN",
+    "compare_runs",
+    "detectable",
+    "loglik_pairs",
+    "mde_note",
+    "serving_differences",
+]
 
 FLIPS_SHOWN = 50
 """Flipped samples listed per task in the comparison (all are counted)."""
@@ -84,6 +96,7 @@ def compare_runs(
     return {
         "a": {"dir": str(run_a), "identity": report_a["run"]["identity"]},
         "b": {"dir": str(run_b), "identity": report_b["run"]["identity"]},
+        "serving": serving_differences(run_a, run_b, pairing),
         "changes": _changes(report_a["run"]["inputs"], report_b["run"]["inputs"], pairing),
         "tasks": tasks,
         "unmatched": unmatched,
@@ -101,6 +114,39 @@ def _changes(a: dict[str, Any], b: dict[str, Any], pairing: dict[str, str]) -> l
     right = {**b, "tasks": {t: tasks_b[t] for t in shared},
              "models": {m: models_b.get(pairing[m]) for m in pairing}}  # fmt: skip
     return changed_inputs(left, right)
+
+
+def serving_differences(run_a: Path, run_b: Path, pairing: dict[str, str]) -> list[dict[str, Any]]:
+    """Per paired model, whether the two runs' serving fingerprints (``run.json``) say the same
+    engine, model and numerics; the lines that differ and why, in a user's words. Said before any
+    score, since a difference in numerics is in every score difference."""
+    fingerprints = []
+    for run in (run_a, run_b):
+        try:
+            fingerprints.append(stored_fingerprints(read_run_json(run)))
+        except ConfigError:
+            fingerprints.append({})
+    out = []
+    for model_a, model_b in pairing.items():
+        kept_a, kept_b = fingerprints[0].get(model_a), fingerprints[1].get(model_b)
+        entry: dict[str, Any] = {"model_a": model_a, "model_b": model_b}
+        if not kept_a or not kept_b:
+            missing = "the first" if not kept_a else "the second"
+            entry.update(compared=False, said=f"{missing} run holds no serving fingerprint")
+        else:
+            lines = compare_fingerprints(kept_a[-1], kept_b[-1])
+            entry.update(
+                compared=True,
+                same=not lines,
+                changes=lines,
+                said=plainly(lines) if lines else "",
+                a=kept_a[-1].headline(),
+                b=kept_b[-1].headline(),
+                spans_a=len(kept_a),
+                spans_b=len(kept_b),
+            )
+        out.append(entry)
+    return out
 
 
 def _compare_unit(unit_a: Unit, unit_b: Unit, power: float, alpha: float) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Rerunnable live probes: each dialect claim exercised against a real server, with its outcome.
+"""Rerunnable live probes: each dialect claim exercised against a real server, with its outcome;
+and ``--checks``, the serving checks (``runner/serving``) against one server.
 
 ``sieval probe --dialect ID --endpoint URL --model ID`` runs the dialect's cases (the ``CASES`` of
 ``audit/cases/<dialect>.py``) and prints what happened: a reply that passed all checks, a refusal
@@ -18,11 +19,19 @@ from typing import Any
 
 from ..dialects.registry import get_dialect
 from ..errors import ConfigError, SievalError, TransportError
-from ..ir.request import Request, Sampling
+from ..ir.request import Request, Sampling, Scoring
 from ..model import Call, Model
+from ..runner.serving import ALL, DEFAULT_COPIES, Needs, Serving, run_serving_checks
 from ..transport import HttpTransport, Limits, get_json
 
-__all__ = ["ProbeCase", "ProbeResult", "cases_for", "probed_dialects", "run_probe"]
+__all__ = [
+    "ProbeCase",
+    "ProbeResult",
+    "cases_for",
+    "probe_serving",
+    "probed_dialects",
+    "run_probe",
+]
 
 QA = "Question: What is the capital of France?\nAnswer: Paris"
 GREEDY_1 = Sampling(temperature=0.0, max_tokens=1)
@@ -148,3 +157,41 @@ async def run_probe(
                 if asyncio.iscoroutine(maybe):
                     await maybe
     return facts, results
+
+
+PROBED_KINDS = (
+    ("(scoring)", Request.completion(
+        "x", sampling=Sampling(temperature=0.0, max_tokens=1), scoring=Scoring(input_logprobs=True)
+    )),
+    ("(greedy)", Request.completion("x", sampling=Sampling(temperature=0.0, max_tokens=64))),
+    ("(sampled)", Request.completion(
+        "x", sampling=Sampling(temperature=1.0, max_tokens=64, seed=1)
+    )),
+    ("(server temperature)", Request.completion("x", sampling=Sampling(max_tokens=64, seed=1))),
+)  # fmt: skip
+"""What ``--checks`` checks the server's defaults for, with no tasks: a request of each kind
+(the last leaves even the temperature to the server) leaving every sampling field out."""
+
+
+async def probe_serving(
+    dialect: str,
+    endpoint: str,
+    model_id: str,
+    *,
+    api_key: str | None = None,
+    copies: int = DEFAULT_COPIES,
+    checks: tuple[str, ...] = ALL,
+    wire_log: Path | None = None,
+) -> Serving:
+    """``sieval probe --checks``: every serving check (or ``checks``) against one server, as if
+    a run had a scoring, a greedy and a seeded sampled task."""
+    needs = Needs({c: [] for c in checks}, PROBED_KINDS)
+    async with Model(
+        dialect=get_dialect(dialect),
+        base_url=endpoint,
+        model_id=model_id,
+        api_key=api_key,
+        limits=Limits(concurrency=copies + 1, retries=0),
+        wire_log=wire_log,
+    ) as model:
+        return await run_serving_checks(model, needs, copies=copies)

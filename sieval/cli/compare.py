@@ -110,6 +110,7 @@ def render_comparison(
 
     a, b = (escape(n) for n in names)
     yield f"{a}: {escape(result['a']['dir'])}\n{b}: {escape(result['b']['dir'])}"
+    yield from render_serving_differences(result.get("serving") or [], (a, b))
     changes = result.get("changes") or []
     if changes:
         yield f"what differs between the runs' inputs ({len(changes)}):"
@@ -182,3 +183,28 @@ def render_comparison(
     for gone in result["unmatched"]:
         run = a if gone["run"] == "A" else b
         yield f"only in {run}: {escape(gone['model'])} / {escape(gone['task'])}"
+
+
+def render_serving_differences(
+    serving: Iterable[Mapping[str, Any]], names: tuple[str, str]
+) -> Iterable[str]:
+    """Whether the two runs' servers computed the same numbers, before any score (markup-safe:
+    ``names`` are escaped already)."""
+    from .inert import markup as escape
+
+    a, b = names
+    for entry in serving:
+        model = escape(str(entry["model_a"]))
+        if not entry.get("compared"):
+            yield f"serving ({model}): not compared: {escape(str(entry.get('said')))}"
+        elif entry.get("same"):
+            yield f"serving ({model}): the same engine, model and numerics in both runs"
+        else:
+            yield (
+                f"[yellow]serving ({model}): the runs' numerics differ[/] "
+                f"({escape(str(entry['said']))}), so every score difference below includes the "
+                "server's:"
+            )
+            yield f"  {a}: {escape(str(entry.get('a')))}\n  {b}: {escape(str(entry.get('b')))}"
+            for line in entry.get("changes") or []:
+                yield f"  {escape(str(line))}"

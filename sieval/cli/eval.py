@@ -177,7 +177,23 @@ def eval_command(
         "after more than N failed samples; or over a fraction X < 1 of them.",
     ),
     no_preflight: bool = typer.Option(
-        False, "--no-preflight", help="Skip the pre-run checks (model id, top-k, context, BOS)."
+        False,
+        "--no-preflight",
+        help="Skip the pre-run checks (model id, top-k, context, BOS) and the serving checks.",
+    ),
+    serving_checks: str = typer.Option(
+        "auto",
+        "--serving-checks",
+        metavar="auto|all|off|NAMES",
+        help="The serving checks before the run: auto (what the tasks depend on), all, off, or "
+        "some of fingerprint, determinism, batch_invariance, cache_invariance, seed_repeat, "
+        "server_defaults.",
+    ),
+    accept_numerics_change: bool = typer.Option(
+        False,
+        "--accept-numerics-change",
+        help="With --resume: continue on a server whose serving fingerprint changed (the run "
+        "records both).",
     ),
     price: str | None = typer.Option(
         None,
@@ -255,6 +271,7 @@ def eval_command(
     with named_as("flags" if one_line is not None else "config"):
         try:
             from ..runner import RunOptions
+            from ..runner.serving import parse_selection
             from ..runner.stopping import parse_max_failures
 
             if dry_run and resume is not None:
@@ -264,6 +281,7 @@ def eval_command(
                 )
             cfg, models, tasks = _config(config, one_line, model, task, resume, given)
             stop_rule = parse_max_failures(max_failures)
+            parse_selection(serving_checks)  # refused before anything runs
             cost = cost_options(dry_run, forecast, budget_tokens, budget_cost)
             if write_config is not None:
                 _write_config(write_config, one_line, console)
@@ -277,10 +295,12 @@ def eval_command(
                 tasks=tasks,
                 wire_log=wire_log,
                 preflight=not no_preflight,
+                serving_checks=serving_checks,
+                accept_numerics_change=accept_numerics_change,
                 max_failures=stop_rule,
                 cost=cost,
                 on_run_dir=created.append,
-                on_stage=lambda line: console.print(f"[dim]{markup(line)}[/]"),
+                on_stage=lambda line: console.print(_stage(line)),
             )
             result = _run(cfg, options, console, created)
         except ConfigError as exc:
@@ -437,3 +457,10 @@ def _render(result: Any, console: Console) -> None:
     out.print(f"details: sieval report {run_dir}", soft_wrap=True)
     out.print(f"samples: sieval samples {run_dir} --wrong", soft_wrap=True)
     out.print(f"run directory: {run_dir}", soft_wrap=True)  # one line, to copy
+
+
+def _stage(line: str) -> str:
+    """A stage line as printed: dim, but a serving check's warning stands out (yellow)."""
+    if line.startswith("warning: "):
+        return f"[yellow]warning:[/] {markup(line.removeprefix('warning: '))}"
+    return f"[dim]{markup(line)}[/]"

@@ -18,6 +18,7 @@ from ..errors import ConfigError
 from . import common
 from .app import app
 from .inert import shown as as_text
+from .serving import render_serving
 from .text import MISSING, figure, interval, shown
 
 __all__ = ["partial_note", "render_failures", "render_finishes", "render_report", "render_summary"]
@@ -134,6 +135,7 @@ def write_html(
 
     target = html_target(target, run_dir, force=force)
     view = build_view(run_dir, dict(report))
+    view["serving"] = report.get("serving") or {}
     if compare_with is not None:
         from ..audit.compare import compare_runs
 
@@ -286,7 +288,8 @@ def _number(value: Any) -> bool:
 
 def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
     """The summary, per (model, task) its metrics and a table per metric group (a row a subject,
-    with its n), provenance per model, and timings: narrow tables that read at 80 columns."""
+    with its n), provenance per model, the serving checks, and timings: narrow tables that read
+    at 80 columns."""
     tables: list[Table | Text | Group] = [render_summary(report)]
     several = len({r["model"] for r in report["results"]}) > 1
     provenance = Table(title="provenance", show_header=False)
@@ -334,6 +337,7 @@ def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
             ):
                 provenance.add_row(what, as_text(shown(value)))
     tables.append(provenance)
+    tables.extend(render_serving(report.get("serving") or {}))
     from .costs import render_budget, render_costs
 
     tables.extend(render_costs(report))

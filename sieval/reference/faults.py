@@ -26,6 +26,16 @@ MODE                    effect
                         as a server that drops special tokens would, on every wire
 ``stream-error``        a 200 stream whose second half is replaced by one error event in the
                         wire's own shape; a whole reply is a 500 (no stream to break)
+``batch-variant``       numbers depend on how many requests arrived together (a batch)
+``cache-variant``       a prompt whose start was seen before gets other numbers (a cache hit)
+``nondeterministic``    every request gets other numbers
+``fingerprint-changing``  every number differs from the normal server's, the same way each time
+                        (the same build on another machine)
+``sampling-default``    sampling fields a request leaves out get the server's own values
+                        (temperature 0.7, top_p 0.8, top_k 20, repetition_penalty 1.3)
+
+The last five are the serving checks' faults (``numerics.py``); they change the model's numbers,
+never a reply's shape, so every reply still passes every check a single reply can get.
 
 Every mode applies to every wire, streamed or not. On a stream the four body modes alter
 each event (``short-prompt-logprobs``, with no prompt positions in a stream, drops the
@@ -80,6 +90,11 @@ MODES = frozenset(
         "usage-off",
         "no-bos",
         "stream-error",
+        "batch-variant",
+        "cache-variant",
+        "nondeterministic",
+        "fingerprint-changing",
+        "sampling-default",
     }
 )
 #: Modes that alter a normal reply's JSON body rather than replacing it.

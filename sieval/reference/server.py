@@ -36,6 +36,7 @@ from aiohttp import web
 from . import wires
 from .faults import BODY_MODES, CUTS, Fault, FaultBook, WithoutBos, alter_events, parse_fault
 from .lm import ReferenceModel, get_model
+from .numerics import NUMERIC_MODES, SAMPLING_DEFAULTS, NumericFaults
 from .replay import ReplayBook
 from .wires import Context, Reply, Route, Wire, WireError
 
@@ -112,6 +113,7 @@ class ReferenceServer:
         )
         self.fault = parse_fault(faults) if faults else None
         self.fault_book = FaultBook()
+        self.numerics = NumericFaults()
         self.replay = ReplayBook(replay) if replay is not None else None
         self._runner: web.AppRunner | None = None
         self.in_flight = 0
@@ -202,6 +204,11 @@ class ReferenceServer:
                 if fault is not None and fault.mode == "no-bos":
                     no_bos = cast(ReferenceModel, WithoutBos(context.model))
                     context = dataclasses.replace(context, model=no_bos)
+                if fault is not None and fault.mode in NUMERIC_MODES:
+                    numbers = await self.numerics.model_for(fault.mode, body, context.model)
+                    context = dataclasses.replace(context, model=numbers)
+                if fault is not None and fault.mode == "sampling-default":
+                    context = dataclasses.replace(context, sampling_defaults=SAMPLING_DEFAULTS)
                 reply = route.render(body, context)
             except WireError as exc:
                 return _json(exc.body(), status=exc.status)

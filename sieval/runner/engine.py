@@ -43,6 +43,7 @@ from .records import FAILED, SCORED, records_path, statuses_at, wire_log_path
 from .report import build_report, load_report, truncation_warnings, write_report
 from .rundir import check_resume, create_run_dir, new_run_dir, write_run_json
 from .scheduler import Runtime, Scheduler
+from .serving.across_runs import check_numerics, report_section, run_json_entry
 from .setup import TransportFactory, set_up
 from .snapshot import running
 from .stopping import MaxFailures, parse_max_failures
@@ -101,6 +102,11 @@ class RunOptions:
     """Applied to the plan before anything runs: a shard's samples and its share of the budget."""
     cost: CostOptions = field(default_factory=CostOptions)
     """``--dry-run``, ``--forecast`` and the budgets (``forecast.py``, ``budget.py``)."""
+    serving_checks: str = "auto"
+    """The serving checks (``runner/serving``): ``auto`` (what the tasks depend on), ``all``,
+    ``off``, or names; off with ``preflight`` off."""
+    accept_numerics_change: bool = False
+    """Resume onto a server whose serving fingerprint changed (the run records both)."""
 
 
 @dataclass
@@ -241,9 +247,17 @@ async def _arun_eval(
             keep_primed=not options.wire_log,
             first_request=not dry_run,  # a listless server: no first request
             transport_factory=transport_factory,
+            serving_checks=options.serving_checks,
+            concurrency=options.concurrency or config.concurrency,
             stage=stage,
         )
         warnings.extend(setup.endpoints.notes)
+        for label, serving in setup.serving.items():
+            warnings.extend(serving.warnings(label))
+        if options.resume is not None:  # other numerics than the run's are refused here
+            write = options.shard is None and not options.plan_only
+            accept = options.accept_numerics_change
+            warnings.extend(check_numerics(run_dir, setup.serving, accept=accept, write=write))
         costs: Costs | None = None
         if options.cost.wanted(plan.models):
             costs = await forecast_run(plan, setup, stage)
@@ -264,7 +278,7 @@ async def _arun_eval(
                 ],
                 tasks=[pt.config for pt in plan.tasks],
             )
-            write_run_json(run_dir, plan.identity, plan.inputs, ran)
+            write_run_json(run_dir, plan.identity, plan.inputs, ran, run_json_entry(setup.serving))
         if costs is not None and options.shard is None and not (run_dir / FORECAST_FILE).exists():
             write_forecast(run_dir, costs.forecast)  # the report shows it beside what was spent
         if options.on_run_dir is not None:
@@ -333,6 +347,7 @@ async def _arun_eval(
         ),
         facts=setup.facts,
         shard=options.shard,
+        serving=report_section(setup.serving, run_dir),
     )
     if scheduler.stopped:
         report["stopped"] = scheduler.stopped

@@ -91,11 +91,14 @@ def build_report(
     previous: dict[str, Any] | None = None,
     facts: Mapping[str, ModelFacts] | None = None,
     shard: int | None = None,
+    serving: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report of a run; ``previous`` is the report a resumed run had, whose timings are kept:
     a resume adds a session, it never erases the ones before it. A resume that ran nothing keeps
     the previous figures when no record changed since they were written (``_still_valid``).
-    ``shard`` reports one shard's records (``records_path``) over the plan's samples."""
+    ``shard`` reports one shard's records (``records_path``) over the plan's samples.
+    ``serving``: what the serving checks found, per model (``serving.across_runs.report_section``);
+    a session that ran none keeps the previous report's."""
     if samples_run == 0 and previous is not None and _still_valid(plan, run_dir, previous):
         results = list(previous["results"])
     else:
@@ -132,6 +135,7 @@ def build_report(
         ),
         "warnings": warnings,
         "preflight": checks if checks is not None else {},
+        "serving": dict(serving) if serving else dict((previous or {}).get("serving") or {}),
     }
 
 

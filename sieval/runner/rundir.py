@@ -121,18 +121,24 @@ def run_directory(path: Path, *, what: str = "run directory") -> Path:
 
 
 def write_run_json(
-    run_dir: Path, identity: str, inputs: Mapping[str, Any], config: EvalConfig
+    run_dir: Path,
+    identity: str,
+    inputs: Mapping[str, Any],
+    config: EvalConfig,
+    serving: Mapping[str, Any] | None = None,
 ) -> None:
-    write_json(
-        run_dir / "run.json",
-        {
-            "identity": identity,
-            "inputs": inputs,
-            "config": _safe_config(config),
-            "created": time.time(),
-            "records_schema_version": SCHEMA_VERSION,
-        },
-    )
+    """``serving``: each model's serving fingerprints (``runner/serving/across_runs.py``), kept
+    beside the identity, never in it: a run made before them resumes as it did."""
+    data = {
+        "identity": identity,
+        "inputs": inputs,
+        "config": _safe_config(config),
+        "created": time.time(),
+        "records_schema_version": SCHEMA_VERSION,
+    }
+    if serving:
+        data["serving"] = dict(serving)
+    write_json(run_dir / "run.json", data)
 
 
 def _safe_config(config: EvalConfig) -> dict[str, Any]:

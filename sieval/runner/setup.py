@@ -4,8 +4,10 @@
 written): each model's URL check, then the embedded reference servers started, then the run's
 endpoints (``endpoints.py``: one budget and one pool per server), then per model in config order
 the pre-flight (``preflight.py``), the embedded model's id, the facts its tasks need from the
-server's tokenizer, and the pre-run checks (``checks.py``). Every request of the setup goes
-through the endpoint's pool, as the run's will; ``Setup.model`` builds a model on it.
+server's tokenizer, the pre-run checks (``checks.py``) and the serving checks (``serving/``).
+Every request of the setup goes through the endpoint's pool, as the run's will, but the serving
+checks' (their batch probe's copies must reach the server at once, whatever its budget);
+``Setup.model`` builds a model on it.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ from .config import EMBEDDED, ModelConfig
 from .endpoints import Endpoints
 from .plan import Plan, PlannedModel
 from .preflight import PREFLIGHT_TIMEOUTS, Provenance, embedded_server, preflight
+from .serving import Serving, parse_selection
+from .serving.across_runs import report_section
+from .serving.in_eval import serving_for
 
 __all__ = ["Setup", "TransportFactory", "set_up"]
 
@@ -57,13 +62,16 @@ class Setup:
     checks: dict[str, list[CheckResult]] = field(default_factory=dict)
     facts: dict[str, ModelFacts] = field(default_factory=dict)
     primed: dict[str, Primed] = field(default_factory=dict)
+    serving: dict[str, Serving] = field(default_factory=dict)
+    """What the serving checks found (none with the pre-run checks off)."""
 
     def as_data(self) -> dict[str, Any]:
-        """``provenance``, ``facts`` and ``checks`` as plain data (``RunResult.setup``)."""
+        """What the setup found, as plain data (``RunResult.setup``)."""
         return {
             "provenance": {label: msgspec.to_builtins(p) for label, p in self.provenance.items()},
             "facts": {label: msgspec.to_builtins(f) for label, f in self.facts.items()},
             "checks": {label: msgspec.to_builtins(c) for label, c in self.checks.items()},
+            "serving": report_section(self.serving),
         }
 
     def model(self, pm: PlannedModel, *, wire_log: Path | None = None) -> Model:
@@ -99,13 +107,18 @@ async def set_up(
     keep_primed: bool,
     first_request: bool = True,
     transport_factory: TransportFactory | None,
+    serving_checks: str = "auto",
+    concurrency: int = 1,
     stage: Callable[[str], None],
 ) -> Setup:
     """Reach and check every model's server (``stack`` holds the embedded servers and the
     endpoints' pools until the run ends). ``keep_primed``: the checks' answered sample requests
     are kept for the run to use instead of sending them again (not with a wire log, which holds
     every request the run sent). Without ``first_request`` (``--dry-run``) a server that lists no
-    models is not sent a first request to check the model id: nothing but read-only routes."""
+    models is not sent a first request to check the model id: nothing but read-only routes.
+    ``serving_checks`` (``--serving-checks``) at the run's ``concurrency``: none without
+    ``preflight_checks``."""
+    selection = parse_selection(serving_checks if preflight_checks else "off")
     urls: dict[str, str] = {}
     for pm in plan.models:
         url_check = check_endpoint(pm)
@@ -158,6 +171,16 @@ async def set_up(
         )
         if checked is not None:
             setup.checks[pm.label] = checked
+        setup.serving[pm.label] = await serving_for(
+            pm,
+            plan,
+            setup.urls[pm.label],
+            setup.transports.get(pm.label),
+            setup.facts[pm.label],
+            selection=selection,
+            concurrency=concurrency,
+            stage=stage,
+        )
     return setup
 
 

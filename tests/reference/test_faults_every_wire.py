@@ -43,7 +43,14 @@ FAULTS = {
     "nan": "nan",
     "usage-off": "usage-off",
     "no-bos": "no-bos",
+    "batch-variant": "batch-variant",
+    "cache-variant": "cache-variant",
+    "nondeterministic": "nondeterministic",
+    "fingerprint-changing": "fingerprint-changing",
+    "sampling-default": "sampling-default",
 }
+NUMERIC = ("batch-variant", "cache-variant", "nondeterministic", "fingerprint-changing")
+"""The serving checks' faults: they change numbers, never a reply's shape (every reply passes)."""
 OK = "ok"
 RETRIED = "retried"
 
@@ -64,7 +71,7 @@ def expected(dialect: str, stream: bool, mode: str) -> str:
     """``ok``, ``retried`` (ok on the second attempt) or the error class the call must end in."""
     if mode in ("429", "500", "503", "reset", "html"):
         return RETRIED
-    if mode in ("delay", "no-bos"):
+    if mode in ("delay", "no-bos", "sampling-default", *NUMERIC):
         return OK
     if mode == "truncate":
         return "ContractViolation"
@@ -134,7 +141,21 @@ async def test_every_fault_on_every_wire(
         assert got.attempts == (2 if want == RETRIED else 1), outcome
     else:
         assert not got.ok and type(got.error).__name__ == want, outcome
+    if mode in ("nondeterministic", "fingerprint-changing"):  # no error, but other numbers
+        clean = await call(server, dialect, stream, None, key)
+        assert got.response is not None and clean.response is not None
+        if dialect not in NO_LOGPROBS:
+            assert _numbers(got.response) != _numbers(clean.response)
     if mode == "no-bos":  # no error to see, but the fault did happen: one prompt token fewer
         clean = await call(server, dialect, stream, None, key)
         assert got.response is not None and clean.response is not None
         assert got.response.usage.input_tokens == clean.response.usage.input_tokens - 1
+
+
+def _numbers(response: object) -> list[float]:
+    """Every log-probability of a response's first choice (and of its prompt)."""
+    from sieval.ir.response import Response
+
+    assert isinstance(response, Response)
+    tokens = list(response.input_tokens or ()) + list(response.choices[0].tokens or ())
+    return [t.logprob for t in tokens if isinstance(t.logprob, float)]

@@ -14,6 +14,7 @@ from sieval.reference import ReferenceServer
 from sieval.runner import RunOptions, arun_eval
 from sieval.runner.config import parse_config
 from sieval.runner.rundir import load_run_config
+from sieval.runner.serving.probes import is_probe
 from sieval.transport import HttpTransport
 from sieval.transport.types import HttpReply, HttpRequest
 
@@ -130,9 +131,15 @@ class _Counting:
     def __init__(self) -> None:
         self.inner = HttpTransport()
         self.paths: list[str] = []
+        self.probes = 0
+        """Requests that were the serving checks' probes (not in ``paths``)."""
 
     async def send(self, request: HttpRequest) -> HttpReply:
-        self.paths.append(request.url.split("//", 1)[1].split("/", 1)[1])
+        body = msgspec.json.decode(request.body) if request.body else None
+        if is_probe(body):
+            self.probes += 1
+        else:
+            self.paths.append(request.url.split("//", 1)[1].split("/", 1)[1])
         return await self.inner.send(request)
 
     async def aclose(self) -> None:
@@ -143,7 +150,8 @@ async def test_the_checks_cost_the_server_no_request_the_run_does_not_send(
     tmp_path: Path,
 ) -> None:
     """The context check counts the longest prompt through /tokenize, and the top-k and BOS
-    checks' answers are the samples' own: the model routes see exactly the run's requests."""
+    checks' answers are the samples' own: the model routes see exactly the run's requests, and
+    the serving checks' probes, which the report counts."""
     tasks = (
         "[{name: arc_easy_kshot_ppl, n: 3, num_fewshot: 1},"
         " {name: mmlu_kshot_clp, n: 2, num_fewshot: 1}]"
@@ -170,6 +178,7 @@ async def test_the_checks_cost_the_server_no_request_the_run_does_not_send(
         recorded += sum(len(r["requests"]) for r in records)
     sent = [p for p in counting.paths if p.startswith("v1/completions")]
     assert recorded > 0 and len(sent) == recorded
+    assert counting.probes == result.report["serving"]["m"]["cost"]["requests"] > 0
 
 
 async def test_a_wire_log_run_sends_every_request_itself(tmp_path: Path) -> None:

@@ -38,6 +38,9 @@ class Context:
     max_model_len: int = 4096
     max_logprobs: int = 100
     server_rng: random.Random = field(default_factory=lambda: random.Random(0))
+    sampling_defaults: Mapping[str, float] = field(default_factory=dict)
+    """The server's own values for sampling fields a request leaves out (the
+    ``sampling-default`` fault; a real server's come from the model's generation config)."""
 
 
 @dataclass(frozen=True)

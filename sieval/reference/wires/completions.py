@@ -153,6 +153,9 @@ def _prompts(body: dict[str, Any], model: ReferenceModel) -> list[_Prompt]:
 def _parse(
     body: dict[str, Any], settings: Context, model: ReferenceModel
 ) -> tuple[_Params, list[_Prompt]]:
+    if settings.sampling_defaults:  # the server's own values for what the request left out
+        left_out = settings.sampling_defaults.items()
+        body = {**body, **{k: v for k, v in left_out if body.get(k) is None}}
     # -- pydantic-level checks (model validators, field types) ------------------------------------
     stream = bool(body.get("stream"))
     logprobs = _int(body, "logprobs", None)

@@ -383,6 +383,8 @@ def _generate(body: Any, ctx: Context) -> Reply:
     try:
         sp = _sampling(body)
         _verify(sp)
+        left_out = ctx.sampling_defaults.items()  # the server's own values (sampling-default)
+        sp = {**sp, **{k: v for k, v in left_out if sp.get(k) is None}}
         prompt = _prompt(body, ctx)
         start = body.get("logprob_start_len", -1)
         if not isinstance(start, int) or isinstance(start, bool):
