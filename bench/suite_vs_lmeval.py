@@ -14,8 +14,9 @@ once per listed concurrency, interleaved, and prints each one's wall per concurr
 fastest). Measured: each
 process's wall time (imports, data and setup included: what a user waits for) and the server's
 prompt tokens (``vllm:prompt_tokens_total`` from ``/metrics`` before and after; sieval's pre-run
-checks included), with the ratios sieval / lm-eval per round and their median, and each task's
-headline figure on both sides. At C > 1 the server batches requests, so bf16 log-likelihoods
+and serving checks included, and the serving checks' own share, from its report, beside), with
+the ratios sieval / lm-eval per round and their median, and each task's headline figure on both
+sides. At C > 1 the server batches requests, so bf16 log-likelihoods
 may differ in the last bits between the harnesses (``scripts/lm_eval_parity.py`` shows equality
 one request at a time).
 """
@@ -109,9 +110,18 @@ def _timed(argv: list[str], url: str, env: dict[str, str]) -> tuple[float, float
     return wall, _prompt_tokens(url) - before
 
 
-def _sieval_figures(out: Path) -> dict[str, float]:
+def _report(out: Path) -> dict[str, Any]:
     (run_dir,) = [p.parent for p in out.glob("*/report.json")]
-    report = json.loads((run_dir / "report.json").read_text())
+    report: dict[str, Any] = json.loads((run_dir / "report.json").read_text())
+    return report
+
+
+def _serving_tokens(report: dict[str, Any]) -> int:
+    """The prompt tokens sieval's serving checks sent (fixed per run, not per sample)."""
+    return sum(int(e.get("cost", {}).get("prompt_tokens", 0)) for e in report["serving"].values())
+
+
+def _sieval_figures(report: dict[str, Any]) -> dict[str, float]:
     figures = {}
     for entry in report["results"]:
         for key, value in entry["metrics"].items():
@@ -195,10 +205,13 @@ def main() -> int:
             row["wall_ratio"] = row["sieval"]["wall_s"] / row["lm_eval"]["wall_s"]
             row["token_ratio"] = row["sieval"]["prompt_tokens"] / row["lm_eval"]["prompt_tokens"]
             lm_fig = json.loads(Path(commands["lm_eval"][3]).read_text())
-            si_fig = _sieval_figures(
-                Path(commands["sieval"][commands["sieval"].index("--out") + 1])
-            )
-            row["figures"] = _headlines(tasks, lm_fig, si_fig)
+            report = _report(Path(commands["sieval"][commands["sieval"].index("--out") + 1]))
+            checks = _serving_tokens(report)
+            row["sieval"]["serving_check_tokens"] = checks
+            row["token_ratio_samples"] = (row["sieval"]["prompt_tokens"] - checks) / row["lm_eval"][
+                "prompt_tokens"
+            ]
+            row["figures"] = _headlines(tasks, lm_fig, _sieval_figures(report))
             rows.append(row)
             print(json.dumps(row), flush=True)
     walls = [r["wall_ratio"] for r in rows]
@@ -206,7 +219,9 @@ def main() -> int:
     print(json.dumps({"tasks": len(tasks), "n": args.n, "wikitext": args.wikitext,
                       "concurrency": {"lm_eval": lm_c, "sieval": si_c}, "rounds": len(rows),
                       "median_wall_ratio": statistics.median(walls),
-                      "median_token_ratio": statistics.median(tokens)}))  # fmt: skip
+                      "median_token_ratio": statistics.median(tokens),
+                      "median_token_ratio_without_serving_checks":
+                          statistics.median(r["token_ratio_samples"] for r in rows)}))  # fmt: skip
     return 0
 
 
