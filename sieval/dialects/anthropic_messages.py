@@ -32,7 +32,7 @@ from ..ir.request import (
 from ..ir.response import Choice, Response, ToolCall
 from .checks import Checker
 from .parts import conversation
-from .table import (
+from .spec import (
     CLIENT_SIDE,
     Auth,
     Below,
@@ -79,8 +79,7 @@ _PREFILL = (
 def _chat(group: GroupInput) -> dict[str, Outcome]:
     """``parts.conversation``, plus what depends on a message's position: instructions lead,
     every turn has a part, and the last turn is not the assistant's."""
-    # message names have their own row (a refusal), so the capability matrix says "no"
-    out = {k: v for k, v in _CONVERSATION.fn(group).items() if not k.endswith(".name")}
+    out = dict(_CONVERSATION.fn(group))
     chat: ChatInput = group.value
     messages = chat.messages
     first_turn = next(

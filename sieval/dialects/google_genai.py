@@ -22,7 +22,6 @@ truth: ``shared/reference/wire-reference.md`` section 5.
 from __future__ import annotations
 
 import functools
-import re
 from typing import Any
 
 from msgspec import UNSET
@@ -42,7 +41,7 @@ from ..ir.request import (
 from ..ir.response import Choice, Response
 from .checks import Checker
 from .parts import Append, PartRow, Slot, conversation
-from .table import (
+from .spec import (
     CLIENT_SIDE,
     Auth,
     Dialect,
@@ -77,7 +76,6 @@ MAX_TOP_K = 20
 
 _SYSTEM = frozenset({"system", "developer"})
 _CHAT_KEYS = ("contents", "systemInstruction")
-_INDEX = re.compile(r"\[\d+\]")
 _NEVER: dict[str, Refuse] = {  # leaves the wire never takes, with their own rows
     "input.chat.messages.name": Refuse(
         "Google's Content has no author name; drop name or put it in the text"
@@ -163,9 +161,7 @@ def _chat(group: GroupInput) -> dict[str, Outcome]:
         "tool_call": _tool_call,
         "tool_result": functools.partial(_tool_result, names),
     }
-    decided = conversation(_place, parts, keys=_CHAT_KEYS, doc=_CHAT_DOC).fn(group)
-    # leaves the wire never takes have their own Refuse rows, which decide them
-    out = {leaf: o for leaf, o in decided.items() if _INDEX.sub("", leaf) not in _NEVER}
+    out = dict(conversation(_place, parts, keys=_CHAT_KEYS, doc=_CHAT_DOC).fn(group))
     turns = False
     for i, message in enumerate(chat.messages):
         if message.role not in _SYSTEM:

@@ -30,7 +30,7 @@ from ..ir.channels import Guarantee
 from ..ir.response import Choice, Response, StructuredValue, Usage
 from .checks import Checker
 from .parts import conversation
-from .table import (
+from .spec import (
     CLIENT_SIDE,
     Dialect,
     Encode,

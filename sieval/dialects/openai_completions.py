@@ -18,7 +18,7 @@ from ..ir.channels import Guarantee
 from ..ir.request import CompletionInput, Scoring
 from ..ir.response import Choice, Response
 from .checks import Checker
-from .table import (
+from .spec import (
     CLIENT_SIDE,
     Dialect,
     Endpoint,
@@ -161,9 +161,11 @@ def read(lowered: Lowered, reply: wire.Reply[wire.Choice], check: Checker) -> Re
     )
 
 
+ENDPOINT = Endpoint("/v1/completions", tokenize="/tokenize")
+
 DIALECT = Dialect(
     id=ID,
-    endpoint=Endpoint("/v1/completions", tokenize="/tokenize"),
+    endpoint=ENDPOINT,
     rows=ROWS,
     rules=RULES,
     channels=CHANNELS,

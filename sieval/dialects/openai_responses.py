@@ -46,7 +46,7 @@ from ..ir.request import (
 from ..ir.response import Choice, Response
 from .checks import Checker
 from .parts import Append, Slot, conversation
-from .table import (
+from .spec import (
     CLIENT_SIDE,
     Dialect,
     Encode,
@@ -151,8 +151,8 @@ _CONVERSATION = conversation(
 
 
 def _input(group: GroupInput) -> dict[str, Outcome]:
-    """The conversation's items, ``store: false`` with the first; names have their own row."""
-    out = {k: o for k, o in _CONVERSATION.fn(group).items() if not k.endswith(".name")}
+    """The conversation's items, ``store: false`` with the first."""
+    out = dict(_CONVERSATION.fn(group))
     first = next((k for k, o in out.items() if isinstance(o, Write)), None)
     if first is not None:
         write = out[first]

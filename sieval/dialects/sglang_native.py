@@ -23,17 +23,16 @@ evidence in ``docs/evidence/sglang_native.md``), with SGLang's own request contr
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from msgspec import UNSET
 
 from ..ir.channels import Guarantee
-from ..ir.leaves import schema_leaves
 from ..ir.request import CompletionInput, Scoring, StructuredOutput
 from ..ir.response import Choice, Response, Token, Usage
 from .checks import Checker
-from .table import (
+from .spec import (
     CLIENT_SIDE,
     Dialect,
     Encode,
@@ -45,6 +44,8 @@ from .table import (
     Leaf,
     Lowered,
     NoOp,
+    Options,
+    OptionValue,
     Outcome,
     Refuse,
     Row,
@@ -59,12 +60,6 @@ ID = "sglang_native"
 MAX_STOP = 32
 """``MAX_STOP_COUNT`` in SGLang 0.5.23's ``sampling_params.py``."""
 
-FORWARDED_OPTIONS = frozenset(
-    {"min_p", "repetition_penalty", "min_new_tokens", "stop_token_ids", "regex", "sampling_seed"}
-)
-"""Engine options sent as ``sampling_params.<name>``; SGLang answers 400 to any other key there."""
-
-_IR_NAMES = frozenset(leaf.rsplit(".", 1)[-1] for leaf in schema_leaves())
 _SP = "sampling_params"
 
 # -- the decision table -------------------------------------------------------------------------
@@ -139,28 +134,6 @@ def _structured(group: GroupInput) -> dict[str, Outcome]:
     return out
 
 
-_OWNED_SAMPLING = frozenset(
-    {"max_new_tokens", "temperature", "top_p", "top_k", "stop", "n", "json_schema"}
-    | {"frequency_penalty", "presence_penalty"}
-)
-
-
-def _option(leaf: Leaf) -> Outcome:
-    name, value = leaf.name, leaf.value
-    if name in _OWNED_SAMPLING or name in _IR_NAMES:
-        return Refuse(f"option {name!r} names a field the IR owns; set that leaf instead")
-    if name not in FORWARDED_OPTIONS:
-        allowed = ", ".join(sorted(FORWARDED_OPTIONS))
-        return Refuse(
-            f"only {allowed} are forwarded: SGLang answers 400 to an unknown sampling_params key, "
-            "and its other keys change what the reply means (no_stop_trim, skip_special_tokens) "
-            "or were not verified here"
-        )
-    if not _OPTION_TYPES[name](value):
-        return Refuse(f"option {name!r}={value!r} is not {_OPTION_KIND[name]}")
-    return Write(f"{_SP}.{name}", list(value) if isinstance(value, tuple) else value)
-
-
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -177,22 +150,28 @@ def _ids(value: Any) -> bool:
     return isinstance(value, list | tuple) and all(_integer(x) for x in value)
 
 
-_OPTION_TYPES: dict[str, Callable[[Any], bool]] = {
-    "min_p": _number,
-    "repetition_penalty": _number,
-    "min_new_tokens": _integer,
-    "sampling_seed": _integer,
-    "regex": _pattern,
-    "stop_token_ids": _ids,
-}
-_OPTION_KIND = {
-    "min_p": "a number",
-    "repetition_penalty": "a number",
-    "min_new_tokens": "an integer",
-    "sampling_seed": "an integer",
-    "regex": "a non-empty string",
-    "stop_token_ids": "a list of token ids",
-}
+OPTIONS = Options(
+    {
+        "min_p": OptionValue(_number, "a number"),
+        "repetition_penalty": OptionValue(_number, "a number"),
+        "min_new_tokens": OptionValue(_integer, "an integer"),
+        "sampling_seed": OptionValue(_integer, "an integer"),
+        "regex": OptionValue(_pattern, "a non-empty string"),
+        "stop_token_ids": OptionValue(_ids, "a list of token ids"),
+    },
+    "only {allowed} are forwarded: SGLang answers 400 to an unknown sampling_params key, and its "
+    "other keys change what the reply means (no_stop_trim, skip_special_tokens) or were not "
+    "verified here",
+    "sampling_params.<name> for min_p, min_new_tokens, regex, repetition_penalty, "
+    "sampling_seed, stop_token_ids",
+    at=f"{_SP}.",
+    # the sampling_params keys the rows write
+    reserved=frozenset(
+        {"max_new_tokens", "temperature", "top_p", "top_k", "stop", "n", "json_schema"}
+        | {"frequency_penalty", "presence_penalty"}
+    ),
+)
+"""``options.*``: ``sampling_params.<name>`` from the allow-list, each value of its type."""
 
 ROWS: dict[str, Row] = {
     "input.completion.text": Field("text"),
@@ -236,9 +215,7 @@ ROWS: dict[str, Row] = {
     "tools.*": Refuse("/generate has no tools; use openai_chat against SGLang"),
     "scheduling.stream": Field("stream"),
     "scheduling.timeout_s": CLIENT_SIDE,
-    "options.*": Encode(
-        _option, (_SP,), "sampling_params.<name> for " + ", ".join(sorted(FORWARDED_OPTIONS))
-    ),
+    "options.*": OPTIONS,
 }
 
 CHANNELS = {

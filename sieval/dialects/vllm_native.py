@@ -18,7 +18,6 @@ entries cannot be seen from the map.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from msgspec import UNSET
@@ -28,7 +27,7 @@ from ..ir.request import CompletionInput
 from ..ir.response import Choice, Response
 from . import openai_completions as oc
 from .checks import Checker
-from .table import Lowered, NoOp, Refuse, Row
+from .spec import Dialect, Lowered, NoOp, Refuse, Row
 from .wire import openai, vllm
 from .wire import openai_completions as wire
 
@@ -36,7 +35,7 @@ ID = "vllm_native"
 
 ROWS: dict[str, Row] = {
     **oc.ROWS,
-    **vllm.extra_rows(oc.DIALECT.compiled.owned_keys),
+    **vllm.extra_rows(),
     # vLLM answers 400 to a suffix unless the model renders FIM (none does on 0.32 but DeepSeek-V4)
     "input.completion.suffix": Refuse("vLLM 0.32 refuses suffix for models without FIM rendering"),
     # streamed choices carry no prompt_logprobs, so every call is one non-streaming POST
@@ -111,15 +110,18 @@ def read(lowered: Lowered, reply: wire.Reply[vllm.VllmChoice], check: Checker) -
     )
 
 
-# openai_completions' endpoint and auth; vLLM's rows, channels and reader; no streaming
-DIALECT = dataclasses.replace(
-    oc.DIALECT,
+RULES = ()
+"""None of openai_completions' rules applies: they bind echo scoring (``max_tokens: 0`` and a
+FIM suffix beside it), and here input scoring is ``prompt_logprobs`` while the rows refuse
+``max_tokens: 0`` and ``suffix``."""
+
+DIALECT = Dialect(
     id=ID,
+    endpoint=oc.ENDPOINT,
     rows=ROWS,
-    rules=(),
+    rules=RULES,
     channels=CHANNELS,
     reply=wire.Reply[vllm.VllmChoice],
     read=read,
-    stream=None,
     summary="vLLM's own fields on POST /v1/completions; verified on vLLM 0.32.0",
 )

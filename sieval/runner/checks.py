@@ -24,7 +24,7 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET
 
-from ..dialects.envelopes import classify
+from ..dialects.envelopes import message_kind
 from ..errors import ConfigError, ServerRejected, SievalError
 from ..ir.request import CompletionInput, Request, Sampling, Scoring
 from ..model import Call, Model
@@ -232,7 +232,10 @@ async def _check_context(
     )
     call = await model.call(probe)
     error = call.error
-    if isinstance(error, ServerRejected) and classify(error.server_message) == "context_overflow":
+    if (
+        isinstance(error, ServerRejected)
+        and message_kind(error.server_message) == "context_overflow"
+    ):
         return CheckResult(
             "context",
             "failed",

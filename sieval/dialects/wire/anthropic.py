@@ -27,7 +27,7 @@ from ...ir.request import ImagePart, Message, TextPart, ToolCallPart, ToolResult
 from ...ir.response import Usage
 from ..checks import Checker
 from ..parts import Append, PartRow, Slot
-from ..table import NoOp, Refuse
+from ..spec import NoOp, Refuse
 from .sse import SseEvent
 
 __all__ = [

@@ -14,7 +14,7 @@ from msgspec import UNSET
 from ...errors import SievalError
 from ...ir.response import Usage
 from ..envelopes import http_error
-from ..table import Encode, Field, Leaf, Outcome, Refuse, Row, Write
+from ..spec import Encode, Field, Leaf, Outcome, Refuse, Row, Write
 
 __all__ = [
     "MAX_STOP",

@@ -31,7 +31,7 @@ from ...ir.request import (
 from ...ir.response import Token, ToolCall, TopEntry
 from ..checks import Checker, best_first, sound
 from ..parts import Append, PartRow, Slot
-from ..table import Evidence, GroupInput, NoOp, Outcome, Refuse, Write
+from ..spec import Evidence, GroupInput, NoOp, Outcome, Refuse, Write
 from .openai import MAX_TOP_LOGPROBS, WireUsage, in_band_error
 from .sse import SseEvent
 

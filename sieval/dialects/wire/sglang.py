@@ -21,7 +21,7 @@ from msgspec import UNSET
 from ...errors import ServerRejected, SievalError
 from ...ir.response import Token, TopEntry
 from ..checks import Checker, descending_rows, sampled_first, sound, top_contradiction
-from ..envelopes import classify, http_error, server_message
+from ..envelopes import http_error, message_kind, server_message
 from .openai import in_band_error
 from .sglang_placing import SPECIAL, is_piece, place, spelled
 from .sse import SseEvent
@@ -99,7 +99,7 @@ def sglang_error(dialect: str, status: int, body: bytes) -> SievalError:
     error = http_error(dialect, status, body)
     message = server_message(body)
     too_long = "exceeds the maximum allowed length" in message
-    if isinstance(error, ServerRejected) and classify(message) is None and too_long:
+    if isinstance(error, ServerRejected) and message_kind(message) is None and too_long:
         return ServerRejected(
             f"{dialect}: the server rejected the request (HTTP {status}) [context_overflow]: "
             f"{message}",

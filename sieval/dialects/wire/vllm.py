@@ -15,11 +15,10 @@ from typing import Any, cast
 import msgspec
 from msgspec import UNSET
 
-from ...ir.leaves import schema_leaves
 from ...ir.request import Scoring, StructuredOutput
 from ...ir.response import Token, TopEntry
 from ..checks import LOGPROB_TOLERANCE, Checker, sound
-from ..table import (
+from ..spec import (
     Encode,
     Evidence,
     Field,
@@ -27,6 +26,7 @@ from ..table import (
     GroupInput,
     Leaf,
     NoOp,
+    Options,
     Outcome,
     Refuse,
     Row,
@@ -45,7 +45,6 @@ __all__ = [
 ]
 
 FORWARDED_OPTIONS = frozenset({"min_p", "repetition_penalty", "stop_token_ids"})
-_IR_NAMES = frozenset(leaf.rsplit(".", 1)[-1] for leaf in schema_leaves())
 
 
 def _scoring(group: GroupInput) -> dict[str, Outcome]:
@@ -92,23 +91,19 @@ def _max_tokens(leaf: Leaf) -> Outcome:
     return Write("max_tokens", leaf.value)
 
 
-def _options(owned: frozenset[str]) -> Encode:
-    def encode(leaf: Leaf) -> Outcome:
-        name = leaf.name
-        if name in owned or name in _IR_NAMES:
-            return Refuse(f"option {name!r} names a field the IR owns; set that leaf instead")
-        if name not in FORWARDED_OPTIONS:
-            allowed = ", ".join(sorted(FORWARDED_OPTIONS))
-            return Refuse(f"vLLM silently ignores unknown fields, so only {allowed} are forwarded")
-        return Write(name, leaf.value)
-
-    return Encode(
-        encode, tuple(sorted(FORWARDED_OPTIONS)), "min_p, repetition_penalty, stop_token_ids"
-    )
+OPTIONS = Options(
+    dict.fromkeys(FORWARDED_OPTIONS),
+    "vLLM silently ignores unknown fields, so only {allowed} are forwarded",
+    "min_p, repetition_penalty, stop_token_ids",
+    # OpenAI's fields the table leaves to other leaves (echo scoring, FIM, stream usage) are
+    # still the route's: an option must not set them behind those leaves' back
+    reserved=frozenset({"echo", "suffix", "stream", "stream_options"}),
+)
+"""``options.*`` on vLLM's OpenAI routes: a top-level field, from the allow-list only."""
 
 
-def extra_rows(owned: frozenset[str]) -> dict[str, Row]:
-    """vLLM's rows over an OpenAI route's table; ``owned`` are that table's body keys."""
+def extra_rows() -> dict[str, Row]:
+    """vLLM's rows over an OpenAI route's table."""
     return {
         "sampling.top_k": Field("top_k"),
         "sampling.max_tokens": Encode(_max_tokens, ("max_tokens",), "max_tokens, at least 1"),
@@ -121,7 +116,7 @@ def extra_rows(owned: frozenset[str]) -> dict[str, Row]:
         "structured_output.*": Group(
             _structured, ("structured_outputs",), "structured_outputs.json / .json_object"
         ),
-        "options.*": _options(owned | {"prompt_logprobs", "return_token_ids", "top_k"}),
+        "options.*": OPTIONS,
     }
 
 
