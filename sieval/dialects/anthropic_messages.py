@@ -17,6 +17,7 @@ sections 4 and 4.6; content blocks, reply Structs and the stream fold in ``wire/
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any
 
 from msgspec import UNSET
@@ -24,14 +25,14 @@ from msgspec import UNSET
 from ..ir.channels import Guarantee
 from ..ir.request import (
     ChatInput,
-    Request,
     StructuredOutput,
     TextPart,
     Tools,
 )
-from ..ir.response import Choice, Response, ToolCall
-from .checks import Checker
+from ..ir.response import ToolCall
+from .channels import UsageAt
 from .parts import conversation
+from .reply import Checks, Clamp, Read, Reply, Structured, ToolCalls
 from .spec import (
     CLIENT_SIDE,
     Auth,
@@ -45,7 +46,6 @@ from .spec import (
     Group,
     GroupInput,
     Leaf,
-    Lowered,
     NoOp,
     Outcome,
     Refuse,
@@ -321,7 +321,7 @@ CHANNELS = {
     "usage": Guarantee.BEST_EFFORT,
 }
 
-# -- the reader -----------------------------------------------------------------------------------
+# -- the reply ----------------------------------------------------------------------------------
 
 _NOTES = {
     "refusal": "the model refused (stop_reason refusal): the text is not an answer",
@@ -333,73 +333,34 @@ _NOTES = {
 }
 
 
-def read(lowered: Lowered, reply: wire.Reply, check: Checker) -> Response:
-    request = lowered.request
-    texts: list[str] = []
-    thinking: list[str] = []
-    calls: list[ToolCall] = []
-    redacted = 0
-    for block in reply.content:
-        if isinstance(block, wire.TextBlock):
-            texts.append(block.text)
-        elif isinstance(block, wire.ThinkingBlock):
-            thinking.append(block.thinking)
-        elif isinstance(block, wire.ToolUseBlock):
-            calls.append(ToolCall(call_id=block.id, name=block.name, arguments=block.input))
-        else:
-            redacted += 1
-    stop = reply.stop_reason
+def _blocks(reply: wire.Reply, kind: type, attribute: str) -> list[Any]:
+    return [getattr(b, attribute) for b in reply.content if isinstance(b, kind)]
+
+
+def _thinking(reply: wire.Reply) -> str | None:
+    thoughts = _blocks(reply, wire.ThinkingBlock, "thinking")
+    return "".join(thoughts) if thoughts else None
+
+
+def _checked(r: Read, reply: wire.Reply, i: int, calls: tuple[ToolCall, ...]) -> None:
+    """The generation ended normally, its stop sequence is one asked for, its tool calls are the
+    ones offered and the ones forced; a refusal, a pause or withheld thinking are noted."""
+    check, request, stop = r.check, r.request, reply.stop_reason
     if stop is None:
         raise check.violation(
             "stop_reason",
             "the reply has no stop_reason, so the generation did not end normally (vLLM leaves it "
             "out for an aborted request): the answer is not believed",
         )
-    _check_stop(check, request, stop, reply.stop_sequence)
-    _check_calls(check, request, stop, calls)
-    text = "".join(texts)
-    structured: Any = UNSET
-    if request.structured_output.format != "text":
-        structured = check.json_value("content[].text", text, cut=stop == "max_tokens")
-    usage = wire.usage(reply.usage)
-    warnings = [f"{ID}: {_NOTES[stop]}"] if stop in _NOTES else []
-    if redacted:
-        warnings.append(f"{ID}: {redacted} redacted_thinking block(s): that reasoning is withheld")
-    max_tokens = request.sampling.max_tokens
-    out = usage.output_tokens
-    clamped = isinstance(out, int) and isinstance(max_tokens, int) and out < max_tokens
-    if stop == "max_tokens" and clamped:
-        warnings.append(
-            f"{ID}: the answer ended for max_tokens after {out} of max_tokens={max_tokens} "
-            "tokens: the server shortened max_tokens to fit its context window"
-        )
-    choice = Choice(
-        index=0,
-        text=text,
-        finish_reason=stop,
-        stop_reason=reply.stop_sequence,
-        structured_output=structured,
-        reasoning="".join(thinking) if thinking else UNSET,
-        tool_calls=tuple(calls) if calls else UNSET,
-    )
-    return Response(
-        choices=(choice,),
-        usage=usage,
-        model=reply.model if reply.model is not None else UNSET,
-        dialect=ID,
-        warnings=tuple(warnings),
-    )
-
-
-def _check_stop(check: Checker, request: Request, stop: str, sequence: str | None) -> None:
-    asked = request.sampling.stop
+    asked, sequence = request.sampling.stop, reply.stop_sequence
+    listed = list(asked) if isinstance(asked, tuple) else []
     if stop == "stop_sequence":
-        if sequence is None or not isinstance(asked, tuple) or sequence not in asked:
+        if sequence is None or sequence not in listed:
             raise check.violation(
                 "stop_sequence",
                 f"stop_reason is stop_sequence but stop_sequence is {sequence!r}, not one of the "
-                f"requested {list(asked) if isinstance(asked, tuple) else []}",
-                expected=list(asked) if isinstance(asked, tuple) else [],
+                f"requested {listed}",
+                expected=listed,
                 received=sequence,
             )
     elif sequence is not None:
@@ -408,9 +369,6 @@ def _check_stop(check: Checker, request: Request, stop: str, sequence: str | Non
             f"stop_sequence is {sequence!r} but stop_reason is {stop!r}: the reply contradicts "
             "itself",
         )
-
-
-def _check_calls(check: Checker, request: Request, stop: str, calls: list[ToolCall]) -> None:
     offered = {f.name for f in request.tools.functions}
     stray = [c.name for c in calls if c.name not in offered]
     if stray:
@@ -433,6 +391,38 @@ def _check_calls(check: Checker, request: Request, stop: str, calls: list[ToolCa
             f"tool_choice any forced a call and the reply ended ({stop}) without one: the server "
             "did not honour it",
         )
+    r.warnings += [f"{ID}: {_NOTES[stop]}"] if stop in _NOTES else []
+    redacted = len(_blocks(reply, wire.RedactedThinkingBlock, "data"))
+    if redacted:
+        r.warnings.append(
+            f"{ID}: {redacted} redacted_thinking block(s): that reasoning is withheld"
+        )
+
+
+REPLY = Reply(
+    type=wire.Reply,
+    choices=lambda r: (r.reply,),
+    text=lambda reply: "".join(_blocks(reply, wire.TextBlock, "text")),
+    finish=attrgetter("stop_reason"),
+    stop=attrgetter("stop_sequence"),
+    reasoning=_thinking,
+    calls=ToolCalls(
+        attrgetter("content"),
+        "content[{j}].input",
+        id=lambda block, j: block.id,
+        call=lambda block: block if isinstance(block, wire.ToolUseBlock) else None,
+        arguments=attrgetter("input"),
+    ),
+    structured=Structured("content[].text", cut="max_tokens"),
+    usage=UsageAt(
+        input=("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"),
+        output="output_tokens",
+        cached="cache_read_input_tokens",
+    ),
+    model=attrgetter("model"),
+    clamp=Clamp(finish="max_tokens", who="the answer", prompt=False),
+    checks=Checks(choice=_checked),
+)
 
 
 DIALECT = Dialect(
@@ -442,8 +432,7 @@ DIALECT = Dialect(
     rules=RULES,
     unset=UNSET_ROWS,
     channels=CHANNELS,
-    reply=wire.Reply,
-    read=read,
+    reply=REPLY,
     auth=Auth("x-api-key", None, {"anthropic-version": "2023-06-01"}),
     stream=Stream(Terminal(frozenset({"message_stop"})), wire.fold),
     summary="Anthropic's POST /v1/messages; no scoring; verified on vLLM 0.32.0's Anthropic route",

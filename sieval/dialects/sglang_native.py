@@ -23,15 +23,16 @@ evidence in ``docs/evidence/sglang_native.md``), with SGLang's own request contr
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any
 
 from msgspec import UNSET
 
 from ..ir.channels import Guarantee
 from ..ir.request import CompletionInput, Scoring, StructuredOutput
-from ..ir.response import Choice, Response, Token, Usage
-from .checks import Checker
+from ..ir.response import Token, Usage
+from .channels import TopK, candidate_rows, count, pinned_stop, place, top_k, with_candidates
+from .reply import Checks, Clamp, InputRead, Read, Reply, Structured
 from .spec import (
     CLIENT_SIDE,
     Dialect,
@@ -42,7 +43,6 @@ from .spec import (
     Group,
     GroupInput,
     Leaf,
-    Lowered,
     NoOp,
     Options,
     OptionValue,
@@ -229,63 +229,17 @@ CHANNELS = {
     "usage": Guarantee.BEST_EFFORT,
 }
 
-# -- the reader ---------------------------------------------------------------------------------
+# -- the reply ----------------------------------------------------------------------------------
+
+TOP_K = TopK(presorted=True, ids=True, texts=False, field="[0]")
+"""``top_logprobs_num``: exactly k per position, most likely first, each id once."""
 
 
-def read(lowered: Lowered, reply: wire.Item | list[wire.Item], check: Checker) -> Response:
-    request = lowered.request
-    s = request.scoring
-    got = _items(check, reply, request.sampling.n, lowered.stream)
-    usage = _usage(check, got)
-    inp = request.input
-    input_tokens: Any = UNSET
-    if s.input_logprobs and isinstance(inp, CompletionInput):
-        prompt = inp.text if isinstance(inp.text, str) else None
-        sent = inp.token_ids if isinstance(inp.token_ids, tuple) else None
-        input_tokens = wire.input_tokens(check, got[0], prompt, sent, s.input_top_k)
-    sampled: list[tuple[Token, ...]] = []
-    if s.sampled_logprobs:
-        sampled = [
-            wire.sampled_tokens(check, i, item, s.sampled_top_k, s.candidate_token_ids)
-            for i, item in enumerate(got)
-        ]
-    structured = request.structured_output.format != "text"
-    choices = []
-    for i, item in enumerate(got):
-        finish = item.meta_info.finish_reason
-        assert finish is not None  # _items refuses a generation that never finished
-        ids = item.output_ids
-        if s.token_ids and ids is None:
-            raise check.violation(f"[{i}].output_ids", f"generation {i} has no output_ids")
-        choices.append(
-            Choice(
-                index=i,
-                text=item.text,
-                finish_reason=finish.type,
-                stop_reason=finish.matched if finish.type == "stop" else UNSET,
-                tokens=sampled[i] if sampled else UNSET,
-                token_ids=tuple(ids) if ids is not None else UNSET,
-                structured_output=(
-                    check.json_value(f"[{i}].text", item.text, finish.type == "length")
-                    if structured
-                    else UNSET
-                ),
-            )
-        )
-    return Response(
-        choices=tuple(choices),
-        input_tokens=input_tokens,
-        usage=usage,
-        dialect=ID,
-        warnings=_warnings(lowered, got),
-    )
-
-
-def _items(
-    check: Checker, reply: wire.Item | list[wire.Item], n: int, stream: bool
-) -> list[wire.Item]:
+def _items(r: Read) -> list[wire.Item]:
     """The generations in choice order: a single request is one object, ``n > 1`` a list of n
-    (SGLang's order: the samples of the prompt in turn; a stream numbers them by ``index``)."""
+    (SGLang's order: the samples of the prompt in turn; a stream numbers them by ``index``); a
+    generation that never finished, or was aborted (whatever the HTTP status), is refused."""
+    check, reply, n = r.check, r.reply, r.request.sampling.n
     if isinstance(reply, wire.Item):
         if n != 1:
             raise check.violation(
@@ -293,7 +247,7 @@ def _items(
             )
         got = [reply]
     else:
-        if n == 1 and not stream:
+        if n == 1 and not r.lowered.stream:
             raise check.violation("", "the reply is a list but a single request was sent")
         got = reply
     if len(got) != n:
@@ -305,8 +259,7 @@ def _items(
             received=indices,
         )
     for i, item in enumerate(got):
-        finish = item.meta_info.finish_reason
-        where = f"[{i}].meta_info.finish_reason"
+        finish, where = item.meta_info.finish_reason, f"[{i}].meta_info.finish_reason"
         if finish is None:
             raise check.violation(
                 where, f"{where} is null: the generation never finished (a cut stream?)"
@@ -316,58 +269,220 @@ def _items(
     return got
 
 
-def _usage(check: Checker, got: Sequence[wire.Item]) -> Usage:
-    """Usage where a count the server left out stays UNSET; the prompt counts once (every sample
-    reports the same prompt), output tokens add up, cached tokens are the first sample's."""
-    prompts = {item.meta_info.prompt_tokens for item in got}
+def _usage(r: Read) -> Usage:
+    """The prompt counts once (every sample reports the same), output tokens add up (unset when
+    one is), cached tokens are the first sample's."""
+    metas = [item.meta_info for item in r.choices]
+    prompts = {meta.prompt_tokens for meta in metas}
     if len(prompts) > 1:
-        raise check.violation(
+        raise r.check.violation(
             "meta_info.prompt_tokens",
             f"the samples report different prompt sizes {sorted(map(str, prompts))}",
         )
-    first = got[0].meta_info
-    outputs = [item.meta_info.completion_tokens for item in got]
+    outputs = [meta.completion_tokens for meta in metas]
+    reasoning = [meta.reasoning_tokens for meta in metas]
     return Usage(
-        input_tokens=_count(first.prompt_tokens),
-        output_tokens=_total(outputs),
-        cached_tokens=_count(first.cached_tokens),
-        reasoning_tokens=_total([item.meta_info.reasoning_tokens for item in got]),
+        input_tokens=count(metas[0].prompt_tokens),
+        output_tokens=UNSET if None in outputs else sum(v or 0 for v in outputs),
+        cached_tokens=count(metas[0].cached_tokens),
+        reasoning_tokens=UNSET if None in reasoning else sum(v or 0 for v in reasoning),
     )
 
 
-def _count(value: int | None) -> Any:
-    return UNSET if value is None else value
-
-
-def _total(values: list[int | None]) -> Any:
-    return UNSET if None in values else sum(v for v in values if v is not None)
-
-
-def _warnings(lowered: Lowered, got: list[wire.Item]) -> tuple[str, ...]:
-    """Facts a reader of this reply must know: the scheduler's silent cut of max_new_tokens near
-    the context limit (notes item 2), and temperature-scaled sampled logprobs (wire reference
-    0.6, measured: T=0.5 gives " the" -0.609 where greedy gives -1.650)."""
-    sampling = lowered.request.sampling
-    out: list[str] = []
-    asked = sampling.max_tokens
-    for i, item in enumerate(got):
-        finish = item.meta_info.finish_reason
-        made = item.meta_info.completion_tokens
-        cut = finish is not None and finish.type == "length"
-        if cut and isinstance(asked, int) and isinstance(made, int) and made < asked:
-            out.append(
-                f"{ID}: choice {i} ended for length after {made} of max_tokens={asked} "
-                "tokens: SGLang shortened max_new_tokens to fit its context window (prompt "
-                f"{item.meta_info.prompt_tokens} tokens), so this generation is cut by the "
-                "context"
+def _input(r: Read) -> InputRead:
+    """``input_token_logprobs`` (asked from position 0) as the scored prompt: one entry per prompt
+    token (``prompt_tokens`` counts the BOS), null at position 0 only, exact top-k, and texts that
+    rebuild the prompt (the BOS covers no text; byte pieces cover their characters)."""
+    check, meta, inp = r.check, r.choices[0].meta_info, r.request.input
+    prompt = inp.text if isinstance(inp, CompletionInput) and isinstance(inp.text, str) else None
+    sent = inp.token_ids if isinstance(inp, CompletionInput) else UNSET
+    where = "meta_info.input_token_logprobs"
+    why = "although input logprobs were asked for"
+    triples = check.present(meta.input_token_logprobs, where, why)
+    counts: dict[str, Any] = {
+        "input_token_logprobs": len(triples),
+        "prompt_tokens": meta.prompt_tokens,
+    }
+    if isinstance(sent, tuple):
+        counts["input_ids sent"] = len(sent)
+    check.agree(where, counts, "the prompt (a radix-cache hit can shorten input logprobs)")
+    logprobs = [t.logprob for t in triples]
+    check.first_unscored(where, logprobs, len(logprobs))
+    check.logprobs(where, logprobs, "[0]")
+    if isinstance(sent, tuple) and [t.token_id for t in triples] != list(sent):
+        raise check.violation(where, f"{where} scores other token ids than the input_ids sent")
+    texts = _texts(r, where, triples)
+    offsets: list[Any] = [UNSET] * len(texts)
+    if prompt is not None:
+        placed = place(texts, prompt, "first", pieces=True)
+        if placed.stopped != len(texts) or placed.end != len(prompt):
+            bad, end = min(placed.stopped, len(texts) - 1), placed.end
+            raise check.violation(
+                f"{where}[{bad}]",
+                f"the prompt's token texts do not rebuild the prompt: token {bad} {texts[bad]!r} "
+                f"does not continue it at character {end} (found {prompt[end : end + 12]!r})",
             )
-    t = sampling.temperature
-    if lowered.request.scoring.sampled_logprobs and isinstance(t, float | int) and t not in (0, 1):
-        out.append(
+        offsets = placed.offsets
+    k = r.request.scoring.input_top_k
+    rows = _rows(r, "meta_info.input_top_logprobs", meta.input_top_logprobs, len(triples), k)
+    if rows and rows[0] is not None:
+        raise check.violation(f"{where}[0]", "the unscored position 0 carries top-k alternatives")
+    first = _token(texts[0], triples[0], offsets[0], UNSET, UNSET)
+    rest = _tokens(r, where, triples[1:], texts[1:], offsets[1:], rows and rows[1:], k, 1)
+    return InputRead((first, *rest))
+
+
+def _sampled(r: Read, item: wire.Item, i: int) -> tuple[Token, ...]:
+    """``output_token_logprobs`` as the sampled tokens: counted three ways (``output_ids``,
+    ``completion_tokens``, ``output_token_logprobs_length``), ids matching, exact top-k,
+    candidates in the order asked, texts placed in the choice's text (SGLang trims a matched stop
+    from the text but keeps its tokens, notes item 5: they sit at the text's end)."""
+    check, meta, ids = r.check, item.meta_info, item.output_ids
+    where = f"[{i}].meta_info.output_token_logprobs"
+    why = "although sampled logprobs were asked for"
+    triples = check.present(meta.output_token_logprobs, where, why)
+    counts: dict[str, Any] = {
+        "output_token_logprobs": len(triples),
+        "completion_tokens": meta.completion_tokens,
+    }
+    if ids is not None:
+        counts["output_ids"] = len(ids)
+    if meta.output_token_logprobs_length is not None:
+        counts["output_token_logprobs_length"] = meta.output_token_logprobs_length
+    check.agree(where, counts, f"generation {i}'s tokens")
+    if ids is not None and [t.token_id for t in triples] != ids:
+        raise check.violation(where, f"{where} scores other token ids than output_ids")
+    logprobs = [t.logprob for t in triples]
+    check.all_scored(where, logprobs)
+    check.logprobs(where, logprobs, "[0]")
+    texts = _texts(r, where, triples)
+    placed = place(texts, item.text, "anywhere", pieces=True)
+    offsets = placed.offsets
+    if placed.stopped != len(texts) or placed.end != len(item.text):
+        finish = meta.finish_reason
+        stop = finish.matched if finish is not None and finish.type == "stop" else None
+        pinned = pinned_stop(texts, item.text, placed, stop, ids[-1] if ids else None)
+        if pinned is None:
+            bad, end = min(placed.stopped, len(texts) - 1), placed.end
+            raise check.violation(
+                f"{where}[{bad}]",
+                "the sampled token texts do not spell the choice's text: token "
+                f"{bad} {texts[bad] if texts else ''!r} does not continue it at character {end} "
+                f"(found {item.text[end : end + 12]!r}, finish {finish})",
+            )
+        offsets = pinned
+    k, asked = r.request.scoring.sampled_top_k, r.request.scoring.candidate_token_ids
+    rows = _rows(r, f"[{i}].meta_info.output_top_logprobs", meta.output_top_logprobs, len(texts), k)
+    at = f"[{i}].meta_info.output_token_ids_logprobs"
+    cand = (
+        candidate_rows(check, at, meta.output_token_ids_logprobs, len(texts), asked)
+        if asked
+        else None
+    )
+    tokens = _tokens(r, where, triples, texts, offsets, rows, k)
+    return tuple(with_candidates(check, at, tokens, cand) if cand is not None else tokens)
+
+
+def _texts(r: Read, where: str, triples: list[wire.Triple]) -> list[str]:
+    texts = [t.token for t in triples]
+    if None in texts:
+        missing = texts.index(None)
+        raise r.check.violation(
+            f"{where}[{missing}]",
+            f"{where}[{missing}] has no token text although return_text_in_logprobs was sent",
+        )
+    return texts  # type: ignore[return-value]
+
+
+def _rows(r: Read, where: str, rows: Any, n: int, k: int) -> list[Any] | None:
+    """The top-k rows, one per position (``max_new_tokens: 0`` adds one row for the position
+    after the prompt although no token is sampled, notes item 4: it is dropped)."""
+    if not k:
+        return None
+    found = r.check.present(rows, where, f"for top-k={k}")
+    if n == 0 and len(found) <= 1:
+        return []
+    if len(found) != n:
+        raise r.check.violation(
+            where,
+            f"{where} has {len(found)} rows for {n} positions",
+            expected=n,
+            received=len(found),
+        )
+    return list(found)
+
+
+def _tokens(
+    r: Read,
+    where: str,
+    triples: list[wire.Triple],
+    texts: list[str],
+    offsets: list[Any],
+    rows: list[Any] | None,
+    k: int,
+    first: int = 0,
+) -> list[Token]:
+    tops: list[Any] = [UNSET] * len(triples)
+    ranks: list[Any] = [UNSET] * len(triples)
+    if rows:
+        tops, ranks = top_k(r.check, where + "[{i}] top-k", triples, rows, k, TOP_K, first)
+    return list(map(_token, texts, triples, offsets, tops, ranks))
+
+
+def _token(text: str, t: wire.Triple, offset: Any, top: Any, rank: Any) -> Token:
+    tid = t.token_id
+    return Token(
+        text=text, logprob=t.logprob, token_id=tid, offset=offset, top=top, scored_rank=rank
+    )
+
+
+def _output_ids(r: Read, item: wire.Item, i: int) -> tuple[int, ...] | Any:
+    """SGLang always returns ``output_ids``: kept whether asked or not, required when asked."""
+    if item.output_ids is None:
+        if r.request.scoring.token_ids:
+            raise r.check.violation(f"[{i}].output_ids", f"generation {i} has no output_ids")
+        return UNSET
+    return tuple(item.output_ids)
+
+
+def _temperature(r: Read, choices: Any) -> None:
+    """Sampled logprobs are of the distribution scaled by temperature (wire reference 0.6,
+    measured: T=0.5 gives " the" -0.609 where greedy gives -1.650)."""
+    t = r.request.sampling.temperature
+    if r.request.scoring.sampled_logprobs and isinstance(t, float | int) and t not in (0, 1):
+        r.warnings.append(
             f"{ID}: sampled logprobs (and their top-k and candidates) are of the distribution "
             f"scaled by temperature {t}, not the model's raw one (vLLM reports raw logprobs)"
         )
-    return tuple(out)
+
+
+def _finish(item: wire.Item) -> Any:
+    finish = item.meta_info.finish_reason
+    return finish.type if finish is not None else None
+
+
+def _stop_reason(item: wire.Item) -> Any:
+    finish = item.meta_info.finish_reason
+    return finish.matched if finish is not None and finish.type == "stop" else UNSET
+
+
+REPLY = Reply(
+    type=wire.Item | list[wire.Item],
+    choices=_items,
+    text=attrgetter("text"),
+    finish=_finish,
+    stop=_stop_reason,
+    sampled=_sampled,
+    token_ids=_output_ids,
+    structured=Structured("[{i}].text", cut="length"),
+    input=_input,
+    usage=_usage,
+    # the scheduler's silent cut of max_new_tokens near the context limit (notes item 2)
+    clamp=Clamp(
+        made=attrgetter("meta_info.completion_tokens"), server="SGLang", field="max_new_tokens"
+    ),
+    checks=Checks(after=_temperature),
+)
 
 
 DIALECT = Dialect(
@@ -382,8 +497,7 @@ DIALECT = Dialect(
     ),
     rows=ROWS,
     channels=CHANNELS,
-    reply=wire.Item | list[wire.Item],
-    read=read,
+    reply=REPLY,
     stream=Stream(DATA_DONE, wire.fold),
     error=wire.sglang_error,
     summary="SGLang's own POST /generate; verified on SGLang 0.5.23 (CPU, kernel stand-in)",

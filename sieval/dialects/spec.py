@@ -379,8 +379,9 @@ class Dialect:
     endpoint: Endpoint
     rows: Mapping[str, Row]
     reply: Any
-    """The Struct type of a non-stream reply (declaring only the fields ``read`` uses)."""
-    read: Callable[[Lowered, Any, Checker], Response]
+    """The reply declaration (``reply.Reply``: where each Response value sits in the reply
+    Struct), or the reply Struct itself when ``read`` reads it."""
+    read: Callable[[Lowered, Any, Checker], Response] | None = None
     channels: Mapping[str, Guarantee] = field(default_factory=dict)
     rules: tuple[Rule, ...] = ()
     unset: Mapping[str, Fill | Demand] = field(default_factory=dict)

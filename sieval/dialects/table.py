@@ -32,6 +32,8 @@ from ..ir.response import Decision, Response
 from ..ir.validate import validate
 from .body import Body, has_path, top_key
 from .checks import Checker
+from .reading import read
+from .reply import Reply
 from .spec import (
     PREFIX,
     Below,
@@ -152,7 +154,9 @@ def compile_dialect(dialect: Dialect) -> Compiled:
     return Compiled(
         rows=resolved,
         rank=rank,
-        decoder=msgspec.json.Decoder(dialect.reply),
+        decoder=msgspec.json.Decoder(
+            dialect.reply.type if isinstance(dialect.reply, Reply) else dialect.reply
+        ),
         owned_keys=frozenset(owned),
         groups=groups,
         keys={
@@ -451,7 +455,11 @@ def lift(
         reply = dialect.stream.fold(dialect.stream.framing.events(body, check), check)
     else:
         reply = check.decode(body, dialect.compiled.decoder)
-    response = dialect.read(lowered, reply, check)
+    if isinstance(dialect.reply, Reply):
+        response = read(dialect.reply, lowered, reply, check)
+    else:
+        assert dialect.read is not None
+        response = dialect.read(lowered, reply, check)
     _enforce(dialect, lowered.channels, response, check)
     return response
 

@@ -18,18 +18,23 @@ entries cannot be seen from the map.
 
 from __future__ import annotations
 
+import dataclasses
+from itertools import accumulate
 from typing import Any
 
+import msgspec
 from msgspec import UNSET
 
 from ..ir.channels import Guarantee
 from ..ir.request import CompletionInput
-from ..ir.response import Choice, Response
+from ..ir.response import Token
 from . import openai_completions as oc
-from .checks import Checker
-from .spec import Dialect, Lowered, NoOp, Refuse, Row
-from .wire import openai, vllm
+from .channels import top_k_by_id
+from .checks import sound
+from .reply import Clamp, InputRead, Read, Structured
+from .spec import Dialect, NoOp, Refuse, Row
 from .wire import openai_completions as wire
+from .wire import vllm
 
 ID = "vllm_native"
 
@@ -49,66 +54,111 @@ CHANNELS = {
 }
 
 
-def read(lowered: Lowered, reply: wire.Reply[vllm.VllmChoice], check: Checker) -> Response:
-    request = lowered.request
-    s = request.scoring
-    choices = check.ordered(reply.choices, request.sampling.n)
-    usage = openai.usage(reply.usage)
-    input_tokens: Any = UNSET
-    if s.input_logprobs:
-        text = request.input.text if isinstance(request.input, CompletionInput) else UNSET
-        first = choices[0]
-        input_tokens = vllm.prompt_tokens(
-            check,
-            f"choices[{first.index}]",
-            first.prompt_logprobs,
-            first.prompt_token_ids,
-            usage.input_tokens,
-            text if isinstance(text, str) else None,
-            s.input_top_k,
+def _prompt(r: Read) -> InputRead:
+    """``prompt_logprobs`` of the first choice as the scored prompt: counted three ways, null at
+    position 0 only, top-k exact and ranked, the first token's text recovered as the prompt prefix
+    the decoded tokens leave (a BOS leaves "")."""
+    check, c = r.check, r.choices[0]
+    where = f"choices[{c.index}]"
+    entries, ids = c.prompt_logprobs, c.prompt_token_ids
+    if entries is None or ids is None:
+        raise check.violation(
+            f"{where}.prompt_logprobs",
+            f"{where} has no prompt_logprobs/prompt_token_ids although both were requested",
         )
-    sampled = (
-        [wire.sampled_tokens(check, c, s.sampled_top_k) for c in choices]
-        if s.sampled_logprobs
-        else []
-    )
-    ids = [vllm.sampled_ids(check, c) for c in choices] if s.token_ids else []
-    if ids and sampled:
-        sampled = [vllm.with_ids(check, t, i) for t, i in zip(sampled, ids, strict=True)]
-    cut = [c.finish_reason == "length" for c in choices]
-    structured = (
-        [
-            check.json_value(f"choices[{c.index}].text", c.text, cut[i])
-            for i, c in enumerate(choices)
+    counts = {
+        "prompt_logprobs": len(entries),
+        "prompt_token_ids": len(ids),
+        "usage.prompt_tokens": r.usage.input_tokens,
+    }
+    check.agree(f"{where}.prompt_logprobs", counts, "the prompt")
+    rows = entries[1:]
+    if entries[0] is not None or None in rows:
+        raise check.violation(
+            f"{where}.prompt_logprobs", f"{where}.prompt_logprobs must be null at position 0 only"
+        )
+    k, scored_ids = r.request.scoring.input_top_k, ids[1:]
+    alone = _scored_alone(rows, scored_ids) if not k else None
+    if alone is not None:
+        scored = [(e, UNSET, UNSET) for e in alone]
+    else:
+        scored = [
+            top_k_by_id(check, f"{where}.prompt_logprobs[{i + 1}]", row, tid, k)
+            for i, (row, tid) in enumerate(zip(rows, scored_ids, strict=True))
         ]
-        if request.structured_output.format != "text"
-        else []
-    )
-    counts = [
-        len(c.token_ids) if c.token_ids is not None else (len(sampled[i]) if sampled else None)
-        for i, c in enumerate(choices)
-    ]
-    return Response(
-        choices=tuple(
-            Choice(
-                index=c.index,
-                text=c.text,
-                finish_reason=c.finish_reason if c.finish_reason is not None else UNSET,
-                stop_reason=c.stop_reason,
-                tokens=sampled[i] if sampled else UNSET,
-                token_ids=ids[i] if ids else UNSET,
-                structured_output=structured[i] if structured else UNSET,
+    texts = [e.decoded_token for e, _, _ in scored]
+    inp = r.request.input
+    prompt = inp.text if isinstance(inp, CompletionInput) and isinstance(inp.text, str) else None
+    first, offsets = "", list[Any]([UNSET] * (len(texts) + 1))
+    if prompt is not None:
+        tail = "".join(texts)
+        if not prompt.endswith(tail):
+            raise check.violation(
+                f"{where}.prompt_logprobs",
+                f"the decoded prompt tokens {tail[-40:]!r} do not end the prompt; the token "
+                "texts cannot be placed in the prompt",
             )
-            for i, c in enumerate(choices)
-        ),
-        input_tokens=input_tokens,
-        usage=usage,
-        model=reply.model if reply.model is not None else UNSET,
-        system_fingerprint=reply.system_fingerprint or UNSET,
-        dialect=ID,
-        warnings=wire.clamp_warnings(check, request.sampling.max_tokens, choices, counts, usage),
-    )
+        first = prompt[: len(prompt) - len(tail)]
+        offsets = [0, *list(accumulate(map(len, texts), initial=len(first)))[:-1]]
+    tokens = [Token(text=first, logprob=None, token_id=ids[0], offset=offsets[0])]
+    for (e, top, rank), tid, at in zip(scored, scored_ids, offsets[1:], strict=True):
+        tokens.append(
+            Token(
+                text=e.decoded_token,
+                logprob=e.logprob,
+                token_id=tid,
+                offset=at,
+                top=top,
+                scored_rank=rank,
+            )
+        )
+    return InputRead(tuple(tokens))
 
+
+def _scored_alone(rows: list[Any], ids: list[int]) -> list[Any] | None:
+    """A k=0 reply checked whole: every position lists its scored token alone, with a sound
+    logprob. ``None`` when any does not, for ``top_k_by_id`` to say which and why."""
+    if sum(map(len, rows)) != len(rows):
+        return None
+    try:
+        entries = list(map(dict.__getitem__, rows, ids))
+    except KeyError:
+        return None
+    return entries if sound([e.logprob for e in entries]) else None
+
+
+def _ids(r: Read, c: vllm.VllmChoice, i: int) -> tuple[int, ...] | Any:
+    if not r.request.scoring.token_ids:
+        return UNSET
+    where = f"choices[{c.index}].token_ids"
+    return tuple(r.check.present(c.token_ids, where, "although return_token_ids was sent"))
+
+
+def _sampled(r: Read, c: vllm.VllmChoice, i: int) -> tuple[Token, ...]:
+    """openai_completions' sampled tokens, with the ids of ``return_token_ids`` when asked."""
+    tokens = oc.sampled(r, c, i)
+    if not r.request.scoring.token_ids:
+        return tokens
+    ids = _ids(r, c, i)
+    if len(tokens) != len(ids):
+        raise r.check.violation(
+            "choices[].token_ids",
+            f"{len(ids)} sampled token ids for {len(tokens)} sampled logprobs",
+        )
+    return tuple(msgspec.structs.replace(t, token_id=n) for t, n in zip(tokens, ids, strict=True))
+
+
+REPLY = dataclasses.replace(
+    oc.REPLY,
+    type=wire.Reply[vllm.VllmChoice],
+    sampled=_sampled,
+    token_ids=_ids,
+    input=_prompt,
+    structured=Structured("choices[{i}].text", cut="length"),
+    clamp=Clamp(made=lambda c: len(c.token_ids) if c.token_ids is not None else None),
+)
+"""openai_completions' reply with vLLM's fields: ``prompt_logprobs`` for the input, token ids,
+structured output, and no echo."""
 
 RULES = ()
 """None of openai_completions' rules applies: they bind echo scoring (``max_tokens: 0`` and a
@@ -117,11 +167,10 @@ FIM suffix beside it), and here input scoring is ``prompt_logprobs`` while the r
 
 DIALECT = Dialect(
     id=ID,
-    endpoint=oc.ENDPOINT,
+    endpoint=oc.DIALECT.endpoint,
     rows=ROWS,
     rules=RULES,
     channels=CHANNELS,
-    reply=wire.Reply[vllm.VllmChoice],
-    read=read,
+    reply=REPLY,
     summary="vLLM's own fields on POST /v1/completions; verified on vLLM 0.32.0",
 )

@@ -234,10 +234,13 @@ def _json(reply: Any) -> bytes:
 # -- the whole file -----------------------------------------------------------------------------
 
 
-def compute() -> dict[str, Any]:
-    """Every outcome, keyed ``dialect/fixture`` (``…@mutation`` for a mutated reply)."""
+def compute(only: str | None = None) -> dict[str, Any]:
+    """Every outcome, keyed ``dialect/fixture`` (``…@mutation`` for a mutated reply); ``only``
+    one dialect's (the by-hand mutations of it included), to check one reader quickly."""
     out: dict[str, Any] = {}
     for dialect, (cases, models) in _cases().items():
+        if only not in (None, dialect):
+            continue
         for name, request in sorted(cases.items()):
             path = FIXTURES / dialect / VERSIONS[dialect] / f"{name}.json"
             if not path.exists():
@@ -251,17 +254,29 @@ def compute() -> dict[str, Any]:
                 continue
             for label, body in mutations(key, fixture):
                 out[f"{key}@{label}"] = digest(outcome(dialect, request, model, 200, body))
-    reference = json.loads(REFERENCE_GOOGLE.read_text())
-    from dialects import test_google_genai as google
+    if only in (None, "google_genai"):
+        reference = json.loads(REFERENCE_GOOGLE.read_text())
+        from dialects import test_google_genai as google
 
-    request = google.LOGPROBS.request
-    key = "google_genai/reference_logprobs"
-    out[key] = outcome("google_genai", request, MODEL, 200, _json(reference["reply"]))
-    for label, body in mutations(key, reference):
-        out[f"{key}@{label}"] = digest(outcome("google_genai", request, MODEL, 200, body))
+        request = google.LOGPROBS.request
+        key = "google_genai/reference_logprobs"
+        out[key] = outcome("google_genai", request, MODEL, 200, _json(reference["reply"]))
+        for label, body in mutations(key, reference):
+            out[f"{key}@{label}"] = digest(outcome("google_genai", request, MODEL, 200, body))
     for label, dialect, request, model, body in _by_hand():
-        out[f"by_hand/{label}"] = outcome(dialect, request, model, 200, body)
+        if only in (None, dialect):
+            out[f"by_hand/{label}"] = outcome(dialect, request, model, 200, body)
     return out
+
+
+def check(only: str | None = None) -> list[str]:
+    """The changed outcomes (of one dialect with ``only``), as ``differences`` lines."""
+    expected = json.loads(GOLDEN.read_text())
+    actual = json.loads(json.dumps(compute(only)))
+    if only is not None:
+        mine = set(actual)
+        expected = {k: v for k, v in expected.items() if k in mine or k.startswith(only)}
+    return differences(expected, actual)
 
 
 def write() -> None:
@@ -290,4 +305,9 @@ def differences(
 
 
 if __name__ == "__main__":
-    write()
+    if sys.argv[1:2] == ["--check"]:
+        changed = check(sys.argv[2] if len(sys.argv) > 2 else None)
+        print("\n".join(changed[:40]) or "no outcome changed")
+        print(f"{len(changed)} changed")
+    else:
+        write()

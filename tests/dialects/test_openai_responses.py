@@ -760,7 +760,7 @@ def _cut_json(reply: dict) -> None:
         ("plain", _failed_client, ServerRejected, "bad prompt"),
         ("plain", _in_progress, ContractViolation, "not finished"),
         ("tool_required", _bad_arguments, ContractViolation, "not valid JSON"),
-        ("tool_required", _array_arguments, ContractViolation, "not a JSON object"),
+        ("tool_required", _array_arguments, ContractViolation, "is JSON but not an object"),
         ("plain", _hosted_item, ContractViolation, "expected shape"),
         ("json_schema", _cut_json, ContractViolation, "not valid JSON"),
     ],

@@ -59,9 +59,12 @@ class Content(msgspec.Struct):
 
 
 class LogprobCandidate(msgspec.Struct, rename="camel", gc=False):  # scalars: untracked
+    """A chosen or an alternative token; ``logprob`` is ``logProbability`` on the wire (named
+    as ``channels.top_k`` reads it)."""
+
     token: str | None = None
     token_id: int | None = None
-    log_probability: float | None = None
+    logprob: float | None = msgspec.field(default=None, name="logProbability")
 
 
 class TopCandidates(msgspec.Struct):
@@ -165,11 +168,11 @@ def split_parts(candidate: Candidate) -> tuple[str, str | None, tuple[ToolCall, 
 
 
 def _entry(check: Checker, path: str, wire: LogprobCandidate) -> TopEntry:
-    if wire.token is None or wire.log_probability is None:
+    if wire.token is None or wire.logprob is None:
         missing = "token" if wire.token is None else "logProbability"
         raise check.violation(path, f"{path} has no {missing}")
     token_id: Any = UNSET if wire.token_id is None else wire.token_id
-    return TopEntry(token=wire.token, logprob=wire.log_probability, token_id=token_id)
+    return TopEntry(token=wire.token, logprob=wire.logprob, token_id=token_id)
 
 
 def _chosen(check: Checker, where: str, result: LogprobsResult | None) -> list[TopEntry]:
@@ -243,7 +246,7 @@ def _top_k(
     agreeing with its chosen token: by id when the chosen token has one, else by text); a reply
     that fails is walked step by step, for the error to name the first one."""
     lists = [step.candidates or [] for step in steps]
-    flat = [c.log_probability for alts in lists for c in alts]
+    flat = [c.logprob for alts in lists for c in alts]
     if (
         min(map(len, lists), default=k) < k
         or None in flat
@@ -260,7 +263,7 @@ def _top_k(
             [
                 TopEntry(
                     token=cast(str, c.token),
-                    logprob=cast(float, c.log_probability),
+                    logprob=cast(float, c.logprob),
                     token_id=UNSET if c.token_id is None else c.token_id,
                 )
                 for c in r
@@ -269,7 +272,7 @@ def _top_k(
         for r in ranked
     ]
     ranks = [
-        0 if r[0].token == e.token and r[0].log_probability == e.logprob else _rank(e, r)
+        0 if r[0].token == e.token and r[0].logprob == e.logprob else _rank(e, r)
         for e, r in zip(chosen, ranked, strict=True)
     ]
     return tops, ranks
@@ -278,12 +281,12 @@ def _top_k(
 def _rank(e: TopEntry, ranked: Sequence[LogprobCandidate]) -> int:
     """Where the chosen token is among the top-k, or -1."""
     return next(
-        (j for j, c in enumerate(ranked) if c.token == e.token and c.log_probability == e.logprob),
+        (j for j, c in enumerate(ranked) if c.token == e.token and c.logprob == e.logprob),
         -1,
     )
 
 
-_LOGPROB = attrgetter("log_probability")
+_LOGPROB = attrgetter("logprob")
 _TOKEN, _TOKEN_ID = attrgetter("token"), attrgetter("token_id")
 
 
@@ -298,7 +301,7 @@ def _lists_agree(
         ids,
         [e.logprob for e in chosen],
         [c.token_id for c in firsts],
-        cast(list[float], [c.log_probability for c in firsts]),
+        cast(list[float], [c.logprob for c in firsts]),
     ):
         return
     for i, (e, alts) in enumerate(zip(chosen, lists, strict=True)):

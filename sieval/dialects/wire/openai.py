@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from msgspec import UNSET
 
 from ...errors import SievalError
 from ...ir.response import Usage
+from ..channels import UsageAt, lift_usage
 from ..envelopes import http_error
 from ..spec import Encode, Field, Leaf, Outcome, Refuse, Row, Write
 
@@ -79,27 +79,19 @@ class WireUsage(msgspec.Struct):
     completion_tokens_details: _CompletionDetails | None = None
 
 
-def _count(value: int | None) -> Any:
-    return UNSET if value is None else value
+USAGE = UsageAt(
+    input="prompt_tokens",
+    output="completion_tokens",
+    cached="prompt_tokens_details.cached_tokens",
+    reasoning="completion_tokens_details.reasoning_tokens",
+    total="total_tokens",
+)
+"""Where OpenAI's usage keeps each count."""
 
 
 def usage(wire: WireUsage | None) -> Usage:
     """Usage where "not reported" stays UNSET; the server total is kept only on disagreement."""
-    if wire is None:
-        return Usage()
-    cached = wire.prompt_tokens_details.cached_tokens if wire.prompt_tokens_details else None
-    reasoning = (
-        wire.completion_tokens_details.reasoning_tokens if wire.completion_tokens_details else None
-    )
-    lifted = Usage(
-        input_tokens=_count(wire.prompt_tokens),
-        output_tokens=_count(wire.completion_tokens),
-        cached_tokens=_count(cached),
-        reasoning_tokens=_count(reasoning),
-    )
-    if wire.total_tokens is not None and wire.total_tokens != lifted.total_tokens:
-        return msgspec.structs.replace(lifted, reported_total_tokens=wire.total_tokens)
-    return lifted
+    return lift_usage(wire, USAGE)
 
 
 def in_band_error(dialect: str, error: dict[str, Any], payload: bytes) -> SievalError:

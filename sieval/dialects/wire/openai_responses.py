@@ -23,6 +23,7 @@ from msgspec import UNSET
 
 from ...errors import SievalError
 from ...ir.response import Token, ToolCall, TopEntry, Usage
+from ..channels import UsageAt
 from ..checks import Checker, best_first, sound
 from .openai import in_band_error
 from .responses_reply import (
@@ -37,7 +38,6 @@ from .responses_reply import (
     ReplyError,
     TopLogprob,
     WireReply,
-    WireUsage,
     typed,
 )
 from .sse import SseEvent, event_type
@@ -60,7 +60,6 @@ __all__ = [
     "sampled_tokens",
     "tool_calls",
     "typed",
-    "usage",
 ]
 
 TERMINALS = frozenset({"response.completed", "response.incomplete", "response.failed"})
@@ -401,25 +400,14 @@ def reasoning_text(reply: Reply) -> str | Any:
     return "\n\n".join(texts) if seen else UNSET
 
 
-def _count(value: int | None) -> Any:
-    return UNSET if value is None else value
-
-
-def usage(wire: WireUsage | None) -> Usage:
-    """Usage where "not reported" stays UNSET; the server total is kept only on disagreement."""
-    if wire is None:
-        return Usage()
-    cached = wire.input_tokens_details.cached_tokens if wire.input_tokens_details else None
-    reasoning = wire.output_tokens_details.reasoning_tokens if wire.output_tokens_details else None
-    lifted = Usage(
-        input_tokens=_count(wire.input_tokens),
-        output_tokens=_count(wire.output_tokens),
-        cached_tokens=_count(cached),
-        reasoning_tokens=_count(reasoning),
-    )
-    if wire.total_tokens is not None and wire.total_tokens != lifted.total_tokens:
-        return msgspec.structs.replace(lifted, reported_total_tokens=wire.total_tokens)
-    return lifted
+USAGE = UsageAt(
+    input="input_tokens",
+    output="output_tokens",
+    cached="input_tokens_details.cached_tokens",
+    reasoning="output_tokens_details.reasoning_tokens",
+    total="total_tokens",
+)
+"""Where the Responses usage keeps each count."""
 
 
 def clamp_warning(check: Checker, requested: Any, reply: Reply, usage: Usage) -> Sequence[str]:

@@ -40,11 +40,12 @@ __all__ = [
 
 class Triple(msgspec.Struct, array_like=True, forbid_unknown_fields=True, gc=False):
     """A logprob entry, positional on the wire: ``[logprob, token_id, text]`` (text null unless
-    asked for). Scalars only, so the collector need not track the thousands a reply holds."""
+    asked for; ``token`` here, as ``channels.top_k`` reads it). Scalars only, so the collector
+    need not track the thousands a reply holds."""
 
     logprob: float | None
     token_id: int
-    text: str | None
+    token: str | None
 
 
 _ID, _LOGPROB = attrgetter("token_id"), attrgetter("logprob")
@@ -347,7 +348,7 @@ def _pieces(texts: list[str]) -> bool:
 
 
 def _texts(check: Checker, where: str, triples: Sequence[Triple]) -> list[str]:
-    texts = [t.text for t in triples]
+    texts = [t.token for t in triples]
     if None in texts:
         missing = texts.index(None)
         raise check.violation(
@@ -410,7 +411,7 @@ def _tops_whole(
         tuple(
             [
                 TopEntry(
-                    token=e.text if e.text is not None else "",
+                    token=e.token if e.token is not None else "",
                     logprob=cast(float, e.logprob),
                     token_id=e.token_id,
                 )
@@ -461,7 +462,7 @@ def _token(
     check.sampled_in_top(path, token_id, logprob, row, _ID, _LOGPROB)
     rank = ids.index(token_id) if token_id in ids else -1
     top = tuple(
-        TopEntry(token=e.text if e.text is not None else "", logprob=v, token_id=e.token_id)
+        TopEntry(token=e.token if e.token is not None else "", logprob=v, token_id=e.token_id)
         for e, v in zip(row, floats, strict=True)
     )
     return Token(
@@ -504,7 +505,7 @@ def _candidate_rows(
 def _with_candidates(check: Checker, where: str, j: int, token: Token, row: list[Triple]) -> Token:
     entries = tuple(
         TopEntry(
-            token=e.text if e.text is not None else "",
+            token=e.token if e.token is not None else "",
             logprob=float(e.logprob or 0.0),
             token_id=e.token_id,
         )
