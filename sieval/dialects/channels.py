@@ -37,6 +37,7 @@ from .checks import (
     sampled_first,
     sound,
     top_contradiction,
+    walking,
 )
 
 __all__ = [
@@ -55,9 +56,11 @@ __all__ = [
     "is_piece",
     "lift_usage",
     "located",
+    "located_whole",
     "mapped_tokens",
     "pinned_stop",
     "place",
+    "ranked_by_id",
     "run_on_stop",
     "spelled",
     "tool_arguments",
@@ -125,7 +128,7 @@ def place(
     last ended; a special token not spelled there covers no text (where ``specials`` allows);
     with ``pieces``, a run of byte pieces covers the non-ASCII characters up to where the next
     token continues the target."""
-    whole = spelled(texts, target, specials, pieces)
+    whole = None if walking() else spelled(texts, target, specials, pieces)
     if whole is not None:
         return Placed(whole, len(target), len(texts))
     offsets: list[int] = []
@@ -246,24 +249,36 @@ def by_bytes(
     return out
 
 
+def located_whole(texts: list[str], given: list[int], target: str, base: int) -> list[int] | None:
+    """``located``'s usual reply, checked whole: the tokens spell the target (after a leading
+    special token it leaves out, the echoed BOS) and each given offset is where the token before
+    it ends. The offsets re-based on the target, or ``None`` when ``located`` must walk them."""
+    lead = 1 if texts and SPECIAL.match(texts[0]) and not target.startswith(texts[0]) else 0
+    if "".join(texts[lead:]) != target:
+        return None
+    lengths = list(map(len, texts))
+    ends = list(accumulate(lengths, initial=base))
+    ends.pop()
+    if given != ends:
+        return None
+    if not lead and not base:
+        return ends
+    inner = list(accumulate(lengths[lead:], initial=0))
+    inner.pop()
+    return [0, *inner] if lead else inner
+
+
 def located(
     check: Checker, where: str, texts: list[str], given: list[int], target: str, base: int
 ) -> list[int]:
     """Offsets a wire gives (``given``, counted from ``base``) re-based on ``target``, each token
-    checked against the slice it claims. vLLM counts offsets over token strings, so a special
-    token the text leaves out (``<bos>`` before an echoed prompt) shifts every later offset by its
-    length (wire reference 1.4): such a token covers no text, and a byte piece none either."""
-    lead = 1 if texts and SPECIAL.match(texts[0]) and not target.startswith(texts[0]) else 0
-    if "".join(texts[lead:]) == target:
-        lengths = list(map(len, texts))
-        ends = list(accumulate(lengths, initial=base))
-        ends.pop()
-        if given == ends:
-            if not lead and not base:
-                return ends
-            inner = list(accumulate(lengths[lead:], initial=0))
-            inner.pop()
-            return [0, *inner] if lead else inner
+    checked against the slice it claims (``located_whole`` first). vLLM counts offsets over token
+    strings, so a special token the text leaves out (``<bos>`` before an echoed prompt) shifts
+    every later offset by its length (wire reference 1.4): such a token covers no text, and a
+    byte piece none either."""
+    whole = None if walking() else located_whole(texts, given, target, base)
+    if whole is not None:
+        return whole
     out: list[int] = []
     shift = base
     for i, token in enumerate(texts):
@@ -423,7 +438,7 @@ def _rank(s: Any, ranked: Sequence[Any], by_id: bool) -> int:
 def _top_k_whole(
     scored: Sequence[Any], lists: Sequence[Sequence[Any] | None], k: int, rule: TopK
 ) -> tuple[list[tuple[TopEntry, ...]], list[int]] | None:
-    if None in lists:
+    if walking() or None in lists:
         return None
     rows: Sequence[Sequence[Any]] = lists  # type: ignore[assignment]
     lengths = list(map(len, rows))
@@ -613,6 +628,25 @@ def top_k_by_id(
     top = tuple(TopEntry(token=e.decoded_token, logprob=e.logprob, token_id=t) for t, e in others)
     rank = next((j for j, (t, _) in enumerate(others) if t == token_id), -1)
     return scored, top, rank
+
+
+def ranked_by_id(
+    check: Checker, path: str, rows: list[dict[int, Any]], ids: list[int], k: int
+) -> list[tuple[Any, Any, Any]]:
+    """``top_k_by_id`` for every position (``path`` names position ``i`` with ``{i}``, counted
+    from 1: position 0 of a prompt is unscored). With k = 0 the channel is checked whole first:
+    every position lists its scored token alone, with a sound logprob."""
+    if not k and not walking() and sum(map(len, rows)) == len(rows):
+        try:
+            entries: list[Any] = list(map(dict.__getitem__, rows, ids))
+        except KeyError:
+            entries = []
+        if len(entries) == len(rows) and sound([e.logprob for e in entries]):
+            return [(e, UNSET, UNSET) for e in entries]
+    return [
+        top_k_by_id(check, path.format(i=i + 1), row, tid, k)
+        for i, (row, tid) in enumerate(zip(rows, ids, strict=True))
+    ]
 
 
 def _item_logprob(item: tuple[int, Any]) -> float:

