@@ -177,6 +177,8 @@ class Model:
             stream=lowered.stream,
             secrets=self._secrets,
             timeout=timeout,
+            overload=self.dialect.retry.overload,
+            in_band=self.dialect.retry.in_band,
         )
         response: Response | None = None
         error: SievalError | None = None

@@ -19,7 +19,6 @@ stream fold in ``wire/anthropic.py``.
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Any
 
 from ..ir.channels import Guarantee
 from ..ir.response import ToolCall
@@ -37,6 +36,7 @@ from .spec import (
     Field,
     Group,
     Refuse,
+    Retry,
     Row,
     Stream,
 )
@@ -144,12 +144,8 @@ _NOTES = {
 }
 
 
-def _blocks(reply: wire.Reply, kind: type, attribute: str) -> list[Any]:
-    return [getattr(b, attribute) for b in reply.content if isinstance(b, kind)]
-
-
 def _thinking(reply: wire.Reply) -> str | None:
-    thoughts = _blocks(reply, wire.ThinkingBlock, "thinking")
+    thoughts = reply.of(wire.ThinkingBlock, "thinking")
     return "".join(thoughts) if thoughts else None
 
 
@@ -203,7 +199,7 @@ def _checked(r: Read, reply: wire.Reply, i: int, calls: tuple[ToolCall, ...]) ->
             "did not honour it",
         )
     r.warnings += [f"{ID}: {_NOTES[stop]}"] if stop in _NOTES else []
-    redacted = len(_blocks(reply, wire.RedactedThinkingBlock, "data"))
+    redacted = len(reply.of(wire.RedactedThinkingBlock, "data"))
     if redacted:
         r.warnings.append(
             f"{ID}: {redacted} redacted_thinking block(s): that reasoning is withheld"
@@ -213,7 +209,7 @@ def _checked(r: Read, reply: wire.Reply, i: int, calls: tuple[ToolCall, ...]) ->
 REPLY = Reply(
     type=wire.Reply,
     choices=lambda r: (r.reply,),
-    text=lambda reply: "".join(_blocks(reply, wire.TextBlock, "text")),
+    text=lambda reply: "".join(reply.of(wire.TextBlock, "text")),
     finish=attrgetter("stop_reason"),
     stop=attrgetter("stop_sequence"),
     reasoning=_thinking,
@@ -246,5 +242,6 @@ DIALECT = Dialect(
     reply=REPLY,
     auth=Auth("x-api-key", None, {"anthropic-version": "2023-06-01"}),
     stream=Stream(Terminal(frozenset({"message_stop"})), wire.fold),
+    retry=Retry(overload=frozenset({529}), in_band=wire.in_band_status),
     summary="Anthropic's POST /v1/messages; no scoring; verified on vLLM 0.32.0's Anthropic route",
 )

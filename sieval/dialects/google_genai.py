@@ -42,10 +42,12 @@ from .spec import (
     Outcome,
     Refuse,
     Requires,
+    Retry,
     Row,
     Stream,
 )
 from .wire import google as wire
+from .wire.openai import in_band_status
 from .wire.sse import END_OF_BODY
 
 ID = "google_genai"
@@ -237,6 +239,7 @@ DIALECT = Dialect(
     reply=REPLY,
     auth=Auth("x-goog-api-key", None),
     stream=Stream(END_OF_BODY, wire.fold),
+    retry=Retry(in_band=in_band_status),
     error=wire.error,
     summary=(
         "Google's POST /v1beta/models/{model}:generateContent; verified through LiteLLM "

@@ -40,6 +40,7 @@ from .spec import (
     Leaf,
     Outcome,
     Refuse,
+    Retry,
     Row,
     Stream,
     Write,
@@ -211,5 +212,6 @@ DIALECT = Dialect(
     channels=CHANNELS,
     reply=REPLY,
     stream=Stream(DATA_DONE, wire.fold),
+    retry=Retry(in_band=openai.in_band_status),
     summary="OpenAI's POST /v1/chat/completions; verified on vLLM 0.32.0",
 )

@@ -28,6 +28,7 @@ from .spec import (
     Outcome,
     Refuse,
     Requires,
+    Retry,
     Row,
     Stream,
     Write,
@@ -136,5 +137,6 @@ DIALECT = Dialect(
     channels=CHANNELS,
     reply=REPLY,
     stream=Stream(DATA_DONE, wire.fold),
+    retry=Retry(in_band=openai.in_band_status),
     summary="OpenAI's POST /v1/completions; echo scoring; verified on vLLM 0.32.0",
 )

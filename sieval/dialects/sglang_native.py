@@ -39,10 +39,12 @@ from .spec import (
     Field,
     Group,
     Refuse,
+    Retry,
     Row,
     Stream,
 )
 from .wire import sglang as wire
+from .wire.openai import in_band_status
 from .wire.sse import DATA_DONE
 
 ID = "sglang_native"
@@ -161,11 +163,13 @@ DIALECT = Dialect(
         health="/health",
         version=None,
         tokenize="/tokenize",
+        tokenize_body=rows.tokenize_body,
     ),
     rows=ROWS,
     channels=CHANNELS,
     reply=REPLY,
     stream=Stream(DATA_DONE, wire.fold),
+    retry=Retry(in_band=in_band_status),
     error=wire.sglang_error,
     summary="SGLang's own POST /generate; verified on SGLang 0.5.23 (CPU, kernel stand-in)",
 )

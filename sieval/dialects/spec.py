@@ -24,8 +24,8 @@ A dialect module declares data:
 * ``unset``: what the wire demands when the request leaves a leaf unset: ``Fill(path, value,
   reason)``, recorded in the ledger as ``defaulted``, or ``Demand(reason)``, a refusal;
 * ``channels``: a ``Guarantee`` per response channel (unlisted channels are ``NEVER``);
-* ``reply`` and ``read``: the reply Struct (decoded by a decoder built once) and the function
-  that builds the ``Response`` from it, with a ``Checker`` for the wire-neutral checks.
+* ``reply``: the reply declaration (``reply.Reply``): the reply Struct (decoded by a decoder built
+  once) and where each value of the ``Response`` sits in it; ``reading.py`` walks it.
 """
 
 from __future__ import annotations
@@ -41,12 +41,13 @@ import msgspec
 from ..errors import SievalError
 from ..ir.channels import Guarantee
 from ..ir.request import Request
-from ..ir.response import Decision, Response
+from ..ir.response import Decision
 from .body import top_key
 from .checks import Checker
 from .envelopes import http_error
 
 if TYPE_CHECKING:
+    from .reply import Reply
     from .table import Compiled
 
 __all__ = [
@@ -73,10 +74,12 @@ __all__ = [
     "Outcome",
     "Refuse",
     "Requires",
+    "Retry",
     "Row",
     "Rule",
     "Stream",
     "Write",
+    "vllm_tokenize_body",
 ]
 
 PREFIX = ".*"
@@ -265,6 +268,16 @@ class Demand:
 # -- wire facts ---------------------------------------------------------------------------------
 
 
+def vllm_tokenize_body(model: str, text: str, special: bool) -> dict[str, Any]:
+    """vLLM's ``POST /tokenize`` body: the ids, and each token's text (``return_token_strs``)."""
+    return {
+        "model": model,
+        "prompt": text,
+        "add_special_tokens": special,
+        "return_token_strs": True,
+    }
+
+
 @dataclass(frozen=True)
 class Endpoint:
     """Where a dialect posts, and the read-only routes the pre-flight asks first."""
@@ -284,6 +297,9 @@ class Endpoint:
     version: str | None = "/version"
     tokenize: str | None = None
     """The server's tokenizer route (vLLM and SGLang: ``/tokenize``), read by the BOS check."""
+    tokenize_body: Callable[[str, str, bool], dict[str, Any]] = vllm_tokenize_body
+    """The body the tokenizer route takes for ``(model id, text, add special tokens)``; vLLM's
+    unless the wire says otherwise (SGLang's takes no ``return_token_strs``)."""
     method: str = "POST"
 
     def url_path(self, model_id: str, stream: bool) -> str:
@@ -350,6 +366,22 @@ class Stream:
     fold: Callable[[list[Any], Checker], Any]
 
 
+@dataclass(frozen=True)
+class Retry:
+    """What a wire adds to the transport's retry rule (HTTP 429 and 5xx, on every wire).
+
+    Safe by default: nothing is added. A wire that needs more declares it here, and ``Model``
+    hands it to the transport with each request."""
+
+    overload: frozenset[int] = frozenset()
+    """The statuses the wire answers when it is overloaded (Anthropic's 529): retried as a rate
+    limit is, and reported as one when the retries run out (lower the concurrency)."""
+    in_band: Callable[[bytes], int | None] | None = None
+    """The status an error inside a 2xx body stands for (an ``error`` event in a stream, which
+    started with HTTP 200), or ``None`` when the body holds none: a retryable one is retried as
+    that status would be; when the retries run out the body is read, and its error raised."""
+
+
 # -- a lowered call -------------------------------------------------------------------------
 
 
@@ -378,15 +410,16 @@ class Dialect:
     id: str
     endpoint: Endpoint
     rows: Mapping[str, Row]
-    reply: Any
-    """The reply declaration (``reply.Reply``: where each Response value sits in the reply
-    Struct), or the reply Struct itself when ``read`` reads it."""
-    read: Callable[[Lowered, Any, Checker], Response] | None = None
+    reply: Reply
+    """Where each Response value sits in the reply Struct, and how it is read (``reply.py``)."""
     channels: Mapping[str, Guarantee] = field(default_factory=dict)
     rules: tuple[Rule, ...] = ()
     unset: Mapping[str, Fill | Demand] = field(default_factory=dict)
     auth: Auth = BEARER
     stream: Stream | None = None
+    retry: Retry = Retry()
+    """What this wire retries beyond HTTP 429 and 5xx (an error event inside a 200 stream, its
+    own overload status)."""
     error: Callable[[str, int, bytes], SievalError] = http_error
     """The typed error for a non-2xx reply, from the wire's error envelope."""
     summary: str = ""

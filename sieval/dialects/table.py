@@ -8,7 +8,8 @@ with it and lifts replies:
 leaves, merges the writes (two values for one body path refuse the later leaf with a reason that
 names both), applies the rules and the unset rows, and checks the wire evidence: every consumed
 leaf's path exists in the body, list indices included. ``lift()`` turns a non-2xx status into the
-dialect's error, decodes or folds the reply, calls ``read`` and enforces the channel guarantees.
+dialect's error, decodes or folds the reply, reads it (``reading.read`` walks the dialect's reply
+declaration) and enforces the channel guarantees.
 Both are pure.
 """
 
@@ -33,7 +34,6 @@ from ..ir.validate import validate
 from .body import Body, has_path, top_key
 from .checks import Checker
 from .reading import read
-from .reply import Reply
 from .spec import (
     PREFIX,
     Below,
@@ -154,9 +154,7 @@ def compile_dialect(dialect: Dialect) -> Compiled:
     return Compiled(
         rows=resolved,
         rank=rank,
-        decoder=msgspec.json.Decoder(
-            dialect.reply.type if isinstance(dialect.reply, Reply) else dialect.reply
-        ),
+        decoder=msgspec.json.Decoder(dialect.reply.type),
         owned_keys=frozenset(owned),
         groups=groups,
         keys={
@@ -455,11 +453,7 @@ def lift(
         reply = dialect.stream.fold(dialect.stream.framing.events(body, check), check)
     else:
         reply = check.decode(body, dialect.compiled.decoder)
-    if isinstance(dialect.reply, Reply):
-        response = read(dialect.reply, lowered, reply, check)
-    else:
-        assert dialect.read is not None
-        response = dialect.read(lowered, reply, check)
+    response = read(dialect.reply, lowered, reply, check)
     _enforce(dialect, lowered.channels, response, check)
     return response
 

@@ -273,13 +273,9 @@ async def _count_prompt(
 
 
 async def _tokenize(model: Model, text: str, special: bool) -> Any:
-    body = {
-        "model": model.model_id,
-        "prompt": text,
-        "add_special_tokens": special,
-        "return_token_strs": True,
-    }
-    status, data = await model.fetch(str(model.dialect.endpoint.tokenize), body)
+    endpoint = model.dialect.endpoint
+    body = endpoint.tokenize_body(model.model_id, text, special)
+    status, data = await model.fetch(str(endpoint.tokenize), body)
     return data if status == 200 and isinstance(data, dict) else None
 
 

@@ -11,7 +11,7 @@ from msgspec import UNSET
 from ...ir.request import Scoring, StructuredOutput
 from ..spec import Evidence, GroupInput, Leaf, NoOp, Options, OptionValue, Outcome, Refuse, Write
 
-__all__ = ["MAX_STOP", "OPTIONS", "SP", "scoring", "stop", "structured", "top_k"]
+__all__ = ["MAX_STOP", "OPTIONS", "SP", "scoring", "stop", "structured", "tokenize_body", "top_k"]
 
 MAX_STOP = 32
 """``MAX_STOP_COUNT`` in SGLang 0.5.23's ``sampling_params.py``."""
@@ -126,3 +126,10 @@ OPTIONS = Options(
     ),
 )
 """``options.*``: ``sampling_params.<name>`` from the allow-list, each value of its type."""
+
+
+def tokenize_body(model: str, text: str, special: bool) -> dict[str, Any]:
+    """SGLang's ``POST /tokenize`` body, as recorded (``fixture:tokenize_letters``): OpenAI style,
+    without vLLM's ``return_token_strs``; the reply has the ids, ``count`` and ``max_model_len``
+    and no token texts (the BOS check then compares ids)."""
+    return {"model": model, "prompt": text, "add_special_tokens": special}

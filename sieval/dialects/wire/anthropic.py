@@ -19,7 +19,7 @@ import msgspec
 
 from ...errors import ServerRejected, SievalError, TransportError
 from ..checks import Checker
-from .sse import SseEvent
+from .sse import SseEvent, event_type, parse
 
 __all__ = [
     "Block",
@@ -30,6 +30,7 @@ __all__ = [
     "ToolUseBlock",
     "WireUsage",
     "fold",
+    "in_band_status",
     "stream_error",
 ]
 
@@ -75,6 +76,10 @@ class Reply(msgspec.Struct):
     stop_sequence: str | None = None
     usage: WireUsage | None = None
 
+    def of(self, kind: type, attribute: str) -> list[Any]:
+        """``attribute`` of every content block of ``kind``, in order."""
+        return [getattr(b, attribute) for b in self.content if isinstance(b, kind)]
+
 
 # -- in-band and status errors --------------------------------------------------------------------
 
@@ -116,6 +121,27 @@ def stream_error(dialect: str, error: _ErrorBody) -> SievalError:
     return TransportError(
         f"{dialect}: {said} (as HTTP {status}): {error.message}", status=status, dialect=dialect
     )
+
+
+class _ErrorOnly(msgspec.Struct):
+    error: _ErrorBody
+
+
+_error_only = msgspec.json.Decoder(_ErrorOnly)
+
+
+def in_band_status(body: bytes) -> int | None:
+    """The status an ``error`` event of a stream stands for (as ``stream_error`` reads its type:
+    529 for ``overloaded_error``), or ``None``: the wire's retry hook (``spec.Retry.in_band``)."""
+    if b'"error"' not in body:
+        return None
+    for event in parse(body):
+        if event_type(event) == "error":
+            try:
+                return _STATUS_OF_TYPE.get(_error_only.decode(event.data).error.type, 500)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                return 500
+    return None
 
 
 # -- stream events --------------------------------------------------------------------------------

@@ -13,8 +13,9 @@ import msgspec
 from ...errors import SievalError
 from ..channels import UsageAt
 from ..envelopes import http_error
+from .sse import parse
 
-__all__ = ["USAGE", "WireUsage", "in_band_error"]
+__all__ = ["USAGE", "WireUsage", "in_band_error", "in_band_status"]
 
 
 class _PromptDetails(msgspec.Struct):
@@ -43,10 +44,36 @@ USAGE = UsageAt(
 """Where OpenAI's usage keeps each count."""
 
 
-def in_band_error(dialect: str, error: dict[str, Any], payload: bytes) -> SievalError:
-    """An ``{"error": {...}}`` event inside a stream, as the error a status would have given."""
+def _status(error: dict[str, Any]) -> int:
     code = error.get("code")
     if isinstance(code, str) and code.isdigit():
         code = int(code)
-    status = code if isinstance(code, int) and 400 <= code < 600 else 500
-    return http_error(dialect, status, payload)
+    return code if isinstance(code, int) and 400 <= code < 600 else 500
+
+
+def in_band_error(dialect: str, error: dict[str, Any], payload: bytes) -> SievalError:
+    """An ``{"error": {...}}`` event inside a stream, as the error a status would have given."""
+    return http_error(dialect, _status(error), payload)
+
+
+class _ErrorChunk(msgspec.Struct):
+    error: dict[str, Any] | None = None
+
+
+_error_chunk = msgspec.json.Decoder(_ErrorChunk)
+
+
+def in_band_status(body: bytes) -> int | None:
+    """The status the first ``{"error": {...}}`` event of a stream stands for (its ``code``, else
+    500), or ``None``: the retry hook (``spec.Retry.in_band``) of the wires whose folds raise
+    ``in_band_error``. A body without the key is not parsed."""
+    if b'"error"' not in body:
+        return None
+    for event in parse(body):
+        try:
+            chunk = _error_chunk.decode(event.data)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue
+        if chunk.error is not None:
+            return _status(chunk.error)
+    return None
