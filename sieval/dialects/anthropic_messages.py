@@ -145,7 +145,7 @@ _NOTES = {
 
 
 def _thinking(reply: wire.Reply) -> str | None:
-    thoughts = reply.of(wire.ThinkingBlock, "thinking")
+    thoughts = wire.blocks(reply, wire.ThinkingBlock, "thinking")
     return "".join(thoughts) if thoughts else None
 
 
@@ -199,7 +199,7 @@ def _checked(r: Read, reply: wire.Reply, i: int, calls: tuple[ToolCall, ...]) ->
             "did not honour it",
         )
     r.warnings += [f"{ID}: {_NOTES[stop]}"] if stop in _NOTES else []
-    redacted = len(reply.of(wire.RedactedThinkingBlock, "data"))
+    redacted = len(wire.blocks(reply, wire.RedactedThinkingBlock, "data"))
     if redacted:
         r.warnings.append(
             f"{ID}: {redacted} redacted_thinking block(s): that reasoning is withheld"
@@ -209,7 +209,7 @@ def _checked(r: Read, reply: wire.Reply, i: int, calls: tuple[ToolCall, ...]) ->
 REPLY = Reply(
     type=wire.Reply,
     choices=lambda r: (r.reply,),
-    text=lambda reply: "".join(reply.of(wire.TextBlock, "text")),
+    text=lambda reply: "".join(wire.blocks(reply, wire.TextBlock, "text")),
     finish=attrgetter("stop_reason"),
     stop=attrgetter("stop_sequence"),
     reasoning=_thinking,

@@ -29,6 +29,7 @@ __all__ = [
     "ThinkingBlock",
     "ToolUseBlock",
     "WireUsage",
+    "blocks",
     "fold",
     "in_band_status",
     "stream_error",
@@ -76,9 +77,10 @@ class Reply(msgspec.Struct):
     stop_sequence: str | None = None
     usage: WireUsage | None = None
 
-    def of(self, kind: type, attribute: str) -> list[Any]:
-        """``attribute`` of every content block of ``kind``, in order."""
-        return [getattr(b, attribute) for b in self.content if isinstance(b, kind)]
+
+def blocks(reply: Reply, kind: type, attribute: str) -> list[Any]:
+    """``attribute`` of every content block of ``kind`` in ``reply``, in order."""
+    return [getattr(b, attribute) for b in reply.content if isinstance(b, kind)]
 
 
 # -- in-band and status errors --------------------------------------------------------------------
