@@ -25,7 +25,7 @@ from operator import attrgetter
 
 from ..ir.channels import Guarantee
 from ..ir.response import ToolCall
-from .channels import UsageAt
+from .channels import TopK, UsageAt
 from .readers import google as readers
 from .reply import Checks, Choices, Read, Reply, Structured, ToolCalls
 from .rows import google as rows
@@ -204,6 +204,7 @@ REPLY = Reply(
         arguments=lambda call: call.args or {},
     ),
     sampled=readers.sampled,
+    top_k=TopK(at_least=True, ids=True, field=".logProbability"),  # Google lists k: cut to k
     token_ids=readers.token_ids,
     structured=Structured("candidates[{i}].content", cut="MAX_TOKENS"),
     usage=UsageAt(

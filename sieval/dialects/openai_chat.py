@@ -26,6 +26,7 @@ from operator import attrgetter
 
 from ..ir.channels import Guarantee
 from ..ir.response import Choice, ToolCall
+from .channels import TopK
 from .parts import conversation
 from .readers import openai as readers
 from .reply import Checks, Clamp, Read, Reply, Structured, ToolCalls
@@ -194,6 +195,12 @@ REPLY = Reply(
         arguments=attrgetter("function.arguments"),
     ),
     sampled=readers.chat_sampled,
+    # top_logprobs = k + 1: vLLM lists the sampled token first and cuts there (wire reference 2.4)
+    top_k=TopK(
+        extra=1,
+        short="{path} lists {n} alternatives; top_logprobs={asked} was sent: the list is short and "
+        "its top-{k} is not exact",
+    ),
     structured=Structured(
         "choices[{i}].message.content", cut="length", refusal=attrgetter("message.refusal")
     ),

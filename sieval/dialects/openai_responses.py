@@ -34,6 +34,7 @@ from ..ir.channels import Guarantee
 from ..ir.request import (
     Scoring,
 )
+from .channels import TopK
 from .readers import responses as readers
 from .reply import Checks, Clamp, Read, Reply, Structured, ToolCalls
 from .rows import openai as family
@@ -216,6 +217,12 @@ REPLY = Reply(
         call=lambda item: item if isinstance(item, wire.FunctionCallItem) else None,
     ),
     sampled=readers.sampled,
+    # top_logprobs = k + 1: vLLM lists the sampled token first and cuts there (wire reference 3.5)
+    top_k=TopK(
+        extra=1,
+        short="{path} lists {n} alternatives; {asked} were asked: the reply is short and its "
+        "top-{k} is not exact",
+    ),
     structured=Structured("output[].content[].text", cut="max_output_tokens"),
     usage=wire.USAGE,
     model=attrgetter("model"),

@@ -34,7 +34,7 @@ def read(spec: Reply, lowered: Lowered, raw: Any, check: Checker) -> Response:
     request = lowered.request
     scoring = request.scoring
     reply = spec.prepare(check, raw) if spec.prepare is not None else raw
-    r = Read(check, lowered, reply)
+    r = Read(check, lowered, reply, top_k=spec.top_k)
     spec.checks.before(r)
     r.choices = (
         check.ordered(spec.choices.of(reply), request.sampling.n, spec.choices.path)

@@ -29,7 +29,7 @@ from msgspec import UNSET
 
 from ..ir.request import Request
 from ..ir.response import Choice, Token, Usage
-from .channels import UsageAt
+from .channels import TopK, UsageAt
 from .checks import Checker
 from .spec import Lowered
 
@@ -68,6 +68,8 @@ class Read:
     usage: Usage = field(default_factory=Usage)
     warnings: list[str] = field(default_factory=list)
     inputs: InputRead | None = None
+    top_k: TopK = field(default_factory=TopK)
+    """The wire's top-k rule (``Reply.top_k``), for the channel readers."""
 
     @property
     def request(self) -> Request:
@@ -189,6 +191,9 @@ class Reply:
     reasoning: Callable[[Any], Any] = nothing
     calls: ToolCalls | None = None
     sampled: SampledReader | None = None
+    top_k: TopK = field(default_factory=TopK)
+    """What makes the wire's list of alternatives an exact top-k (``channels.TopK``): k + 1 on
+    vLLM's chat and responses routes, at least k on Google, exactly k sorted on SGLang."""
     token_ids: Callable[[Read, Any, int], tuple[int, ...] | Any] | None = None
     """The choice's token ids, or ``UNSET``; asked or not (SGLang gives them unasked)."""
     structured: Structured | None = None

@@ -28,6 +28,7 @@ from typing import Any
 from msgspec import UNSET
 
 from ..ir.channels import Guarantee
+from .channels import TopK
 from .readers import sglang as readers
 from .reply import Checks, Clamp, Read, Reply, Structured
 from .rows import sglang as rows
@@ -142,6 +143,7 @@ REPLY = Reply(
     finish=_finish,
     stop=_stop_reason,
     sampled=readers.sampled,
+    top_k=TopK(presorted=True, ids=True, texts=False, field="[0]"),  # k, best first, ids once
     token_ids=readers.output_ids,
     structured=Structured("[{i}].text", cut="length"),
     input=readers.input_tokens,

@@ -25,7 +25,7 @@ def test_json_lists_seven_ids_with_derived_capabilities() -> None:
     result = runner.invoke(app, ["dialects", "--json"])
     assert result.exit_code == 0
     rows = {row["id"]: row for row in json.loads(result.stdout)}
-    assert len(rows) == 7
+    assert set(rows) >= SEVEN  # a dialect added later is listed too, without an edit here
     assert rows["openai_completions"]["status"] == "active"
     assert rows["openai_completions"]["capabilities"]["input_scoring"] == "supported"
     assert rows["openai_completions"]["capabilities"]["token_ids"] == "no"
@@ -53,7 +53,7 @@ def test_table_fits_80_columns_and_numbers_the_dialects(monkeypatch: pytest.Monk
         cells = line.split()
         if len(cells) > 1 and cells[0].isdigit() and cells[1] in SEVEN:
             numbers[cells[1]] = int(cells[0])
-    assert set(numbers) == SEVEN  # every id whole on its row
+    assert set(numbers) >= SEVEN  # every id whole on its row
     (scoring,) = [line.split() for line in lines if line.split()[:1] == ["input_scoring"]]
     marks = scoring[1:]
     assert marks[numbers["openai_completions"] - 1] == "yes"

@@ -10,14 +10,11 @@ from typing import Any
 from msgspec import UNSET
 
 from ...ir.response import Token, TopEntry
-from ..channels import TopK, place, top_k
+from ..channels import place, top_k
 from ..reply import Read
 from ..wire import google as wire
 
-__all__ = ["TOP_K", "chosen_entries", "parts", "sampled", "token_ids"]
-
-TOP_K = TopK(at_least=True, ids=True, field=".logProbability")
-"""``topCandidates``: at least k per step (Google lists k), sorted and cut to k."""
+__all__ = ["chosen_entries", "parts", "sampled", "token_ids"]
 
 
 def parts(c: wire.Candidate, thought: bool) -> str | None:
@@ -92,7 +89,7 @@ def sampled(r: Read, c: wire.Candidate, i: int) -> tuple[Token, ...]:
     if k:
         lists = [step.candidates or [] for step in result.top_candidates or []]
         path = where + ".logprobsResult.topCandidates[{i}].candidates"
-        tops, ranks = top_k(check, path, chosen, lists, k, TOP_K)
+        tops, ranks = top_k(check, path, chosen, lists, k, r.top_k)
     return tuple(map(_token, chosen, offsets, tops, ranks))
 
 

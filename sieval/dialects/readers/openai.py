@@ -16,7 +16,6 @@ from msgspec import UNSET
 from ...ir.request import CompletionInput
 from ...ir.response import Token
 from ..channels import (
-    TopK,
     by_bytes,
     covered,
     located,
@@ -33,7 +32,6 @@ from ..wire.openai_completions import Choice
 from ..wire.vllm import VllmChoice
 
 __all__ = [
-    "CHAT_TOP_K",
     "chat_reasoning",
     "chat_sampled",
     "completion_sampled",
@@ -235,15 +233,6 @@ def sampled_with_ids(r: Read, c: VllmChoice, i: int) -> tuple[Token, ...]:
 # -- chat: logprobs.content -----------------------------------------------------------------------
 
 
-CHAT_TOP_K = TopK(
-    extra=1,
-    short="{path} lists {n} alternatives; top_logprobs={asked} was sent: the list is short and "
-    "its top-{k} is not exact",
-)
-"""``top_logprobs`` = k + 1, sorted and cut to k (vLLM lists the sampled token first and cuts at
-``top_logprobs``, wire reference 2.4), exactly that many listed."""
-
-
 def chat_sampled(r: Read, c: ChatChoice, i: int) -> tuple[Token, ...]:
     """``logprobs.content`` as tokens with offsets into the content and the exact top-k. The tokens
     must spell the content: a special token (``<eos>``) covers no text, a stop string cuts the
@@ -263,7 +252,7 @@ def chat_sampled(r: Read, c: ChatChoice, i: int) -> tuple[Token, ...]:
     ranks: list[Any] = [UNSET] * n
     if k > 0:
         lists = [e.top_logprobs for e in entries]
-        tops, ranks = top_k(check, where + "[{i}].top_logprobs", entries, lists, k, CHAT_TOP_K)
+        tops, ranks = top_k(check, where + "[{i}].top_logprobs", entries, lists, k, r.top_k)
     texts = [e.token for e in entries]
     if not m.tool_calls and chat_reasoning(c) is None:
         offsets: list[Any] = _chat_offsets(r, c, i, entries, texts)

@@ -8,20 +8,11 @@ from typing import Any
 from msgspec import UNSET
 
 from ...ir.response import Token
-from ..channels import SPECIAL, TopK, place, top_k
+from ..channels import SPECIAL, place, top_k
 from ..reply import Read
 from ..wire import openai_responses as wire
 
-__all__ = ["TOP_K", "message", "reasoning", "sampled"]
-
-
-TOP_K = TopK(
-    extra=1,
-    short="{path} lists {n} alternatives; {asked} were asked: the reply is short and its "
-    "top-{k} is not exact",
-)
-"""``top_logprobs`` = k + 1, sorted and cut to k (vLLM lists the sampled token first and cuts
-there, wire reference 3.5), exactly that many listed."""
+__all__ = ["message", "reasoning", "sampled"]
 
 
 def message(reply: wire.Reply) -> tuple[str, list[str]]:
@@ -78,7 +69,7 @@ def sampled(r: Read, reply: wire.Reply, i: int) -> tuple[Token, ...] | Any:
             ranks: list[Any] = [UNSET] * len(entries)
             if k:
                 lists = [e.top_logprobs for e in entries]
-                tops, ranks = top_k(check, where + "[{i}].top_logprobs", entries, lists, k, TOP_K)
+                tops, ranks = top_k(check, where + "[{i}].top_logprobs", entries, lists, k, r.top_k)
             tokens += [
                 Token(text=t, logprob=e.logprob, offset=base + o, top=top, scored_rank=rank)
                 for t, e, o, top, rank in zip(

@@ -10,15 +10,11 @@ from msgspec import UNSET
 
 from ...ir.request import CompletionInput
 from ...ir.response import Token, Usage
-from ..channels import TopK, candidate_rows, count, pinned_stop, place, top_k, with_candidates
+from ..channels import candidate_rows, count, pinned_stop, place, top_k, with_candidates
 from ..reply import InputRead, Read
 from ..wire import sglang as wire
 
-__all__ = ["TOP_K", "input_tokens", "items", "output_ids", "sampled", "usage"]
-
-
-TOP_K = TopK(presorted=True, ids=True, texts=False, field="[0]")
-"""``top_logprobs_num``: exactly k per position, most likely first, each id once."""
+__all__ = ["input_tokens", "items", "output_ids", "sampled", "usage"]
 
 
 def items(r: Read) -> list[wire.Item]:
@@ -211,7 +207,7 @@ def _tokens(
     tops: list[Any] = [UNSET] * len(triples)
     ranks: list[Any] = [UNSET] * len(triples)
     if rows:
-        tops, ranks = top_k(r.check, where + "[{i}] top-k", triples, rows, k, TOP_K, first)
+        tops, ranks = top_k(r.check, where + "[{i}] top-k", triples, rows, k, r.top_k, first)
     return list(map(_token, texts, triples, offsets, tops, ranks))
 
 
