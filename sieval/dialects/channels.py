@@ -17,11 +17,12 @@ bad position), and the two agree on every reply (``tests/dialects/test_channels.
 
 from __future__ import annotations
 
+import functools
 import itertools
+import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import reduce
 from itertools import accumulate
 from operator import attrgetter, itemgetter
 from typing import Any, Literal, NamedTuple, TypeVar
@@ -323,11 +324,9 @@ def covered(texts: list[str], offsets: list[int], target: str) -> int:
 def descending_rows(values: Sequence[float], width: int) -> bool:
     """Whether ``values``, rows of ``width`` laid end to end, is non-increasing within each row:
     compared column against next column, in C, not position by position."""
-    return all(all(map(_ge, values[j::width], values[j + 1 :: width])) for j in range(width - 1))
-
-
-def _ge(a: float, b: float) -> bool:
-    return a >= b
+    return all(
+        all(map(operator.ge, values[j::width], values[j + 1 :: width])) for j in range(width - 1)
+    )
 
 
 def best_first(
@@ -454,35 +453,44 @@ def _top_k_whole(
         return None
     if not sound(flat) or (rule.presorted and not descending_rows(flat, k)):
         return None
-    firsts = [alts[0] for alts in rows if alts]
-    keys = [_key(s, rule.ids) for s in scored]
-    by_id = rule.ids and all(isinstance(key, int) for key in keys)
-    agreed = len(firsts) == len(rows) and sampled_first(
-        keys,
-        list(map(_LOGPROB, scored)),
-        list(map(_TOKEN_ID if by_id else _TOKEN, firsts)),
-        list(map(_LOGPROB, firsts)),
-    )
-    if not agreed:
-        for s, key, alts in zip(scored, keys, rows, strict=True):
-            what = _TOKEN_ID if isinstance(key, int) and rule.ids else _TOKEN
-            if top_contradiction(key, s.logprob, alts, what, _LOGPROB):
+    if not all(lengths):
+        return None
+    firsts = [alts[0] for alts in rows]
+    own = [s.logprob for s in scored]
+    keys: list[Any] = [s.token for s in scored]
+    if rule.ids:
+        ids = [s.token_id for s in scored]
+        by_id = UNSET not in ids and None not in ids
+        keys = (
+            ids
+            if by_id
+            else [i if isinstance(i, int) else t for i, t in zip(ids, keys, strict=True)]
+        )
+    else:
+        by_id = False
+    first_keys = [a.token_id for a in firsts] if by_id else [a.token for a in firsts]
+    if not sampled_first(keys, own, first_keys, [a.logprob for a in firsts]):
+        for key, logprob, alts in zip(keys, own, rows, strict=True):
+            what = _TOKEN_ID if rule.ids and isinstance(key, int) else _TOKEN
+            if top_contradiction(key, logprob, alts, what, _LOGPROB):
                 return None
     if rule.presorted:
-        if any(len(set(map(_TOKEN_ID, alts))) != k for alts in rows):
+        row_ids = [[a.token_id for a in alts] for alts in rows]
+        if any(len(set(r)) != k for r in row_ids):
             return None
-        ranked: Sequence[Sequence[Any]] = rows
-    else:
-        width = lengths[0] if lengths and lengths.count(lengths[0]) == len(lengths) else None
-        ranked = best_first(rows, flat, width, k, _LOGPROB)
-    tops = [_entries(r, rule.ids) for r in ranked]
-    if rule.presorted:
-        ranks = [_rank(s, r, True) for s, r in zip(scored, ranked, strict=True)]
-    else:
-        ranks = [
-            0 if r and r[0].token == s.token and r[0].logprob == s.logprob else _rank(s, r, False)
-            for s, r in zip(scored, ranked, strict=True)
-        ]
+        tops = [_entries(r, True) for r in rows]
+        ranks = [r.index(key) if key in r else -1 for key, r in zip(keys, row_ids, strict=True)]
+        return tops, ranks
+    width = lengths[0] if lengths and lengths.count(lengths[0]) == len(lengths) else None
+    ranked = best_first(rows, flat, width, k, _LOGPROB)
+    if rule.ids:
+        tops = [_entries(r, True) for r in ranked]
+    else:  # inline: the usual chat and Responses reply, hundreds of positions
+        tops = [tuple([TopEntry(token=a.token, logprob=a.logprob) for a in r]) for r in ranked]
+    ranks = [
+        0 if r[0].token == s.token and r[0].logprob == s.logprob else _rank(s, r, False)
+        for s, r in zip(scored, ranked, strict=True)
+    ]
     return tops, ranks
 
 
@@ -632,21 +640,25 @@ def top_k_by_id(
 
 def ranked_by_id(
     check: Checker, path: str, rows: list[dict[int, Any]], ids: list[int], k: int
-) -> list[tuple[Any, Any, Any]]:
+) -> tuple[list[Any], list[Any] | None, list[Any] | None]:
     """``top_k_by_id`` for every position (``path`` names position ``i`` with ``{i}``, counted
-    from 1: position 0 of a prompt is unscored). With k = 0 the channel is checked whole first:
-    every position lists its scored token alone, with a sound logprob."""
+    from 1: position 0 of a prompt is unscored): the scored entries, and each position's top-k and
+    rank (``None`` for k = 0). With k = 0 the channel is checked whole first: every position lists
+    its scored token alone, with a sound logprob."""
     if not k and not walking() and sum(map(len, rows)) == len(rows):
         try:
             entries: list[Any] = list(map(dict.__getitem__, rows, ids))
         except KeyError:
             entries = []
         if len(entries) == len(rows) and sound([e.logprob for e in entries]):
-            return [(e, UNSET, UNSET) for e in entries]
-    return [
+            return entries, None, None
+    ranked = [
         top_k_by_id(check, path.format(i=i + 1), row, tid, k)
         for i, (row, tid) in enumerate(zip(rows, ids, strict=True))
     ]
+    if not k:
+        return [e for e, _, _ in ranked], None, None
+    return [e for e, _, _ in ranked], [t for _, t, _ in ranked], [n for _, _, n in ranked]
 
 
 def _item_logprob(item: tuple[int, Any]) -> float:
@@ -743,21 +755,41 @@ class UsageAt:
     """The server's own total, kept only when it disagrees with input + output."""
 
 
-def _at(wire: Any, path: str) -> Any:
-    return reduce(
-        lambda node, name: None if node is None else getattr(node, name), path.split("."), wire
-    )
+Getter = Callable[[Any], Any]
 
 
-def _sum_at(wire: Any, path: Path | None) -> int | None:
+def _getter(path: Path | None) -> Getter:
+    """A function reading one count where ``path`` says (``None`` where a node is absent)."""
     if path is None:
-        return None
-    if isinstance(path, str):
-        return _at(wire, path)  # type: ignore[no-any-return]
-    first = _at(wire, path[0])
-    if first is None:
-        return None
-    return first + sum(v for v in (_at(wire, p) for p in path[1:]) if v is not None)  # type: ignore[no-any-return]
+        return _none
+    if isinstance(path, tuple):
+        first, rest = _getter(path[0]), [_getter(p) for p in path[1:]]
+        return lambda wire: _sum(first(wire), [g(wire) for g in rest])
+    names = path.split(".")
+    if len(names) == 1:
+        return attrgetter(path)
+    return lambda wire: _walk(wire, names)
+
+
+def _none(wire: Any) -> None:
+    return None
+
+
+def _walk(node: Any, names: list[str]) -> Any:
+    for name in names:
+        if node is None:
+            return None
+        node = getattr(node, name)
+    return node
+
+
+def _sum(first: int | None, rest: list[int | None]) -> int | None:
+    return None if first is None else first + sum(v for v in rest if v is not None)
+
+
+@functools.lru_cache(maxsize=32)
+def _getters(at: UsageAt) -> tuple[Getter, ...]:
+    return tuple(map(_getter, (at.input, at.output, at.cached, at.reasoning, at.total)))
 
 
 def lift_usage(wire: Any, at: UsageAt) -> Usage:
@@ -765,13 +797,14 @@ def lift_usage(wire: Any, at: UsageAt) -> Usage:
     only when it disagrees with input + output."""
     if wire is None:
         return Usage()
+    inputs, outputs, cached, reasoning, totals = _getters(at)
     lifted = Usage(
-        input_tokens=count(_sum_at(wire, at.input)),
-        output_tokens=count(_sum_at(wire, at.output)),
-        cached_tokens=count(_sum_at(wire, at.cached)),
-        reasoning_tokens=count(_sum_at(wire, at.reasoning)),
+        input_tokens=count(inputs(wire)),
+        output_tokens=count(outputs(wire)),
+        cached_tokens=count(cached(wire)),
+        reasoning_tokens=count(reasoning(wire)),
     )
-    total = _sum_at(wire, at.total)
+    total = totals(wire)
     if total is not None and total != lifted.total_tokens:
         return msgspec.structs.replace(lifted, reported_total_tokens=total)
     return lifted

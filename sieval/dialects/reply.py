@@ -57,7 +57,7 @@ def unset(value: Any) -> Any:
     return UNSET
 
 
-@dataclass
+@dataclass(slots=True)
 class Read:
     """What the walker knows of one reply so far, handed to every reader and check."""
 

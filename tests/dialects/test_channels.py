@@ -222,13 +222,13 @@ def test_ranked_by_id_checks_k_zero_whole_and_walks_the_rest() -> None:
     rows = [{5: Entry(-1.0, 3, "a")}, {6: Entry(-2.0, 9, "b")}]
     assert (
         both(lambda: ranked_by_id(CHECK, "p[{i}]", rows, [5, 6], 0))
-        == ([(rows[0][5], UNSET, UNSET), (rows[1][6], UNSET, UNSET)],) * 2
+        == (([rows[0][5], rows[1][6]], None, None),) * 2
     )
     short = [{5: Entry(-1.0, 3, "a")}, {}]
     whole, walked_ = both(lambda: ranked_by_id(CHECK, "p[{i}]", short, [5, 6], 0))
     assert whole == walked_ and "p[2] lists 0 entries" in whole[1]
     ranked = [{5: Entry(-1.0, 2, "a"), 4: Entry(-0.5, 1, "z")}]
-    ((entry, top, rank),) = ranked_by_id(CHECK, "p[{i}]", ranked, [5], 2)
+    (entry,), (top,), (rank,) = ranked_by_id(CHECK, "p[{i}]", ranked, [5], 2)
     assert entry.decoded_token == "a" and [e.token_id for e in top] == [4, 5] and rank == 1
 
 

@@ -7,6 +7,7 @@ Wire truth: ``shared/reference/wire-reference.md`` sections 1, 2 and 7.
 
 from __future__ import annotations
 
+import itertools
 from itertools import accumulate
 from typing import Any
 
@@ -179,11 +180,13 @@ def prompt_logprobs(r: Read) -> InputRead:
             f"{where}.prompt_logprobs", f"{where}.prompt_logprobs must be null at position 0 only"
         )
     k, scored_ids = r.request.scoring.input_top_k, ids[1:]
-    scored = ranked_by_id(check, f"{where}.prompt_logprobs[{{i}}]", rows, scored_ids, k)
-    texts = [e.decoded_token for e, _, _ in scored]
+    scored, tops, ranks = ranked_by_id(
+        check, f"{where}.prompt_logprobs[{{i}}]", rows, scored_ids, k
+    )
+    texts = [e.decoded_token for e in scored]
     inp = r.request.input
     prompt = inp.text if isinstance(inp, CompletionInput) and isinstance(inp.text, str) else None
-    first, offsets = "", list[Any]([UNSET] * (len(texts) + 1))
+    first, offsets = "", None
     if prompt is not None:
         tail = "".join(texts)
         if not prompt.endswith(tail):
@@ -193,20 +196,22 @@ def prompt_logprobs(r: Read) -> InputRead:
                 "texts cannot be placed in the prompt",
             )
         first = prompt[: len(prompt) - len(tail)]
-        offsets = [0, *list(accumulate(map(len, texts), initial=len(first)))[:-1]]
-    tokens = [Token(text=first, logprob=None, token_id=ids[0], offset=offsets[0])]
-    for (e, top, rank), tid, at in zip(scored, scored_ids, offsets[1:], strict=True):
-        tokens.append(
-            Token(
-                text=e.decoded_token,
-                logprob=e.logprob,
-                token_id=tid,
-                offset=at,
-                top=top,
-                scored_rank=rank,
-            )
-        )
-    return InputRead(tuple(tokens))
+        offsets = list(accumulate(map(len, texts), initial=len(first)))
+        offsets.pop()
+    at: Any = offsets if offsets is not None else itertools.repeat(UNSET)
+    head = Token(text=first, logprob=None, token_id=ids[0], offset=0 if offsets else UNSET)
+    if tops is None or ranks is None:
+        return InputRead((head, *map(_scored, scored, scored_ids, at)))
+    return InputRead((head, *map(_ranked, scored, scored_ids, at, tops, ranks)))
+
+
+def _scored(e: Any, token_id: int, offset: Any) -> Token:
+    return Token(text=e.decoded_token, logprob=e.logprob, token_id=token_id, offset=offset)
+
+
+def _ranked(e: Any, tid: int, offset: Any, top: Any, rank: int) -> Token:
+    text, logprob = e.decoded_token, e.logprob
+    return Token(text=text, logprob=logprob, token_id=tid, offset=offset, top=top, scored_rank=rank)
 
 
 def token_ids(r: Read, c: VllmChoice, i: int) -> tuple[int, ...] | Any:

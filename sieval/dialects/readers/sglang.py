@@ -88,10 +88,10 @@ def input_tokens(r: Read) -> InputRead:
     if isinstance(sent, tuple):
         counts["input_ids sent"] = len(sent)
     check.agree(where, counts, "the prompt (a radix-cache hit can shorten input logprobs)")
-    logprobs = [t.logprob for t in triples]
+    logprobs, ids = [t.logprob for t in triples], [t.token_id for t in triples]
     check.first_unscored(where, logprobs, len(logprobs))
     check.logprobs(where, logprobs, "[0]")
-    if isinstance(sent, tuple) and [t.token_id for t in triples] != list(sent):
+    if isinstance(sent, tuple) and ids != list(sent):
         raise check.violation(where, f"{where} scores other token ids than the input_ids sent")
     texts = _texts(r, where, triples)
     offsets: list[Any] = [UNSET] * len(texts)
@@ -109,8 +109,10 @@ def input_tokens(r: Read) -> InputRead:
     rows = _rows(r, "meta_info.input_top_logprobs", meta.input_top_logprobs, len(triples), k)
     if rows and rows[0] is not None:
         raise check.violation(f"{where}[0]", "the unscored position 0 carries top-k alternatives")
-    first = _token(texts[0], triples[0], offsets[0], UNSET, UNSET)
-    rest = _tokens(r, where, triples[1:], texts[1:], offsets[1:], rows and rows[1:], k, 1)
+    if not rows:
+        return InputRead(tuple(map(_plain, texts, logprobs, ids, offsets)))
+    first = _plain(texts[0], None, triples[0].token_id, offsets[0])
+    rest = _tokens(r, where, triples[1:], texts[1:], offsets[1:], rows[1:], k, 1)
     return InputRead((first, *rest))
 
 
@@ -204,11 +206,16 @@ def _tokens(
     k: int,
     first: int = 0,
 ) -> list[Token]:
-    tops: list[Any] = [UNSET] * len(triples)
-    ranks: list[Any] = [UNSET] * len(triples)
-    if rows:
-        tops, ranks = top_k(r.check, where + "[{i}] top-k", triples, rows, k, r.top_k, first)
+    if not rows:
+        logprobs, ids = [t.logprob for t in triples], [t.token_id for t in triples]
+        return list(map(_plain, texts, logprobs, ids, offsets))
+    tops, ranks = top_k(r.check, where + "[{i}] top-k", triples, rows, k, r.top_k, first)
     return list(map(_token, texts, triples, offsets, tops, ranks))
+
+
+def _plain(text: str, logprob: float | None, token_id: int, offset: Any) -> Token:
+    """A position without alternatives (no top-k asked)."""
+    return Token(text=text, logprob=logprob, token_id=token_id, offset=offset)
 
 
 def _token(text: str, t: wire.Triple, offset: Any, top: Any, rank: Any) -> Token:
