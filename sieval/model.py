@@ -178,7 +178,7 @@ class Model:
             secrets=self._secrets,
             timeout=timeout,
             overload=self.dialect.retry.overload,
-            in_band=self.dialect.retry.in_band,
+            in_band=self.dialect.retry.in_band if lowered.stream else None,  # errors ride streams
         )
         response: Response | None = None
         error: SievalError | None = None

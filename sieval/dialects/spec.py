@@ -377,9 +377,9 @@ class Retry:
     """The statuses the wire answers when it is overloaded (Anthropic's 529): retried as a rate
     limit is, and reported as one when the retries run out (lower the concurrency)."""
     in_band: Callable[[bytes], int | None] | None = None
-    """The status an error inside a 2xx body stands for (an ``error`` event in a stream, which
-    started with HTTP 200), or ``None`` when the body holds none: a retryable one is retried as
-    that status would be; when the retries run out the body is read, and its error raised."""
+    """The status an error event inside a stream stands for (the stream began with HTTP 200), or
+    ``None`` when the body holds none: a retryable one is retried as that status would be; when
+    the retries run out the body is read, and its error raised. Asked of streamed replies only."""
 
 
 # -- a lowered call -------------------------------------------------------------------------
