@@ -115,9 +115,10 @@ def spelled(
     joined = "".join(rest)
     if joined != target:
         return None
-    if pieces and ("\ufffd" in joined or (lead and "\ufffd" in texts[0]) or "" in rest):
+    lengths = list(map(len, rest))
+    if pieces and ("\ufffd" in joined or (lead and "\ufffd" in texts[0]) or 0 in lengths):
         return None
-    inner = list(accumulate(map(len, rest), initial=0))
+    inner = list(accumulate(lengths, initial=0))
     inner.pop()
     return [0, *inner] if lead else inner
 

@@ -8,7 +8,8 @@ A dialect declares ``Reply(type=..., ...)``:
   wire's own function (one answer per reply, SGLang's list-or-object);
 * per choice, accessors: ``text``, ``finish``, ``stop``, ``reasoning``; ``calls`` (``ToolCalls``:
   where each call's id, name and arguments sit); the channel readers ``sampled`` and
-  ``token_ids``; ``structured`` (``Structured``: the path named and the finish that cuts it);
+  ``token_ids``, and ``top_k`` (``channels.TopK``: the wire's top-k rule, which they apply);
+  ``structured`` (``Structured``: the path named and the finish that cuts it);
 * per reply: ``usage`` (``channels.UsageAt``, or a wire's function), ``model``, ``fingerprint``,
   the channel reader ``input``, ``clamp`` (``Clamp``: how the wire shows a shortened budget);
 * ``checks``: the wire's own checks and notes, at named points (``Checks``).
