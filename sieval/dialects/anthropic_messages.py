@@ -62,11 +62,9 @@ ROWS: dict[str, Row] = {
     ),
     "sampling.temperature": Encode(rows.temperature, ("temperature",), "temperature, 0..1"),
     "sampling.top_p": Field("top_p"),
-    "sampling.top_k": Encode(rows.top_k, ("top_k",), "top_k, a positive count"),
-    "sampling.max_tokens": Encode(rows.max_tokens, ("max_tokens",), "max_tokens, at least 1"),
-    "sampling.stop": Encode(
-        rows.stop, ("stop_sequences",), f"stop_sequences, at most {rows.MAX_STOP}"
-    ),
+    "sampling.top_k": rows.TOP_K,
+    "sampling.max_tokens": rows.MAX_TOKENS,
+    "sampling.stop": rows.STOP,
     "sampling.seed": Refuse("Anthropic's wire has no seed; use openai_chat or vllm_native"),
     "sampling.n": Refuse("the Messages wire returns one message per call; send n requests"),
     "sampling.frequency_penalty": Refuse("Anthropic's wire has no penalties; use openai_chat"),

@@ -480,7 +480,8 @@ def _top_k_whole(
         if any(len(set(r)) != k for r in row_ids):
             return None
         tops = [_entries(r, True) for r in rows]
-        ranks = [r.index(key) if key in r else -1 for key, r in zip(keys, row_ids, strict=True)]
+        tids = [s.token_id for s in scored]  # ranked by id, as _rank does
+        ranks = [r.index(t) if t in r else -1 for t, r in zip(tids, row_ids, strict=True)]
         return tops, ranks
     width = lengths[0] if lengths and lengths.count(lengths[0]) == len(lengths) else None
     ranked = best_first(rows, flat, width, k, _LOGPROB)

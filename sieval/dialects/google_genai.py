@@ -72,15 +72,9 @@ ROWS: dict[str, Row] = {
     **rows.NEVER,
     "sampling.temperature": Field("generationConfig.temperature"),
     "sampling.top_p": Field("generationConfig.topP"),
-    "sampling.top_k": Encode(
-        rows.top_k, ("generationConfig",), "generationConfig.topK, at least 1"
-    ),
-    "sampling.max_tokens": Encode(
-        rows.max_tokens, ("generationConfig",), "generationConfig.maxOutputTokens, at least 1"
-    ),
-    "sampling.stop": Encode(
-        rows.stop, ("generationConfig",), f"generationConfig.stopSequences, at most {rows.MAX_STOP}"
-    ),
+    "sampling.top_k": rows.TOP_K,
+    "sampling.max_tokens": rows.MAX_TOKENS,
+    "sampling.stop": rows.STOP,
     "sampling.seed": Field("generationConfig.seed"),
     "sampling.n": Field("generationConfig.candidateCount"),
     "sampling.frequency_penalty": Field("generationConfig.frequencyPenalty"),
@@ -90,11 +84,7 @@ ROWS: dict[str, Row] = {
     "scoring.sampled_logprobs": Encode(
         rows.responses_logprobs, ("generationConfig",), "generationConfig.responseLogprobs"
     ),
-    "scoring.sampled_top_k": Encode(
-        rows.top_logprobs,
-        ("generationConfig",),
-        f"generationConfig.logprobs, at most {rows.MAX_TOP_K}",
-    ),
+    "scoring.sampled_top_k": rows.TOP_LOGPROBS,
     # ids ride on logprobsResult.chosenCandidates[].tokenId, which responseLogprobs turns on
     "scoring.token_ids": Encode(
         rows.responses_logprobs,

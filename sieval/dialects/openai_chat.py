@@ -44,7 +44,7 @@ from .spec import (
     Retry,
     Row,
     Stream,
-    Write,
+    at_least,
 )
 from .wire import openai
 from .wire import openai_chat as wire
@@ -53,12 +53,6 @@ from .wire.sse import DATA_DONE
 ID = "openai_chat"
 
 # -- the decision table -------------------------------------------------------------------------
-
-
-def _max_tokens(leaf: Leaf) -> Outcome:
-    if leaf.value == 0:
-        return Refuse("a chat completion generates at least one token (vLLM answers 400 to 0)")
-    return Write("max_completion_tokens", leaf.value)
 
 
 def _top_k(leaf: Leaf) -> Outcome:
@@ -80,8 +74,11 @@ ROWS: dict[str, Row] = {
     ),
     **rows.SAMPLING,
     "sampling.top_k": Refuse("OpenAI's chat wire has no top_k; use vllm_native, which sends it"),
-    "sampling.max_tokens": Encode(
-        _max_tokens, ("max_completion_tokens",), "max_completion_tokens, at least 1"
+    "sampling.max_tokens": at_least(
+        "max_completion_tokens",
+        1,
+        "a chat completion generates at least one token (vLLM answers 400 to 0)",
+        "max_completion_tokens, at least 1",
     ),
     "scoring.input_logprobs": Refuse(_NO_INPUT_SCORING),
     "scoring.input_top_k": Refuse(_NO_INPUT_SCORING),

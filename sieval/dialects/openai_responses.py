@@ -54,6 +54,7 @@ from .spec import (
     Row,
     Stream,
     Write,
+    at_least,
 )
 from .wire import openai_responses as wire
 from .wire.sse import Terminal
@@ -62,12 +63,6 @@ ID = "openai_responses"
 LOGPROBS = "message.output_text.logprobs"
 
 # -- the decision table ---------------------------------------------------------------------------
-
-
-def _max_tokens(leaf: Leaf) -> Outcome:
-    if leaf.value == 0:
-        return Refuse("vLLM answers 400 to max_output_tokens=0; ask for 1 or more")
-    return Write("max_output_tokens", leaf.value)
 
 
 def _scoring(group: GroupInput) -> dict[str, Outcome]:
@@ -102,7 +97,12 @@ ROWS: dict[str, Row] = {
     ),
     "sampling.temperature": Field("temperature"),
     "sampling.top_p": Field("top_p"),
-    "sampling.max_tokens": Encode(_max_tokens, ("max_output_tokens",), "max_output_tokens >= 1"),
+    "sampling.max_tokens": at_least(
+        "max_output_tokens",
+        1,
+        "vLLM answers 400 to max_output_tokens=0; ask for 1 or more",
+        "max_output_tokens >= 1",
+    ),
     "sampling.top_k": Refuse(_EXT.format(field="top_k") + "; use vllm_native, which sends it"),
     "sampling.seed": Refuse(_EXT.format(field="seed") + _RAW),
     "sampling.stop": Refuse(

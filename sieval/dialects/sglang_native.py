@@ -43,6 +43,7 @@ from .spec import (
     Retry,
     Row,
     Stream,
+    at_most,
 )
 from .wire import sglang as wire
 from .wire.openai import in_band_status
@@ -66,8 +67,12 @@ ROWS: dict[str, Row] = {
         rows.top_k, (rows.SP,), "sampling_params.top_k; 0 and -1 are sent as -1"
     ),
     "sampling.max_tokens": Field(f"{rows.SP}.max_new_tokens"),
-    "sampling.stop": Encode(
-        rows.stop, (rows.SP,), f"sampling_params.stop, at most {rows.MAX_STOP} strings"
+    "sampling.stop": at_most(
+        f"{rows.SP}.stop",
+        rows.MAX_STOP,
+        f"SGLang takes at most {rows.MAX_STOP} stop strings; pass {rows.MAX_STOP} or fewer",
+        f"sampling_params.stop, at most {rows.MAX_STOP} strings",
+        items=True,
     ),
     "sampling.seed": Refuse(
         "SGLang 0.5.23 ignores sampling_seed unless the server runs with "

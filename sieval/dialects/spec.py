@@ -79,6 +79,8 @@ __all__ = [
     "Rule",
     "Stream",
     "Write",
+    "at_least",
+    "at_most",
     "vllm_tokenize_body",
 ]
 
@@ -206,6 +208,30 @@ class Options:
 
 
 Row = Field | Encode | Group | Options | NoOp | Refuse
+
+
+def at_least(path: str, minimum: int, reason: str, doc: str) -> Encode:
+    """The leaf's value at ``path`` when it is at least ``minimum``; a smaller one is refused with
+    ``reason`` (a wire's "at least one token", "a positive count")."""
+
+    def encode(leaf: Leaf) -> Outcome:
+        return Refuse(reason) if leaf.value < minimum else Write(path, leaf.value)
+
+    return Encode(encode, (top_key(path),), doc)
+
+
+def at_most(path: str, limit: int, reason: str, doc: str, items: bool = False) -> Encode:
+    """The leaf's value at ``path`` (with ``items``, its items as a list) when it is (holds) at
+    most ``limit``; more is refused with ``reason`` (a wire's cap on stop strings, on top-k)."""
+
+    def encode(leaf: Leaf) -> Outcome:
+        size = len(leaf.value) if items else leaf.value
+        if size > limit:
+            return Refuse(reason)
+        return Write(path, list(leaf.value) if items else leaf.value)
+
+    return Encode(encode, (top_key(path),), doc)
+
 
 CLIENT_SIDE = NoOp("a client-side budget applied by sieval's transport, not sent")
 """The row for ``scheduling.timeout_s`` on every HTTP wire."""

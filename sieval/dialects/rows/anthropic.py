@@ -20,25 +20,25 @@ from ...ir.request import (
     Tools,
 )
 from ..parts import Append, PartRow, Slot, conversation
-from ..spec import Evidence, GroupInput, Leaf, NoOp, Outcome, Refuse, Write
+from ..spec import Evidence, GroupInput, Leaf, NoOp, Outcome, Refuse, Write, at_least, at_most
 
 __all__ = [
     "INSTRUCTION_ROLES",
     "MAX_STOP",
+    "MAX_TOKENS",
     "MEDIA_TYPES",
     "MIN_THINKING_BUDGET",
     "PARTS",
+    "STOP",
+    "TOP_K",
     "budget",
     "chat",
     "effort",
-    "max_tokens",
     "place",
-    "stop",
     "structured",
     "summary",
     "temperature",
     "tools",
-    "top_k",
 ]
 
 MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
@@ -181,27 +181,6 @@ def temperature(leaf: Leaf) -> Outcome:
     return Write("temperature", leaf.value)
 
 
-def top_k(leaf: Leaf) -> Outcome:
-    if leaf.value < 1:
-        return Refuse("Anthropic's top_k is a positive count with no 'off' value; leave it unset")
-    return Write("top_k", leaf.value)
-
-
-def max_tokens(leaf: Leaf) -> Outcome:
-    if leaf.value == 0:
-        return Refuse(
-            "vLLM answers 400 to max_tokens=0 (hosted Anthropic generates nothing): ask for 1 "
-            "or more"
-        )
-    return Write("max_tokens", leaf.value)
-
-
-def stop(leaf: Leaf) -> Outcome:
-    if len(leaf.value) > MAX_STOP:
-        return Refuse(f"vLLM takes at most {MAX_STOP} stop_sequences (400 above); pass fewer")
-    return Write("stop_sequences", list(leaf.value))
-
-
 def structured(group: GroupInput) -> dict[str, Outcome]:
     """``output_config.format`` with a JSON schema: Anthropic's only structured output."""
     o: StructuredOutput = group.value
@@ -297,3 +276,28 @@ def tools(group: GroupInput) -> dict[str, Outcome]:
                 "tool_choice.disable_parallel_tool_use", not t.parallel, also=also
             )
     return out
+
+
+# -- bounded leaves ---------------------------------------------------------------------------
+
+TOP_K = at_least(
+    "top_k",
+    1,
+    "Anthropic's top_k is a positive count with no 'off' value; leave it unset",
+    "top_k, a positive count",
+)
+
+MAX_TOKENS = at_least(
+    "max_tokens",
+    1,
+    "vLLM answers 400 to max_tokens=0 (hosted Anthropic generates nothing): ask for 1 or more",
+    "max_tokens, at least 1",
+)
+
+STOP = at_most(
+    "stop_sequences",
+    MAX_STOP,
+    f"vLLM takes at most {MAX_STOP} stop_sequences (400 above); pass fewer",
+    f"stop_sequences, at most {MAX_STOP}",
+    items=True,
+)

@@ -20,25 +20,25 @@ from ...ir.request import (
     Tools,
 )
 from ..parts import Append, PartRow, Slot, conversation
-from ..spec import Evidence, GroupInput, Leaf, NoOp, Outcome, Refuse, Write
+from ..spec import Evidence, GroupInput, Leaf, NoOp, Outcome, Refuse, Write, at_least, at_most
 
 __all__ = [
     "CHAT_DOC",
     "CHAT_KEYS",
     "MAX_STOP",
+    "MAX_TOKENS",
     "MAX_TOP_K",
     "NEVER",
+    "STOP",
     "THINKING",
+    "TOP_K",
+    "TOP_LOGPROBS",
     "chat",
     "effort",
-    "max_tokens",
     "responses_logprobs",
-    "stop",
     "structured",
     "summary",
     "tools",
-    "top_k",
-    "top_logprobs",
 ]
 
 MAX_STOP = 5
@@ -156,32 +156,6 @@ CHAT_DOC = (
 # -- generation -------------------------------------------------------------------------------
 
 
-def top_k(leaf: Leaf) -> Outcome:
-    if leaf.value < 1:
-        return Refuse("Google's topK is a positive count; leave top_k unset to disable it")
-    return Write("generationConfig.topK", leaf.value)
-
-
-def max_tokens(leaf: Leaf) -> Outcome:
-    if leaf.value == 0:
-        return Refuse(
-            "generateContent scores no input, so max_tokens=0 asks for nothing; ask for 1"
-        )
-    return Write("generationConfig.maxOutputTokens", leaf.value)
-
-
-def stop(leaf: Leaf) -> Outcome:
-    if len(leaf.value) > MAX_STOP:
-        return Refuse(f"Google takes at most {MAX_STOP} stopSequences; pass {MAX_STOP} or fewer")
-    return Write("generationConfig.stopSequences", list(leaf.value))
-
-
-def top_logprobs(leaf: Leaf) -> Outcome:
-    if leaf.value > MAX_TOP_K:
-        return Refuse(f"Google returns at most {MAX_TOP_K} alternatives per step; ask for fewer")
-    return Write("generationConfig.logprobs", leaf.value)
-
-
 def responses_logprobs(leaf: Leaf) -> Outcome:
     return Write("generationConfig.responseLogprobs", True)
 
@@ -246,3 +220,35 @@ def tools(group: GroupInput) -> dict[str, Outcome]:
             else Refuse("Google has no switch that forbids parallel function calls; drop it")
         )
     return out
+
+
+# -- bounded leaves ---------------------------------------------------------------------------
+
+TOP_K = at_least(
+    "generationConfig.topK",
+    1,
+    "Google's topK is a positive count; leave top_k unset to disable it",
+    "generationConfig.topK, at least 1",
+)
+
+MAX_TOKENS = at_least(
+    "generationConfig.maxOutputTokens",
+    1,
+    "generateContent scores no input, so max_tokens=0 asks for nothing; ask for 1",
+    "generationConfig.maxOutputTokens, at least 1",
+)
+
+STOP = at_most(
+    "generationConfig.stopSequences",
+    MAX_STOP,
+    f"Google takes at most {MAX_STOP} stopSequences; pass {MAX_STOP} or fewer",
+    f"generationConfig.stopSequences, at most {MAX_STOP}",
+    items=True,
+)
+
+TOP_LOGPROBS = at_most(
+    "generationConfig.logprobs",
+    MAX_TOP_K,
+    f"Google returns at most {MAX_TOP_K} alternatives per step; ask for fewer",
+    f"generationConfig.logprobs, at most {MAX_TOP_K}",
+)

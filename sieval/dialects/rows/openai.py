@@ -23,7 +23,19 @@ from ...ir.request import (
     Tools,
 )
 from ..parts import Append, PartRow, Slot
-from ..spec import Encode, Evidence, Field, GroupInput, Leaf, NoOp, Outcome, Refuse, Row, Write
+from ..spec import (
+    Encode,
+    Evidence,
+    Field,
+    GroupInput,
+    Leaf,
+    NoOp,
+    Outcome,
+    Refuse,
+    Row,
+    Write,
+    at_most,
+)
 
 __all__ = [
     "DEFAULT_SCHEMA_NAME",
@@ -46,12 +58,13 @@ MAX_STOP = 4
 
 
 def stop(limit: int = MAX_STOP) -> Encode:
-    def encode(leaf: Leaf) -> Outcome:
-        if len(leaf.value) > limit:
-            return Refuse(f"the wire takes at most {limit} stop strings; pass {limit} or fewer")
-        return Write("stop", list(leaf.value))
-
-    return Encode(encode, ("stop",), f"stop, at most {limit} strings")
+    return at_most(
+        "stop",
+        limit,
+        f"the wire takes at most {limit} stop strings; pass {limit} or fewer",
+        f"stop, at most {limit} strings",
+        items=True,
+    )
 
 
 def _stream(leaf: Leaf) -> Outcome:

@@ -11,7 +11,7 @@ from msgspec import UNSET
 from ...ir.request import Scoring, StructuredOutput
 from ..spec import Evidence, GroupInput, Leaf, NoOp, Options, OptionValue, Outcome, Refuse, Write
 
-__all__ = ["MAX_STOP", "OPTIONS", "SP", "scoring", "stop", "structured", "tokenize_body", "top_k"]
+__all__ = ["MAX_STOP", "OPTIONS", "SP", "scoring", "structured", "tokenize_body", "top_k"]
 
 MAX_STOP = 32
 """``MAX_STOP_COUNT`` in SGLang 0.5.23's ``sampling_params.py``."""
@@ -26,12 +26,6 @@ def top_k(leaf: Leaf) -> Outcome:
     if k < -1:
         return Refuse(f"top_k={k} is not a count; ask for k >= 1, or -1 (or 0) for all tokens")
     return Write(f"{SP}.top_k", -1 if k in (0, -1) else k)
-
-
-def stop(leaf: Leaf) -> Outcome:
-    if len(leaf.value) > MAX_STOP:
-        return Refuse(f"SGLang takes at most {MAX_STOP} stop strings; pass {MAX_STOP} or fewer")
-    return Write(f"{SP}.stop", list(leaf.value))
 
 
 def scoring(group: GroupInput) -> dict[str, Outcome]:
@@ -121,7 +115,7 @@ OPTIONS = Options(
     at=f"{SP}.",
     # the sampling_params keys the rows write
     reserved=frozenset(
-        {"max_new_tokens", "temperature", "top_p", "top_k", "stop", "n", "json_schema"}
+        {"max_new_tokens", "temperature", "top_p", "top_k", "n", "json_schema"}
         | {"frequency_penalty", "presence_penalty"}
     ),
 )

@@ -12,18 +12,17 @@ from msgspec import UNSET
 
 from ...ir.request import Scoring, StructuredOutput
 from ..spec import (
-    Encode,
     Evidence,
     Field,
     Group,
     GroupInput,
-    Leaf,
     NoOp,
     Options,
     Outcome,
     Refuse,
     Row,
     Write,
+    at_least,
 )
 
 __all__ = ["FORWARDED_OPTIONS", "OPTIONS", "extra_rows"]
@@ -69,12 +68,6 @@ def _structured(group: GroupInput) -> dict[str, Outcome]:
     return out
 
 
-def _max_tokens(leaf: Leaf) -> Outcome:
-    if leaf.value == 0:
-        return Refuse("vLLM answers 400 to max_tokens=0 on this route; ask for 1 and ignore it")
-    return Write("max_tokens", leaf.value)
-
-
 OPTIONS = Options(
     dict.fromkeys(FORWARDED_OPTIONS),
     "vLLM silently ignores unknown fields, so only {allowed} are forwarded",
@@ -90,7 +83,12 @@ def extra_rows() -> dict[str, Row]:
     """vLLM's rows over an OpenAI route's table."""
     return {
         "sampling.top_k": Field("top_k"),
-        "sampling.max_tokens": Encode(_max_tokens, ("max_tokens",), "max_tokens, at least 1"),
+        "sampling.max_tokens": at_least(
+            "max_tokens",
+            1,
+            "vLLM answers 400 to max_tokens=0 on this route; ask for 1 and ignore it",
+            "max_tokens, at least 1",
+        ),
         "scoring.*": Group(
             _scoring,
             ("prompt_logprobs", "logprobs", "return_token_ids"),
