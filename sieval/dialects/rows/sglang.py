@@ -124,6 +124,7 @@ OPTIONS = Options(
 
 def tokenize_body(model: str, text: str, special: bool) -> dict[str, Any]:
     """SGLang's ``POST /tokenize`` body, as recorded (``fixture:tokenize_letters``): OpenAI style,
-    without vLLM's ``return_token_strs``; the reply has the ids, ``count`` and ``max_model_len``
-    and no token texts (the BOS check then compares ids)."""
+    without vLLM's ``return_token_strs``, which SGLang 0.5.23 ignores (measured: its reply has
+    the ids, ``count`` and ``max_model_len`` and no token texts either way; the BOS check then
+    compares ids)."""
     return {"model": model, "prompt": text, "add_special_tokens": special}
