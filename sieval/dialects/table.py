@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -91,6 +91,9 @@ class Compiled:
     """Group row key -> (rank of its first leaf, the schema leaves it covers)."""
     keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """schema leaf -> the top-level body keys its row may write."""
+    guarantees: tuple[tuple[str, Callable[[Response], bool], bool], ...] = ()
+    """What ``lift`` enforces, channel by channel: (name, presence test, never returned), for the
+    channels the wire never returns and those it guarantees when asked (best effort is neither)."""
     option_owned: frozenset[str] = frozenset()
     """The names an ``Options`` row refuses: the IR's leaf names, its ``reserved`` names, and,
     for top-level options, the body keys the rest of the table writes."""
@@ -162,6 +165,11 @@ def compile_dialect(dialect: Dialect) -> Compiled:
             for leaf, (_, row) in resolved.items()
         },
         option_owned=option_owned,
+        guarantees=tuple(
+            (name, channel.present, guarantee == Guarantee.NEVER)
+            for name, channel in CHANNELS.items()
+            if (guarantee := dialect.guarantee(name)) != Guarantee.BEST_EFFORT
+        ),
     )
 
 
@@ -459,15 +467,15 @@ def lift(
 
 
 def _enforce(dialect: Dialect, wanted: frozenset[str], response: Response, check: Checker) -> None:
-    for name, channel in CHANNELS.items():
-        guarantee = dialect.guarantee(name)
-        if guarantee == Guarantee.NEVER and channel.present(response):
-            raise check.violation(name, f"the reply carries {name}, which this wire never returns")
-        if (
-            guarantee == Guarantee.PRESENT_OR_ERROR
-            and name in wanted
-            and not channel.present(response)
-        ):
+    """In schema order of the channels, as the compiled table lists them: a channel the wire
+    never returns must be absent; one it guarantees must be present when it was asked for."""
+    for name, present, never in dialect.compiled.guarantees:
+        if never:
+            if present(response):
+                raise check.violation(
+                    name, f"the reply carries {name}, which this wire never returns"
+                )
+        elif name in wanted and not present(response):
             raise check.violation(
                 name,
                 f"{name} was requested and is missing from the reply; the server ignored the "
