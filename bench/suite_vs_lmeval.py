@@ -1,13 +1,17 @@
 """The base suite on a live vLLM: sieval against lm-evaluation-harness 0.4.13, interleaved rounds.
 
 Usage: python bench/suite_vs_lmeval.py --url http://127.0.0.1:18325 [--n 10] [--rounds 2]
-       [--concurrency 8] [--task NAME ...]
+       [--concurrency 8 | --lm-eval-concurrency C --sieval-concurrency C] [--task NAME ...]
+       python bench/suite_vs_lmeval.py --url URL --sweep 1,4,8,16 [--n 10] [--task NAME ...]
 
 Per round, each harness runs the same tasks on the same server in a fresh process (the order
 alternates round by round): lm-eval's ``local-completions`` with ``num_concurrent`` C in its own
 venv (the YAMLs pointed at the stored files by ``scripts/lm_eval_parity.py``, ``limit`` n; MMLU:
-n // 57 rows of each subject, at least 1), and ``sieval eval`` with ``--concurrency`` C
-(``openai_completions``, the same n; MMLU 57 times lm-eval's limit, the same rows). Measured: each
+ceil(n / 57) rows of each subject; WikiText: ``--wikitext`` documents), and ``sieval eval`` with
+``--concurrency`` C (``openai_completions``, the same n; MMLU 57 times lm-eval's limit, the same
+rows). Each harness runs at its own concurrency when given (its best: ``--sweep`` runs each harness
+once per listed concurrency, interleaved, and prints each one's wall per concurrency and its
+fastest). Measured: each
 process's wall time (imports, data and setup included: what a user waits for) and the server's
 prompt tokens (``vllm:prompt_tokens_total`` from ``/metrics`` before and after; sieval's pre-run
 checks included), with the ratios sieval / lm-eval per round and their median, and each task's
@@ -27,6 +31,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +46,7 @@ HEADLINE = {"wikitext": "word_perplexity", "lambada_openai": "acc", "mmlu": "acc
 
 def _limit(task: str, n: int, wikitext: int) -> int:
     if task == "mmlu":
-        return max(1, n // 57)
+        return -(-n // 57)
     return wikitext if task == "wikitext" else n
 
 
@@ -121,7 +126,16 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=10, help="samples per task (MMLU: see above)")
     parser.add_argument("--wikitext", type=int, default=1, help="WikiText documents")
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--concurrency", type=int, default=8, help="both harnesses'")
+    parser.add_argument("--lm-eval-concurrency", type=int, help="lm-eval's num_concurrent")
+    parser.add_argument("--sieval-concurrency", type=int, help="sieval's --concurrency")
+    parser.add_argument("--sweep", help="C1,C2,...: each harness once at each, interleaved")
+    parser.add_argument(
+        "--sieval-arg",
+        action="append",
+        default=[],
+        help="an extra argument of sieval eval (e.g. --no-preflight)",
+    )
     parser.add_argument("--task", action="append", default=[])
     parser.add_argument(
         "--data-dir",
@@ -149,35 +163,67 @@ def main() -> int:
         specs = ",".join(
             f"{t}:n={_limit(t, args.n, args.wikitext) * (57 if t == 'mmlu' else 1)}" for t in tasks
         )
+
+        def argvs(lm_c: int, si_c: int, r: int) -> dict[str, list[str]]:
+            lm_out, si_out = tmp / f"lm-{r}-{lm_c}.json", tmp / f"sieval-{r}-{si_c}"
+            return {
+                "lm_eval": [str(VENV / "bin" / "python"), __file__, "--lm-eval", str(lm_out),
+                            "--url", args.url, "--n", str(args.n),
+                            "--wikitext", str(args.wikitext), "--concurrency", str(lm_c),
+                            "--data-dir", str(args.data_dir),
+                            *[a for t in tasks for a in ("--task", t)]],
+                "sieval": [sys.executable, "-m", "sieval", "eval", "--endpoint", args.url,
+                           "--model", "gemma-3-270m", "--dialect", "openai_completions",
+                           "--task", specs, "--concurrency", str(si_c),
+                           "--data-dir", str(args.data_dir), "--out", str(si_out),
+                           *args.sieval_arg],
+            }  # fmt: skip
+
+        envs = {"lm_eval": lm_env, "sieval": si_env}
+        if args.sweep:
+            return _sweep(args, argvs, envs)
+        lm_c = args.lm_eval_concurrency or args.concurrency
+        si_c = args.sieval_concurrency or args.concurrency
         for r in range(args.rounds):
-            lm_out, si_out = tmp / f"lm-{r}.json", tmp / f"sieval-{r}"
-            lm_argv = [str(VENV / "bin" / "python"), __file__, "--lm-eval", str(lm_out),
-                       "--url", args.url, "--n", str(args.n), "--wikitext", str(args.wikitext),
-                       "--concurrency", str(args.concurrency), "--data-dir", str(args.data_dir),
-                       *[a for t in tasks for a in ("--task", t)]]  # fmt: skip
-            si_argv = [sys.executable, "-m", "sieval", "eval", "--endpoint", args.url,
-                       "--model", "gemma-3-270m", "--dialect", "openai_completions",
-                       "--task", specs, "--concurrency", str(args.concurrency),
-                       "--data-dir", str(args.data_dir), "--out", str(si_out)]  # fmt: skip
-            order = [("lm_eval", lm_argv, lm_env), ("sieval", si_argv, si_env)]
-            if r % 2:
-                order.reverse()
-            row: dict[str, Any] = {"round": r + 1, "first": order[0][0]}
-            for name, argv, environ in order:
-                wall, tokens = _timed(argv, args.url, environ)
+            commands = argvs(lm_c, si_c, r)
+            order = ["lm_eval", "sieval"][:: -1 if r % 2 else 1]
+            row: dict[str, Any] = {"round": r + 1, "first": order[0],
+                                   "concurrency": {"lm_eval": lm_c, "sieval": si_c}}  # fmt: skip
+            for name in order:
+                wall, tokens = _timed(commands[name], args.url, envs[name])
                 row[name] = {"wall_s": wall, "prompt_tokens": tokens}
             row["wall_ratio"] = row["sieval"]["wall_s"] / row["lm_eval"]["wall_s"]
             row["token_ratio"] = row["sieval"]["prompt_tokens"] / row["lm_eval"]["prompt_tokens"]
-            lm_fig, si_fig = json.loads(lm_out.read_text()), _sieval_figures(si_out)
+            lm_fig = json.loads(Path(commands["lm_eval"][3]).read_text())
+            si_fig = _sieval_figures(
+                Path(commands["sieval"][commands["sieval"].index("--out") + 1])
+            )
             row["figures"] = _headlines(tasks, lm_fig, si_fig)
             rows.append(row)
             print(json.dumps(row), flush=True)
     walls = [r["wall_ratio"] for r in rows]
     tokens = [r["token_ratio"] for r in rows]
     print(json.dumps({"tasks": len(tasks), "n": args.n, "wikitext": args.wikitext,
-                      "concurrency": args.concurrency, "rounds": len(rows),
+                      "concurrency": {"lm_eval": lm_c, "sieval": si_c}, "rounds": len(rows),
                       "median_wall_ratio": statistics.median(walls),
                       "median_token_ratio": statistics.median(tokens)}))  # fmt: skip
+    return 0
+
+
+def _sweep(args: argparse.Namespace, argvs: Callable[[int, int, int], dict[str, list[str]]],
+           envs: dict[str, dict[str, str]]) -> int:  # fmt: skip
+    """Each harness once per concurrency, the two interleaved (lm-eval first at even steps)."""
+    levels = [int(c) for c in args.sweep.split(",")]
+    walls: dict[str, dict[int, float]] = {"lm_eval": {}, "sieval": {}}
+    for step, c in enumerate(levels):
+        commands = argvs(c, c, step)
+        for name in ["lm_eval", "sieval"][:: -1 if step % 2 else 1]:
+            wall, tokens = _timed(commands[name], args.url, envs[name])
+            walls[name][c] = wall
+            print(json.dumps({"harness": name, "concurrency": c, "wall_s": round(wall, 1),
+                              "prompt_tokens": tokens}), flush=True)  # fmt: skip
+    best = {name: min(w, key=w.__getitem__) for name, w in walls.items()}
+    print(json.dumps({"sweep": levels, "n": args.n, "best": best}))
     return 0
 
 

@@ -1,6 +1,6 @@
 """``Model`` = dialect + transport: ``await model.call(Request) -> Call``.
 
-Typical use, one ``Model`` per endpoint for the whole run:
+Typical use, one ``Model`` for the whole run:
 
     async with Model(dialect="openai_completions", base_url="http://127.0.0.1:8000",
                      model_id="gemma-3-270m") as model:
@@ -89,8 +89,10 @@ def prepare(
 class Model:
     """One model behind one endpoint, reached through one dialect.
 
-    ``limits.concurrency`` caps requests in flight to the endpoint (the transport owns
-    connections); scheduling samples is the caller's business (the engine's, in a run).
+    Made alone, it opens its own transport, which caps its requests on the wire at
+    ``limits.concurrency``. Given a ``transport``, it sends through that one (``limits`` is then
+    unused): in a run, every model that reaches one server sends through a transport on that
+    server's shared pool, and the scheduler holds the server's budget (``runner/endpoints.py``).
     """
 
     def __init__(
@@ -147,10 +149,6 @@ class Model:
 
     async def aclose(self) -> None:
         await self._transport.aclose()
-
-    def prepare(self, request: Request) -> Lowered:
-        """The request with this model's defaults applied, lowered (pure, no I/O)."""
-        return prepare(self.dialect, request, self.model_id, self.request_defaults)
 
     async def run(self, request: Request) -> Response:
         """Decide, send, check: the Response, or the error the call earned (``Refused`` before

@@ -4,9 +4,12 @@ quantisation or the prompt did.
 Samples are matched by id within each task. Only samples scored in both runs are paired; those
 failed or missing in either are counted, never scored. Per metric: both runs' means, the paired
 difference ``B - A`` with its standard error and 95% interval (clustered like the task's own
-intervals), and for 0/1 metrics McNemar's exact test. The flipped samples are those whose
-headline metric differs. For scoring tasks, every per-choice log-likelihood both runs recorded
-is compared: the distribution of ``|B - A|`` and where it is largest.
+intervals), for 0/1 metrics McNemar's exact test, and the minimum detectable difference (MDE):
+the smallest true difference this comparison's test detects with 80% probability at α 0.05
+two-sided, from its n and how its differences varied (``scoring/power.py``). The flipped
+samples are those whose headline metric differs. For scoring tasks, every per-choice
+log-likelihood both runs recorded is compared: the distribution of ``|B - A|`` and where it is
+largest.
 
 Models are paired by label; when each run has one model, those two are paired whatever their
 labels (the usual case: the same model behind a changed server). ``changes`` lists what differs
@@ -16,7 +19,9 @@ as ``--resume`` names them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import math
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,16 +31,27 @@ from ..runner.identity import changed_inputs
 from ..runner.records import Record
 from ..runner.snapshot import snapshot
 from ..runner.view import Unit, outcome, units
-from ..scoring.uncertainty import is_binary, json_number, mcnemar, paired_difference, quantiles
+from ..scoring.power import ALPHA, TARGET, Design, detectable_difference, icc_from_design_effect
+from ..scoring.uncertainty import (
+    Estimate,
+    is_binary,
+    json_number,
+    mcnemar,
+    paired_difference,
+    quantiles,
+)
 from ..tasks.registry import TASKS
 
-__all__ = ["FLIPS_SHOWN", "compare_runs", "loglik_pairs"]
+__all__ = ["FLIPS_SHOWN", "compare_runs", "detectable", "loglik_pairs", "mde_note"]
 
 FLIPS_SHOWN = 50
 """Flipped samples listed per task in the comparison (all are counted)."""
 
 
-def compare_runs(run_a: Path, run_b: Path) -> dict[str, Any]:
+def compare_runs(
+    run_a: Path, run_b: Path, *, power: float = TARGET, alpha: float = ALPHA
+) -> dict[str, Any]:
+    """The comparison as plain data; each metric's MDE is at ``power``, two-sided ``alpha``."""
     report_a, report_b = snapshot(run_a), snapshot(run_b)  # a partial run: what it recorded
     units_a = {(u.result["model"], u.result["task"]): u for u in units(run_a, report_a)}
     units_b = {(u.result["model"], u.result["task"]): u for u in units(run_b, report_b)}
@@ -58,7 +74,9 @@ def compare_runs(run_a: Path, run_b: Path) -> dict[str, Any]:
         if unit_b is None:
             unmatched.append({"run": "A", "model": model, "task": task})
             continue
-        tasks.append(_compare_unit(unit_a, unit_b))
+        compared = _compare_unit(unit_a, unit_b, power, alpha)
+        compared["mde_note"] = mde_note(compared)
+        tasks.append(compared)
     matched_b = {(pairing[m], t) for m, t in units_a if m in pairing}
     unmatched += [
         {"run": "B", "model": m, "task": t} for m, t in units_b if (m, t) not in matched_b
@@ -85,7 +103,7 @@ def _changes(a: dict[str, Any], b: dict[str, Any], pairing: dict[str, str]) -> l
     return changed_inputs(left, right)
 
 
-def _compare_unit(unit_a: Unit, unit_b: Unit) -> dict[str, Any]:
+def _compare_unit(unit_a: Unit, unit_b: Unit, power: float, alpha: float) -> dict[str, Any]:
     headline = unit_a.result["headline"]
     by_id_b = {r.sample_id: r for r in unit_b.records}
     pairs = [
@@ -110,6 +128,7 @@ def _compare_unit(unit_a: Unit, unit_b: Unit) -> dict[str, Any]:
             "ci": [json_number(diff.ci[0]), json_number(diff.ci[1])],
             "estimator": diff.estimator,
             "mcnemar": None,
+            "mde": detectable(xs, ys, clusters, diff, power, alpha),
         }
         if is_binary(xs) and is_binary(ys):
             test = mcnemar(xs, ys)
@@ -146,6 +165,89 @@ def _compare_unit(unit_a: Unit, unit_b: Unit) -> dict[str, Any]:
         "flips": flips[:FLIPS_SHOWN],
         "loglik": _distribution(diffs),
     }
+
+
+def mde_note(task: Mapping[str, Any]) -> str | None:
+    """What the headline's MDE means for this comparison (``task`` as ``compare_runs`` gives
+    it): said when the observed difference is below it, or when there is none; None when the
+    difference is larger."""
+    headline = task["headline"]
+    metric = task["metrics"].get(headline) or {}
+    mde = metric.get("mde")
+    if not mde:
+        return None
+    if mde["value"] is None:
+        return f"{headline}: no minimum detectable difference: {mde['why']}"
+    if abs(metric["diff"]) >= mde["value"]:
+        return None
+    if mde["method"] == "mcnemar":
+        how = f"McNemar's exact test, {mde['discordance']:.1%} of {mde['n']} pairs discordant"
+    elif mde["method"] == "clustered":
+        how = f"the clustered interval, design effect {mde['design_effect']:.2f}"
+    else:
+        how = f"the paired interval, SD of the differences {mde['sd']:.3g}"
+    return (
+        f"{headline}: this comparison could not have detected a difference smaller than "
+        f"{mde['value']:.4f} (found with probability {mde['power']:g} at α {mde['alpha']:g}, "
+        f"two-sided; {how}); the observed {metric['diff']:+.4f} is below it, so it is no "
+        "evidence that the runs are equal"
+    )
+
+
+def detectable(
+    xs: Sequence[float],
+    ys: Sequence[float],
+    clusters: Sequence[str] | None,
+    diff: Estimate,
+    power: float = TARGET,
+    alpha: float = ALPHA,
+) -> dict[str, Any]:
+    """The smallest true difference this comparison detects with probability ``power`` by the
+    test it reports: McNemar's exact test for a 0/1 metric over the observed discordance, else
+    the paired interval over the observed SD of the differences; clustered, with the design
+    effect the clusters gave (the CR1 variance over the independent one, ``diff`` being the
+    clustered estimate). ``value`` is None, and ``why`` says why, when no difference can be."""
+    n = len(xs)
+    binary = is_binary(xs) and is_binary(ys)
+    out: dict[str, Any] = {
+        "value": None, "power": power, "alpha": alpha, "method": None, "n": n,
+        "discordance": None, "sd": None, "design_effect": None, "icc": None, "why": None,
+    }  # fmt: skip
+    diffs = [y - x for x, y in zip(xs, ys, strict=True)]
+    if binary:
+        out["discordance"] = sum(d != 0 for d in diffs) / n
+    elif n < 2:
+        out["why"] = "one pair: how the differences vary is unknown"
+        return out
+    else:
+        mean = math.fsum(diffs) / n
+        out["sd"] = math.sqrt(math.fsum((d - mean) ** 2 for d in diffs) / (n - 1))
+    grouped = None
+    if clusters is not None and (diff.clusters or 0) > 1:
+        iid = paired_difference(xs, ys)
+        deff = (diff.se / iid.se) ** 2 if iid.se > 0 else 1.0
+        out["design_effect"] = deff
+        out["icc"] = icc_from_design_effect(deff, Counter(clusters).values())
+        grouped = tuple(clusters)
+    design = Design(discordance=out["discordance"], sd=out["sd"], clusters=grouped,
+                    icc=out["icc"] or 0.0)  # fmt: skip
+    out["method"] = design.method
+    value = detectable_difference(design, n, power, alpha)
+    if value is not None:
+        out["value"] = value
+    elif binary and out["discordance"] == 0:
+        out["why"] = (
+            "the runs score every sample the same: with no discordant samples there is no "
+            "variation to size a difference by"
+        )
+    elif binary:
+        out["why"] = (
+            f"{sum(d != 0 for d in diffs)} discordant samples are too few for McNemar's test to "
+            f"detect any difference with probability {power:g}"
+        )
+    else:
+        out["why"] = "the differences do not vary: every sample differs by the same amount"
+    return out
 
 
 def loglik_pairs(pairs: list[tuple[Record, Record]]) -> Iterator[tuple[str, float, float]]:

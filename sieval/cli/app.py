@@ -40,6 +40,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "sieval.cli.plan",
         "Freeze a run as N shards: checks once, writes run.json and plan.json, runs nothing.",
     ),
+    "power": (
+        "sieval.cli.power",
+        "Samples two runs need to detect a difference on a task, or the smallest one n detect.",
+    ),
     "probe": (
         "sieval.cli.probe",
         "Exercise every claim of a dialect against a live server; exit 0 when all hold.",

@@ -58,18 +58,28 @@ def compare_command(
     force: bool = typer.Option(
         False, "--force", help="With --html: overwrite an existing file that is not a report."
     ),
+    power: float = typer.Option(
+        0.8, "--power", help="The MDE's power: the probability of detecting it (default 0.8)."
+    ),
+    alpha: float = typer.Option(
+        0.05, "--alpha", help="The MDE's two-sided test level (default 0.05)."
+    ),
 ) -> None:
     """Compare two runs sample by sample: paired differences, McNemar, flips, log-likelihoods.
 
     Per task: both runs' metrics, the paired difference with its 95% interval, McNemar's exact
-    test, the flipped samples, and the per-choice log-likelihood differences."""
+    test, the minimum detectable difference (MDE) at --power and --alpha, the flipped samples,
+    and the per-choice log-likelihood differences."""
     from ..audit.compare import compare_runs
 
     if form not in ("table", "json"):
         raise common.fail(f"--format {form!r}: choose table or json")
+    for flag, value in (("--power", power), ("--alpha", alpha)):
+        if not 0 < value < 1:
+            raise common.fail(f"{flag} {value:g}: give a probability between 0 and 1")
     names = run_names(run_a, run_b, labels)
     try:
-        result = compare_runs(run_a, run_b)
+        result = compare_runs(run_a, run_b, power=power, alpha=alpha)
         if html is not None:
             from ..runner import load_report
             from .report import write_html
@@ -113,21 +123,32 @@ def render_comparison(
         models = task["model_a"] if task["model_a"] == task["model_b"] else (
             f"{task['model_a']} → {task['model_b']}"
         )  # fmt: skip
+        caption = "* the headline metric; the interval is the paired difference's, 95%"
+        mdes = [m["mde"] for m in task["metrics"].values() if m.get("mde")]
+        if mdes:
+            caption += (
+                f"; MDE: the smallest difference detected with probability {mdes[0]['power']:g} "
+                f"(α {mdes[0]['alpha']:g}, two-sided)"
+            )
         table = Table(
             title=f"{escape(models)} / {escape(task['task'])}: {task['paired']} paired",
-            caption="* the headline metric; the interval is the paired difference's, 95%",
+            caption=caption,
             caption_justify="left",
         )
-        for column in ("metric", a, b, f"{b} − {a}", "95% CI", "McNemar p"):
+        for column in ("metric", a, b, f"{b} − {a}", "95% CI", "MDE", "McNemar p"):
             table.add_column(column, justify="left" if column == "metric" else "right")
         for name, m in task["metrics"].items():
             test = m["mcnemar"]
+            mde = (m.get("mde") or {}).get("value")
             table.add_row(
                 escape(name) + (" *" if name == task["headline"] else ""), f"{m['a']:.4f}",
                 f"{m['b']:.4f}", f"{m['diff']:+.4f}", interval(m["ci"]),
+                "-" if mde is None else f"±{mde:.4f}",
                 "-" if test is None else f"{test['p_value']:.3g}",
             )  # fmt: skip
         yield table
+        if task.get("mde_note"):
+            yield "  " + escape(task["mde_note"])
         head = task["metrics"].get(task["headline"], {}).get("mcnemar")
         if head is not None:
             yield (

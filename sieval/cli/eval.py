@@ -50,6 +50,7 @@ ONE_LINE_ONLY = {
     "--gen-kwargs": "request_defaults",
     "--retries": "retries",
     "--timeout": "timeout_s",
+    "--price": "price",
 }
 """The flags of the one-line form a config says in its own keys (refused beside a CONFIG)."""
 
@@ -178,6 +179,37 @@ def eval_command(
     no_preflight: bool = typer.Option(
         False, "--no-preflight", help="Skip the pre-run checks (model id, top-k, context, BOS)."
     ),
+    price: str | None = typer.Option(
+        None,
+        "--price",
+        metavar="IN,OUT[,CURRENCY]",
+        help=_ONE + "the model's price per million input and output tokens (0.15,0.60,USD).",
+    ),
+    dry_run: bool = typer.Option(
+        False,
+        "--dry-run",
+        help="Forecast each task's requests, prompt tokens, most output tokens and cost, and "
+        "stop: no model request is sent, no run directory is written.",
+    ),
+    forecast: bool | None = typer.Option(
+        None,
+        "--forecast/--no-forecast",
+        help="Count the run's tokens before it starts, to report them beside what it spent "
+        "(default: when a model has a price or a budget is given).",
+    ),
+    budget_tokens: str | None = typer.Option(
+        None,
+        "--budget-tokens",
+        metavar="N",
+        help="Stop cleanly before a sample could take the tokens spent (prompt + output, as "
+        "the server reports them, earlier sessions included) past N.",
+    ),
+    budget_cost: str | None = typer.Option(
+        None,
+        "--budget-cost",
+        metavar="X",
+        help="The same for the cost, in the models' price currency (needs a price per model).",
+    ),
     wire_log: bool = typer.Option(False, "--wire-log", help="Log every exchange (redacted)."),
     run: Path | None = typer.Option(
         None,
@@ -200,8 +232,9 @@ def eval_command(
         from .shard import run_shard_command
 
         run_shard_command(
-            run, shard, config=config, data_dir=data_dir, wire_log=wire_log, console=console
-        )
+            run, shard, config=config, data_dir=data_dir, wire_log=wire_log, console=console,
+            budgets=(budget_tokens, budget_cost),
+        )  # fmt: skip
     one_line = None
     if endpoint is not None:
         one_line = OneLine(
@@ -209,13 +242,13 @@ def eval_command(
             kind=kind, dialect=dialect, api_key_env=api_key_env, api_key_file=api_key_file,
             auth=auth, num_fewshot=num_fewshot, seed=seed, task_options=task_option,
             gen_kwargs=gen_kwargs, retries=retries, timeout=timeout, concurrency=concurrency,
-            limit=limit, data_dir=data_dir, out=out,
+            limit=limit, data_dir=data_dir, out=out, price=price,
         )  # fmt: skip
     given = {
         "--name": name, "--kind": kind, "--dialect": dialect, "--api-key-env": api_key_env,
         "--api-key-file": api_key_file, "--auth": auth, "--num-fewshot": num_fewshot,
         "--seed": seed, "--task-option": task_option or None, "--gen-kwargs": gen_kwargs or None,
-        "--retries": retries, "--timeout": timeout,
+        "--retries": retries, "--timeout": timeout, "--price": price,
     }  # fmt: skip
     created: list[Path] = []
     # errors name flags for a one-line run and config keys otherwise (sieval/settings.py)
@@ -224,8 +257,14 @@ def eval_command(
             from ..runner import RunOptions
             from ..runner.stopping import parse_max_failures
 
+            if dry_run and resume is not None:
+                raise ConfigError(
+                    "--dry-run forecasts a new run; a stopped run's report shows its forecast "
+                    f"beside what it spent: sieval report {resume}"
+                )
             cfg, models, tasks = _config(config, one_line, model, task, resume, given)
             stop_rule = parse_max_failures(max_failures)
+            cost = cost_options(dry_run, forecast, budget_tokens, budget_cost)
             if write_config is not None:
                 _write_config(write_config, one_line, console)
             options = RunOptions(
@@ -239,14 +278,44 @@ def eval_command(
                 wire_log=wire_log,
                 preflight=not no_preflight,
                 max_failures=stop_rule,
+                cost=cost,
                 on_run_dir=created.append,
                 on_stage=lambda line: console.print(f"[dim]{markup(line)}[/]"),
             )
             result = _run(cfg, options, console, created)
         except ConfigError as exc:
             raise common.fail(exc.message, code=common.exit_code(exc)) from None
+    if dry_run:
+        _render_forecast(result)
+        raise typer.Exit(common.EXIT_OK)
     _render(result, console)
     raise typer.Exit(result.exit_code)
+
+
+def cost_options(
+    dry_run: bool, forecast: bool | None, budget_tokens: str | None, budget_cost: str | None
+) -> Any:
+    """The cost flags as ``CostOptions`` (each budget parsed once, naming its flag)."""
+    from ..runner.budget import parse_budget_cost, parse_budget_tokens
+    from ..runner.forecast import CostOptions
+
+    return CostOptions(
+        dry_run=dry_run,
+        forecast=forecast,
+        budget_tokens=parse_budget_tokens(budget_tokens) if budget_tokens is not None else None,
+        budget_cost=parse_budget_cost(budget_cost) if budget_cost is not None else None,
+    )
+
+
+def _render_forecast(result: Any) -> None:
+    """``--dry-run``'s output: the forecast, and that nothing ran."""
+    from .costs import render_forecast
+
+    out = text.console()
+    prices = {pm.label: pm.config.price for pm in result.plan.models}
+    for part in render_forecast(result.forecast, prices):
+        out.print(part)
+    out.print("dry run: no model request was sent and no run directory was written")
 
 
 def _config(
@@ -349,6 +418,12 @@ def _render(result: Any, console: Console) -> None:
     for line in render_finishes(result.report):
         out.print(Text("finished: ") + line)
     out.print(render_summary(result.report))
+    from .costs import render_budget, spent_lines
+
+    for line in spent_lines(result.report):
+        out.print(Text("cost: ") + line)
+    for line in render_budget(result.report):
+        console.print(line)
     run_dir = escape(str(result.run_dir))
     if result.stopped:
         console.print(

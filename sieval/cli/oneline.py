@@ -99,6 +99,8 @@ class OneLine:
     limit: int | None = None
     data_dir: Path | None = None
     out: Path | None = None
+    price: str | None = None
+    """``IN,OUT[,CURRENCY]``: per million input and output tokens."""
 
     def model_entry(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"endpoint": self.endpoint}
@@ -116,6 +118,8 @@ class OneLine:
             defaults["sampling.stop"] = [defaults["sampling.stop"]]
         if defaults:
             entry["request_defaults"] = defaults
+        if self.price is not None:
+            entry["price"] = _price(self.price)
         return entry
 
     def task_entries(self, registry: Mapping[str, Task]) -> list[dict[str, Any]]:
@@ -192,6 +196,27 @@ def _put(entry: dict[str, Any], item: str) -> None:
         entry[key] = _scalar(value)
     else:
         entry.setdefault("options", {})[key] = _scalar(value)
+
+
+def _price(text: str) -> dict[str, Any]:
+    """``--price IN,OUT[,CURRENCY]`` as the config's ``price:`` entry (checked there)."""
+    parts = [part.strip() for part in text.split(",")]
+    numbers: list[float] = []
+    for part in parts[:2]:
+        try:
+            numbers.append(float(part))
+        except ValueError:
+            break
+    if len(parts) not in (2, 3) or len(numbers) != 2:
+        raise ConfigError(
+            f"--price {text!r}: give the price per million input and output tokens, and "
+            "optionally the currency: --price 0.15,0.60,USD",
+            path="price",
+        )
+    price: dict[str, Any] = {"input": numbers[0], "output": numbers[1]}
+    if len(parts) == 3 and parts[2]:
+        price["currency"] = parts[2]
+    return price
 
 
 def _defaults(registry: Mapping[str, Task], name: str) -> Mapping[str, Any]:

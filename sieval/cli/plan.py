@@ -1,8 +1,9 @@
 """``sieval plan CONFIG --out RUN_DIR --shards N``: freeze a run into shards (nothing runs).
 
 It runs every check ``sieval eval`` runs before its first request (config, data, capabilities,
-the endpoint, the pre-run checks), once, then writes ``run.json`` and ``plan.json``. Each shard is
-then ``sieval eval --run RUN_DIR --shard k/N`` (any machine that sees the directory), and
+the endpoint, the pre-run checks), once, forecasts the run's tokens and cost
+(``runner/forecast.py``), then writes ``run.json``, ``plan.json`` and ``forecast.json``. Each
+shard is then ``sieval eval --run RUN_DIR --shard k/N`` (any machine that sees the directory), and
 ``sieval finalize RUN_DIR`` writes the report. Exit codes: 0 planned, 2 bad input.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -19,6 +21,21 @@ from . import common
 from .app import app
 
 __all__: list[str] = []
+
+
+def _render_forecast(data: Any, config: Path, stdout: Console) -> None:
+    """The plan's forecast (``plan.json``'s ``setup.forecast``, also ``forecast.json``)."""
+    import msgspec
+
+    from ..runner import load_config
+    from ..runner.forecast import Forecast
+    from .costs import render_forecast
+
+    if not data:
+        return
+    prices = {m.label: m.price for m in load_config(config).models}
+    for part in render_forecast(msgspec.convert(data, Forecast), prices):
+        stdout.print(part)
 
 
 @app.command("plan")
@@ -41,6 +58,7 @@ def plan_command(
 ) -> None:
     """Freeze a run as N shards: checks once, writes run.json and plan.json, runs nothing."""
     from ..runner import RunOptions, load_config
+    from ..runner.forecast import CostOptions
     from ..runner.shards import freeze
 
     console = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -57,6 +75,7 @@ def plan_command(
                     models=tuple(model),
                     tasks=tuple(task),
                     preflight=not no_preflight,
+                    cost=CostOptions(forecast=True),  # forecast.json: the report shows it
                     on_stage=lambda text: console.print(f"[dim]{text}[/]"),
                 ),
                 tasks=common.task_registry(),
@@ -71,6 +90,7 @@ def plan_command(
         sizes = [entry.shard.count(k) for k in range(frozen.shards)]
         kept = " (groups kept whole)" if entry.clustered else ""
         stdout.print(f"{name}: {len(entry.samples)} samples, per shard {sizes}{kept}")
+    _render_forecast(frozen.setup.get("forecast"), config, stdout)
     stdout.print(f"planned {out} as {frozen.shards} shards; run each with")
     stdout.print(
         f"  sieval eval --run {out} --shard K/{frozen.shards}   (K = 0..{frozen.shards - 1})"

@@ -334,6 +334,14 @@ def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
             ):
                 provenance.add_row(what, as_text(shown(value)))
     tables.append(provenance)
+    from .costs import render_budget, render_costs
+
+    tables.extend(render_costs(report))
+    tables.extend(render_budget(report))
+    if report.get("stopped"):
+        stopped = as_text(str(report["stopped"]))
+        stopped.stylize("red")
+        tables.append(stopped)
     if not report.get("partial"):
         timings = report.get("timings", {})
         footer = Table(title="timings", show_header=False)

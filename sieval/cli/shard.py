@@ -31,6 +31,7 @@ def run_shard_command(
     data_dir: Path | None,
     wire_log: bool,
     console: Console,
+    budgets: tuple[str | None, str | None] = (None, None),
 ) -> None:
     """Parse ``--run``/``--shard``, run the shard, render; always raises ``typer.Exit``."""
     from ..runner import RunOptions, load_config, make_progress
@@ -40,6 +41,9 @@ def run_shard_command(
         raise common.fail("a shard needs both --run RUN_DIR and --shard k/N (or slurm|indexed|env)")
     try:
         k, n = parse_shard(shard)
+        from .eval import cost_options  # a budget is per process: this shard's own records
+
+        cost = cost_options(False, None, *budgets)
         endpoints = load_config(config) if config is not None else None
         result = asyncio.run(
             run_shard(
@@ -49,6 +53,7 @@ def run_shard_command(
                 RunOptions(
                     data_dir=data_dir,
                     wire_log=wire_log,
+                    cost=cost,
                     on_stage=lambda text: console.print(f"[dim]{text}[/]"),
                 ),
                 tasks=common.task_registry(),

@@ -1,8 +1,8 @@
 """Capability keys: named groups of request leaves, each leaf owned by exactly one key.
 
 A dialect's outcome per key (supported / partial / unsupported) is derived from its decision table
-by ``dialects/plane.py``; nothing here is per dialect. An entry ending in ``.*`` owns every leaf
-below it; any other entry owns exactly that leaf.
+by the dialect layer (``sieval dialects`` prints the matrix); nothing here is per dialect. An entry
+ending in ``.*`` owns every leaf below it; any other entry owns exactly that leaf.
 """
 
 from __future__ import annotations

@@ -46,11 +46,24 @@ Example: ``x-sieval-fault: 429; times=2; retry-after=0`` with ``x-sieval-fault-k
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["BODY_MODES", "MODES", "Fault", "FaultBook", "WithoutBos", "parse_fault"]
+if TYPE_CHECKING:
+    from .wires import Wire
+
+__all__ = [
+    "BODY_MODES",
+    "CUTS",
+    "MODES",
+    "Fault",
+    "FaultBook",
+    "WithoutBos",
+    "alter_events",
+    "parse_fault",
+]
 
 MODES = frozenset(
     {
@@ -141,3 +154,51 @@ class WithoutBos:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._model, name)
+
+
+#: Modes that cut a stream short (half its events are sent).
+CUTS = frozenset({"reset", "truncate", "stream-error"})
+_LOGPROB_KEYS = frozenset(
+    {"logprobs", "logprobsResult", "output_token_logprobs", "output_top_logprobs"}
+)
+
+
+def alter_events(
+    wire: Wire, events: list[tuple[str | None, Any]], mode: str
+) -> list[tuple[str | None, Any]]:
+    """A stream with a body fault: ``wire.alter`` on every event (and on a typed event's whole
+    ``response``); ``short-prompt-logprobs`` instead strips the logprobs of the last event that
+    carries any (a stream has no prompt positions to drop; the last is what a cumulative
+    stream such as SGLang's is read from)."""
+    events = json.loads(json.dumps(events))  # the renderers' objects stay untouched
+    if mode == "short-prompt-logprobs":
+        carrying = [data for _, data in events if _has_logprobs(data)]
+        if carrying:
+            _strip_logprobs(carrying[-1])
+        return [(name, data) for name, data in events]
+    if wire.alter is not None:
+        for _, data in events:
+            if isinstance(data, dict):
+                wire.alter(data, mode)
+                if isinstance(data.get("response"), dict):
+                    wire.alter(data["response"], mode)
+    return [(name, data) for name, data in events]
+
+
+def _has_logprobs(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any((k in _LOGPROB_KEYS and v) or _has_logprobs(v) for k, v in value.items())
+    return isinstance(value, list) and any(_has_logprobs(v) for v in value)
+
+
+def _strip_logprobs(value: Any) -> None:
+    """Empty every logprob-carrying field inside ``value``, in place."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in _LOGPROB_KEYS and item:
+                value[key] = [] if isinstance(item, list) else None
+            else:
+                _strip_logprobs(item)
+    elif isinstance(value, list):
+        for item in value:
+            _strip_logprobs(item)

@@ -34,7 +34,7 @@ import msgspec
 from aiohttp import web
 
 from . import wires
-from .faults import BODY_MODES, Fault, FaultBook, WithoutBos, parse_fault
+from .faults import BODY_MODES, CUTS, Fault, FaultBook, WithoutBos, alter_events, parse_fault
 from .lm import ReferenceModel, get_model
 from .replay import ReplayBook
 from .wires import Context, Reply, Route, Wire, WireError
@@ -114,6 +114,10 @@ class ReferenceServer:
         self.fault_book = FaultBook()
         self.replay = ReplayBook(replay) if replay is not None else None
         self._runner: web.AppRunner | None = None
+        self.in_flight = 0
+        """Requests being answered now."""
+        self.peak_in_flight = 0
+        """The most requests it answered at once (what a client's budget must bound)."""
         self.app = self._build_app()
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -129,9 +133,9 @@ class ReferenceServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
         await site.start()
-        sockets = getattr(site._server, "sockets", None)
-        if sockets:
-            self.port = sockets[0].getsockname()[1]
+        bound = self._runner.addresses  # (host, port, ...) of each socket: port 0 resolved
+        if bound:
+            self.port = int(bound[0][1])
 
     async def stop(self) -> None:
         """Stop serving and release the port."""
@@ -156,6 +160,14 @@ class ReferenceServer:
         return app
 
     def _handler(self, wire: Wire, route: Route) -> Handler:
+        async def counted(request: web.Request) -> web.StreamResponse:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            try:
+                return await handle(request)
+            finally:
+                self.in_flight -= 1
+
         async def handle(request: web.Request) -> web.StreamResponse:
             if (
                 self.api_key is not None
@@ -197,7 +209,7 @@ class ReferenceServer:
                 return await self._stream(request, wire, reply, fault)
             return await self._send(request, wire, reply, fault)
 
-        return handle
+        return counted
 
     async def _read_body(self, wire: Wire, request: web.Request) -> Any:
         raw = await request.read()
@@ -296,12 +308,12 @@ class ReferenceServer:
         events = list(reply.events)
         mode = None if fault is None else fault.mode
         if mode in BODY_MODES:
-            events = _alter_events(wire, events, str(mode))
+            events = alter_events(wire, events, str(mode))
         half = max(1, len(events) // 2)
         resp = web.StreamResponse(status=200, headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         altered = mode in BODY_MODES
-        for event, data in events[:half] if mode in _CUTS else events:
+        for event, data in events[:half] if mode in CUTS else events:
             await resp.write(_event(event, data, altered))
         if mode == "reset":
             if request.transport is not None:
@@ -321,58 +333,11 @@ class ReferenceServer:
         return resp
 
 
-_CUTS = frozenset({"reset", "truncate", "stream-error"})
-_LOGPROB_KEYS = frozenset(
-    {"logprobs", "logprobsResult", "output_token_logprobs", "output_top_logprobs"}
-)
-
-
 def _event(name: str | None, data: Any, altered: bool) -> bytes:
     head = f"event: {name}\n".encode() if name else b""
     # an altered event may hold a NaN: json writes the bare token (msgspec would write null)
     text = json.dumps(data).encode() if altered else _encode(data)
     return head + b"data: " + text + b"\n\n"
-
-
-def _alter_events(
-    wire: Wire, events: list[tuple[str | None, Any]], mode: str
-) -> list[tuple[str | None, Any]]:
-    """A stream with a body fault: ``wire.alter`` on every event (and on a typed event's whole
-    ``response``); ``short-prompt-logprobs`` instead strips the logprobs of the last event that
-    carries any (a stream has no prompt positions to drop; the last is what a cumulative
-    stream such as SGLang's is read from)."""
-    events = json.loads(json.dumps(events))  # the renderers' objects stay untouched
-    if mode == "short-prompt-logprobs":
-        carrying = [data for _, data in events if _has_logprobs(data)]
-        if carrying:
-            _strip_logprobs(carrying[-1])
-        return [(name, data) for name, data in events]
-    if wire.alter is not None:
-        for _, data in events:
-            if isinstance(data, dict):
-                wire.alter(data, mode)
-                if isinstance(data.get("response"), dict):
-                    wire.alter(data["response"], mode)
-    return [(name, data) for name, data in events]
-
-
-def _has_logprobs(value: Any) -> bool:
-    if isinstance(value, dict):
-        return any((k in _LOGPROB_KEYS and v) or _has_logprobs(v) for k, v in value.items())
-    return isinstance(value, list) and any(_has_logprobs(v) for v in value)
-
-
-def _strip_logprobs(value: Any) -> None:
-    """Empty every logprob-carrying field inside ``value``, in place."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key in _LOGPROB_KEYS and item:
-                value[key] = [] if isinstance(item, list) else None
-            else:
-                _strip_logprobs(item)
-    elif isinstance(value, list):
-        for item in value:
-            _strip_logprobs(item)
 
 
 class RunningServer:

@@ -24,12 +24,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
-__all__ = ["ALIASES", "BOS_ID", "EOS_ID", "PAD_ID", "UNK_ID", "Tokenizer"]
+__all__ = ["ALIASES", "BOS_ID", "EOS_ID", "Tokenizer"]
 
-PAD_ID = 0
 EOS_ID = 1
 BOS_ID = 2
-UNK_ID = 3
 _SPECIALS = ("<pad>", "<eos>", "<bos>", "<unk>")
 _BYTE_BASE = 4
 _N_WORDS = 700

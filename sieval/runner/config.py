@@ -14,12 +14,14 @@ Example::
         auth: default               # how the key is sent: default (the dialect's), bearer,
                                     # x-api-key, x-goog-api-key
         retries: 4                  # extra attempts after connect errors, timeouts, 429, 5xx
-        concurrency_limit: 16       # requests in flight for this model
+        concurrency_limit: 16       # requests in flight to this model's server (entries
+                                    # on one server share it: the largest is its budget)
         timeout_s: 120              # per-request budget
         retry_after_max_s: 60       # longest Retry-After honoured (a longer one is cut, said)
         outage_s: 300               # how long a server that answered may be away (a restart)
         request_defaults:
           sampling.temperature: 0.0 # leaf path -> value; never overrides what a task sets
+        price: {input: 0.15, output: 0.60, currency: USD}   # per million tokens (forecast.py)
     tasks:
       - name: arc_easy
         n: 100
@@ -39,7 +41,6 @@ import os
 import re
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import SplitResult, urlsplit
 
 import msgspec
 import yaml
@@ -50,12 +51,14 @@ from ..settings import named, setting
 from ..tasks.base import TaskConfig
 from ..transport.redaction import redact_url
 from .paths import results_dirname, segment
+from .urls import base_url, check_endpoint_url, provider_key
 
 __all__ = [
     "EMBEDDED",
     "ONE_LINE",
     "EvalConfig",
     "ModelConfig",
+    "Price",
     "base_url",
     "check_config",
     "check_endpoint_url",
@@ -77,62 +80,21 @@ ONE_LINE = "the command line"
 """The ``source`` of a config built from ``sieval eval --endpoint ...`` (its errors name flags)."""
 
 
-def base_url(endpoint: str) -> str:
-    """``endpoint`` without a trailing slash or ``/v1``: OpenAI SDK and lm-eval users type
-    ``http://host:8000/v1``, and every dialect adds its own path (``/v1/completions``)."""
-    url = endpoint.rstrip("/")
-    return url[: -len("/v1")] if url.endswith("/v1") else url
+class Price(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What a model's tokens cost, per million tokens: ``price: {input: 0.15, output: 0.60,
+    currency: USD}``. It changes no score, so it is not in the run identity (a resume may
+    change it)."""
 
+    input: float
+    """The price of a million prompt (input) tokens."""
+    output: float
+    """The price of a million generated (output) tokens."""
+    currency: str = ""
+    """Shown beside every cost as given (``USD``, ``EUR``, ``credits``); empty: no unit."""
 
-PROVIDER_KEYS = {
-    "api.openai.com": "OPENAI_API_KEY",
-    "api.anthropic.com": "ANTHROPIC_API_KEY",
-    "generativelanguage.googleapis.com": "GEMINI_API_KEY",
-}
-"""A provider's conventional key variable, read only for that provider's own host."""
-
-
-def provider_key(endpoint: str) -> str | None:
-    """The conventional key for ``endpoint``'s host (``OPENAI_API_KEY`` for api.openai.com),
-    else None: a key is never sent to a host it was not meant for."""
-    try:
-        host = (_host_part(endpoint).hostname or "").lower()
-    except ValueError:  # not a URL (check_endpoint_url says why)
-        return None
-    name = PROVIDER_KEYS.get(host)
-    return os.environ.get(name) or None if name else None
-
-
-def _host_part(endpoint: str) -> SplitResult:
-    """``endpoint``'s host and port as a URL of their own: the userinfo is no part of them (and
-    a redacted password holds brackets, which ``urlsplit`` would read as an IPv6 host)."""
-    netloc = re.split(r"[/?#]", endpoint.partition("://")[2], maxsplit=1)[0]
-    return urlsplit("http://" + netloc.rpartition("@")[2])
-
-
-def check_endpoint_url(endpoint: str, *, where: str = "") -> None:
-    """Refuse an endpoint that is not an http(s) URL with a host and a port in 0-65535
-    (``ConfigError`` naming ``endpoint``; the URL shown with its password redacted)."""
-    shown = redact_url(endpoint)
-    if not endpoint.startswith(("http://", "https://")):
-        raise ConfigError(
-            f"{where}{named('endpoint')} {shown!r} is neither 'embedded' nor an http(s) URL",
-            path="endpoint",
-        )
-    try:
-        parts = _host_part(endpoint)
-        host, _ = parts.hostname, parts.port  # .port raises when out of range
-    except ValueError as exc:  # an unclosed '[', a port that is not a number or out of range
-        raise ConfigError(
-            f"{where}{named('endpoint')} {shown!r} is not a valid URL ({exc}); write it as "
-            "http://HOST:PORT (an IPv6 host in brackets: http://[::1]:8000), port 0-65535",
-            path="endpoint",
-        ) from None
-    if not host:
-        raise ConfigError(
-            f"{where}{named('endpoint')} {shown!r} has no host; write it as http://HOST:PORT",
-            path="endpoint",
-        )
+    def cost(self, input_tokens: float, output_tokens: float) -> float:
+        """What ``input_tokens`` prompt and ``output_tokens`` generated tokens cost."""
+        return (input_tokens * self.input + output_tokens * self.output) / 1_000_000
 
 
 class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -156,7 +118,9 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     api_key_file: str | None = None
     """Path of a file whose stripped content is the API key."""
     concurrency_limit: int = 32
-    """Requests in flight at once for this model."""
+    """Requests in flight at once to this model's server. Entries that reach the same server
+    (scheme, host, port and credentials) share one budget, the largest of their limits
+    (``endpoints.py``)."""
     retries: int = 4
     """Extra attempts after a connect error, a timeout, HTTP 429 or 5xx (never another 4xx)."""
     auth: Literal["default", "bearer", "x-api-key", "x-goog-api-key"] = "default"
@@ -173,6 +137,9 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     outage_s: float = 300.0
     """How long (seconds) a server that has answered may refuse connections, as while it is
     restarted, before a request fails: its connect errors are retried past ``retries``."""
+    price: Price | None = None
+    """Per million input and output tokens: the forecast and the report show costs, and
+    ``--budget-cost`` can stop the run (``runner/forecast.py``, ``runner/stopping.py``)."""
 
     @property
     def dialect_id(self) -> str:
@@ -336,7 +303,20 @@ def _explain(message: str) -> str:
     return f"unknown key {field!r} in {at}.{hint} Known keys: {', '.join(known)}."
 
 
+def _price_problems(price: Price | None) -> list[tuple[str, str | bool]]:
+    """``(key, what it must be)`` for each price field out of range (none without a price)."""
+    if price is None:
+        return []
+    return [
+        (f"price.{key}", "a finite number >= 0")
+        for key in ("input", "output")
+        if not 0 <= getattr(price, key) < math.inf
+    ]
+
+
 def _struct_at(where: str) -> type[msgspec.Struct]:
+    if where.startswith(".models") and ".price" in where:
+        return Price
     if where.startswith(".models"):
         return ModelConfig
     if where.startswith(".tasks"):
@@ -398,6 +378,7 @@ def check_config(config: EvalConfig, source: str) -> EvalConfig:
                 not (0 < model.retry_after_max_s < math.inf) and "a finite number > 0",
             ),
             ("outage_s", not (0 < model.outage_s < math.inf) and "a finite number > 0"),
+            *_price_problems(model.price),
         ):
             if bad:
                 raise ConfigError(f"{where}{named(key)} must be {bad}", path=key)

@@ -1,16 +1,15 @@
-"""The evaluation engine: plan, probe, run every (model, task) pair, write records and report.
+"""The evaluation engine: plan, set up, run every (model, task) pair, write records and report.
 
 Typical use::
 
     result = run_eval(load_config("eval.yaml"), RunOptions(data_dir=Path("../shared/data")))
     print(result.run_dir, result.exit_code)
 
-Concurrency has one owner per layer. The engine schedules: each model has its own limit
-(``concurrency_limit``) and all models share a global cap; a request waits for its model's slot
-first and only then for a global one, so a saturated model never holds global slots idle. The
-requests of one sample run concurrently, and at most ``concurrency_limit`` samples are in flight
-per (model, task) pair, so a million-sample task never becomes a million asyncio tasks. The
-transport owns connections (``Limits.concurrency`` per endpoint, the same number).
+A run is three steps, each its own module: the plan (``plan.py``: everything decided before any
+I/O), the setup (``setup.py``: every server reached and checked, one owner per endpoint holding
+its budget and its connections, ``endpoints.py``), and the scheduler (``scheduler.py``: the
+samples sent within the endpoints' budgets and the run's global cap, recorded as they finish).
+This module runs them in order, keeps the run directory, and writes the report.
 
 Failures: a sample whose request or score raises is recorded with the error's class and message
 and never scored. On ``--resume`` recorded *scored* samples are skipped and recorded *failed*
@@ -23,58 +22,39 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from ..errors import ConfigError, SievalError
-from ..ir.request import ChatInput, Request
-from ..ir.response import Response
-from ..model import Call, Model
-from ..settings import named, setting
-from ..tasks.base import ModelFacts, Sample, Task, describe
-from ..transport import Limits, Timeouts, Transport, redact_json, redact_url
-from .checks import (
-    CheckResult,
-    Primed,
-    check_endpoint,
-    check_model,
-    failure,
-    primed_key,
-    resolve_documents,
-    resolve_token_ids,
-    run_checks,
-)
-from .config import EMBEDDED, EvalConfig, ModelConfig
+from ..errors import ConfigError
+from ..tasks.base import Task
+from .budget import check_budget, open_budget
+from .config import EvalConfig
 from .files import StorageError, repair_tail
-from .limits import connection_budgets
+from .forecast import FORECAST_FILE, CostOptions, Costs, Forecast, forecast_run, write_forecast
 from .lock import hold_run
-from .plan import Plan, PlannedModel, PlannedTask, plan_run, select
-from .preflight import Provenance, embedded_server, preflight
+from .plan import Plan, plan_run, select
+from .preflight import Provenance
 from .progress import NullProgress, ProgressSink
-from .records import (
-    FAILED,
-    SCHEMA_VERSION,
-    SCORED,
-    Record,
-    RecordWriter,
-    RequestRecord,
-    first_reported_model,
-    records_path,
-    statuses_at,
-    wire_log_path,
-)
+from .records import FAILED, SCORED, records_path, statuses_at, wire_log_path
 from .report import build_report, load_report, truncation_warnings, write_report
 from .rundir import check_resume, create_run_dir, new_run_dir, write_run_json
+from .scheduler import Runtime, Scheduler
+from .setup import TransportFactory, set_up
 from .snapshot import running
-from .stopping import MaxFailures, Stopper, parse_max_failures
+from .stopping import MaxFailures, parse_max_failures
 
-__all__ = ["RunOptions", "RunResult", "arun_eval", "run_eval"]
-
-TransportFactory = Callable[[ModelConfig], Transport]
+__all__ = [
+    "RunOptions",
+    "RunResult",
+    "TransportFactory",
+    "arun_eval",
+    "resolve_data_dir",
+    "run_eval",
+]
 
 
 @dataclass(frozen=True)
@@ -119,6 +99,8 @@ class RunOptions:
     ``<model>/<task>/shards/<k>/`` and no ``report.json`` is written (``sieval finalize`` does)."""
     restrict: Callable[[Plan], Plan] | None = None
     """Applied to the plan before anything runs: a shard's samples and its share of the budget."""
+    cost: CostOptions = field(default_factory=CostOptions)
+    """``--dry-run``, ``--forecast`` and the budgets (``forecast.py``, ``budget.py``)."""
 
 
 @dataclass
@@ -131,6 +113,8 @@ class RunResult:
     plan: Plan | None = field(default=None, repr=False)  # its config may hold a password
     setup: dict[str, Any] = field(default_factory=dict)
     """What the servers and checks said (``provenance``, ``facts``, ``checks``, as plain data)."""
+    forecast: Forecast | None = None
+    """The run's cost forecast, when it made one (``forecast.py``)."""
 
     @property
     def failed(self) -> int:
@@ -227,13 +211,17 @@ async def _arun_eval(
     plan = plan_run(config, data_dir=data_dir, limit=options.limit, tasks=tasks)
     if options.restrict is not None:
         plan = options.restrict(plan)
+    check_budget(options.cost, plan.models)  # a cost budget needs every model's price
+    dry_run = options.cost.dry_run  # a forecast alone: no model request, no run directory
+    if dry_run and (options.resume is not None or options.plan_only):
+        raise ConfigError("--dry-run forecasts a new run; it takes no --resume or plan")
     warnings: list[str] = list(plan.notes)
     if options.resume is not None:
         run_dir = options.resume
         check_resume(run_dir, plan.identity, plan.inputs)
         if options.shard is None:
             locks.enter_context(hold_run(run_dir))
-        if options.shard is None and not options.plan_only:
+        if options.shard is None and not options.plan_only and not dry_run:
             scored, failed, total = _recorded(plan, run_dir, run_only)
             if scored == total:
                 stage(
@@ -246,69 +234,22 @@ async def _arun_eval(
     else:
         run_dir = new_run_dir(Path(options.out or config.out), options.run_name, plan.identity)
     async with contextlib.AsyncExitStack() as stack:
-        urls: dict[str, str] = {}
-        transports: dict[str, Transport] = {}
-        provenance: dict[str, Provenance] = {}
-        limits: dict[str, Limits] = {}
-        checks: dict[str, list[CheckResult]] = {}
-        facts: dict[str, ModelFacts] = {}
-        primed: dict[str, Primed] = {}
-        budgets = connection_budgets([pm.config for pm in plan.models])
-        for pm in plan.models:
-            cfg = pm.config
-            url_check = check_endpoint(pm)
-            if options.preflight and url_check.outcome == "failed":
-                raise failure(pm, url_check)
-            if cfg.endpoint == EMBEDDED:
-                stage("starting the embedded reference server")
-                urls[pm.label] = await stack.enter_async_context(embedded_server())
-            else:
-                urls[pm.label] = cfg.base_url
-                stage(f"reaching {redact_url(urls[pm.label])} ({pm.dialect.id})")
-            if transport_factory is not None:
-                transports[pm.label] = transport_factory(cfg)
-            provenance[pm.label] = await preflight(
-                urls[pm.label],
-                dialect=pm.dialect,
-                api_key=pm.api_key,
-                auth=pm.auth,
-                transport=transports.get(pm.label),
-                shown=EMBEDDED if cfg.endpoint == EMBEDDED else None,
-                model_id=cfg.model,
-            )
-            if cfg.endpoint == EMBEDDED:  # one id only, --no-preflight or not
-                served = check_model(pm, provenance[pm.label])
-                if served.outcome == "failed":
-                    raise ConfigError(
-                        f"the embedded reference server does not serve model {cfg.model!r}; "
-                        f"it serves only {', '.join(provenance[pm.label].served_models)}: leave "
-                        f"{named('model')} out, or set {setting('endpoint', 'URL')} to the "
-                        "server that serves it",
-                        path="model",
-                    )
-            connections, note = budgets[pm.label]
-            limits[pm.label] = Limits(
-                concurrency=connections,
-                retries=cfg.retries,
-                retry_after_max_s=cfg.retry_after_max_s,
-                outage_s=cfg.outage_s,
-            )
-            if note:
-                warnings.append(note)
-            # a wire log holds every request the run sent: then the run sends its own again
-            primed[pm.label] = {}
-            facts[pm.label], found = await _facts_and_checks(
-                pm,
-                plan,
-                urls[pm.label],
-                transports,
-                provenance,
-                options.preflight,
-                stage,
-                None if options.wire_log else primed[pm.label],
-            )
-            if found is not None:
-                checks[pm.label] = found
+        setup = await set_up(
+            plan,
+            stack,
+            preflight_checks=options.preflight and not dry_run,
+            keep_primed=not options.wire_log,
+            first_request=not dry_run,  # a listless server: no first request
+            transport_factory=transport_factory,
+            stage=stage,
+        )
+        warnings.extend(setup.endpoints.notes)
+        costs: Costs | None = None
+        if options.cost.wanted(plan.models):
+            costs = await forecast_run(plan, setup, stage)
+        if dry_run:
+            forecast = costs.forecast if costs is not None else None
+            return RunResult(run_dir, {"results": []}, warnings, plan=plan, forecast=forecast)
         # every check passed: only now does the run directory come into being
         if options.resume is None:
             create_run_dir(run_dir, fresh=True)
@@ -324,18 +265,18 @@ async def _arun_eval(
                 tasks=[pt.config for pt in plan.tasks],
             )
             write_run_json(run_dir, plan.identity, plan.inputs, ran)
+        if costs is not None and options.shard is None and not (run_dir / FORECAST_FILE).exists():
+            write_forecast(run_dir, costs.forecast)  # the report shows it beside what was spent
         if options.on_run_dir is not None:
             options.on_run_dir(run_dir)
-        setup = {
-            "provenance": {label: msgspec.to_builtins(p) for label, p in provenance.items()},
-            "facts": {label: msgspec.to_builtins(f) for label, f in facts.items()},
-            "checks": {label: msgspec.to_builtins(c) for label, c in checks.items()},
-        }
+        found = setup.as_data()
+        if costs is not None:
+            found["forecast"] = msgspec.to_builtins(costs.forecast)
         if options.plan_only:
-            return RunResult(run_dir, {"results": []}, warnings, plan=plan, setup=setup)
+            return RunResult(run_dir, {"results": []}, warnings, plan=plan, setup=found)
         global_cap = asyncio.Semaphore(options.concurrency or config.concurrency)
         sink = progress or NullProgress()
-        engine = _Engine(
+        scheduler = Scheduler(
             plan,
             run_dir,
             global_cap,
@@ -345,6 +286,7 @@ async def _arun_eval(
             run_only=run_only,
             shard=options.shard,
         )
+        scheduler.budget = open_budget(options.cost, plan, run_dir, options.shard, costs)
         started = time.time()
         t0 = time.perf_counter()
         try:
@@ -352,51 +294,50 @@ async def _arun_eval(
                 wire = wire_log_path(run_dir, pm.dirname, options.shard)
                 if options.wire_log:
                     repair_tail(wire)  # a resume appends after a crash's torn line otherwise
-                model = Model(
-                    dialect=pm.dialect,
-                    base_url=urls[pm.label],
-                    model_id=pm.config.model,
-                    api_key=pm.api_key,
-                    limits=limits[pm.label],
-                    auth=pm.auth,
-                    timeouts=_timeouts(pm.config.timeout_s),
-                    request_defaults=pm.config.request_defaults,
-                    wire_log=wire if options.wire_log else None,
-                    transport=transports.get(pm.label),
-                )
+                model = setup.model(pm, wire_log=wire if options.wire_log else None)
                 stack.push_async_callback(model.aclose)
-                engine.models[pm.label] = _Runtime(pm, model, facts[pm.label], primed[pm.label])
+                scheduler.models[pm.label] = Runtime(
+                    pm,
+                    model,
+                    setup.facts[pm.label],
+                    setup.endpoints[pm.label],
+                    setup.primed[pm.label],
+                )
             # shards share the directory: each is its own process, watched through its records
             with running(run_dir) if options.shard is None else contextlib.nullcontext():
-                warnings.extend(engine.prepare())
-                await engine.run()
+                warnings.extend(scheduler.prepare())
+                await scheduler.run()
         finally:
             sink.close()
-            engine.close()
+            scheduler.close()
         wall = time.perf_counter() - t0
-    if engine.broken is not None:
-        raise _stopped(engine.broken, run_dir, options.shard)
+    if scheduler.broken is not None:
+        raise _stopped(scheduler.broken, run_dir, options.shard)
     report = build_report(
         plan,
         run_dir,
-        provenance=provenance,
+        provenance=setup.provenance,
         started=started,
         wall_s=wall,
-        requests=sum(rt.calls for rt in engine.models.values()),
-        samples_run=engine.samples_run,
+        requests=sum(rt.calls for rt in scheduler.models.values()),
+        samples_run=scheduler.samples_run,
         resumed=options.resume is not None,
         warnings=warnings,
-        checks={label: [msgspec.to_builtins(c) for c in found] for label, found in checks.items()},
+        checks={
+            label: [msgspec.to_builtins(c) for c in found] for label, found in setup.checks.items()
+        },
         previous=(
             _previous_report(run_dir)
             if options.resume is not None and options.shard is None
             else None
         ),
-        facts=facts,
+        facts=setup.facts,
         shard=options.shard,
     )
-    if engine.stopped:
-        report["stopped"] = engine.stopped
+    if scheduler.stopped:
+        report["stopped"] = scheduler.stopped
+    if scheduler.budget is not None:
+        report["budget"] = scheduler.budget.summary()
     warnings.extend(truncation_warnings(report["results"]))  # report["warnings"] is this list
     if options.shard is None:  # a shard's figures are its own; the run's report is finalize's
         try:
@@ -407,9 +348,10 @@ async def _arun_eval(
         run_dir=run_dir,
         report=report,
         warnings=warnings,
-        stopped=engine.stopped,
+        stopped=scheduler.stopped,
         plan=plan,
-        setup=setup,
+        setup=found,
+        forecast=costs.forecast if costs is not None else None,
     )
 
 
@@ -481,374 +423,3 @@ def _previous_report(run_dir: Path) -> dict[str, Any] | None:
         return load_report(run_dir)
     except ConfigError:
         return None
-
-
-async def _facts_and_checks(
-    pm: PlannedModel,
-    plan: Plan,
-    url: str,
-    transports: Mapping[str, Transport],
-    provenance: Mapping[str, Provenance],
-    preflight: bool,
-    stage: Callable[[str], None],
-    primed: Primed | None,
-) -> tuple[ModelFacts, list[CheckResult] | None]:
-    """The model's facts (with the token ids its tasks asked for, read from the server's
-    tokenizer) and, unless skipped, the pre-run checks, through a short-lived Model like the
-    run's own."""
-    model = Model(
-        dialect=pm.dialect,
-        base_url=url,
-        model_id=pm.config.model,
-        api_key=pm.api_key,
-        limits=Limits(
-            concurrency=2,
-            retries=pm.config.retries,
-            retry_after_max_s=pm.config.retry_after_max_s,
-            outage_s=pm.config.outage_s,
-        ),
-        auth=pm.auth,
-        timeouts=_timeouts(pm.config.timeout_s),
-        request_defaults=pm.config.request_defaults,
-        transport=transports.get(pm.label),
-    )
-    try:
-        facts = pm.facts
-        texts = [t for pt in plan.tasks for t in getattr(pt.task, "token_texts", _none)(pt.config)]
-        if texts and "candidate_scoring" in facts.capabilities:
-            stage(f"reading the token ids of {len(texts)} task texts from {pm.label}'s tokenizer")
-            ids = await resolve_token_ids(model, texts)
-            facts = msgspec.structs.replace(facts, token_ids=ids)
-        docs = [
-            t
-            for pt in plan.tasks
-            for t in getattr(pt.task, "documents", _none)(pt.samples, pt.config)
-        ]
-        if docs:  # rolling log-likelihood: whole documents through the server's tokenizer
-            stage(f"tokenizing {len(docs)} documents through {pm.label}'s tokenizer")
-            length = provenance[pm.label].max_model_len.get(pm.config.model)
-            facts = msgspec.structs.replace(facts, **await resolve_documents(model, docs, length))
-        if not preflight:
-            return facts, None
-        stage(f"pre-run checks for {pm.label} (skip with --no-preflight)")
-        return facts, await run_checks(model, pm, plan.tasks, provenance[pm.label], facts, primed)
-    finally:
-        if pm.label not in transports:  # a shared test transport outlives the checks
-            await model.aclose()
-
-
-def _none(*_: Any) -> tuple[str, ...]:
-    return ()
-
-
-def _timeouts(timeout_s: float) -> Timeouts:
-    return Timeouts(total=timeout_s, connect=min(10.0, timeout_s), read=min(300.0, timeout_s))
-
-
-@dataclass
-class _Runtime:
-    planned: PlannedModel
-    model: Model
-    facts: ModelFacts
-    primed: Primed = field(default_factory=dict)
-    """The pre-run checks' answered calls of sample requests, used once instead of a resend."""
-    calls: int = 0
-    slots: asyncio.Semaphore = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.slots = asyncio.Semaphore(self.planned.config.concurrency_limit)
-
-    @property
-    def secrets(self) -> tuple[str, ...]:
-        return (self.planned.api_key,) if self.planned.api_key else ()
-
-
-def _left(samples: Iterable[Sample], status: bytearray) -> Iterator[Sample]:
-    """The samples not yet scored: never run, or failed (a resume runs those again)."""
-    return (s for s, done in zip(samples, status, strict=True) if done != SCORED)
-
-
-@dataclass
-class _Unit:
-    runtime: _Runtime
-    task: PlannedTask
-    writer: RecordWriter
-    todo: Iterable[Sample]
-    """The samples left to run, read as they are sent (never all held)."""
-
-    @property
-    def key(self) -> str:
-        return f"{self.runtime.planned.label}/{self.task.name}"
-
-
-class _Engine:
-    def __init__(
-        self,
-        plan: Plan,
-        run_dir: Path,
-        global_cap: asyncio.Semaphore,
-        sink: ProgressSink,
-        *,
-        record_tokens: bool = False,
-        max_failures: MaxFailures = None,
-        run_only: set[tuple[str, str]] | None = None,
-        shard: int | None = None,
-    ) -> None:
-        self.shard = shard
-        self.record_tokens = record_tokens
-        self.stopper = Stopper(max_failures)
-        self.run_only = run_only
-        self.stopped: str | None = None
-        self._halt = asyncio.Event()
-        self.plan = plan
-        self.run_dir = run_dir
-        self.global_cap = global_cap
-        self.sink = sink
-        self.models: dict[str, _Runtime] = {}
-        self.units: list[_Unit] = []
-        self.writers: list[RecordWriter] = []
-        self.samples_run = 0
-        self.broken: StorageError | None = None
-        """The failure that stopped the run: a records file could not be written."""
-
-    def prepare(self) -> list[str]:
-        """Open each unit's records file, repair a crash's torn line, list what is left to run."""
-        notes = []
-        for label, runtime in self.models.items():
-            paths = [
-                records_path(self.run_dir, runtime.planned.dirname, pt.name, self.shard)
-                for pt in self.plan.tasks
-            ]
-            pinned = first_reported_model(paths)
-            if pinned is not None:  # a resume: the replies must name the model the run began with
-                runtime.model.pin_reported(pinned)
-            for pt in self.plan.tasks:
-                path = records_path(self.run_dir, runtime.planned.dirname, pt.name, self.shard)
-                writer = RecordWriter(path)  # cuts a torn last line an interrupted run left
-                self.writers.append(writer)
-                if writer.repaired:
-                    notes.append(
-                        f"{label}/{pt.name}: ignored a truncated last record "
-                        f"({writer.repaired} bytes) left by an interrupted run; "
-                        "that sample runs again"
-                    )
-                status = statuses_at(path, pt.samples.position, len(pt.samples))
-                done = status.count(SCORED)
-                todo: Iterable[Sample] = _left(pt.samples, status)
-                if self.run_only is not None and (label, pt.name) not in self.run_only:
-                    todo, done = [], len(pt.samples)  # a resume of a subset: reported, not run
-                unit = _Unit(runtime, pt, writer, todo)
-                self.units.append(unit)
-                self.sink.start(unit.key, len(pt.samples), done)
-        return notes
-
-    def close(self) -> None:
-        """Close every records file; the first failure (a full disk) becomes ``broken`` (the
-        run raises it), and the other files are closed all the same."""
-        failed: StorageError | None = None
-        for writer in self.writers:
-            try:
-                writer.close()
-            except StorageError as exc:
-                failed = failed or exc
-        if failed is not None and self.broken is None:
-            self.broken = failed
-
-    async def run(self) -> None:
-        await asyncio.gather(*(self._run_unit(unit) for unit in self.units))
-
-    async def _run_unit(self, unit: _Unit) -> None:
-        limit = unit.runtime.planned.config.concurrency_limit
-        pending: set[asyncio.Task[None]] = set()
-        try:
-            for sample in unit.todo:
-                if len(pending) >= limit:
-                    await self._drain(pending)
-                if self.stopped:
-                    break
-                pending.add(asyncio.create_task(self._sample(unit, sample)))
-            while pending and not self.stopped:
-                await self._drain(pending)
-        finally:
-            for task in pending:  # a stopped run does not wait for what is in flight
-                task.cancel()
-            if pending:
-                await asyncio.wait(pending)
-
-    async def _drain(self, pending: set[asyncio.Task[None]]) -> None:
-        """Wait for one sample of ``pending`` to finish (removed from it), or for a stop."""
-        halt = asyncio.ensure_future(self._halt.wait())
-        try:
-            done, _ = await asyncio.wait({*pending, halt}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            halt.cancel()
-        for finished in done:
-            if finished is not halt:
-                pending.discard(finished)
-                finished.result()
-
-    async def _call(self, runtime: _Runtime, request: Request, key: str) -> Call:
-        if runtime.primed:
-            sent, call = runtime.primed.pop(key, (None, None))
-            if call is not None and sent == request:
-                return call
-        async with runtime.slots, self.global_cap:
-            runtime.calls += 1
-            return await runtime.model.call(request)
-
-    async def _sample(self, unit: _Unit, sample: Sample) -> None:
-        runtime, pt = unit.runtime, unit.task
-        started = time.time()
-        t0 = time.perf_counter()
-        requests: dict[str, RequestRecord] = {}
-        error: dict[str, Any] | None = None
-        result = None
-        reported: str | None = None
-        try:
-            named = dict(pt.task.requests(sample, pt.config, runtime.facts))
-            calls = await asyncio.gather(
-                *(
-                    self._call(runtime, r, primed_key(pt.name, sample.id, name))
-                    for name, r in named.items()
-                )
-            )
-            responses: dict[str, Response] = {}
-            for name, call in zip(named, calls, strict=True):
-                requests[name] = _request_record(call, runtime.secrets, self.record_tokens)
-                reported = reported or call.reported_model
-                if call.response is None:
-                    error = error or requests[name].error
-                    continue
-                responses[name] = call.response
-            if error is None:
-                scorer = getattr(pt.task, "score_async", None)  # a checker that runs code
-                result = (
-                    await scorer(sample, responses, pt.config, runtime.facts)
-                    if scorer is not None
-                    else pt.task.score(sample, responses, pt.config, runtime.facts)
-                )
-        except Exception as exc:
-            error = _error_record(exc, runtime.secrets)
-        record = Record(
-            schema_version=SCHEMA_VERSION,
-            sample_id=sample.id,
-            status="failed" if error is not None or result is None else "ok",
-            model=runtime.planned.label,
-            task=pt.name,
-            group=sample.group,
-            requests=requests,
-            channels=dict(result.channels) if result is not None and error is None else {},
-            prediction=result.prediction if result is not None and error is None else None,
-            gold=sample.gold,
-            metrics=(
-                {k: float(v) for k, v in result.metrics.items()}
-                if result is not None and error is None
-                else {}
-            ),
-            error=error,
-            reported_model=reported,
-            started=started,
-            duration_s=time.perf_counter() - t0,
-            sample=describe(pt.task, sample),
-        )
-        if self.broken is not None:
-            return  # the run is stopping: this sample runs again on --resume
-        try:
-            unit.writer.write(record)
-        except StorageError as exc:
-            self.broken = exc
-            self.stopped = f"stopped: {exc.message}"
-            self._halt.set()
-            return
-        self.samples_run += 1
-        failed = (record.error or {"class": "Unknown"}) if record.status != "ok" else None
-        reason = self.stopper.record(unit.key, failed)
-        if reason is not None and self.stopped is None:
-            self.stopped = reason
-            self._halt.set()
-        tokens = sum(sum(r.usage.get(k, 0) for k in _COUNTED) for r in requests.values())
-        self.sink.advance(unit.key, record.status == "ok", tokens)
-
-
-_COUNTED = ("input_tokens", "output_tokens")
-"""The usage counts a sample's tokens/s adds up (prompt and generated)."""
-
-
-def _error_record(exc: BaseException, secrets: tuple[str, ...]) -> dict[str, Any]:
-    """The error as record data, secrets redacted once more (a server may echo a header)."""
-    if isinstance(exc, SievalError):
-        data = exc.to_record()
-    else:  # a bug in task code: recorded and counted like any failure, never scored
-        data = {"class": "InternalError", "message": f"{type(exc).__name__}: {exc}"}
-    redacted: dict[str, Any] = redact_json(data, secrets)
-    return redacted
-
-
-def _prompt(request: Request) -> Any:
-    if isinstance(request.input, ChatInput):
-        return msgspec.to_builtins(request.input.messages)
-    return msgspec.to_builtins(request.input)
-
-
-def _token_rows(tokens: Any) -> list[list[Any]] | None:
-    """Tokens as compact rows ``[text, logprob, token_id, [[alt, logprob], ...]]``."""
-    if not isinstance(tokens, tuple):
-        return None
-    rows: list[list[Any]] = []
-    for t in tokens:
-        top = [[e.token, e.logprob] for e in t.top] if isinstance(t.top, tuple) else None
-        logprob = t.logprob if isinstance(t.logprob, float) else None
-        token_id = t.token_id if isinstance(t.token_id, int) else None
-        rows.append([t.text, logprob, token_id, top])
-    return rows
-
-
-def _evidence(response: Response) -> dict[str, Any]:
-    return {
-        "input": _token_rows(response.input_tokens),
-        "choices": [{"text": c.text, "tokens": _token_rows(c.tokens)} for c in response.choices],
-    }
-
-
-def _request_record(call: Call, secrets: tuple[str, ...], record_tokens: bool) -> RequestRecord:
-    """One request of a sample as it happened, from its ``Call`` (never lowered again)."""
-    response = call.response
-    usage: dict[str, int] = {}
-    if response is not None:
-        usage = {
-            k: v
-            for k, v in msgspec.to_builtins(response.usage).items()
-            if isinstance(v, int) and not isinstance(v, bool)
-        }
-    timings: dict[str, float] = {}
-    if call.timings is not None:
-        timings = {"total_s": round(call.timings.wall_s, 6)}
-        if (
-            call.request.scheduling.stream
-        ):  # the time to the first event; a whole reply's is ~ total_s
-            timings["first_byte_s"] = round(call.timings.first_byte_s, 6)
-    if call.attempts > 1:
-        timings["attempts"] = call.attempts
-    return RequestRecord(
-        prompt=_prompt(call.request) if call.body is None else None,
-        body=call.body,
-        ledger=[msgspec.to_builtins(d) for d in call.ledger],
-        usage=usage,
-        timings=timings,
-        warnings=list(response.warnings) if response else [],
-        error=_error_record(call.error, secrets) if call.error is not None else None,
-        tokens=_evidence(response) if record_tokens and response else None,
-        status=call.status,
-        finish=_finish(response) if response else [],
-        reply=call.reply,
-    )
-
-
-def _finish(response: Response) -> list[str]:
-    """Each choice's finish reason as the server said it, marked when the answer is empty."""
-    out = []
-    for c in response.choices:
-        reason = c.finish_reason if isinstance(c.finish_reason, str) else ""
-        empty = not c.text and not c.tool_calls
-        out.append(f"{reason}:empty" if empty else reason)
-    return out

@@ -1,27 +1,26 @@
-"""How many connections this process can hold open, and the budget a model gets of them.
+"""How many connections this process can hold open, and the share each server of a run gets.
 
-A ``concurrency_limit`` above what the process may open (``ulimit -n``, often 1024) makes every
-connection beyond it fail with "Too many open files": a storm of tracebacks and a run many times
-slower. So the soft limit is raised to the hard limit where the OS allows, and a model's
-connections are capped below what is left (the embedded reference server, in this process, holds
-the other end of each connection). The engine still keeps ``concurrency_limit`` requests in
-flight; the transport queues the ones above the connection budget, and the run says so once.
+A budget above what the process may open (``ulimit -n``, often 1024) makes every connection
+beyond it fail with "Too many open files": a storm of tracebacks and a run many times slower. So
+the soft limit is raised to the hard limit where the OS allows, and each endpoint's connections
+are capped below what is left (the embedded reference server, in this process, holds the other
+end of each connection). The endpoint still keeps its budget of requests in flight; its pool
+queues the ones above its connections (``transport/pool.py``), and the run says so once.
 
-The budget is the process's, not a model's: every model of a run has its own transport (and
-an embedded model its own server), so ``connection_budgets`` splits the one budget between all
-of them (max-min fair: a model that wants less leaves the rest to the others). Each transport
-never opens more connections than its share, idle pooled ones included, so the sum of the
-shares bounds the descriptors the run's connections can take.
+The budget is the process's, not an endpoint's: every endpoint of a run has its own pool (and an
+embedded model its own server), so ``connection_budgets`` splits the one budget between all of
+them (max-min fair: an endpoint that wants less leaves the rest to the others). A pool never
+opens more connections than its share, idle ones included, so the sum of the shares bounds the
+descriptors the run's connections can take.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from typing import NamedTuple
 
-from .config import EMBEDDED, ModelConfig
-
-__all__ = ["RESERVED_FDS", "connection_budget", "connection_budgets", "open_file_limit"]
+__all__ = ["RESERVED_FDS", "Claim", "connection_budgets", "open_file_limit"]
 
 RESERVED_FDS = 64
 """Descriptors kept for everything else: records files, logs, the wire log, the event loop."""
@@ -45,58 +44,50 @@ def open_file_limit() -> int:
     return int(soft)
 
 
-def connection_budget(
-    config: ModelConfig, *, embedded: bool, limit: int | None = None
-) -> tuple[int, str | None]:
-    """``(connections, note)``: the model's connection cap, and a one-line note when the process
-    limit is what set it (``None`` when ``concurrency_limit`` fits)."""
-    available = (limit if limit is not None else open_file_limit()) - RESERVED_FDS
-    per_connection = 2 if embedded else 1
-    cap = max(1, available // per_connection)
-    wanted = config.concurrency_limit
-    if wanted <= cap:
-        return wanted, None
-    return cap, (
-        f"model {config.label!r}: concurrency_limit {wanted} is more connections than this "
-        f"process can hold open (open-file limit {available + RESERVED_FDS}"
-        f"{', shared with the embedded server' if embedded else ''}); it keeps {wanted} requests "
-        f"in flight over {cap} connections. Raise the limit with 'ulimit -n' to use more."
-    )
+class Claim(NamedTuple):
+    """What one endpoint of a run asks of the process's descriptors."""
+
+    who: str
+    """Whom a note names: ``model 'ref'``, or ``models 'a', 'b'`` on one server."""
+    wanted: int
+    """The endpoint's budget of requests in flight: one connection each."""
+    embedded: bool
+    """The server is in this process, so a connection costs two descriptors."""
 
 
 def connection_budgets(
-    configs: Sequence[ModelConfig], *, limit: int | None = None
-) -> dict[str, tuple[int, str | None]]:
-    """``{label: (connections, note)}``: the process's connection budget split between the
-    models of one run (an embedded model's connection costs two descriptors)."""
-    if len(configs) <= 1:
-        return {
-            c.label: connection_budget(c, embedded=c.endpoint == EMBEDDED, limit=limit)
-            for c in configs
-        }
+    claims: Sequence[Claim], *, limit: int | None = None
+) -> list[tuple[int, str | None]]:
+    """``(connections, note)`` per claim, in order: the process's connection budget split between
+    a run's endpoints, and a one-line note where the open-file limit is what set a share
+    (``None`` where the budget fits)."""
     total = limit if limit is not None else open_file_limit()
     left = total - RESERVED_FDS
-    cost = {c.label: 2 if c.endpoint == EMBEDDED else 1 for c in configs}
-    share: dict[str, int] = {}
-    waiting = sorted(configs, key=lambda c: c.concurrency_limit)
+    cost = [2 if c.embedded else 1 for c in claims]
+    share = [0] * len(claims)
+    waiting = sorted(range(len(claims)), key=lambda i: claims[i].wanted)
     while waiting:
-        fair = max(1, left // sum(cost[c.label] for c in waiting))
-        config = waiting.pop(0)
-        share[config.label] = min(config.concurrency_limit, fair)
-        left -= share[config.label] * cost[config.label]
-    out: dict[str, tuple[int, str | None]] = {}
-    for c in configs:
-        given = share[c.label]
-        if given >= c.concurrency_limit:
-            out[c.label] = (given, None)
+        fair = max(1, left // sum(cost[i] for i in waiting))
+        i = waiting.pop(0)
+        share[i] = min(claims[i].wanted, fair)
+        left -= share[i] * cost[i]
+    out: list[tuple[int, str | None]] = []
+    for claim, given, price in zip(claims, share, cost, strict=True):
+        if given >= claim.wanted:
+            out.append((given, None))
             continue
-        other_end = ", each embedded server holding the other end" if cost[c.label] == 2 else ""
-        out[c.label] = (
-            given,
-            f"model {c.label!r}: concurrency_limit {c.concurrency_limit} is more connections "
-            f"than this process can hold open (open-file limit {total}, shared by "
-            f"{len(configs)} models{other_end}); it keeps {c.concurrency_limit} requests in "
-            f"flight over {given} connections. "
-            "Raise the limit with 'ulimit -n' to use more.",
+        if len(claims) > 1:
+            other_end = ", each embedded server holding the other end" if price == 2 else ""
+            shared = f", shared by {len(claims)} servers{other_end}"
+        else:
+            shared = ", shared with the embedded server" if price == 2 else ""
+        out.append(
+            (
+                given,
+                f"{claim.who}: concurrency_limit {claim.wanted} is more connections than this "
+                f"process can hold open (open-file limit {total}{shared}); it keeps "
+                f"{claim.wanted} requests in flight over {given} connections. "
+                "Raise the limit with 'ulimit -n' to use more.",
+            )
         )
     return out

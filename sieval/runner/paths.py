@@ -31,6 +31,7 @@ RUN_FILES = frozenset(
         "run.json",
         "report.json",
         "plan.json",
+        "forecast.json",
         "report.html",
         "records.jsonl",
         "shared.jsonl",

@@ -15,7 +15,7 @@ import msgspec
 
 from .explain import answer_label, explain, prompt_text
 from .paths import results_dirname
-from .records import Record, Shared, expand_requests, read_records, records_path
+from .records import Record, Shared, expand_requests, read_records, records_path, shared_path
 from .snapshot import snapshot
 
 __all__ = ["Unit", "build_view", "outcome", "sample_view", "units"]
@@ -36,7 +36,7 @@ def units(run_dir: Path, report: dict[str, Any] | None = None) -> Iterator[Unit]
     for result in report["results"]:
         path = records_path(run_dir, results_dirname(result["model"]), result["task"])
         records = list(read_records(path).records.values())
-        shared = Shared.load(path.with_name("shared.jsonl"))
+        shared = Shared.load(shared_path(path))
         yield Unit(result=result, records=records, shared=shared)
 
 
@@ -136,6 +136,7 @@ def build_view(run_dir: Path, report: dict[str, Any] | None = None) -> dict[str,
         },
         "denominator": report.get("denominator"),
         "partial": report.get("partial"),
+        "budget": report.get("budget"),
         "summary": summary,
         "requests": traffic,
         "margins": margins,
@@ -168,6 +169,7 @@ def _summary(result: dict[str, Any]) -> dict[str, Any]:
         "failures": result.get("failures", {}),
         "dialect": provenance.get("dialect"),
         "endpoint": provenance.get("endpoint"),
+        "cost": result.get("cost"),
     }
 
 

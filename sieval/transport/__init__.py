@@ -1,6 +1,7 @@
 """The transport: one async HTTP JSON client, a fake for tests, redaction and the wire log.
 
-Typical use, one transport per model for its whole lifetime:
+Typical use, one transport per model for its whole lifetime (models that reach one server may
+share one ``Pool`` of connections: ``HttpTransport(pool=...)``):
 
     from sieval.transport import HttpRequest, HttpTransport
 
@@ -26,19 +27,24 @@ from sieval.transport.wirelog import WireLog
 
 if _typing.TYPE_CHECKING:
     from sieval.transport.client import HttpTransport
+    from sieval.transport.pool import Pool
     from sieval.transport.probe import get_json
 
 
-_LAZY = ("HttpTransport", "get_json")
+_LAZY = ("HttpTransport", "Pool", "get_json")
 
 
 def __getattr__(name: str) -> _typing.Any:
-    """``HttpTransport`` and ``get_json`` on first use: they import aiohttp, whose import costs
-    more than the rest of sieval's (it builds its TLS contexts)."""
+    """``HttpTransport``, ``Pool`` and ``get_json`` on first use: they import aiohttp, whose
+    import costs more than the rest of sieval's (it builds its TLS contexts)."""
     if name == "HttpTransport":
         from sieval.transport.client import HttpTransport
 
         return HttpTransport
+    if name == "Pool":
+        from sieval.transport.pool import Pool
+
+        return Pool
     if name == "get_json":
         from sieval.transport.probe import get_json
 
@@ -58,6 +64,7 @@ __all__ = [
     "HttpRequest",
     "HttpTransport",
     "Limits",
+    "Pool",
     "Timeouts",
     "Timings",
     "Transport",

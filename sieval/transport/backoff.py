@@ -3,7 +3,8 @@
 Attempt ``n`` (1 for the first retry) waits a uniformly drawn time in
 ``[0, min(backoff_max_s, backoff_base_s * 2 ** (n - 1))]`` ("full jitter"), but never less than
 the server's ``Retry-After`` (seconds or HTTP-date), itself capped at ``retry_after_max_s``
-(60 s unless configured; the transport warns when a server asks for more).
+(60 s unless configured; the transport warns when a server asks for more). ``Tries`` counts one
+request's failed attempts against ``Limits.retries``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from email.utils import parsedate_to_datetime
 
 from sieval.transport.config import Limits
 
-__all__ = ["backoff_delay", "retry_after_s"]
+__all__ = ["Tries", "backoff_delay", "retry_after_s"]
 
 
 def retry_after_s(value: str | None, now: Callable[[], float] = time.time) -> float | None:
@@ -47,3 +48,29 @@ def backoff_delay(
     if retry_after is not None:
         delay = max(delay, min(retry_after, limits.retry_after_max_s))
     return delay
+
+
+class Tries:
+    """One request's failed attempts: the transient failures in a row (429, 5xx, resets,
+    timeouts) since the last attempt that found the endpoint away, and when it first did. An
+    outage's waits are not retries, and a fault between them (a gateway answering 503 once while
+    its upstream restarts) gets all of its own; ``outage_s`` counts from the first away."""
+
+    __slots__ = ("down_since", "outage", "retried", "retries")
+
+    def __init__(self, retries: int) -> None:
+        self.retries = retries
+        self.retried = 0
+        self.down_since: float | None = None
+        self.outage = False
+
+    def failed(self, away: float | None, looked_away: bool) -> bool:
+        """Count a failed attempt (``away``: ``HttpTransport``'s ``_away``'s answer for it, which
+        ``looked_away`` when it refused or was a gateway's 502/504); whether to try again."""
+        expired = looked_away and self.down_since is not None and away is None  # past outage_s
+        self.outage = away is not None
+        if self.outage:
+            self.down_since, self.retried = away, 0
+            return True
+        self.retried += 1
+        return self.retried <= self.retries and not expired

@@ -1,16 +1,16 @@
 """``HttpTransport``: the one real transport, an aiohttp client that retries with care.
 
-One ``aiohttp.ClientSession`` is opened on the first ``send`` and kept until ``aclose``.
-Each endpoint (scheme, host, port) gets at most ``Limits.concurrency`` requests in flight.
+Connections come from a ``Pool`` (``sieval.transport.pool``): the transport's own, opened on the
+first ``send`` and kept until ``aclose``, with at most ``Limits.concurrency`` requests on the wire
+per origin (scheme, host, port); or one shared by the transports of every model that reaches one
+server (``HttpTransport(pool=...)``: its owner sizes and closes it).
 An attempt is retried only after a connect error, a timeout, a cut-short body, HTTP 429 or
 HTTP 5xx; any other status, 4xx included, is returned as an ``HttpReply`` for the dialect to
 judge. Backoff is described in ``sieval.transport.backoff``. Exceptions are translated once,
 through ``sieval.transport.errors.RULES``.
 
-Redirects are followed here, not by aiohttp (at most ``MAX_REDIRECTS`` hops), so that no
-credential header (``SENSITIVE_HEADERS``: ``Authorization``, ``x-api-key``, ``x-goog-api-key``,
-...) follows a redirect off the original origin (scheme, host and port): aiohttp itself drops
-only ``Authorization``. 307/308 keep the method and body; 301/302/303 turn into a bodiless GET.
+Redirects are followed here, not by aiohttp, so that no credential header follows a redirect off
+the original origin (``sieval.transport.redirects``).
 """
 
 from __future__ import annotations
@@ -32,10 +32,12 @@ import yarl
 
 from sieval.errors import TransportError
 from sieval.settings import fill
-from sieval.transport.backoff import backoff_delay, retry_after_s
+from sieval.transport.backoff import Tries, backoff_delay, retry_after_s
 from sieval.transport.config import Limits, Timeouts
 from sieval.transport.errors import classify
-from sieval.transport.redaction import SENSITIVE_HEADERS, collect_secrets, redact, redact_url
+from sieval.transport.pool import Pool
+from sieval.transport.redaction import collect_secrets, redact, redact_url
+from sieval.transport.redirects import MAX_REDIRECTS, REDIRECTS, next_hop
 from sieval.transport.types import HttpReply, HttpRequest, Timings
 from sieval.transport.wirelog import WireLog
 
@@ -44,35 +46,6 @@ __all__ = ["HttpTransport", "excerpt"]
 logger = logging.getLogger("sieval.transport")
 
 EXCERPT_CHARS = 300
-MAX_REDIRECTS = 10
-_REDIRECTS = frozenset({301, 302, 303, 307, 308})
-
-
-def _origin(url: yarl.URL) -> tuple[str, str | None, int | None]:
-    return (url.scheme, url.host, url.port)
-
-
-def _next_hop(
-    url: yarl.URL,
-    status: int,
-    location: str,
-    method: str,
-    headers: dict[str, str],
-    body: bytes | None,
-) -> tuple[yarl.URL, str, dict[str, str], bytes | None]:
-    """Where a redirect leads, and what may be sent there.
-
-    Credential headers are kept only while the origin stays the one the caller named; the
-    body is dropped (and the method becomes GET) unless the status is 307 or 308.
-    """
-    target = url.join(yarl.URL(location))
-    if _origin(target) != _origin(url):
-        headers = {k: v for k, v in headers.items() if k.lower() not in SENSITIVE_HEADERS}
-    if status in (307, 308):
-        return target, method, headers, body
-    dropped = {"content-type", "content-length"}
-    headers = {k: v for k, v in headers.items() if k.lower() not in dropped}
-    return target, ("GET" if method != "HEAD" else method), headers, None
 
 
 def excerpt(body: bytes, secrets: tuple[str, ...], limit: int = EXCERPT_CHARS) -> str:
@@ -117,37 +90,13 @@ class _Exchange(msgspec.Struct, frozen=True):
     exchange_id: str
 
 
-class _Tries:
-    """One request's failed attempts: the transient failures in a row (429, 5xx, resets,
-    timeouts) since the last attempt that found the endpoint away, and when it first did. An
-    outage's waits are not retries, and a fault between them (a gateway answering 503 once while
-    its upstream restarts) gets all of its own; ``outage_s`` counts from the first away."""
-
-    __slots__ = ("down_since", "outage", "retried", "retries")
-
-    def __init__(self, retries: int) -> None:
-        self.retries = retries
-        self.retried = 0
-        self.down_since: float | None = None
-        self.outage = False
-
-    def failed(self, away: float | None, looked_away: bool) -> bool:
-        """Count a failed attempt (``away``: ``HttpTransport._away``'s answer for it, which
-        ``looked_away`` when it refused or was a gateway's 502/504); whether to try again."""
-        expired = looked_away and self.down_since is not None and away is None  # past outage_s
-        self.outage = away is not None
-        if self.outage:
-            self.down_since, self.retried = away, 0
-            return True
-        self.retried += 1
-        return self.retried <= self.retries and not expired
-
-
 class HttpTransport:
     """Sends ``HttpRequest``s over one pooled aiohttp session.
 
-    ``sleep`` and ``random`` are seams for tests: backoff calls ``await sleep(seconds)`` and
-    draws jitter from ``random()`` in [0, 1).
+    ``pool``: a shared one (its ``connections`` then bound the requests on the wire, not
+    ``limits.concurrency``; ``trust_env`` and ``user_agent`` are the pool's); else the transport
+    opens its own. ``sleep`` and ``random`` are seams for tests: backoff calls
+    ``await sleep(seconds)`` and draws jitter from ``random()`` in [0, 1).
     """
 
     def __init__(
@@ -161,6 +110,7 @@ class HttpTransport:
         clock: Callable[[], float] = time.monotonic,
         trust_env: bool = False,
         user_agent: str = "sieval",
+        pool: Pool | None = None,
     ) -> None:
         self.timeouts = timeouts or Timeouts()
         self.limits = limits or Limits()
@@ -170,10 +120,10 @@ class HttpTransport:
         self._clock = clock
         self._answered: set[str] = set()  # endpoints that replied once: away now is an outage
         self._outages: dict[str, float] = {}  # endpoint -> when it was first found away
-        self._trust_env = trust_env
-        self._user_agent = user_agent
-        self._session: aiohttp.ClientSession | None = None
-        self._gates: dict[str, asyncio.Semaphore] = {}
+        self._owns_pool = pool is None
+        self.pool = pool or Pool(
+            self.limits.concurrency, trust_env=trust_env, user_agent=user_agent
+        )
         self._capped: set[str] = set()  # endpoints already told of a capped Retry-After
         self._closed = False
         # what a send derives from its URL and timeouts, once per distinct value (the same few
@@ -195,11 +145,11 @@ class HttpTransport:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the session and the wire log; later ``send`` calls raise ``RuntimeError``."""
+        """Close the wire log and the transport's own pool (a shared pool is its owner's to
+        close); later ``send`` calls raise ``RuntimeError``."""
         self._closed = True
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        if self._owns_pool:
+            await self.pool.aclose()
         if self.wire_log is not None:
             self.wire_log.close()
 
@@ -208,7 +158,7 @@ class HttpTransport:
         ex = self._prepare(request)
         started, wall0 = time.time(), time.monotonic()
         attempt = 0
-        tries = _Tries(self.limits.retries)
+        tries = Tries(self.limits.retries)
         while True:
             attempt += 1
             began = time.monotonic()
@@ -305,26 +255,10 @@ class HttpTransport:
             exchange_id=f"{self._id_prefix}{next(self._ids):016x}",
         )
 
-    def _open(self) -> aiohttp.ClientSession:
-        """The session, opened on first use (inside the running loop)."""
-        if self._session is None:
-            connector = aiohttp.TCPConnector(limit=0, limit_per_host=self.limits.concurrency)
-            self._session = aiohttp.ClientSession(
-                connector=connector,
-                trust_env=self._trust_env,
-                headers={"User-Agent": self._user_agent},
-            )
-        return self._session
-
     async def _attempt(self, ex: _Exchange) -> _Raw:
-        """One try: wait for a slot on the endpoint, send, read the whole body."""
-        session = self._open()
-        # The gate queues requests before aiohttp starts its clock, so the time spent waiting
-        # for a slot is not charged to Timeouts.total (the connector's own limit would be).
-        gate = self._gates.get(ex.endpoint)
-        if gate is None:
-            gate = self._gates[ex.endpoint] = asyncio.Semaphore(self.limits.concurrency)
-        async with gate:
+        """One try: wait for a connection to the origin, send, read the whole body."""
+        session = self.pool.session()
+        async with self.pool.gate(ex.endpoint):
             t0 = time.monotonic()
             url, method, sent, body = ex.url, ex.request.method, ex.headers, ex.request.body
             hops = 0
@@ -333,14 +267,14 @@ class HttpTransport:
                     method, url, headers=sent, data=body, timeout=ex.timeout, allow_redirects=False
                 ) as resp:
                     location = resp.headers.get("Location")
-                    if resp.status not in _REDIRECTS or location is None:
+                    if resp.status not in REDIRECTS or location is None:
                         return await self._read(resp, t0)
                 if hops == MAX_REDIRECTS:
                     raise aiohttp.TooManyRedirects(resp.request_info, resp.history)
                 hops += 1
                 # a header dropped on leaving the origin stays dropped, even if a later hop
                 # leads back to it
-                url, method, sent, body = _next_hop(url, resp.status, location, method, sent, body)
+                url, method, sent, body = next_hop(url, resp.status, location, method, sent, body)
 
     async def _read(self, resp: aiohttp.ClientResponse, t0: float) -> _Raw:
         """The whole reply of one response, with its timings measured from ``t0``."""
@@ -403,7 +337,7 @@ class HttpTransport:
         return since if now - since < self.limits.outage_s else None
 
     async def _pause(
-        self, ex: _Exchange, attempt: int, tries: _Tries, reason: str, wait: float | None
+        self, ex: _Exchange, attempt: int, tries: Tries, reason: str, wait: float | None
     ) -> None:
         """Log the retry and sleep the backoff."""
         delay = backoff_delay(attempt, self.limits, self._random, wait)

@@ -113,4 +113,9 @@ async def test_report_and_compare_write_the_html_file(run_dir: Path, tmp_path: P
     )
     assert json.loads(both.stdout) and (out / "b.html").exists()  # stdout: the rows alone
     cli("compare", str(run_dir), str(run_dir), "--html", str(out / "c.html"))
-    assert 'id="compare"' in (out / "c.html").read_text()
+    compared = (out / "c.html").read_text()
+    assert 'id="compare"' in compared
+    # a run against itself: no discordance, so no MDE, and the page says why for each task
+    assert compared.count('<td class="num mde"') == compared.count("data-metric=") > 0
+    assert compared.count('class="note mde-note"') == 3  # arc, mmlu and gsm8k's headlines
+    assert "no minimum detectable difference: the runs score every sample the same" in compared

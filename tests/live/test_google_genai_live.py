@@ -29,7 +29,7 @@ from sieval.ir.request import (
     TextPart,
     Tools,
 )
-from sieval.model import Model
+from sieval.model import Model, prepare
 from sieval.transport import Limits
 
 pytestmark = pytest.mark.live
@@ -139,7 +139,8 @@ async def test_recorded_greedy_replies_are_what_the_proxy_answers_now(
         call = await m.call(RECORDED[name])
     assert call.body == recorded["request"]
     reply = (recorded.get("reply_sse") or json.dumps(recorded["reply"])).encode()
-    assert call.result() == lift(DIALECT, m.prepare(RECORDED[name]), 200, {}, reply)
+    lowered = prepare(m.dialect, RECORDED[name], m.model_id, m.request_defaults)
+    assert call.result() == lift(DIALECT, lowered, 200, {}, reply)
 
 
 async def test_the_sdk_through_the_proxy_gets_the_dialects_answer(

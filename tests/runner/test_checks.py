@@ -13,7 +13,6 @@ from sieval.errors import ConfigError
 from sieval.reference import ReferenceServer
 from sieval.runner import RunOptions, arun_eval
 from sieval.runner.config import parse_config
-from sieval.runner.limits import connection_budget, connection_budgets
 from sieval.runner.rundir import load_run_config
 from sieval.transport import HttpTransport
 from sieval.transport.types import HttpReply, HttpRequest
@@ -111,43 +110,6 @@ async def test_a_missing_bos_fails_and_no_preflight_skips_it(tmp_path: Path) -> 
         (result.run_dir / "m" / "arc_easy_kshot_ppl" / "records.jsonl").read_bytes().split(b"\n")[0]
     )
     assert first["status"] == "ok"  # scored, without the BOS: exactly what the check prevents
-
-
-def test_the_connection_budget_stays_below_the_open_file_limit() -> None:
-    model = parse_config(
-        "models: [{endpoint: embedded, concurrency_limit: 1000}]\ntasks: [{name: t}]"
-    ).models[0]
-    connections, note = connection_budget(model, embedded=True, limit=1024)
-    assert connections == (1024 - 64) // 2 == 480
-    assert note is not None and "1000" in note and "480 connections" in note
-    assert connection_budget(model, embedded=False, limit=4096) == (1000, None)
-
-
-def test_the_models_of_a_run_share_one_connection_budget() -> None:
-    models = parse_config(
-        "models:\n"
-        "  - {name: small, endpoint: 'http://h:1', model: m, concurrency_limit: 4}\n"
-        "  - {name: a, endpoint: 'http://h:1', model: m, concurrency_limit: 1000}\n"
-        "  - {name: b, endpoint: 'http://h:2', model: m, concurrency_limit: 1000}\n"
-        "tasks: [{name: t}]"
-    ).models
-    budgets = connection_budgets(models, limit=1024)
-    assert {k: v[0] for k, v in budgets.items()} == {"small": 4, "a": 478, "b": 478}
-    assert budgets["small"][1] is None
-    assert sum(v[0] for v in budgets.values()) <= 1024 - 64
-    assert "shared by 3 models" in (budgets["a"][1] or "")
-    embedded = parse_config(
-        "models: [{name: x, endpoint: embedded, concurrency_limit: 1000},\n"
-        "         {name: y, endpoint: embedded, concurrency_limit: 1000}]\n"
-        "tasks: [{name: t}]"
-    ).models
-    both = connection_budgets(embedded, limit=1024)
-    assert {k: v[0] for k, v in both.items()} == {"x": 240, "y": 240}  # 2 descriptors each
-    assert connection_budgets(models, limit=1 << 20) == {
-        "small": (4, None),
-        "a": (1000, None),
-        "b": (1000, None),
-    }
 
 
 async def test_n_above_the_dataset_size_is_said(tmp_path: Path) -> None:

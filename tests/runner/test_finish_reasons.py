@@ -11,8 +11,8 @@ from sieval.ir.response import Choice, Response, ToolCall
 from sieval.reference import ReferenceServer
 from sieval.runner import RunOptions, arun_eval
 from sieval.runner.config import parse_config
-from sieval.runner.engine import _finish
-from sieval.runner.report import _finish_counts
+from sieval.runner.records import finish_reasons
+from sieval.runner.tally import finish_counts
 
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 
@@ -27,9 +27,9 @@ def test_each_choice_keeps_the_servers_word_and_an_empty_answer_is_marked() -> N
             Choice(index=3, text=""),
         )
     )
-    ended = _finish(response)
+    ended = finish_reasons(response)
     assert ended == ["stop:empty", "length", "tool_calls", ":empty"]
-    counts = _finish_counts(Counter([*ended, "SAFETY:empty"]))
+    counts = finish_counts(Counter([*ended, "SAFETY:empty"]))
     assert counts == {
         "finish_reasons": {"SAFETY": 1, "length": 1, "stop": 1, "tool_calls": 1, "unreported": 1},
         "empty_answers": 3,

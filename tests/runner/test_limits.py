@@ -51,7 +51,7 @@ def test_concurrency_1000_under_ulimit_1024_on_the_embedded_server(tmp_path: Pat
     assert len(done.stderr) < 20_000  # no traceback storm
 
 
-def test_three_models_at_concurrency_1000_share_one_budget(tmp_path: Path) -> None:
+def test_three_servers_at_concurrency_1000_share_one_descriptor_budget(tmp_path: Path) -> None:
     # three embedded servers in one process: each model's budget alone fits the limit, their
     # sum does not; the process-wide budget is split between them
     config = tmp_path / "c.yaml"
@@ -65,5 +65,5 @@ def test_three_models_at_concurrency_1000_share_one_budget(tmp_path: Path) -> No
     done = _eval(config, tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Too many open files" not in done.stderr + done.stdout
-    assert "shared by 3 models" in done.stderr, done.stderr[-2000:]
+    assert "shared by 3 servers" in done.stderr, done.stderr[-2000:]
     assert len(done.stderr) < 40_000  # no traceback storm

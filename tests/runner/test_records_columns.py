@@ -24,8 +24,8 @@ from sieval.runner.records import (
     latest_at,
     read_records,
 )
-from sieval.runner.report import _finish_counts, _tally
 from sieval.runner.samples import Samples
+from sieval.runner.tally import finish_counts, tally_unit
 from sieval.tasks.base import Sample
 
 V4 = Path(__file__).parents[1] / "fixtures" / "runs" / "v4-cea26a8"
@@ -409,7 +409,7 @@ def test_the_report_counts_the_same_finishes_from_v4_and_v5_records(tmp_path: Pa
             path = run / "reference" / task / "records.jsonl"
             seen = read_records(path).records
             samples = Samples(Sample(id=i, data={}, gold=None) for i in seen)
-            counts.append(_finish_counts(_tally(path, samples).finishes))
+            counts.append(finish_counts(tally_unit(path, samples).finishes))
             # what the streaming decoder counts is each whole record's finish lists
             outcomes = [o for _, o in latest_at(path, samples.position, len(samples))]
             assert [list(o.finishes()) for o in outcomes] == [

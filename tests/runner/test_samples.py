@@ -14,8 +14,9 @@ import pytest
 
 import sieval.runner.samples as samples_module
 from sieval.runner.records import Record, RecordWriter
-from sieval.runner.report import _tally, intervals
+from sieval.runner.report import intervals
 from sieval.runner.samples import DuplicateSampleId, Samples
+from sieval.runner.tally import tally_unit
 from sieval.tasks._shared import grouped_means, means
 from sieval.tasks.base import Sample, SampleResult
 
@@ -114,7 +115,7 @@ def _tally_peak(path: Path, n: int) -> tuple[int, Any]:
     _records(path, n)
     held = Samples(_synthetic(n), spill_bytes=1 << 20)
     tracemalloc.start()
-    tally = _tally(path, held)
+    tally = tally_unit(path, held)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return peak, tally
@@ -138,7 +139,7 @@ def test_the_streamed_view_aggregates_exactly_as_a_list(tmp_path: Path) -> None:
     n = 3_000
     path = tmp_path / "records.jsonl"
     _records(path, n)
-    tally = _tally(path, Samples(_synthetic(n)))
+    tally = tally_unit(path, Samples(_synthetic(n)))
     listed = list(tally.scored)
     assert means(tally.scored) == means(listed)
     assert grouped_means(tally.scored, lambda s: s.group or "") == grouped_means(

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sieval.errors import ConfigError
 from sieval.ir.capabilities import CAPABILITIES
-from sieval.tasks.registry import TASKS, discover, get_task
+from sieval.tasks.registry import TASKS, discover
 
 NAMES = [
     "aime2024", "aime2025", "arc_challenge", "arc_easy", "arc_easy_kshot_ppl", "bbh", "boolq",
@@ -33,14 +32,6 @@ def test_the_seed_tasks_and_the_chat_tasks() -> None:
         assert prompt in {r.capability for r in task.requirements}
     clp = {r.capability: r for r in TASKS["mmlu_kshot_clp"].requirements}
     assert clp["sampled_top_k"].min_top_k == 100
-
-
-def test_get_task_suggests_a_close_name() -> None:
-    assert get_task("mmlu_kshot_clp") is TASKS["mmlu_kshot_clp"]
-    with pytest.raises(ConfigError, match="Did you mean 'mmlu_kshot_clp'"):
-        get_task("mmlu_kshot_cl")
-    with pytest.raises(ConfigError, match="Known tasks"):
-        get_task("zzz")
 
 
 def test_discover_reads_module_level_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,7 +11,15 @@ import pytest
 from aiohttp import web
 
 from sieval.errors import ConfigError, TransportError, TransportTimeout
-from sieval.transport import HttpRequest, HttpTransport, Limits, Timeouts, Transport, WireLog
+from sieval.transport import (
+    HttpRequest,
+    HttpTransport,
+    Limits,
+    Pool,
+    Timeouts,
+    Transport,
+    WireLog,
+)
 
 from .conftest import Script, Sleeps, reply
 
@@ -192,6 +200,30 @@ async def test_concurrency_is_limited_per_endpoint(server: Script, make: Make) -
     assert server.peak == 2
 
 
+async def test_transports_on_one_pool_share_its_connections(server: Script, make: Make) -> None:
+    """Two models' transports on one shared pool: the server sees at most the pool's size at
+    once, each transport keeps its own retries, and closing one leaves the pool to its owner."""
+
+    async def slow(request: web.Request) -> web.StreamResponse:
+        await asyncio.sleep(0.05)
+        return web.Response(text="{}")
+
+    server.then(slow)
+    pool = Pool(3)
+    first = make(limits=Limits(concurrency=8, retries=0), pool=pool)
+    second = make(limits=Limits(concurrency=8, retries=1), pool=pool)
+    replies = await asyncio.gather(
+        *(t.send(post(server.url())) for t in (first, second) for _ in range(6))
+    )
+    assert [r.status for r in replies] == [200] * 12
+    assert server.peak == 3  # not 8, not 2 x 3
+    assert first.limits.retries != second.limits.retries
+    await first.aclose()
+    assert pool.opened and (await second.send(post(server.url()))).status == 200
+    await pool.aclose()
+    assert not pool.opened
+
+
 async def test_waiting_for_a_slot_is_not_charged_to_total(server: Script, make: Make) -> None:
     async def slow(request: web.Request) -> web.StreamResponse:
         await asyncio.sleep(0.25)
@@ -261,10 +293,10 @@ async def test_one_session_for_the_lifetime(server: Script, tmp_path: object) ->
         assert isinstance(transport, Transport)
         assert isinstance(transport.wire_log, WireLog)
         await transport.send(post(server.url()))
-        session = transport._session
+        session = transport.pool.session()
         await transport.send(post(server.url()))
-        assert transport._session is session is not None
-    assert transport._session is None
+        assert transport.pool.session() is session and not session.closed
+    assert not transport.pool.opened and session.closed
     await transport.aclose()  # closing twice is harmless
     with pytest.raises(RuntimeError, match="closed"):
         await transport.send(post(server.url()))

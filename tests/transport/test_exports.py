@@ -19,8 +19,10 @@ def test_all_is_sorted_and_importable() -> None:
         "config",
         "errors",
         "fake",
+        "pool",
         "probe",
         "redaction",
+        "redirects",
         "refused_reply",
         "types",
     }

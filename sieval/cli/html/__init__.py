@@ -68,6 +68,7 @@ def render_html(view: Mapping[str, Any], *, page_size: int = PAGE_SIZE) -> str:
         models=_unique(row["model"] for row in summary),
         tasks=_unique(row["task"] for row in summary),
         plots=list(_plots(view)),
+        budget=_budget_text(view.get("budget")),
         compare=view.get("compare"),
         compare_json=_pretty(view["compare"]) if view.get("compare") else None,
         fmt=_number,
@@ -128,6 +129,7 @@ def _summary_row(row: Mapping[str, Any]) -> dict[str, Any]:
         "se_text": _number(row.get("se")),
         "ci_text": _interval_text(ci),
         "failures_text": ", ".join(f"{name} {count}" for name, count in failures.items()),
+        "cost_row": _cost_row(row.get("cost")),
         "metric_rows": [
             {
                 "name": name,
@@ -137,6 +139,52 @@ def _summary_row(row: Mapping[str, Any]) -> dict[str, Any]:
             }
             for name, m in (row.get("metrics") or {}).items()
         ],
+    }
+
+
+def _budget_text(budget: Any) -> str:
+    """What a budget allowed and spent, and why it stopped the run, in one sentence."""
+    if not isinstance(budget, Mapping):
+        return ""
+    said = []
+    for name in ("tokens", "cost"):
+        entry = budget.get(name)
+        if isinstance(entry, Mapping) and name == "tokens":
+            said.append(f"spent {entry['spent']:,} of {entry['budget']:,} tokens")
+        elif isinstance(entry, Mapping):
+            unit = f" {entry.get('currency') or ''}".rstrip()
+            said.append(f"spent {entry['spent']:,.4f} of {entry['budget']:,.4f}{unit}")
+    stopped = budget.get("stopped")
+    return "; ".join(said) + (f". {stopped}" if stopped else ".")
+
+
+def _cost_row(cost: Any) -> dict[str, str] | None:
+    """A unit's forecast beside what it spent, as the cost table shows them (``~`` marks an
+    estimated prompt count; a forecast's output and cost are maxima)."""
+    if not isinstance(cost, Mapping):
+        return None
+    forecast = cost.get("forecast") or {}
+    actual = cost.get("actual") or {}
+    price = cost.get("price") or {}
+    currency = f" {price['currency']}" if price.get("currency") else ""
+
+    def tokens(value: Any, mark: str = "") -> str:
+        return "—" if value is None else f"{mark}{int(value):,}"
+
+    def money(value: Any) -> str:
+        return "—" if value is None else f"{value:,.4f}{currency}"
+
+    estimate = "~" if forecast and not forecast.get("exact", True) else ""
+    return {
+        "prompt_forecast": tokens(forecast.get("prompt_tokens"), estimate),
+        "prompt_spent": tokens(actual.get("input_tokens")),
+        "output_forecast": tokens(forecast.get("max_output_tokens"), "≤ " if forecast else ""),
+        "output_spent": tokens(actual.get("output_tokens")),
+        "cost_forecast": "—" if forecast.get("cost") is None else "≤ " + money(forecast["cost"]),
+        "cost_spent": money(actual.get("cost")),
+        "method": str(forecast.get("method") or "no forecast was made"),
+        "without_usage": str(actual.get("without_usage") or 0),
+        "spent_raw": f"{actual.get('input_tokens', '')} {actual.get('output_tokens', '')}",
     }
 
 

@@ -1,0 +1,237 @@
+"""How a forecast and a run's spending are shown: ``sieval eval --dry-run`` and ``sieval plan``
+print the forecast, ``sieval report`` the forecast beside what was spent, ``sieval eval`` one line
+a model at its end.
+
+An estimated prompt count is marked ``~`` in every cell that holds one, and its method is named
+below the table; output tokens and costs of a forecast are maxima (``≤``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from ..runner.config import Price
+from ..runner.forecast import Forecast
+from .inert import shown as as_text
+from .text import MISSING
+
+__all__ = ["money", "render_budget", "render_costs", "render_forecast", "spent_lines"]
+
+
+def money(value: float | None, currency: str = "") -> str:
+    if value is None:
+        return MISSING
+    return f"{value:,.4f}" + (f" {currency}" if currency else "")
+
+
+def _tokens(value: Any, exact: bool = True) -> str:
+    if value is None:
+        return MISSING
+    return f"{'' if exact else '~'}{int(value):,}"
+
+
+def _currency(prices: Sequence[Any]) -> str:
+    found = {str(p.get("currency") or "") if isinstance(p, Mapping) else p.currency for p in prices}
+    return found.pop() if len(found) == 1 else ""
+
+
+def render_forecast(forecast: Forecast, prices: Mapping[str, Price | None]) -> list[Table | Text]:
+    """Per model, a table of its tasks: samples, requests, prompt tokens, the most output
+    tokens, and with a price the most it may cost; below it, how the prompts were counted."""
+    out: list[Table | Text] = []
+    for counting in forecast.counting:
+        units = [u for u in forecast.units if u.model == counting.model]
+        price = prices.get(counting.model)
+        unit_of_money = f" ({price.currency})" if price is not None and price.currency else ""
+        table = Table(title=as_text(f"forecast · {counting.model}"))
+        table.add_column("task", no_wrap=True)
+        for name in ("samples", "requests", "prompt\ntokens", "output\ntokens ≤"):
+            table.add_column(name, justify="right", no_wrap=True)
+        if price is not None:
+            table.add_column(f"cost ≤{unit_of_money}", justify="right", no_wrap=True)
+        for u in units:
+            cells = [
+                f"{u.samples:,}",
+                f"{u.requests:,}",
+                _tokens(u.prompt_tokens, u.exact),
+                _tokens(u.max_output_tokens) + ("+" if u.unbounded_requests else ""),
+            ]
+            if price is not None:
+                cells.append(money(u.cost(price)))
+            table.add_row(as_text(u.task), *cells)
+        if len(units) > 1:
+            exact = all(u.exact for u in units)
+            cells = [
+                f"{sum(u.samples for u in units):,}",
+                f"{sum(u.requests for u in units):,}",
+                _tokens(sum(u.prompt_tokens for u in units), exact),
+                _tokens(sum(u.max_output_tokens for u in units)),
+            ]
+            if price is not None:
+                cells.append(money(sum(u.cost(price) or 0.0 for u in units)))
+            table.add_row(Text("total", style="bold"), *cells, end_section=True)
+        out.append(table)
+        how = (
+            f"{counting.tokenized:,} distinct prompts asked, in {counting.seconds:.1f} s"
+            if counting.tokenized
+            else f"in {counting.seconds:.1f} s"
+        )
+        mark = "" if counting.method.startswith("exact") else "~ "
+        out.append(Text(f"{mark}prompt tokens: {counting.method} ({how})", style="dim"))
+        if any(u.unbounded_requests for u in units):
+            unbounded = sum(u.unbounded_requests for u in units)
+            out.append(
+                Text(
+                    f"+ {unbounded:,} requests set no max_tokens: their output has no maximum "
+                    "and is not counted",
+                    style="yellow",
+                )
+            )
+    if forecast.units:
+        out.append(
+            Text(
+                "output tokens ≤: the most the requests may generate (max_tokens × n); cost ≤: "
+                "the prompt tokens and that maximum at the model's price, per million tokens",
+                style="dim",
+            )
+        )
+    return out
+
+
+def render_costs(report: Mapping[str, Any]) -> list[Table | Text]:
+    """Per model, a row a task: its forecast over what its records say was spent (two lines a
+    cell, to read at 80 columns); nothing for a report written before costs were reported."""
+    results = [r for r in report.get("results", []) if isinstance(r.get("cost"), Mapping)]
+    out: list[Table | Text] = []
+    for model in dict.fromkeys(r["model"] for r in results):
+        mine = [r for r in results if r["model"] == model]
+        prices = [r["cost"].get("price") for r in mine if r["cost"].get("price")]
+        currency = _currency(prices)
+        table = Table(title=as_text(f"cost · {model}"))
+        table.add_column("task", no_wrap=True)
+        table.add_column("", style="dim", no_wrap=True)
+        table.add_column("prompt\ntokens", justify="right", no_wrap=True)
+        table.add_column("output\ntokens", justify="right", no_wrap=True)
+        if prices:
+            table.add_column(f"cost{f' ({currency})' if currency else ''}", justify="right")
+        estimated = False
+        for result in mine:
+            forecast = result["cost"].get("forecast") or {}
+            actual = result["cost"].get("actual") or {}
+            exact = bool(forecast.get("exact", True))
+            estimated = estimated or not exact
+            most = forecast.get("max_output_tokens")
+            cells = [
+                f"{_tokens(forecast.get('prompt_tokens'), exact)}\n"
+                f"{_tokens(actual.get('input_tokens'))}",
+                f"{'≤ ' if most is not None else ''}{_tokens(most)}\n"
+                f"{_tokens(actual.get('output_tokens'))}",
+            ]
+            if prices:
+                cost = forecast.get("cost")
+                cells.append(
+                    f"{'≤ ' if cost is not None else ''}{money(cost)}\n{money(actual.get('cost'))}"
+                )
+            table.add_row(as_text(result["task"]), "forecast\nspent", *cells)
+        out.append(table)
+        methods = sorted(
+            {
+                str((r["cost"].get("forecast") or {}).get("method"))
+                for r in mine
+                if r["cost"].get("forecast")
+            }
+        )
+        if methods:
+            mark = "~ " if estimated else ""
+            out.append(Text(f"{mark}forecast prompt tokens: {', '.join(methods)}", style="dim"))
+        else:
+            out.append(
+                Text(
+                    "no forecast was made for this run (sieval eval --dry-run forecasts one; a "
+                    "run forecasts with a price: or a budget, or --forecast)",
+                    style="dim",
+                )
+            )
+        retries = sum(int((r["cost"].get("actual") or {}).get("retries", 0)) for r in mine)
+        if retries:
+            out.append(
+                Text(
+                    f"{retries:,} attempt{'s were' if retries > 1 else ' was'} sent again (after "
+                    "a timeout, a 429 or a 5xx): the server may have computed "
+                    f"{'them' if retries > 1 else 'it'} too, which no usage reports",
+                    style="yellow",
+                )
+            )
+        without = sum(int((r["cost"].get("actual") or {}).get("without_usage", 0)) for r in mine)
+        if without:
+            out.append(
+                Text(
+                    f"{without:,} repl{'ies' if without > 1 else 'y'} reported no usage (or part "
+                    "of it): what was not reported is not in the figures spent",
+                    style="yellow",
+                )
+            )
+    return out
+
+
+def render_budget(report: Mapping[str, Any]) -> list[Text]:
+    """What a budget allowed and what was spent, and whether it stopped the run."""
+    budget = report.get("budget")
+    if not isinstance(budget, Mapping):
+        return []
+    lines = []
+    for name in ("tokens", "cost"):
+        entry = budget.get(name)
+        if not isinstance(entry, Mapping):
+            continue
+        if name == "tokens":
+            figures = f"{int(entry['spent']):,} of {int(entry['budget']):,} tokens"
+            before = f"{int(entry['spent_before']):,} tokens"
+        else:
+            currency = str(entry.get("currency") or "")
+            figures = f"{money(entry['spent'], currency)} of {money(entry['budget'], currency)}"
+            before = money(entry["spent_before"], currency)
+        earlier = f", {before} of it before this session" if entry.get("spent_before") else ""
+        lines.append(Text(f"budget: spent {figures}{earlier} (--budget-{name})"))
+    if budget.get("from_forecast"):
+        lines.append(
+            Text(
+                f"budget: {budget['from_forecast']:,} replies reported no usage and were counted "
+                "at their forecast",
+                style="dim",
+            )
+        )
+    return lines
+
+
+def spent_lines(report: Mapping[str, Any]) -> list[Text]:
+    """One line a model at a run's end, when it has a forecast or a price: what it spent beside
+    the forecast."""
+    lines = []
+    results = [r for r in report.get("results", []) if isinstance(r.get("cost"), Mapping)]
+    for model in dict.fromkeys(r["model"] for r in results):
+        mine = [r["cost"] for r in results if r["model"] == model]
+        forecasts = [c["forecast"] for c in mine if c.get("forecast")]
+        prices = [c["price"] for c in mine if c.get("price")]
+        if not forecasts and not prices:
+            continue
+        spent_in = sum(int(c["actual"].get("input_tokens", 0)) for c in mine)
+        spent_out = sum(int(c["actual"].get("output_tokens", 0)) for c in mine)
+        currency = _currency(prices)
+        text = f"{model}: spent {spent_in:,} prompt + {spent_out:,} output tokens"
+        if prices:
+            text += f", {money(sum(c['actual'].get('cost') or 0.0 for c in mine), currency)}"
+        if forecasts:
+            exact = all(f.get("exact") for f in forecasts)
+            prompt = _tokens(sum(int(f["prompt_tokens"]) for f in forecasts), exact)
+            most = sum(int(f["max_output_tokens"]) for f in forecasts)
+            text += f" (forecast {prompt} prompt, ≤ {most:,} output"
+            if prices:
+                text += f", ≤ {money(sum(f.get('cost') or 0.0 for f in forecasts), currency)}"
+            text += ")"
+        lines.append(as_text(text))
+    return lines

@@ -1,0 +1,72 @@
+"""Per-sample records: ``results/<run>/<model>/<task>/records.jsonl``, append-only.
+
+Three modules, one concept each:
+
+- ``schema``: what a line holds (``Record``, ``RequestRecord``), its versions, and where a unit's
+  files live (``records_path``, ``shared_path``, ``wire_log_path``);
+- ``compact``: what repeats is written once (``shared.jsonl``, the columns of a record) and put
+  back on reading (``expand_requests``);
+- ``io``: the append-only writer (``RecordWriter``) and the readers, each decoding only what it
+  needs (``read_records``, ``statuses_at``, ``latest_at``, ``scan``).
+
+and ``call``, which builds a request's record from the ``Call`` that sent it. Every name is
+importable from here.
+"""
+
+from .call import error_record, finish_reasons, request_record
+from .compact import Shared, expand, expand_requests
+from .io import (
+    FAILED,
+    FSYNC_INTERVAL_S,
+    NOT_RUN,
+    SCORED,
+    ReadResult,
+    RecordWriter,
+    SampleOutcome,
+    decode_record,
+    first_reported_model,
+    latest_at,
+    read_records,
+    scan,
+    statuses_at,
+)
+from .schema import (
+    RECORDS_FILE,
+    SCHEMA_VERSION,
+    SHARED_FILE,
+    Record,
+    RequestRecord,
+    records_path,
+    shared_path,
+    wire_log_path,
+)
+
+__all__ = [
+    "FAILED",
+    "FSYNC_INTERVAL_S",
+    "NOT_RUN",
+    "RECORDS_FILE",
+    "SCHEMA_VERSION",
+    "SCORED",
+    "SHARED_FILE",
+    "ReadResult",
+    "Record",
+    "RecordWriter",
+    "RequestRecord",
+    "SampleOutcome",
+    "Shared",
+    "decode_record",
+    "error_record",
+    "expand",
+    "expand_requests",
+    "finish_reasons",
+    "first_reported_model",
+    "latest_at",
+    "read_records",
+    "records_path",
+    "request_record",
+    "scan",
+    "shared_path",
+    "statuses_at",
+    "wire_log_path",
+]
