@@ -30,7 +30,8 @@ import msgspec
 
 from .dialects.auth_hint import rejected_key
 from .dialects.registry import get_dialect
-from .dialects.table import Auth, Dialect, Lowered, lift, lower
+from .dialects.spec import Auth, Dialect, Lowered
+from .dialects.table import lift, lower
 from .errors import ContractViolation, Refused, ServerRejected, SievalError
 from .ir.defaults import with_defaults
 from .ir.request import Request
@@ -174,6 +175,8 @@ class Model:
             stream=lowered.stream,
             secrets=self._secrets,
             timeout=timeout,
+            overload=self.dialect.retry.overload,
+            in_band=self.dialect.retry.in_band if lowered.stream else None,  # errors ride streams
         )
         response: Response | None = None
         error: SievalError | None = None

@@ -41,14 +41,3 @@ def vllm_url() -> str:
         "live tests need a running vLLM: run scripts/test (it starts one), or set "
         "SIEVAL_VLLM_URL=http://127.0.0.1:PORT, or SIEVAL_SKIP_LIVE=1 to skip them explicitly"
     )
-
-
-@pytest.fixture
-def planned_dialect(monkeypatch: pytest.MonkeyPatch):
-    """A dialect id that is registered as planned (every real id has landed): ``future_wire``."""
-    from sieval.dialects import registry
-
-    monkeypatch.setitem(registry.PLANNED, "future_wire", "POST /future: lands with its server")
-    registry.registry.cache_clear()
-    yield "future_wire"
-    registry.registry.cache_clear()

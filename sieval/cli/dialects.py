@@ -43,14 +43,11 @@ def render_dialects(table_rows: tuple[DialectRow, ...]) -> Group:
     listing = Table(title="sieval dialects", box=box.SIMPLE_HEAD, pad_edge=False)
     listing.add_column("#")
     listing.add_column("dialect", no_wrap=True)
-    if any(r.status != "active" for r in table_rows):
-        listing.add_column("status", no_wrap=True)
     for column in ("route", "auth", "input"):
         listing.add_column(column, overflow="fold")
     for n, r in enumerate(table_rows, 1):
-        status = [r.status] if any(r.status != "active" for r in table_rows) else []
         listing.add_row(
-            str(n), r.id, *status, r.route or "-", r.auth or "-", ", ".join(r.input_kinds) or "-"
+            str(n), r.id, r.route or "-", r.auth or "-", ", ".join(r.input_kinds) or "-"
         )
     matrix = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     matrix.add_column("capability")
@@ -65,9 +62,6 @@ def leaf_decisions(leaf: str) -> list[dict[str, str]]:
     """What each dialect's table says about one request leaf (``--leaf``)."""
     out = []
     for r in rows():
-        if r.dialect is None:
-            out.append({"dialect": r.id, "outcome": "planned", "detail": r.summary})
-            continue
         outcome, detail = describe_leaf(r.dialect, leaf)
         out.append({"dialect": r.id, "outcome": outcome, "detail": detail})
     return out
@@ -110,5 +104,3 @@ def dialects(
     table_rows = rows()
     Console().print(render_dialects(table_rows))
     typer.echo("yes = supported, part = partly (see --leaf), - = refused before any request.")
-    if any(r.status == "planned" for r in table_rows):
-        typer.echo("? = planned: its capabilities are derived when its table lands.")

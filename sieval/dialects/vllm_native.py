@@ -19,24 +19,21 @@ entries cannot be seen from the map.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
-
-from msgspec import UNSET
 
 from ..ir.channels import Guarantee
-from ..ir.request import CompletionInput
-from ..ir.response import Choice, Response
 from . import openai_completions as oc
-from .checks import Checker
-from .table import Lowered, NoOp, Refuse, Row
-from .wire import openai, vllm
+from .readers import openai as readers
+from .reply import Clamp, Structured
+from .rows import vllm as rows
+from .spec import Dialect, NoOp, Refuse, Row
 from .wire import openai_completions as wire
+from .wire import vllm
 
 ID = "vllm_native"
 
 ROWS: dict[str, Row] = {
     **oc.ROWS,
-    **vllm.extra_rows(oc.DIALECT.compiled.owned_keys),
+    **rows.extra_rows(),
     # vLLM answers 400 to a suffix unless the model renders FIM (none does on 0.32 but DeepSeek-V4)
     "input.completion.suffix": Refuse("vLLM 0.32 refuses suffix for models without FIM rendering"),
     # streamed choices carry no prompt_logprobs, so every call is one non-streaming POST
@@ -50,76 +47,29 @@ CHANNELS = {
 }
 
 
-def read(lowered: Lowered, reply: wire.Reply[vllm.VllmChoice], check: Checker) -> Response:
-    request = lowered.request
-    s = request.scoring
-    choices = check.ordered(reply.choices, request.sampling.n)
-    usage = openai.usage(reply.usage)
-    input_tokens: Any = UNSET
-    if s.input_logprobs:
-        text = request.input.text if isinstance(request.input, CompletionInput) else UNSET
-        first = choices[0]
-        input_tokens = vllm.prompt_tokens(
-            check,
-            f"choices[{first.index}]",
-            first.prompt_logprobs,
-            first.prompt_token_ids,
-            usage.input_tokens,
-            text if isinstance(text, str) else None,
-            s.input_top_k,
-        )
-    sampled = (
-        [wire.sampled_tokens(check, c, s.sampled_top_k) for c in choices]
-        if s.sampled_logprobs
-        else []
-    )
-    ids = [vllm.sampled_ids(check, c) for c in choices] if s.token_ids else []
-    if ids and sampled:
-        sampled = [vllm.with_ids(check, t, i) for t, i in zip(sampled, ids, strict=True)]
-    cut = [c.finish_reason == "length" for c in choices]
-    structured = (
-        [
-            check.json_value(f"choices[{c.index}].text", c.text, cut[i])
-            for i, c in enumerate(choices)
-        ]
-        if request.structured_output.format != "text"
-        else []
-    )
-    counts = [
-        len(c.token_ids) if c.token_ids is not None else (len(sampled[i]) if sampled else None)
-        for i, c in enumerate(choices)
-    ]
-    return Response(
-        choices=tuple(
-            Choice(
-                index=c.index,
-                text=c.text,
-                finish_reason=c.finish_reason if c.finish_reason is not None else UNSET,
-                stop_reason=c.stop_reason,
-                tokens=sampled[i] if sampled else UNSET,
-                token_ids=ids[i] if ids else UNSET,
-                structured_output=structured[i] if structured else UNSET,
-            )
-            for i, c in enumerate(choices)
-        ),
-        input_tokens=input_tokens,
-        usage=usage,
-        model=reply.model if reply.model is not None else UNSET,
-        system_fingerprint=reply.system_fingerprint or UNSET,
-        dialect=ID,
-        warnings=wire.clamp_warnings(check, request.sampling.max_tokens, choices, counts, usage),
-    )
+REPLY = dataclasses.replace(
+    oc.REPLY,
+    type=wire.Reply[vllm.VllmChoice],
+    sampled=readers.sampled_with_ids,
+    token_ids=readers.token_ids,
+    input=readers.prompt_logprobs,
+    structured=Structured("choices[{i}].text", cut="length"),
+    clamp=Clamp(made=lambda c: len(c.token_ids) if c.token_ids is not None else None),
+)
+"""openai_completions' reply with vLLM's fields: ``prompt_logprobs`` for the input, token ids,
+structured output, and no echo."""
 
+RULES = ()
+"""None of openai_completions' rules applies: they bind echo scoring (``max_tokens: 0`` and a
+FIM suffix beside it), and here input scoring is ``prompt_logprobs`` while the rows refuse
+``max_tokens: 0`` and ``suffix``."""
 
-# openai_completions' endpoint and auth; vLLM's rows, channels and reader; no streaming
-DIALECT = dataclasses.replace(
-    oc.DIALECT,
+DIALECT = Dialect(
     id=ID,
+    endpoint=oc.DIALECT.endpoint,
     rows=ROWS,
-    rules=(),
+    rules=RULES,
     channels=CHANNELS,
-    reply=wire.Reply[vllm.VllmChoice],
-    read=read,
-    stream=None,
+    reply=REPLY,
     summary="vLLM's own fields on POST /v1/completions; verified on vLLM 0.32.0",
 )

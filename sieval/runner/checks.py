@@ -24,7 +24,7 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET
 
-from ..dialects.envelopes import classify
+from ..dialects.envelopes import message_kind
 from ..errors import ConfigError, ServerRejected, SievalError
 from ..ir.request import CompletionInput, Request, Sampling, Scoring
 from ..model import Call, Model
@@ -232,7 +232,10 @@ async def _check_context(
     )
     call = await model.call(probe)
     error = call.error
-    if isinstance(error, ServerRejected) and classify(error.server_message) == "context_overflow":
+    if (
+        isinstance(error, ServerRejected)
+        and message_kind(error.server_message) == "context_overflow"
+    ):
         return CheckResult(
             "context",
             "failed",
@@ -270,13 +273,9 @@ async def _count_prompt(
 
 
 async def _tokenize(model: Model, text: str, special: bool) -> Any:
-    body = {
-        "model": model.model_id,
-        "prompt": text,
-        "add_special_tokens": special,
-        "return_token_strs": True,
-    }
-    status, data = await model.fetch(str(model.dialect.endpoint.tokenize), body)
+    endpoint = model.dialect.endpoint
+    body = endpoint.tokenize_body(model.model_id, text, special)
+    status, data = await model.fetch(str(endpoint.tokenize), body)
     return data if status == 200 and isinstance(data, dict) else None
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 
 from ..dialects.registry import get_dialect, registry
-from ..dialects.table import Auth, Dialect, Refuse
+from ..dialects.spec import Auth, Dialect, Refuse
 from ..errors import ConfigError, Refused, did_you_mean
 from ..model import prepare
 from ..settings import setting

@@ -19,8 +19,9 @@ from typing import Any
 import msgspec
 
 from ..dialects.auth_hint import rejected_key
-from ..dialects.envelopes import classify, server_message
-from ..dialects.table import Auth, Dialect, lift, lower
+from ..dialects.envelopes import message_kind, server_message
+from ..dialects.spec import Auth, Dialect
+from ..dialects.table import lift, lower
 from ..errors import ConfigError, Refused, ServerRejected, SievalError, TransportError
 from ..ir.request import ChatInput, Message, Request, Sampling, TextPart
 from ..settings import setting
@@ -115,7 +116,7 @@ async def preflight(
         )
 
     def key_refused(exc: ServerRejected) -> bool:
-        return exc.status in (401, 403) or classify(exc.server_message) == "key_refused"
+        return exc.status in (401, 403) or message_kind(exc.server_message) == "key_refused"
 
     try:
         models: Any = None
@@ -228,9 +229,9 @@ async def _first_request(
         # a proxy may echo the key it refused
         exc.server_message = redact(exc.server_message, secrets)
         exc.message = redact(exc.message, secrets)
-        if exc.status in (401, 403) or classify(exc.server_message) == "key_refused":
+        if exc.status in (401, 403) or message_kind(exc.server_message) == "key_refused":
             raise
-        if exc.status == 404 or classify(exc.server_message) == "unknown_model":
+        if exc.status == 404 or message_kind(exc.server_message) == "unknown_model":
             raise _not_served(name, model_id, route, exc, None) from exc
         raise ConfigError(
             f"{name} refused the first request ({route}) with HTTP {exc.status}: "

@@ -59,8 +59,8 @@ GATEWAY = frozenset({502, 504})
 restarted): after the endpoint has answered, waited for like refused connections (``outage_s``)."""
 
 
-def _retryable(status: int) -> bool:
-    return status == 429 or status >= 500
+def _retryable(status: int, overload: frozenset[int] = frozenset()) -> bool:
+    return status == 429 or status >= 500 or status in overload
 
 
 def _plural(n: int) -> str:
@@ -179,13 +179,16 @@ class HttpTransport:
                 head = f"{request.method} {ex.shown_url} failed after {_plural(attempt)}"
                 raise failure.to_error(head, detail, attempt, ex.endpoint) from exc
             self._log_wire(ex, attempt, raw=raw)
-            if raw.status < 500:
+            overload = ex.request.overload
+            if raw.status < 500 or raw.status in overload:
                 self._answered.add(ex.endpoint)
             # a final answer ends the outage; a gateway's own 429 does not say its upstream is back
-            if not _retryable(raw.status) and ex.endpoint in self._outages:
+            if not _retryable(raw.status, overload) and ex.endpoint in self._outages:
                 away_s = self._clock() - self._outages.pop(ex.endpoint)
                 logger.warning("%s answers again, after %.0f s away", ex.endpoint, away_s)
-            if _retryable(raw.status):
+            # an error event inside a 2xx stream is retried as the status it stands for
+            said = ex.request.in_band(raw.body) if ex.request.in_band and raw.status < 300 else None
+            if _retryable(raw.status, overload) or (said is not None and _retryable(said)):
                 gateway = raw.status in GATEWAY
                 how = (
                     f"answers {raw.status} (a gateway whose upstream is away)" if gateway else None
@@ -194,9 +197,11 @@ class HttpTransport:
                     wait = retry_after_s(raw.headers.get("retry-after"))
                     if wait is not None and wait > self.limits.retry_after_max_s:
                         self._say_capped(ex, wait)
-                    await self._pause(ex, attempt, tries, f"HTTP {raw.status}", wait)
+                    why = f"HTTP {raw.status}" if said is None else f"an in-band HTTP {said}"
+                    await self._pause(ex, attempt, tries, why, wait)
                     continue
-                raise self._status_error(ex, raw, attempt)
+                if said is None:
+                    raise self._status_error(ex, raw, attempt)
             timings = Timings(
                 started=started,
                 first_byte_s=raw.first_byte_s,
@@ -355,10 +360,11 @@ class HttpTransport:
 
     def _status_error(self, ex: _Exchange, raw: _Raw, attempts: int) -> TransportError:
         """The error raised when 429/5xx outlasted the retries."""
+        busy = "overloaded" if raw.status in ex.request.overload else "rate-limiting"
         fix = fill(
-            "the server is rate-limiting; lower the concurrency ({concurrency_limit}) or raise the "
+            f"the server is {busy}; lower the concurrency ({{concurrency_limit}}) or raise the "
             "retries ({retries})"
-            if raw.status == 429
+            if raw.status == 429 or raw.status in ex.request.overload
             else "check the server's logs, or raise the retries ({retries})"
         )
         return TransportError(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 import msgspec
@@ -29,6 +30,12 @@ class HttpRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     """Strings redacted from logs, the wire log and error messages."""
     timeout: Timeouts | None = None
     """Budgets for this call; ``None`` uses the transport's."""
+    overload: frozenset[int] = frozenset()
+    """Statuses the wire answers when overloaded (Anthropic's 529): retried and reported as a
+    rate limit is (the dialect's ``Retry``)."""
+    in_band: Callable[[bytes], int | None] | None = None
+    """The status an error inside a 2xx body stands for (an error event in a stream), or None:
+    a retryable one is retried like that status; after the retries the body is returned."""
 
     def __post_init__(self) -> None:
         if not self.url.lower().startswith(("http://", "https://")):

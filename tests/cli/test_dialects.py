@@ -25,7 +25,7 @@ def test_json_lists_seven_ids_with_derived_capabilities() -> None:
     result = runner.invoke(app, ["dialects", "--json"])
     assert result.exit_code == 0
     rows = {row["id"]: row for row in json.loads(result.stdout)}
-    assert len(rows) == 7
+    assert set(rows) >= SEVEN  # a dialect added later is listed too, without an edit here
     assert rows["openai_completions"]["status"] == "active"
     assert rows["openai_completions"]["capabilities"]["input_scoring"] == "supported"
     assert rows["openai_completions"]["capabilities"]["token_ids"] == "no"
@@ -35,12 +35,11 @@ def test_json_lists_seven_ids_with_derived_capabilities() -> None:
     assert rows["anthropic_messages"]["auth"] == "x-api-key: <key> + anthropic-version: 2023-06-01"
 
 
-def test_table_shows_status_and_capabilities(planned_dialect: str) -> None:
+def test_table_shows_the_dialects_and_capabilities() -> None:
     result = runner.invoke(app, ["dialects"])
     assert result.exit_code == 0
-    for word in ("openai_completions", "vllm_native", "google_genai", "input_scoring", "active"):
+    for word in ("openai_completions", "vllm_native", "google_genai", "input_scoring"):
         assert word in result.stdout
-    assert "planned" in result.stdout and planned_dialect in result.stdout
 
 
 def test_table_fits_80_columns_and_numbers_the_dialects(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -54,16 +53,15 @@ def test_table_fits_80_columns_and_numbers_the_dialects(monkeypatch: pytest.Monk
         cells = line.split()
         if len(cells) > 1 and cells[0].isdigit() and cells[1] in SEVEN:
             numbers[cells[1]] = int(cells[0])
-    assert set(numbers) == SEVEN  # every id whole on its row
+    assert set(numbers) >= SEVEN  # every id whole on its row
     (scoring,) = [line.split() for line in lines if line.split()[:1] == ["input_scoring"]]
     marks = scoring[1:]
     assert marks[numbers["openai_completions"] - 1] == "yes"
     assert marks[numbers["sglang_native"] - 1] == "yes"
     assert marks[numbers["openai_chat"] - 1] == "-"
-    assert "planned" not in result.stdout  # nothing is
 
 
-def test_leaf_prints_each_dialects_decision_from_its_table(planned_dialect: str) -> None:
+def test_leaf_prints_each_dialects_decision_from_its_table() -> None:
     result = runner.invoke(app, ["dialects", "--leaf", "sampling.top_k", "--json"])
     assert result.exit_code == 0
     by_id = {d["dialect"]: d for d in json.loads(result.stdout)}
@@ -75,7 +73,6 @@ def test_leaf_prints_each_dialects_decision_from_its_table(planned_dialect: str)
         "detail": "written to top_k",
     }
     assert by_id["openai_chat"]["outcome"] == "refused"
-    assert by_id[planned_dialect]["outcome"] == "planned"
     table = runner.invoke(app, ["dialects", "--leaf", "scoring.input_logprobs"])
     assert table.exit_code == 0 and "prompt_logprobs" in table.stdout
 

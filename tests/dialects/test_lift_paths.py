@@ -1,17 +1,17 @@
-"""Each lift checks a channel whole, then walks it position by position only when that fails:
-the two paths must agree on every reply, believed or refused (same Response, same error).
+"""Each channel primitive checks a channel whole, then walks it position by position only when
+that finds a doubt: the two paths must agree on every reply, believed or refused (same Response,
+same error).
 
-The walk is the reference (it is the check as first written, and names the first bad position);
-these tests disable each whole-channel check and lift again, on every recorded reply of the
-dialect and on fuzzed mutations of the ones with logprobs.
+The walk is the reference (it names the first bad position); ``checks.walked()`` turns every
+whole-channel path off at once (no module is patched), and these tests lift every recorded reply
+of every dialect, and fuzzed mutations of the ones with logprobs, both ways.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -20,41 +20,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mutation import json_values, paths, set_at
 
-from dialects import recorded_cases
+from dialects import golden, recorded_cases
 from dialects import test_google_genai as google_cases
 from dialects import test_openai_chat as chat_cases
 from dialects import test_openai_responses as responses_cases
 from dialects import test_sglang_native as sglang_cases
 from dialects import test_vllm_native as vllm_cases
-from sieval.dialects import checks
+from sieval.dialects import channels
+from sieval.dialects.checks import walked
 from sieval.dialects.registry import get_dialect
 from sieval.dialects.table import lift, lower
-from sieval.dialects.wire import google as google_wire
-from sieval.dialects.wire import openai_chat as chat_wire
-from sieval.dialects.wire import openai_completions as completions_wire
-from sieval.dialects.wire import openai_responses as responses_wire
-from sieval.dialects.wire import sglang as sglang_wire
-from sieval.dialects.wire import vllm as vllm_wire
 from sieval.errors import SievalError
 from sieval.ir.request import Request
 
 MODEL = "gemma-3-270m"
-
-
-@contextmanager
-def walked() -> Iterator[None]:
-    """Every whole-channel check off: each lift takes its position-by-position path."""
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(completions_wire, "_offsets", completions_wire._offsets_one_by_one)
-        m.setattr(vllm_wire, "_scored_alone", lambda rows, ids: None)
-        m.setattr(sglang_wire, "spelled", lambda texts, target: None)
-        m.setattr(sglang_wire, "_tops_whole", lambda rows, triples, k: None)
-        m.setattr(chat_wire, "_top_k", chat_wire._top_k_one_by_one)
-        m.setattr(responses_wire, "_part_tokens", responses_wire._part_tokens_one_by_one)
-        m.setattr(google_wire, "_top_k", google_wire._top_k_one_by_one)
-        # ``Checker.logprobs`` without its whole-list sum and max: each value looked at
-        m.setattr(checks, "sound", lambda values: False)
-        yield
 
 
 def outcome(run: Callable[[], Any]) -> Any:
@@ -73,12 +52,18 @@ def both(run: Callable[[], Any]) -> tuple[Any, Any]:
 
 # -- every recorded reply -----------------------------------------------------------------------
 
+
+def _lowers(dialect: str, name: str, request: Request) -> bool:
+    model = golden._cases()[dialect][1].get(name, MODEL)
+    return not isinstance(outcome(lambda: lower(get_dialect(dialect), request, model)), tuple)
+
+
 RECORDED: list[tuple[str, str, str, Request]] = [
-    *(("openai_completions", "0.32.0", n, r) for n, r in recorded_cases.CASES.items()),
-    *(("vllm_native", "0.32.0", n, r) for n, r in vllm_cases.CASES.items()),
-    *(("openai_chat", "0.32.0", n, r) for n, r in chat_cases.CASES.items()),
-    *(("openai_responses", "0.32.0", n, r) for n, r in responses_cases.CASES.items()),
-    *(("sglang_native", "0.5.23", n, r) for n, r in sglang_cases.CASES.items()),
+    (dialect, golden.VERSIONS[dialect], name, request)
+    for dialect, (cases, _) in golden._cases().items()
+    for name, request in cases.items()
+    if (golden.FIXTURES / dialect / golden.VERSIONS[dialect] / f"{name}.json").exists()
+    and _lowers(dialect, name, request)  # a request refused before I/O has no reply to read
 ]
 
 
@@ -90,16 +75,13 @@ def test_the_paths_agree_on_recorded_replies(
 ) -> None:
     d = get_dialect(dialect)
     fixture = load_fixture(dialect, name, version)
-    lowered = outcome(lambda: lower(d, request_, MODEL))
-    if isinstance(lowered, tuple):
-        pytest.skip(f"refused before any request: {lowered[1][:60]}")
+    model = golden._cases()[dialect][1].get(name, MODEL)
+    lowered = lower(d, request_, model)
     whole, walked_ = both(lambda: lift(d, lowered, fixture["status"], {}, reply_bytes(fixture)))
     assert whole == walked_
 
 
-def test_a_long_echo_takes_the_whole_channel_path_and_agrees(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_long_echo_takes_the_whole_channel_path_and_agrees() -> None:
     """500 positions, as a PPL prompt: the usual reply is never walked, and both read it alike."""
     fixture = load_fixture("openai_completions", "echo_score")
     reply = copy.deepcopy(fixture["reply"])
@@ -115,14 +97,12 @@ def test_a_long_echo_takes_the_whole_channel_path_and_agrees(
     reply["usage"].update(prompt_tokens=len(tokens) - 1, completion_tokens=1)
     d = get_dialect("openai_completions")
     lowered = lower(d, Request.completion(prompt, **_scoring()), MODEL)
-    calls: list[int] = []
-    monkeypatch.setattr(
-        completions_wire,
-        "_offsets_one_by_one",
-        lambda *a: calls.append(1) or [],
-    )
-    response = lift(d, lowered, 200, {}, json.dumps(reply).encode())
-    assert calls == []
+    # the usual reply passes the whole check, so the walk is never taken
+    whole = channels.located_whole(tokens, lp["text_offset"], choice["text"], 0)
+    assert whole is not None and whole[1:] == [o - 5 for o in lp["text_offset"][1:]]
+    body = json.dumps(reply).encode()
+    response, walked_ = both(lambda: lift(d, lowered, 200, {}, body))
+    assert response == walked_
     assert len(response.input_tokens) == len(tokens) - 1
     ends = [t.offset for t in response.input_tokens[2:]] + [len(prompt)]
     assert [prompt[t.offset : e] for t, e in zip(response.input_tokens[1:], ends, strict=True)] == [

@@ -25,7 +25,8 @@ from openai.types.responses import ResponseStreamEvent
 from openai.types.responses import response_create_params as sdk
 
 from sieval.dialects.openai_responses import DIALECT as D
-from sieval.dialects.table import Lowered, capability_outcomes, lift, lower
+from sieval.dialects.spec import Lowered
+from sieval.dialects.table import capability_outcomes, lift, lower
 from sieval.errors import ContractViolation, Refused, ServerRejected, SievalError, TransportError
 from sieval.ir.request import (
     ChatInput,
@@ -759,7 +760,7 @@ def _cut_json(reply: dict) -> None:
         ("plain", _failed_client, ServerRejected, "bad prompt"),
         ("plain", _in_progress, ContractViolation, "not finished"),
         ("tool_required", _bad_arguments, ContractViolation, "not valid JSON"),
-        ("tool_required", _array_arguments, ContractViolation, "not a JSON object"),
+        ("tool_required", _array_arguments, ContractViolation, "is JSON but not an object"),
         ("plain", _hosted_item, ContractViolation, "expected shape"),
         ("json_schema", _cut_json, ContractViolation, "not valid JSON"),
     ],

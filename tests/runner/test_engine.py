@@ -154,12 +154,10 @@ async def test_capability_mismatch_is_refused_before_any_request(
     assert transport.calls == [] and not (tmp_path / "results").exists()
 
 
-async def test_unimplemented_dialect_is_refused(
-    tmp_path: Path, data_dir: Path, planned_dialect: str
-) -> None:
-    with pytest.raises(ConfigError, match="not implemented yet"):
+async def test_unknown_dialect_is_refused(tmp_path: Path, data_dir: Path) -> None:
+    with pytest.raises(ConfigError, match="unknown dialect 'future_wire'"):
         await arun_eval(
-            make_config(dialect=planned_dialect),
+            make_config(dialect="future_wire"),
             options(tmp_path, data_dir),
             tasks={"fake_qa": FakeTask()},
             transport_factory=lambda cfg: fake_transport(),

@@ -1,11 +1,7 @@
-"""Anthropic's Messages wire: content blocks, the reply envelope, usage, typed SSE events and their
-fold (wire reference 4.2 to 4.4, 4.6 and 0.4).
+"""Anthropic's Messages reply: the envelope, content blocks, usage, typed SSE events and their
+fold (wire reference 4.3, 4.4, 4.6 and 0.4).
 
-Request side: ``place`` and ``PARTS``, the converters ``parts.conversation`` calls to write each
-IR part as a content block (``text``, ``image`` with a base64 or url source, ``tool_use``,
-``tool_result``).
-
-Reply side: ``{"type": "message", "role": "assistant", "content": [blocks], "stop_reason",
+``{"type": "message", "role": "assistant", "content": [blocks], "stop_reason",
 "stop_sequence", "usage"}``; blocks are a tagged union on ``type`` (``text``, ``thinking``,
 ``redacted_thinking``, ``tool_use``): a block type not listed here (a server tool's) does not
 decode, so it is a contract violation, never silently skipped. A stream is named events
@@ -20,20 +16,12 @@ from __future__ import annotations
 from typing import Any, Literal, get_args
 
 import msgspec
-from msgspec import UNSET
 
 from ...errors import ServerRejected, SievalError, TransportError
-from ...ir.request import ImagePart, Message, TextPart, ToolCallPart, ToolResultPart
-from ...ir.response import Usage
 from ..checks import Checker
-from ..parts import Append, PartRow, Slot
-from ..table import NoOp, Refuse
-from .sse import SseEvent
+from .sse import SseEvent, event_type, parse
 
 __all__ = [
-    "INSTRUCTION_ROLES",
-    "MEDIA_TYPES",
-    "PARTS",
     "Block",
     "RedactedThinkingBlock",
     "Reply",
@@ -41,91 +29,11 @@ __all__ = [
     "ThinkingBlock",
     "ToolUseBlock",
     "WireUsage",
+    "blocks",
     "fold",
-    "place",
+    "in_band_status",
     "stream_error",
-    "usage",
 ]
-
-# -- request content blocks -----------------------------------------------------------------------
-
-MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
-"""The media types of Anthropic's base64 image source."""
-
-INSTRUCTION_ROLES = ("system", "developer")
-"""The roles whose text goes to the top-level ``system`` blocks."""
-
-
-def place(index: int, message: Message) -> Slot | Refuse:
-    """Where a message goes: instructions to ``system``, a tool turn to a user turn."""
-    if message.role in INSTRUCTION_ROLES:
-        return Slot(None, content="system")
-    role = "user" if message.role == "tool" else message.role
-    return Slot("messages", {"role": role})
-
-
-def _text(part: TextPart, message: Message) -> Append | Refuse:
-    if not part.text:
-        return Refuse("Anthropic rejects an empty text block (vLLM drops it): leave the part out")
-    return Append({"type": "text", "text": part.text})
-
-
-_DETAIL = Refuse("Anthropic's image blocks have no detail control; drop detail (or use auto)")
-
-
-def _image(part: ImagePart, message: Message) -> Append | Refuse:
-    if message.role not in ("user", "tool"):
-        return Refuse(f"Anthropic takes images in user turns only, not in a {message.role} turn")
-    detail = (
-        NoOp("auto is the only detail Anthropic's images have")
-        if part.detail == "auto"
-        else _DETAIL
-    )
-    if isinstance(part.url, str):
-        return Append(
-            {"type": "image", "source": {"type": "url", "url": part.url}},
-            fields={
-                "url": "source.url",
-                "media_type": NoOp("a URL source has no media type: the server reads the image"),
-                "detail": detail,
-            },
-        )
-    if part.media_type not in MEDIA_TYPES:
-        allowed = ", ".join(sorted(MEDIA_TYPES))
-        return Refuse(f"a base64 image needs media_type, one of {allowed}; got {part.media_type!r}")
-    source = {"type": "base64", "media_type": part.media_type, "data": part.data}
-    return Append(
-        {"type": "image", "source": source},
-        fields={"data": "source.data", "media_type": "source.media_type", "detail": detail},
-    )
-
-
-def _tool_call(part: ToolCallPart, message: Message) -> Append | Refuse:
-    if message.role != "assistant":
-        return Refuse(f"a tool_use block belongs to an assistant turn, not a {message.role} turn")
-    return Append(
-        {"type": "tool_use", "id": part.call_id, "name": part.name, "input": dict(part.arguments)}
-    )
-
-
-def _tool_result(part: ToolResultPart, message: Message) -> Append | Refuse:
-    if message.role not in ("tool", "user"):
-        return Refuse(f"a tool_result belongs to a tool or user turn, not a {message.role} turn")
-    # a result that is not text goes as its JSON text: the block's content is a string or blocks
-    result = part.result
-    content = result if isinstance(result, str) else msgspec.json.encode(result).decode()
-    value: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.call_id, "content": content}
-    if part.is_error is not UNSET:
-        value["is_error"] = part.is_error
-    return Append(value, fields={"is_error": "is_error"})
-
-
-PARTS: dict[str, PartRow | Refuse] = {
-    "text": _text,
-    "image": _image,
-    "tool_call": _tool_call,
-    "tool_result": _tool_result,
-}
 
 
 # -- the reply ------------------------------------------------------------------------------------
@@ -170,24 +78,9 @@ class Reply(msgspec.Struct):
     usage: WireUsage | None = None
 
 
-def _count(value: int | None) -> Any:
-    return UNSET if value is None else value
-
-
-def usage(wire: WireUsage | None) -> Usage:
-    """Anthropic's usage as the IR's: ``input_tokens`` there excludes cache reads and writes, so
-    the IR's input is their sum (what was reported of it); ``cached_tokens`` only when the server
-    reports ``cache_read_input_tokens`` (absent is not 0: vLLM sends it only with
-    ``--enable-prompt-tokens-details``)."""
-    if wire is None:
-        return Usage()
-    parts = (wire.input_tokens, wire.cache_read_input_tokens, wire.cache_creation_input_tokens)
-    reported = [p for p in parts if p is not None]
-    return Usage(
-        input_tokens=sum(reported) if wire.input_tokens is not None else UNSET,
-        output_tokens=_count(wire.output_tokens),
-        cached_tokens=_count(wire.cache_read_input_tokens),
-    )
+def blocks(reply: Reply, kind: type, attribute: str) -> list[Any]:
+    """``attribute`` of every content block of ``kind`` in ``reply``, in order."""
+    return [getattr(b, attribute) for b in reply.content if isinstance(b, kind)]
 
 
 # -- in-band and status errors --------------------------------------------------------------------
@@ -230,6 +123,27 @@ def stream_error(dialect: str, error: _ErrorBody) -> SievalError:
     return TransportError(
         f"{dialect}: {said} (as HTTP {status}): {error.message}", status=status, dialect=dialect
     )
+
+
+class _ErrorOnly(msgspec.Struct):
+    error: _ErrorBody
+
+
+_error_only = msgspec.json.Decoder(_ErrorOnly)
+
+
+def in_band_status(body: bytes) -> int | None:
+    """The status an ``error`` event of a stream stands for (as ``stream_error`` reads its type:
+    529 for ``overloaded_error``), or ``None``: the wire's retry hook (``spec.Retry.in_band``)."""
+    if b'"error"' not in body:
+        return None
+    for event in parse(body):
+        if event_type(event) == "error":
+            try:
+                return _STATUS_OF_TYPE.get(_error_only.decode(event.data).error.type, 500)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                return 500
+    return None
 
 
 # -- stream events --------------------------------------------------------------------------------

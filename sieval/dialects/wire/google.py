@@ -1,43 +1,24 @@
-"""Google's ``generateContent`` reply (Gemini API ``v1beta``): Structs, usage, parts, sampled
-tokens, the ``alt=sse`` fold and the error envelope.
+"""Google's ``generateContent`` reply (Gemini API ``v1beta``): Structs, the ``alt=sse`` fold and
+the error envelope.
 
 Wire truth: ``shared/reference/wire-reference.md`` sections 0.1, 0.4 and 5.3; the field meanings
 are the google-genai SDK's (``types.LogprobsResult``, ``GenerateContentResponseUsageMetadata``).
-Names on the wire are camelCase, so the Structs rename their fields. Nothing is trusted: decoding
-steps are counted against ``topCandidates``, ``tokenCount`` and ``candidatesTokenCount``, the
-``logProbabilitySum`` must be the sum of the chosen logprobs, logprobs are finite and <= 0, top-k
-lists are exact and agree with the chosen token, and a stream must end with a ``finishReason``
-for every candidate.
+Names on the wire are camelCase, so the Structs rename their fields; ``google_genai`` reads them.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
-from operator import attrgetter
-from typing import Any, cast
+from typing import Any
 
 import msgspec
-from msgspec import UNSET
 
 from ...errors import ServerRejected, SievalError
-from ...ir.response import Token, ToolCall, TopEntry, Usage
-from ..checks import Checker, best_first, sampled_first, sound
+from ..checks import Checker
 from ..envelopes import http_error
 from .openai import in_band_error
 from .sse import SseEvent
 
-__all__ = [
-    "Candidate",
-    "Chunk",
-    "Reply",
-    "error",
-    "fold",
-    "sampled_ids",
-    "sampled_tokens",
-    "split_parts",
-    "usage",
-]
+__all__ = ["Candidate", "Chunk", "Reply", "blocked", "error", "fold", "withheld"]
 
 # -- the reply (only the fields sieval reads) ---------------------------------------------------
 
@@ -59,9 +40,12 @@ class Content(msgspec.Struct):
 
 
 class LogprobCandidate(msgspec.Struct, rename="camel", gc=False):  # scalars: untracked
+    """A chosen or an alternative token; ``logprob`` is ``logProbability`` on the wire (named
+    as ``channels.top_k`` reads it)."""
+
     token: str | None = None
     token_id: int | None = None
-    log_probability: float | None = None
+    logprob: float | None = msgspec.field(default=None, name="logProbability")
 
 
 class TopCandidates(msgspec.Struct):
@@ -110,237 +94,6 @@ class Chunk(Reply):
 
 
 _chunk = msgspec.json.Decoder(Chunk)
-
-# -- usage --------------------------------------------------------------------------------------
-
-
-def _count(value: int | None) -> Any:
-    return UNSET if value is None else value
-
-
-def usage(wire: UsageMetadata | None) -> Usage:
-    """``usageMetadata`` as IR usage; "not reported" stays UNSET (``thoughtsTokenCount`` absent is
-    not 0). ``candidatesTokenCount`` excludes thoughts (wire reference 5.3), so the output is both,
-    with the thoughts as ``reasoning_tokens``; the server's total is kept only on disagreement."""
-    if wire is None:
-        return Usage()
-    output = wire.candidates_token_count
-    if output is not None and wire.thoughts_token_count is not None:
-        output += wire.thoughts_token_count
-    lifted = Usage(
-        input_tokens=_count(wire.prompt_token_count),
-        output_tokens=_count(output),
-        cached_tokens=_count(wire.cached_content_token_count),
-        reasoning_tokens=_count(wire.thoughts_token_count),
-    )
-    if wire.total_token_count is not None and wire.total_token_count != lifted.total_tokens:
-        return msgspec.structs.replace(lifted, reported_total_tokens=wire.total_token_count)
-    return lifted
-
-
-# -- parts --------------------------------------------------------------------------------------
-
-
-def split_parts(candidate: Candidate) -> tuple[str, str | None, tuple[ToolCall, ...]]:
-    """The answer text, the thought text (``None`` when there is none) and the function calls.
-
-    Parts flagged ``thought`` are reasoning, never the answer. A call without an ``id`` (Google
-    pairs a response with its call by name) gets ``<name>-<position among the calls>``.
-    """
-    answer: list[str] = []
-    thoughts: list[str] = []
-    calls: list[ToolCall] = []
-    parts = candidate.content.parts if candidate.content and candidate.content.parts else []
-    for part in parts:
-        if part.function_call is not None:
-            fc = part.function_call
-            call_id = fc.id or f"{fc.name}-{len(calls)}"
-            calls.append(ToolCall(call_id=call_id, name=fc.name, arguments=fc.args or {}))
-        elif part.text is not None:
-            (thoughts if part.thought else answer).append(part.text)
-    return "".join(answer), ("".join(thoughts) if thoughts else None), tuple(calls)
-
-
-# -- sampled tokens -----------------------------------------------------------------------------
-
-
-def _entry(check: Checker, path: str, wire: LogprobCandidate) -> TopEntry:
-    if wire.token is None or wire.log_probability is None:
-        missing = "token" if wire.token is None else "logProbability"
-        raise check.violation(path, f"{path} has no {missing}")
-    token_id: Any = UNSET if wire.token_id is None else wire.token_id
-    return TopEntry(token=wire.token, logprob=wire.log_probability, token_id=token_id)
-
-
-def _chosen(check: Checker, where: str, result: LogprobsResult | None) -> list[TopEntry]:
-    if result is None or result.chosen_candidates is None:
-        raise check.violation(
-            f"{where}.logprobsResult",
-            f"{where}.logprobsResult is missing although responseLogprobs was sent",
-        )
-    path = f"{where}.logprobsResult.chosenCandidates"
-    chosen = [_entry(check, f"{path}[{i}]", c) for i, c in enumerate(result.chosen_candidates)]
-    check.logprobs(path, [e.logprob for e in chosen], ".logProbability")
-    return chosen
-
-
-def sampled_tokens(
-    check: Checker, where: str, candidate: Candidate, k: int, text: str, steps: Any
-) -> tuple[Token, ...]:
-    """``logprobsResult`` as sampled tokens: one per decoding step (``steps`` is the usage count
-    for this candidate, or UNSET), each with its exact top-k, offsets when the tokens rebuild the
-    candidate's text."""
-    result = candidate.logprobs_result
-    chosen = _chosen(check, where, result)
-    assert result is not None
-    counts: dict[str, Any] = {"chosenCandidates": len(chosen)}
-    if k:
-        counts["topCandidates"] = len(result.top_candidates or [])
-    if candidate.token_count is not None:
-        counts["tokenCount"] = candidate.token_count
-    if steps is not UNSET:
-        counts["usageMetadata.candidatesTokenCount"] = steps
-    check.agree(f"{where}.logprobsResult", counts, "the decoding steps")
-    reported = result.log_probability_sum
-    total = math.fsum(e.logprob for e in chosen)
-    if reported is not None and not math.isclose(reported, total, rel_tol=1e-4, abs_tol=1e-3):
-        raise check.violation(
-            f"{where}.logprobsResult.logProbabilitySum",
-            f"{where}.logprobsResult.logProbabilitySum is {reported} but the chosen tokens' "
-            f"logprobs sum to {total}: the steps are not the ones the server scored",
-            expected=total,
-            received=reported,
-        )
-    offsets: list[Any] = [UNSET] * len(chosen)
-    if "".join(e.token for e in chosen) == text:
-        position = 0
-        for i, e in enumerate(chosen):
-            offsets[i] = position
-            position += len(e.token)
-    tops: list[Any] = [UNSET] * len(chosen)
-    ranks: list[Any] = [UNSET] * len(chosen)
-    if k:
-        assert result.top_candidates is not None
-        tops, ranks = _top_k(check, where, chosen, result.top_candidates, k)
-    return tuple(
-        Token(
-            text=e.token,
-            logprob=e.logprob,
-            token_id=e.token_id,
-            offset=offsets[i],
-            top=tops[i],
-            scored_rank=ranks[i],
-        )
-        for i, e in enumerate(chosen)
-    )
-
-
-def _top_k(
-    check: Checker, where: str, chosen: list[TopEntry], steps: list[TopCandidates], k: int
-) -> tuple[list[Any], list[Any]]:
-    """Each step's exact top-k, most likely first, and the chosen token's rank in it. Checked
-    whole first (every alternative has a token and a sound logprob, every step at least k, each
-    agreeing with its chosen token: by id when the chosen token has one, else by text); a reply
-    that fails is walked step by step, for the error to name the first one."""
-    lists = [step.candidates or [] for step in steps]
-    flat = [c.log_probability for alts in lists for c in alts]
-    if (
-        min(map(len, lists), default=k) < k
-        or None in flat
-        or None in [c.token for alts in lists for c in alts]
-        or not sound(cast(list[float], flat))
-    ):
-        return _top_k_one_by_one(check, where, chosen, steps, k)
-    _lists_agree(check, where, chosen, lists)
-    widths = set(map(len, lists))
-    width = widths.pop() if len(widths) == 1 else None
-    ranked = best_first(lists, cast(list[float], flat), width, k, _LOGPROB)
-    tops = [
-        tuple(
-            [
-                TopEntry(
-                    token=cast(str, c.token),
-                    logprob=cast(float, c.log_probability),
-                    token_id=UNSET if c.token_id is None else c.token_id,
-                )
-                for c in r
-            ]
-        )
-        for r in ranked
-    ]
-    ranks = [
-        0 if r[0].token == e.token and r[0].log_probability == e.logprob else _rank(e, r)
-        for e, r in zip(chosen, ranked, strict=True)
-    ]
-    return tops, ranks
-
-
-def _rank(e: TopEntry, ranked: Sequence[LogprobCandidate]) -> int:
-    """Where the chosen token is among the top-k, or -1."""
-    return next(
-        (j for j, c in enumerate(ranked) if c.token == e.token and c.log_probability == e.logprob),
-        -1,
-    )
-
-
-_LOGPROB = attrgetter("log_probability")
-_TOKEN, _TOKEN_ID = attrgetter("token"), attrgetter("token_id")
-
-
-def _lists_agree(
-    check: Checker, where: str, chosen: list[TopEntry], lists: list[list[LogprobCandidate]]
-) -> None:
-    """Each step's list agrees with its chosen token (``sampled_in_top``: by id when the chosen
-    token has one, else by text), checked whole first when every chosen token has an id."""
-    firsts = [alts[0] for alts in lists]
-    ids = [e.token_id for e in chosen]
-    if UNSET not in ids and sampled_first(
-        ids,
-        [e.logprob for e in chosen],
-        [c.token_id for c in firsts],
-        cast(list[float], [c.log_probability for c in firsts]),
-    ):
-        return
-    for i, (e, alts) in enumerate(zip(chosen, lists, strict=True)):
-        by_id = isinstance(e.token_id, int)
-        check.sampled_in_top(
-            f"{where}.logprobsResult.topCandidates[{i}].candidates",
-            cast(int, e.token_id) if by_id else e.token,
-            e.logprob,
-            alts,
-            _TOKEN_ID if by_id else _TOKEN,
-            cast(Callable[[LogprobCandidate], float], _LOGPROB),
-        )
-
-
-def _top_k_one_by_one(
-    check: Checker, where: str, chosen: list[TopEntry], steps: list[TopCandidates], k: int
-) -> tuple[list[Any], list[Any]]:
-    tops: list[Any] = []
-    ranks: list[Any] = []
-    for i, e in enumerate(chosen):
-        path = f"{where}.logprobsResult.topCandidates[{i}].candidates"
-        alternatives = [
-            _entry(check, f"{path}[{j}]", c) for j, c in enumerate(steps[i].candidates or [])
-        ]
-        top, rank = check.top_list(path, alternatives, k, e, ".logProbability")
-        tops.append(top)
-        ranks.append(rank)
-    return tops, ranks
-
-
-def sampled_ids(check: Checker, where: str, candidate: Candidate) -> tuple[int, ...]:
-    """The sampled token ids, from ``chosenCandidates[].tokenId`` (every step must carry one)."""
-    ids = [e.token_id for e in _chosen(check, where, candidate.logprobs_result)]
-    missing = [i for i, tid in enumerate(ids) if not isinstance(tid, int)]
-    if missing:
-        raise check.violation(
-            f"{where}.logprobsResult.chosenCandidates[{missing[0]}].tokenId",
-            f"{where}.logprobsResult.chosenCandidates has no tokenId at steps {missing[:5]}: "
-            "this server does not give token ids",
-        )
-    return tuple(tid for tid in ids if isinstance(tid, int))
-
 
 # -- the stream ---------------------------------------------------------------------------------
 
@@ -435,3 +188,31 @@ def error(dialect: str, status: int, body: bytes) -> SievalError:
             path="logprobs_disabled",
         )
     return err
+
+
+def blocked(dialect: str, feedback: PromptFeedback) -> ServerRejected:
+    """A reply without candidates whose ``promptFeedback`` names a block reason (HTTP 200)."""
+    said = f": {feedback.block_reason_message}" if feedback.block_reason_message else ""
+    message = f"promptFeedback.blockReason {feedback.block_reason}{said}"
+    return ServerRejected(
+        f"{dialect}: the server blocked the prompt ({message}); there is no answer to score: "
+        "change the prompt or its safety settings",
+        status=200,
+        server_message=message,
+        dialect=dialect,
+        path="prompt_blocked",
+    )
+
+
+def withheld(dialect: str, index: int, finish: str, message: str | None) -> ServerRejected:
+    """A candidate with no content that finished for another reason than STOP or MAX_TOKENS
+    (HTTP 200): the server withheld the answer, which is not an empty one."""
+    said = f" ({message})" if message else ""
+    return ServerRejected(
+        f"{dialect}: candidate {index} has no content and finished with {finish}{said}: the "
+        "server withheld the answer, which is not an empty one",
+        status=200,
+        server_message=f"finishReason {finish}{said}",
+        dialect=dialect,
+        path="candidate_withheld",
+    )

@@ -1,7 +1,7 @@
-"""The OpenAI family: rows and reply pieces shared by every OpenAI-shaped wire.
+"""The OpenAI family's reply pieces: usage, and an error event inside a stream.
 
-Used by ``openai_completions`` and ``vllm_native`` (and the chat-shaped OpenAI wires). Wire
-truth: ``shared/reference/wire-reference.md`` sections 0.4, 1 and 2.
+Used by ``openai_completions``, ``vllm_native`` and ``openai_chat``. Wire truth:
+``shared/reference/wire-reference.md`` sections 0.4, 1 and 2.
 """
 
 from __future__ import annotations
@@ -9,58 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from msgspec import UNSET
 
 from ...errors import SievalError
-from ...ir.response import Usage
+from ..channels import UsageAt
 from ..envelopes import http_error
-from ..table import Encode, Field, Leaf, Outcome, Refuse, Row, Write
+from .sse import parse
 
-__all__ = [
-    "MAX_STOP",
-    "MAX_TOP_LOGPROBS",
-    "SAMPLING",
-    "STREAM",
-    "WireUsage",
-    "in_band_error",
-    "stop",
-    "top_k_plus_one",
-    "usage",
-]
-
-MAX_STOP = 4
-"""OpenAI and vLLM 0.32 (``VLLM_MAX_STOP_STRINGS``) both cap ``stop`` at 4 strings."""
-
-
-def stop(limit: int = MAX_STOP) -> Encode:
-    def encode(leaf: Leaf) -> Outcome:
-        if len(leaf.value) > limit:
-            return Refuse(f"the wire takes at most {limit} stop strings; pass {limit} or fewer")
-        return Write("stop", list(leaf.value))
-
-    return Encode(encode, ("stop",), f"stop, at most {limit} strings")
-
-
-def _stream(leaf: Leaf) -> Outcome:
-    return Write("stream", True, also={"stream_options": {"include_usage": True}})
-
-
-STREAM = Encode(
-    _stream, ("stream", "stream_options"), "stream with stream_options.include_usage (usage last)"
-)
-"""``scheduling.stream``: SSE, with usage in the last chunk (otherwise a stream has none)."""
-
-SAMPLING: dict[str, Row] = {
-    "sampling.temperature": Field("temperature"),
-    "sampling.top_p": Field("top_p"),
-    "sampling.seed": Field("seed"),
-    "sampling.n": Field("n"),
-    "sampling.frequency_penalty": Field("frequency_penalty"),
-    "sampling.presence_penalty": Field("presence_penalty"),
-    "sampling.stop": stop(),
-}
-"""The sampling leaves every OpenAI-shaped route takes under the same names (``max_tokens`` and
-``top_k`` differ by route and server, so each dialect decides them)."""
+__all__ = ["USAGE", "WireUsage", "in_band_error", "in_band_status"]
 
 
 class _PromptDetails(msgspec.Struct):
@@ -79,50 +34,46 @@ class WireUsage(msgspec.Struct):
     completion_tokens_details: _CompletionDetails | None = None
 
 
-def _count(value: int | None) -> Any:
-    return UNSET if value is None else value
+USAGE = UsageAt(
+    input="prompt_tokens",
+    output="completion_tokens",
+    cached="prompt_tokens_details.cached_tokens",
+    reasoning="completion_tokens_details.reasoning_tokens",
+    total="total_tokens",
+)
+"""Where OpenAI's usage keeps each count."""
 
 
-def usage(wire: WireUsage | None) -> Usage:
-    """Usage where "not reported" stays UNSET; the server total is kept only on disagreement."""
-    if wire is None:
-        return Usage()
-    cached = wire.prompt_tokens_details.cached_tokens if wire.prompt_tokens_details else None
-    reasoning = (
-        wire.completion_tokens_details.reasoning_tokens if wire.completion_tokens_details else None
-    )
-    lifted = Usage(
-        input_tokens=_count(wire.prompt_tokens),
-        output_tokens=_count(wire.completion_tokens),
-        cached_tokens=_count(cached),
-        reasoning_tokens=_count(reasoning),
-    )
-    if wire.total_tokens is not None and wire.total_tokens != lifted.total_tokens:
-        return msgspec.structs.replace(lifted, reported_total_tokens=wire.total_tokens)
-    return lifted
+def _status(error: dict[str, Any]) -> int:
+    code = error.get("code")
+    if isinstance(code, str) and code.isdigit():
+        code = int(code)
+    return code if isinstance(code, int) and 400 <= code < 600 else 500
 
 
 def in_band_error(dialect: str, error: dict[str, Any], payload: bytes) -> SievalError:
     """An ``{"error": {...}}`` event inside a stream, as the error a status would have given."""
-    code = error.get("code")
-    if isinstance(code, str) and code.isdigit():
-        code = int(code)
-    status = code if isinstance(code, int) and 400 <= code < 600 else 500
-    return http_error(dialect, status, payload)
+    return http_error(dialect, _status(error), payload)
 
 
-MAX_TOP_LOGPROBS = 20
-"""OpenAI's cap on ``top_logprobs``, on chat and on responses (vLLM's is ``--max-logprobs``)."""
+class _ErrorChunk(msgspec.Struct):
+    error: dict[str, Any] | None = None
 
 
-def top_k_plus_one(k: int, field: str = "top_logprobs") -> Outcome:
-    """``field`` = k + 1 for a sampled top-k of k, or the refusal when that passes the cap: vLLM
-    lists the sampled token first and cuts at ``field`` (wire reference 2.4, 3.5), so the k best
-    of k + 1 are exact either way, and the wire serves k <= 19."""
-    if k + 1 > MAX_TOP_LOGPROBS:
-        return Refuse(
-            f"this wire returns at most {MAX_TOP_LOGPROBS} alternatives and sieval asks for "
-            f"k + 1 (vLLM lists the sampled token first and drops the k-th best), so k <= "
-            f"{MAX_TOP_LOGPROBS - 1}; lower it or use vllm_native"
-        )
-    return Write(field, k + 1)
+_error_chunk = msgspec.json.Decoder(_ErrorChunk)
+
+
+def in_band_status(body: bytes) -> int | None:
+    """The status the first ``{"error": {...}}`` event of a stream stands for (its ``code``, else
+    500), or ``None``: the retry hook (``spec.Retry.in_band``) of the wires whose folds raise
+    ``in_band_error``. A body without the key is not parsed."""
+    if b'"error"' not in body:
+        return None
+    for event in parse(body):
+        try:
+            chunk = _error_chunk.decode(event.data)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue
+        if chunk.error is not None:
+            return _status(chunk.error)
+    return None

@@ -1,4 +1,4 @@
-"""The Responses reply (``POST /v1/responses``): the typed SSE events and their fold, and reading.
+"""The Responses reply (``POST /v1/responses``): the typed SSE events and their fold, its usage.
 
 Wire reference sections 3.2, 3.3 and 3.5. The reply's Structs are in ``responses_reply.py``;
 only the fields sieval reads are declared, extra ones are accepted. Output items and their
@@ -13,17 +13,13 @@ disagrees with its own deltas is not believed.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
-from operator import attrgetter
 from typing import Any
 
 import msgspec
-from msgspec import UNSET
 
 from ...errors import SievalError
-from ...ir.response import Token, ToolCall, TopEntry, Usage
-from ..checks import Checker, best_first, sound
+from ..channels import UsageAt
+from ..checks import Checker
 from .openai import in_band_error
 from .responses_reply import (
     FunctionCallItem,
@@ -35,39 +31,31 @@ from .responses_reply import (
     Refusal,
     Reply,
     ReplyError,
-    TopLogprob,
     WireReply,
-    WireUsage,
     typed,
 )
 from .sse import SseEvent, event_type
 
 __all__ = [
     "TERMINALS",
+    "USAGE",
     "FunctionCallItem",
+    "Logprob",
     "MessageItem",
     "OutputText",
     "ReasoningItem",
     "Refusal",
     "Reply",
     "WireReply",
-    "clamp_warning",
     "failure",
     "fold",
-    "message_text",
-    "positions_complete",
-    "reasoning_text",
-    "sampled_tokens",
-    "tool_calls",
     "typed",
-    "usage",
 ]
 
 TERMINALS = frozenset({"response.completed", "response.incomplete", "response.failed"})
 """The events that end a Responses stream (vLLM 0.32 only ever sends ``response.completed``,
 with ``status: "incomplete"`` inside when ``max_output_tokens`` was reached)."""
 
-_SPECIAL = re.compile(r"^<[^<>\s]+>$")  # e.g. <eos>, <end_of_turn>: listed, not in the text
 
 # -- streamed events ----------------------------------------------------------------------------
 
@@ -183,7 +171,7 @@ def _agree(
             )
 
 
-# -- reading ------------------------------------------------------------------------------------
+# -- errors and usage -------------------------------------------------------------------------
 
 
 def _error(check: Checker, error: dict[str, Any]) -> SievalError:
@@ -197,240 +185,11 @@ def failure(check: Checker, reply: Reply) -> SievalError:
     return _error(check, {"code": error.code, "message": error.message})
 
 
-def message_text(reply: Reply) -> tuple[str, list[str]]:
-    """The answer (the ``output_text`` parts of every message item, in order; the SDK's
-    ``output_text`` is not on the wire) and the refusal texts."""
-    texts: list[str] = []
-    refusals: list[str] = []
-    for item in reply.output:
-        if isinstance(item, MessageItem):
-            for part in item.content:
-                if isinstance(part, OutputText):
-                    texts.append(part.text)
-                else:
-                    refusals.append(part.refusal)
-    return "".join(texts), refusals
-
-
-def sampled_tokens(check: Checker, reply: Reply, k: int) -> tuple[Token, ...] | Any:
-    """The sampled tokens of the answer with offsets into it and the exact top-k.
-
-    Each part's tokens must rebuild its text; a special token the text leaves out (``<eos>``)
-    covers no text, and one that ends the answer is dropped: vLLM lists the stop token in a
-    non-stream reply and never streams it, and the Response is the same either way. ``UNSET``
-    when the output holds a function call and no text (its tokens have no logprobs here).
-    """
-    tokens: list[Token] = []
-    base = 0
-    parts = 0
-    for i, item in enumerate(reply.output):
-        if not isinstance(item, MessageItem):
-            continue
-        for j, part in enumerate(item.content):
-            if not isinstance(part, OutputText):
-                continue
-            parts += 1
-            where = f"output[{i}].content[{j}].logprobs"
-            if part.logprobs is None:
-                raise check.violation(where, f"{where} is missing although logprobs were requested")
-            tokens += _part_tokens(check, part, k, base, where)
-            base += len(part.text)
-    if not parts and any(isinstance(item, FunctionCallItem) for item in reply.output):
-        return UNSET
-    while tokens and tokens[-1].offset == base and _SPECIAL.match(tokens[-1].text):
-        tokens.pop()
-    return tuple(tokens)
-
-
-def _part_tokens(check: Checker, part: OutputText, k: int, base: int, where: str) -> list[Token]:
-    assert part.logprobs is not None
-    entries = part.logprobs
-    check.logprobs(where, [e.logprob for e in entries], ".logprob")
-    lists = [e.top_logprobs for e in entries]
-    flat = [a.logprob for alts in lists for a in alts]
-    if k and (list(map(len, lists)).count(k + 1) != len(lists) or not sound(flat)):
-        # a short or unsound list somewhere: walked position by position, for the error
-        return _part_tokens_one_by_one(check, part, k, base, where)
-    offsets = _offsets(check, entries, part.text, base, where)
-    if not k:
-        return [
-            Token(text=e.token, logprob=e.logprob, offset=o)
-            for e, o in zip(entries, offsets, strict=True)
-        ]
-    check.lists_agree(where, entries, lists)
-    ranked = best_first(lists, flat, k + 1, k, _LOGPROB)
-    return [
-        Token(
-            text=e.token,
-            logprob=e.logprob,
-            offset=o,
-            top=tuple([TopEntry(token=a.token, logprob=a.logprob) for a in r]),
-            scored_rank=0 if r[0].token == e.token and r[0].logprob == e.logprob else _rank(e, r),
-        )
-        for e, r, o in zip(entries, ranked, offsets, strict=True)
-    ]
-
-
-def _rank(e: Logprob, ranked: Sequence[TopLogprob]) -> int:
-    """Where the sampled token is among the top-k, or -1."""
-    return next(
-        (j for j, a in enumerate(ranked) if a.token == e.token and a.logprob == e.logprob), -1
-    )
-
-
-_LOGPROB = attrgetter("logprob")
-
-
-def _offsets(
-    check: Checker, entries: Sequence[Logprob], text: str, base: int, where: str
-) -> list[int]:
-    """Where each entry starts (from ``base``), checked: the entries spell ``text`` (a special
-    token such as ``<eos>`` may add nothing to it)."""
-    pos = 0
-    offsets: list[int] = []
-    for n, entry in enumerate(entries):
-        token = entry.token
-        offsets.append(base + pos)
-        if token and text.startswith(token, pos):
-            pos += len(token)
-        elif token and not _SPECIAL.match(token):
-            raise check.violation(
-                f"{where}[{n}]",
-                f"{where}[{n}] is {token!r} but the text continues {text[pos : pos + 12]!r}: the "
-                "logprobs do not spell the answer",
-            )
-    if pos != len(text):
-        raise check.violation(
-            where,
-            f"{where} spell {pos} of the {len(text)} characters of the answer: positions are "
-            "missing",
-            expected=len(text),
-            received=pos,
-        )
-    return offsets
-
-
-def _part_tokens_one_by_one(
-    check: Checker, part: OutputText, k: int, base: int, where: str
-) -> list[Token]:
-    assert part.logprobs is not None
-    check.logprobs(where, [e.logprob for e in part.logprobs], ".logprob")  # again: walked alone
-    offsets = _offsets(check, part.logprobs, part.text, base, where)
-    out: list[Token] = []
-    for n, (entry, offset) in enumerate(zip(part.logprobs, offsets, strict=True)):
-        top: Any = UNSET
-        rank: Any = UNSET
-        if k:
-            if len(entry.top_logprobs) != k + 1:
-                raise check.violation(
-                    f"{where}[{n}].top_logprobs",
-                    f"{where}[{n}].top_logprobs lists {len(entry.top_logprobs)} alternatives; "
-                    f"{k + 1} were asked: the reply is short and its top-{k} is not exact",
-                    expected=k + 1,
-                    received=len(entry.top_logprobs),
-                )
-            entries = [TopEntry(token=e.token, logprob=e.logprob) for e in entry.top_logprobs]
-            scored = TopEntry(token=entry.token, logprob=entry.logprob)
-            top, rank = check.top_list(f"{where}[{n}].top_logprobs", entries, k, scored)
-        out.append(
-            Token(text=entry.token, logprob=entry.logprob, offset=offset, top=top, scored_rank=rank)
-        )
-    return out
-
-
-def positions_complete(check: Checker, reply: Reply, usage: Usage, streamed: bool) -> None:
-    """The logprobs cover every output token (counted against ``usage.output_tokens``, less its
-    reasoning tokens). A stream may lack one, the stop token, when the response completed: vLLM
-    streams no event, and so no logprob, for a token that adds no text, which also loses every
-    byte-fallback piece that decodes to "" (they are all in a non-stream reply)."""
-    if not isinstance(usage.output_tokens, int):
-        return
-    listed = sum(
-        len(part.logprobs or [])
-        for item in reply.output
-        if isinstance(item, MessageItem)
-        for part in item.content
-        if isinstance(part, OutputText)
-    )
-    reasoning = usage.reasoning_tokens if isinstance(usage.reasoning_tokens, int) else 0
-    expected = usage.output_tokens - reasoning
-    allowed = {expected, expected - 1} if streamed and reply.status == "completed" else {expected}
-    if listed not in allowed:
-        fix = " (vLLM streams no logprob for a token without text: ask without streaming)"
-        raise check.violation(
-            "output[].content[].logprobs",
-            f"the reply lists logprobs for {listed} positions but generated {expected} output "
-            f"tokens: positions are missing or extra{fix if streamed else ''}",
-            expected=expected,
-            received=listed,
-        )
-
-
-def tool_calls(check: Checker, reply: Reply) -> tuple[ToolCall, ...] | Any:
-    """The ``function_call`` items, arguments parsed (a JSON object, or the reply is refused)."""
-    calls = []
-    for i, item in enumerate(reply.output):
-        if not isinstance(item, FunctionCallItem):
-            continue
-        where = f"output[{i}].arguments"
-        try:
-            arguments = msgspec.json.decode(item.arguments)
-        except msgspec.DecodeError as exc:
-            raise check.violation(
-                where,
-                f"{where} of the call to {item.name!r} is not valid JSON: {item.arguments[:80]!r}",
-            ) from exc
-        if not isinstance(arguments, dict):
-            raise check.violation(
-                where, f"{where} of the call to {item.name!r} is not a JSON object: {arguments!r}"
-            )
-        calls.append(ToolCall(call_id=item.call_id, name=item.name, arguments=arguments))
-    return tuple(calls) if calls else UNSET
-
-
-def reasoning_text(reply: Reply) -> str | Any:
-    """Reasoning items as text: the raw ``reasoning_text`` content when present (vLLM), else the
-    summary (OpenAI); never part of the answer. ``UNSET`` without reasoning items."""
-    texts = []
-    seen = False
-    for item in reply.output:
-        if isinstance(item, ReasoningItem):
-            seen = True
-            pieces = item.content if item.content else item.summary
-            texts += [p.text for p in pieces if p.text]
-    return "\n\n".join(texts) if seen else UNSET
-
-
-def _count(value: int | None) -> Any:
-    return UNSET if value is None else value
-
-
-def usage(wire: WireUsage | None) -> Usage:
-    """Usage where "not reported" stays UNSET; the server total is kept only on disagreement."""
-    if wire is None:
-        return Usage()
-    cached = wire.input_tokens_details.cached_tokens if wire.input_tokens_details else None
-    reasoning = wire.output_tokens_details.reasoning_tokens if wire.output_tokens_details else None
-    lifted = Usage(
-        input_tokens=_count(wire.input_tokens),
-        output_tokens=_count(wire.output_tokens),
-        cached_tokens=_count(cached),
-        reasoning_tokens=_count(reasoning),
-    )
-    if wire.total_tokens is not None and wire.total_tokens != lifted.total_tokens:
-        return msgspec.structs.replace(lifted, reported_total_tokens=wire.total_tokens)
-    return lifted
-
-
-def clamp_warning(check: Checker, requested: Any, reply: Reply, usage: Usage) -> Sequence[str]:
-    """vLLM shortens ``max_output_tokens`` to the room the prompt leaves (wire reference 3.5) and
-    echoes the value it applied: an echo below the request is that clamp, and the reader must
-    know."""
-    applied = reply.max_output_tokens
-    if requested is UNSET or applied is None or applied >= requested:
-        return ()
-    return (
-        f"{check.dialect}: the server shortened max_output_tokens from {requested} to {applied} "
-        f"to fit its context window (prompt {usage.input_tokens} tokens), so this generation is "
-        "cut by the context",
-    )
+USAGE = UsageAt(
+    input="input_tokens",
+    output="output_tokens",
+    cached="input_tokens_details.cached_tokens",
+    reasoning="output_tokens_details.reasoning_tokens",
+    total="total_tokens",
+)
+"""Where the Responses usage keeps each count."""

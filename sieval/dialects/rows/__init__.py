@@ -1,0 +1,1 @@
+"""Rows and row builders that dialect tables share, or that one large table keeps apart."""
