@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from ...dialects.table import Lowered
+from ...dialects.spec import Lowered
 from ...errors import Refused
 from ...ir.request import (
     ChatInput,
