@@ -207,14 +207,14 @@ async def _check_context(
         return None
     name, request = longest
     counted = await _count_prompt(model, request, length)
-    if counted is not None:  # the server's own tokenizer counted it: no model request needed
-        count, length = counted
+    if counted is not None:  # counted without a model request
+        count, length, how = counted
         if count + 1 > length:
             return CheckResult(
                 "context",
                 "failed",
                 f"task {task.name!r}'s longest prompt ({name}) does not fit the server's context "
-                f"({count} prompt tokens by its /tokenize, and the server's maximum model length "
+                f"({count} prompt tokens, counted {how}, and the server's maximum model length "
                 f"is {length}); lower the shots with {setting('num_fewshot')} or serve a longer "
                 "context",
                 task.name,
@@ -222,7 +222,7 @@ async def _check_context(
         return CheckResult(
             "context",
             "passed",
-            f"the longest prompt ({name}) fits: {count} of {length} tokens, counted by /tokenize",
+            f"the longest prompt ({name}) fits: {count} of {length} tokens, counted {how}",
             task.name,
         )
     probe = msgspec.structs.replace(
@@ -250,12 +250,15 @@ async def _check_context(
 
 async def _count_prompt(
     model: Model, request: Request, length: int | None
-) -> tuple[int, int] | None:
-    """A text prompt's token count (special tokens added, as the server adds them to a text
-    prompt) and the server's maximum model length (``length``, from its model listing, else its
-    tokenize reply), read through its tokenize route; None when the
-    wire has none, the prompt is not text, or the server does not answer it (then the check sends
-    the prompt itself)."""
+) -> tuple[int, int, str] | None:
+    """A prompt's token count, the server's maximum model length and how the count was made:
+    token ids are counted as they are (given ``length``, from the model listing); a text
+    prompt through the tokenize route (special tokens added, as the server adds them to a text
+    prompt; the length from the listing, else the tokenize reply). None when neither can be
+    done (then the check sends the prompt itself)."""
+    ids = request.input.token_ids if isinstance(request.input, CompletionInput) else UNSET
+    if isinstance(ids, tuple) and isinstance(length, int):
+        return len(ids), length, "from its token ids"
     text = request.input.text if isinstance(request.input, CompletionInput) else UNSET
     if not isinstance(text, str) or model.dialect.endpoint.tokenize is None:
         return None
@@ -269,7 +272,7 @@ async def _count_prompt(
     length = length or (reported if isinstance(reported, int) else None)
     if not isinstance(length, int) or isinstance(length, bool):
         return None
-    return len(data["tokens"]), length
+    return len(data["tokens"]), length, "by /tokenize"
 
 
 async def _tokenize(model: Model, text: str, special: bool) -> Any:

@@ -256,3 +256,24 @@ async def test_other_listing_shapes_are_read(tmp_path: Path, listing: object) ->
     model = next(c for c in result.report["preflight"]["m"] if c["check"] == "model")
     assert model["outcome"] == "passed" and "is served" in model["detail"], model
     assert result.report["results"][0]["provenance"]["served_models"] == ["sieval-reference"]
+
+
+async def test_a_token_id_prompt_is_counted_from_its_ids_not_sent(tmp_path: Path) -> None:
+    """WikiText's windows are token ids: the context check counts them against the listed
+    maximum length; a probe request of a whole window (1,024 prompt tokens on a live vLLM) is
+    server work lm-eval does not do."""
+    counting = _Counting()
+    async with ReferenceServer() as server:
+        result = await arun_eval(
+            config(server.url, tasks="[{name: wikitext, n: 1}]"),  # type: ignore[arg-type]
+            RunOptions(out=tmp_path / "out", data_dir=DATA),
+            transport_factory=lambda cfg: counting,
+        )
+        await counting.aclose()
+    checks = {(c["check"], c.get("task")): c for c in result.report["preflight"]["m"]}
+    assert checks[("context", "wikitext")]["outcome"] == "passed"
+    assert "counted from its token ids" in checks[("context", "wikitext")]["detail"]
+    lines = (result.run_dir / "m" / "wikitext" / "records.jsonl").read_bytes().splitlines()
+    recorded = sum(len(msgspec.json.decode(x)["requests"]) for x in lines if x)
+    sent = [p for p in counting.paths if p.startswith("v1/completions")]
+    assert recorded > 0 and len(sent) == recorded
