@@ -97,6 +97,23 @@ def _keep(
         primed.setdefault(primed_key(task.name, sample, request_name), (request, call))
 
 
+async def _answer(
+    model: Model, primed: Primed | None, task: PlannedTask, name: str, sent: Request, own: bool
+) -> Call:
+    """``sent`` answered; when it is the sample's own request as the run sends it (``own``), an
+    answer an earlier check kept is used, and a new one kept, so that two checks reading the
+    same sample (top-k, then BOS) send it once."""
+    if own and primed is not None:
+        sample, _, request_name = name.rpartition("/")
+        kept = primed.get(primed_key(task.name, sample, request_name))
+        if kept is not None and kept[0] == sent:
+            return kept[1]
+    call = await model.call(sent)
+    if own:
+        _keep(primed, task, name, sent, call)
+    return call
+
+
 def _top_k(request: Request) -> int:
     s = request.scoring
     return max(
@@ -181,8 +198,7 @@ async def _check_top_k(
     if not asked:
         return None
     name, request, k = max(asked, key=lambda a: a[2])
-    call = await model.call(request)
-    _keep(primed, task, name, request, call)
+    call = await _answer(model, primed, task, name, request, own=True)
     error = call.error
     if isinstance(error, ServerRejected) and error.path == "top_k_cap":
         return CheckResult(
@@ -310,9 +326,7 @@ async def _check_bos(
     bos_text = (with_bos.get("token_strs") or [None])[0]
     name, request = scored[0]
     sent = msgspec.structs.replace(request, sampling=Sampling(temperature=0.0, max_tokens=1))
-    call = await model.call(sent)
-    if sent == request:
-        _keep(primed, task, name, request, call)
+    call = await _answer(model, primed, task, name, sent, own=sent == request)
     if call.response is None or not isinstance(call.response.input_tokens, tuple):
         return CheckResult("bos", "skipped", f"not checked: {call.error}", task.name)
     first = call.response.input_tokens[0]

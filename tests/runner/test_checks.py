@@ -277,3 +277,24 @@ async def test_a_token_id_prompt_is_counted_from_its_ids_not_sent(tmp_path: Path
     recorded = sum(len(msgspec.json.decode(x)["requests"]) for x in lines if x)
     sent = [p for p in counting.paths if p.startswith("v1/completions")]
     assert recorded > 0 and len(sent) == recorded
+
+
+async def test_two_checks_reading_one_sample_send_it_once(tmp_path: Path) -> None:
+    """LAMBADA asks for a top-k (is_greedy) and scores a text prompt: the top-k check and the
+    BOS check both read its first sample's request; the second uses the first's answer, and the
+    run uses it too, so the server sees exactly the run's requests."""
+    counting = _Counting()
+    async with ReferenceServer() as server:
+        result = await arun_eval(
+            config(server.url, tasks="[{name: lambada_openai, n: 2}]"),  # type: ignore[arg-type]
+            RunOptions(out=tmp_path / "out", data_dir=DATA),
+            transport_factory=lambda cfg: counting,
+        )
+        await counting.aclose()
+    checks = {(c["check"], c.get("task")): c for c in result.report["preflight"]["m"]}
+    assert checks[("top_k", "lambada_openai")]["outcome"] == "passed"
+    assert checks[("bos", "lambada_openai")]["outcome"] == "passed"
+    lines = (result.run_dir / "m" / "lambada_openai" / "records.jsonl").read_bytes().splitlines()
+    recorded = sum(len(msgspec.json.decode(x)["requests"]) for x in lines if x)
+    sent = [p for p in counting.paths if p.startswith("v1/completions")]
+    assert recorded == 2 and len(sent) == recorded
