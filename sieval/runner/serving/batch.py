@@ -10,7 +10,7 @@ log-probability can move by whole nats (vLLM 0.32 on CPU: 222 of 399 ARC log-lik
 from __future__ import annotations
 
 from .advice import batch_fix
-from .findings import Finding, matters, moved_text
+from .findings import Finding, compared, moved_text
 from .observe import Sender, differ, merged
 from .probes import Probe
 
@@ -39,16 +39,4 @@ async def check_batch(
         f"{copies} concurrent copies against the request alone: "
         f"{moved_text(diff, f'in {changed} of {copies} copies')}"
     )
-    if diff.same:
-        return Finding(
-            check="batch_invariance", outcome="passed", detail=detail, evidence=evidence, cost=cost
-        )
-    return Finding(
-        check="batch_invariance",
-        outcome="failed",
-        detail=detail,
-        meaning=batch_fix(engine),
-        matters=matters(diff),
-        evidence=evidence,
-        cost=cost,
-    )
+    return compared("batch_invariance", diff, detail, evidence, cost, batch_fix(engine))

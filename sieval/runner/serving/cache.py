@@ -11,7 +11,7 @@ the prompt's log-probabilities).
 from __future__ import annotations
 
 from .advice import cache_fix
-from .findings import Finding, matters, moved_text
+from .findings import Finding, compared, moved_text
 from .observe import Sender, differ
 from .probes import Probe
 
@@ -32,16 +32,4 @@ async def check_cache(sender: Sender, probe: Probe, engine: str | None = None) -
     diff = differ(first, second)
     evidence = diff.summary()
     detail = f"a new prompt, then the same again: {moved_text(diff, 'on the second send')}"
-    if diff.same:
-        return Finding(
-            check="cache_invariance", outcome="passed", detail=detail, evidence=evidence, cost=cost
-        )
-    return Finding(
-        check="cache_invariance",
-        outcome="failed",
-        detail=detail,
-        meaning=cache_fix(engine),
-        matters=matters(diff),
-        evidence=evidence,
-        cost=cost,
-    )
+    return compared("cache_invariance", diff, detail, evidence, cost, cache_fix(engine))

@@ -15,7 +15,7 @@ import msgspec
 
 from .observe import Cost, Difference
 
-__all__ = ["NEGLIGIBLE", "Finding", "moved_text"]
+__all__ = ["NEGLIGIBLE", "Finding", "compared", "moved_text"]
 
 NEGLIGIBLE = 1e-4
 """Nats below which a moved log-probability cannot change a score read at four decimals and
@@ -65,3 +65,16 @@ def matters(diff: Difference) -> bool:
     """Whether a difference can change a result: a text changed, or a value moved more than
     ``NEGLIGIBLE``."""
     return not diff.same_text or diff.max_abs > NEGLIGIBLE
+
+
+def compared(
+    check: str, diff: Difference, detail: str, evidence: dict[str, Any], cost: Cost, meaning: str
+) -> Finding:
+    """A check's verdict on two sets of values: passed when none moved, else failed with what
+    it means for the run and whether it matters."""
+    if diff.same:
+        return Finding(check=check, outcome="passed", detail=detail, evidence=evidence, cost=cost)
+    return Finding(
+        check=check, outcome="failed", detail=detail, meaning=meaning, matters=matters(diff),
+        evidence=evidence, cost=cost,
+    )  # fmt: skip
