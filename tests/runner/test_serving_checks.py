@@ -23,7 +23,8 @@ from sieval.runner.serving import (
     run_serving_checks,
 )
 from sieval.runner.serving.needs import Needs
-from sieval.runner.serving.observe import Observation, differ
+from sieval.runner.serving.observe import Observation, Sender, differ
+from sieval.runner.serving.repeat import check_seed
 
 SCORE = Request.completion(
     "Q: x\nA: y",
@@ -102,7 +103,9 @@ async def test_a_nondeterministic_server_fails_determinism_and_the_seed() -> Non
     serving = await checks("nondeterministic")
     assert found(serving, "determinism").outcome == "failed"
     seed = found(serving, "seed_repeat")
-    assert seed.outcome == "failed" and seed.evidence["first"] != seed.evidence["second"]
+    # the text repeats by chance now and then; the sampled tokens' numbers never do
+    assert seed.outcome == "failed" and seed.evidence["moved"] > 0
+    assert seed.evidence["first"] and seed.evidence["second"]
     assert serving.fingerprint is not None and serving.fingerprint.noise != 0.0
     # a comparison on a server that does not repeat itself says nothing of its cause
     batch = found(serving, "batch_invariance")
@@ -181,6 +184,28 @@ def test_differ_counts_moved_values_on_shared_labels() -> None:
     diff = differ(a, b)
     assert (diff.compared, diff.moved, diff.max_abs, diff.where) == (2, 1, 0.25, "p2")
     assert not diff.same_text and not diff.same
+
+
+class _RepeatsTextOnly(Sender):
+    """A sender whose two sends give the same text with other numbers: what a nondeterministic
+    kernel gives now and then when 16 sampled tokens happen to repeat."""
+
+    def __init__(self, model: Model) -> None:
+        super().__init__(model)
+        self.sends = 0
+
+    async def one(self, request: Request) -> Observation:
+        self.sends += 1
+        return Observation({"out 0 ' a'": -0.5 - 0.1 * self.sends}, " a b")
+
+
+async def test_a_seeded_text_that_repeats_by_chance_with_moved_numbers_fails() -> None:
+    async with Model(dialect="vllm_native", base_url="http://127.0.0.1:9", model_id="m") as model:
+        sender = _RepeatsTextOnly(model)
+        seed = await check_seed(sender)
+    assert sender.sends == 2
+    assert seed.outcome == "failed" and seed.matters
+    assert seed.evidence["same_text"] and seed.evidence["moved"] == 1
 
 
 @pytest.mark.parametrize(
