@@ -27,6 +27,12 @@ The server must serve one request at a time with no prefix cache, or its bf16 nu
 what else is batched or cached: start one with ``SIEVAL_VLLM_PORT=18325
 SIEVAL_VLLM_EXTRA_ARGS=--no-enable-prefix-caching scripts/live-vllm.sh start``. ``--json OUT``
 writes the whole comparison.
+
+``--sieval-url URL2`` runs sieval's side against a second server of the same build, model and
+flags while lm-eval runs against ``--url``: on a CPU server bound to one core
+(``VLLM_CPU_OMP_THREADS_BIND``), two servers on two cores halve the wall. The comparison still
+demands every log-likelihood equal to the bit, so two servers whose numerics differ show as
+failures, never as agreement; both must list the same maximum length.
 """
 
 from __future__ import annotations
@@ -362,6 +368,9 @@ def main() -> int:
                         help="keep lm-eval's side of each task here as TASK.json, and reuse one "
                         "found there instead of running lm-eval again")  # fmt: skip
     parser.add_argument("--resume", type=Path, help="sieval's run directory to resume (one task)")
+    parser.add_argument("--sieval-url",
+                        help="run sieval's side against this second server of the same build "
+                        "while lm-eval runs against --url")  # fmt: skip
     parser.add_argument("--lm-eval", type=Path, help=argparse.SUPPRESS)  # the venv's side
     parser.add_argument("--max-length", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -377,6 +386,11 @@ def main() -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     max_length = _max_length(args.url)
+    ours_url = args.sieval_url or args.url
+    if _max_length(ours_url) != max_length:
+        print(f"--sieval-url {ours_url} lists another maximum length than --url {args.url}",
+              file=sys.stderr)  # fmt: skip
+        return 2
     sys.path.insert(0, str(ROOT))
     from sieval.tasks._mmlu import SUBJECTS
 
@@ -390,10 +404,20 @@ def main() -> int:
             argv = [str(python), __file__, "--lm-eval", str(out), "--task", f"{task}:{n}",
                     "--url", args.url, "--max-length", str(max_length),
                     "--data-dir", str(args.data_dir)]  # fmt: skip
+            lm_eval = None
             if not (args.keep and out.exists()):
-                subprocess.run(argv, check=True, env=env)
+                lm_eval = subprocess.Popen(argv, env=env)
+                if ours_url == args.url:  # one server: one harness at a time
+                    _finish(lm_eval)
+            try:
+                ours = sieval_side(task, n, ours_url, args.data_dir, args.out, args.resume)
+            except BaseException:
+                if lm_eval is not None:
+                    lm_eval.kill()
+                raise
+            if lm_eval is not None:
+                _finish(lm_eval)
             lm = json.loads(out.read_text())
-            ours = sieval_side(task, n, args.url, args.data_dir, args.out, args.resume)
             row = compare(task, lm, ours)
             table.append(row)
             print(json.dumps(_summary(row)), flush=True)
@@ -401,6 +425,11 @@ def main() -> int:
         args.json.write_text(json.dumps(table, indent=1) + "\n")
     _print(table)
     return 0 if all(_agrees(r) for r in table) else 1
+
+
+def _finish(process: subprocess.Popen[bytes]) -> None:
+    if process.wait() != 0:
+        raise subprocess.CalledProcessError(process.returncode, process.args)
 
 
 def _summary(row: dict[str, Any]) -> dict[str, Any]:
