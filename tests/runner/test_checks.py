@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -258,43 +259,39 @@ async def test_other_listing_shapes_are_read(tmp_path: Path, listing: object) ->
     assert result.report["results"][0]["provenance"]["served_models"] == ["sieval-reference"]
 
 
-async def test_a_token_id_prompt_is_counted_from_its_ids_not_sent(tmp_path: Path) -> None:
-    """WikiText's windows are token ids: the context check counts them against the listed
-    maximum length; a probe request of a whole window (1,024 prompt tokens on a live vLLM) is
-    server work lm-eval does not do."""
+async def _counted_run(tmp_path: Path, task: str, n: int) -> tuple[dict[Any, Any], int, int]:
+    """A run of ``task`` on the reference server: its pre-run checks by (check, task), the
+    requests its records hold, and the completions requests the server saw."""
     counting = _Counting()
     async with ReferenceServer() as server:
         result = await arun_eval(
-            config(server.url, tasks="[{name: wikitext, n: 1}]"),  # type: ignore[arg-type]
+            config(server.url, tasks=f"[{{name: {task}, n: {n}}}]"),  # type: ignore[arg-type]
             RunOptions(out=tmp_path / "out", data_dir=DATA),
             transport_factory=lambda cfg: counting,
         )
         await counting.aclose()
     checks = {(c["check"], c.get("task")): c for c in result.report["preflight"]["m"]}
-    assert checks[("context", "wikitext")]["outcome"] == "passed"
-    assert "counted from its token ids" in checks[("context", "wikitext")]["detail"]
-    lines = (result.run_dir / "m" / "wikitext" / "records.jsonl").read_bytes().splitlines()
+    lines = (result.run_dir / "m" / task / "records.jsonl").read_bytes().splitlines()
     recorded = sum(len(msgspec.json.decode(x)["requests"]) for x in lines if x)
     sent = [p for p in counting.paths if p.startswith("v1/completions")]
-    assert recorded > 0 and len(sent) == recorded
+    return checks, recorded, len(sent)
+
+
+async def test_a_token_id_prompt_is_counted_from_its_ids_not_sent(tmp_path: Path) -> None:
+    """WikiText's windows are token ids: the context check counts them against the listed
+    maximum length; a probe request of a whole window (1,024 prompt tokens on a live vLLM) is
+    server work lm-eval does not do."""
+    checks, recorded, sent = await _counted_run(tmp_path, "wikitext", 1)
+    assert checks[("context", "wikitext")]["outcome"] == "passed"
+    assert "counted from its token ids" in checks[("context", "wikitext")]["detail"]
+    assert recorded > 0 and sent == recorded
 
 
 async def test_two_checks_reading_one_sample_send_it_once(tmp_path: Path) -> None:
     """LAMBADA asks for a top-k (is_greedy) and scores a text prompt: the top-k check and the
     BOS check both read its first sample's request; the second uses the first's answer, and the
     run uses it too, so the server sees exactly the run's requests."""
-    counting = _Counting()
-    async with ReferenceServer() as server:
-        result = await arun_eval(
-            config(server.url, tasks="[{name: lambada_openai, n: 2}]"),  # type: ignore[arg-type]
-            RunOptions(out=tmp_path / "out", data_dir=DATA),
-            transport_factory=lambda cfg: counting,
-        )
-        await counting.aclose()
-    checks = {(c["check"], c.get("task")): c for c in result.report["preflight"]["m"]}
+    checks, recorded, sent = await _counted_run(tmp_path, "lambada_openai", 2)
     assert checks[("top_k", "lambada_openai")]["outcome"] == "passed"
     assert checks[("bos", "lambada_openai")]["outcome"] == "passed"
-    lines = (result.run_dir / "m" / "lambada_openai" / "records.jsonl").read_bytes().splitlines()
-    recorded = sum(len(msgspec.json.decode(x)["requests"]) for x in lines if x)
-    sent = [p for p in counting.paths if p.startswith("v1/completions")]
-    assert recorded == 2 and len(sent) == recorded
+    assert recorded == 2 and sent == recorded

@@ -15,8 +15,8 @@ from __future__ import annotations
 from ...ir.request import Sampling
 from ...model import Model
 from .advice import determinism_fix, seed_fix
-from .findings import Finding, matters, moved_text
-from .observe import Observation, Sender, differ
+from .findings import Finding, compared, moved_text
+from .observe import Cost, Observation, Sender, differ
 from .probes import SHORT, shape
 
 __all__ = ["SEED", "check_determinism", "check_seed", "seeded_probe"]
@@ -36,18 +36,7 @@ def check_determinism(
         )  # fmt: skip
     diff = differ(first, second)
     detail = f"a greedy request sent twice, alone: {moved_text(diff, 'on the second send')}"
-    if diff.same:
-        return Finding(
-            check="determinism", outcome="passed", detail=detail, evidence=diff.summary()
-        )
-    return Finding(
-        check="determinism",
-        outcome="failed",
-        detail=detail,
-        meaning=determinism_fix(engine),
-        matters=matters(diff),
-        evidence=diff.summary(),
-    )
+    return compared("determinism", diff, detail, diff.summary(), Cost(), determinism_fix(engine))
 
 
 def seeded_probe(model: Model) -> Sampling | None:
@@ -81,17 +70,7 @@ async def check_seed(sender: Sender, engine: str | None = None) -> Finding:
         f"a sampled request (temperature 1, seed {SEED}, {SAMPLED_TOKENS} tokens) sent twice: "
         f"{moved_text(diff, 'on the second send')}"
     )
-    if diff.same:
-        return Finding(
-            check="seed_repeat", outcome="passed", detail=detail, evidence=diff.summary(),
-            cost=cost,
-        )  # fmt: skip
-    return Finding(
-        check="seed_repeat",
-        outcome="failed",
-        detail=detail,
-        meaning=seed_fix(engine),
-        matters=True,
-        evidence={**diff.summary(), "first": first.text, "second": second.text},
-        cost=cost,
-    )
+    evidence = diff.summary()
+    if not diff.same:
+        evidence.update(first=first.text, second=second.text)
+    return compared("seed_repeat", diff, detail, evidence, cost, seed_fix(engine))
