@@ -1,13 +1,15 @@
 """The base suite on a live vLLM: sieval against lm-evaluation-harness 0.4.13, interleaved rounds.
 
 Usage: python bench/suite_vs_lmeval.py --url http://127.0.0.1:18325 [--n 10] [--rounds 2]
-       [--concurrency 8 | --lm-eval-concurrency C --sieval-concurrency C] [--task NAME ...]
+       [--concurrency 8 | --lm-eval-concurrency C --sieval-concurrency C] [--first sieval]
+       [--task NAME ...]
        python bench/suite_vs_lmeval.py --url URL --sweep 1,4,8,16 [--n 10] [--task NAME ...]
 
 Per round, each harness runs the same tasks on the same server in a fresh process (the order
-alternates round by round): lm-eval's ``local-completions`` with ``num_concurrent`` C in its own
-venv (the YAMLs pointed at the stored files by ``scripts/lm_eval_parity.py``, ``limit`` n; MMLU:
-ceil(n / 57) rows of each subject; WikiText: ``--wikitext`` documents), and ``sieval eval`` with
+alternates round by round; ``--first`` names who starts): lm-eval's ``local-completions`` with
+``num_concurrent`` C in its own venv (the YAMLs pointed at the stored files by
+``scripts/lm_eval_parity.py``, ``limit`` n; MMLU: ceil(n / 57) rows of each subject; WikiText:
+``--wikitext`` documents), and ``sieval eval`` with
 ``--concurrency`` C (``openai_completions``, the same n; MMLU 57 times lm-eval's limit, the same
 rows). Each harness runs at its own concurrency when given (its best: ``--sweep`` runs each harness
 once per listed concurrency, interleaved, and prints each one's wall per concurrency and its
@@ -141,6 +143,12 @@ def main() -> int:
     parser.add_argument("--sieval-concurrency", type=int, help="sieval's --concurrency")
     parser.add_argument("--sweep", help="C1,C2,...: each harness once at each, interleaved")
     parser.add_argument(
+        "--first",
+        choices=["lm_eval", "sieval"],
+        default="lm_eval",
+        help="the harness that runs first in odd rounds (the other one first in even rounds)",
+    )
+    parser.add_argument(
         "--sieval-arg",
         action="append",
         default=[],
@@ -196,7 +204,8 @@ def main() -> int:
         si_c = args.sieval_concurrency or args.concurrency
         for r in range(args.rounds):
             commands = argvs(lm_c, si_c, r)
-            order = ["lm_eval", "sieval"][:: -1 if r % 2 else 1]
+            second = "sieval" if args.first == "lm_eval" else "lm_eval"
+            order = [args.first, second][:: -1 if r % 2 else 1]
             row: dict[str, Any] = {"round": r + 1, "first": order[0],
                                    "concurrency": {"lm_eval": lm_c, "sieval": si_c}}  # fmt: skip
             for name in order:
