@@ -304,7 +304,14 @@ def _execution(
         kind, reason = "passed", "exit code 0"
     else:
         kind = next((s for marker, s in _TRACEBACK_STATUS if marker in stderr), "failed")
-        reason = last or f"exit code {exit_code}"
+        # forked children's tracebacks interleave, so the last line need not be the error
+        marked = (
+            line.strip()
+            for line in reversed(stderr.splitlines())
+            for marker, s in _TRACEBACK_STATUS
+            if s == kind and marker in line
+        )
+        reason = next(marked, None) or last or f"exit code {exit_code}"
     return Execution(
         status=kind, passed=kind == "passed", reason=reason, exit_code=exit_code, signal=sig,
         stdout=stdout, stderr=stderr, wall_seconds=wall,

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from sieval.scoring.code import extract_code, humaneval_program, mbpp_program
-from sieval.scoring.sandbox import Limits, Sandbox, SandboxUnavailable, _read_status
+from sieval.scoring.sandbox import Limits, Sandbox, SandboxUnavailable, _execution, _read_status
 
 LIMITS = Limits(wall_seconds=15, cpu_seconds=3, memory_mib=512, processes=16)
 
@@ -278,3 +278,17 @@ def test_mbpp_sanitized_reference_solutions_all_pass(
     failures, seconds = _timed(default_sandbox, programs)
     print(f"mbpp sanitized: {len(rows) - len(failures)}/{len(rows)} passed in {seconds:.1f} s")
     assert len(rows) == 427 and failures == []
+
+
+def test_the_reason_is_the_error_line_when_children_tracebacks_interleave() -> None:
+    stderr = (
+        "Traceback (most recent call last):\n"
+        '  File "/work/program.py", line 3, in <module>\n'
+        "BlockingIOError: [Errno 11] Resource temporarily unavailable\n"
+        "Traceback (most recent call last):\n"
+        '  File "/work/program.py", line 3, in <module>\n'
+        "    os.fork()\n"
+    )
+    result = _execution({"exit-code": 1}, False, LIMITS, "", stderr, 0.1)
+    assert result.status == "process_limit"
+    assert result.reason == "BlockingIOError: [Errno 11] Resource temporarily unavailable"
