@@ -74,6 +74,14 @@ def links(path: Path) -> Iterator[Link]:
             yield Link(path, number, match.group(1))
 
 
+def base(source: Path) -> Path:
+    """The folder a page's relative links start from: its own, except a change-note fragment's,
+    which is read inside CHANGELOG.md at the repository's root."""
+    if source.parent == ROOT / "changes" and source.name != "README.md":
+        return ROOT
+    return source.parent
+
+
 def broken(link: Link) -> str | None:
     """Why a relative link leads nowhere (a missing file, a missing anchor), or None. Web links
     are not fetched (the tests are offline)."""
@@ -81,7 +89,7 @@ def broken(link: Link) -> str | None:
     if re.match(r"[a-z]+:", target):
         return None
     file, _, anchor = target.partition("#")
-    path = (link.source.parent / file).resolve() if file else link.source
+    path = (base(link.source) / file).resolve() if file else link.source
     if ROOT.resolve() not in (path, *path.parents):
         return "points outside the repository (a reader of the repository cannot follow it)"
     if not path.exists():
