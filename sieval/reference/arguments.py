@@ -15,7 +15,8 @@ rules simple enough to predict in a test:
   its minimum (or 1);
 * a ``boolean`` is true when the text names the property, else false;
 * an ``array`` holds ``minItems`` items (at least one), an ``object`` its ``required``
-  properties plus the optional ones the text names (all of them when it lists no ``required``);
+  properties plus the optional ones the text names, or one of whose enum members it names (all
+  of them when it lists no ``required``);
 * ``anyOf`` / ``oneOf`` take their first branch, a type list its first non-null type.
 
 Every schema keyword it does not know (``pattern``, ``multipleOf``, ...) is ignored, so a value
@@ -208,11 +209,13 @@ def _object(schema: dict[str, Any], source: _Source) -> dict[str, Any]:
     required = schema.get("required")
     out: dict[str, Any] = {}
     for name, sub in properties.items():
+        enum = sub.get("enum") if isinstance(sub, dict) else None
         wanted = (
             not isinstance(required, list)
             or name in required
             or source.named(name)
             or source.explicit(name) is not None
+            or any(isinstance(m, str) and source.named(m) for m in enum or [])
         )
         if wanted:
             out[name] = _value(sub if isinstance(sub, dict) else {}, name, source)

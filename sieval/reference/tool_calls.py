@@ -240,8 +240,8 @@ def call_id(messages: Sequence[dict[str, Any]], index: int, prefix: str = "chatc
 
 def follow_up(messages: Sequence[dict[str, Any]]) -> str | None:
     """The answer to a conversation that ends with tool results: each result quoted after the
-    name of the tool that gave it (found by call id, else the turn's own name); None when the
-    last turn is not a tool result."""
+    name of the tool that gave it (the turn's own name, else the call its id answers); None when
+    the last turn is not a tool result."""
     results = []
     for message in reversed(messages):
         if message.get("role") != "tool":
@@ -250,12 +250,14 @@ def follow_up(messages: Sequence[dict[str, Any]]) -> str | None:
     if not results:
         return None
     names = {
-        str(call.get("id")): str(call.get("name"))
+        str(call["id"]): str(call.get("name"))
         for message in messages
         for call in message.get("tool_calls") or []
+        if call.get("id") is not None
     }
     said = []
     for message in reversed(results):
-        name = names.get(str(message.get("tool_call_id"))) or message.get("name") or "the tool"
+        known = names.get(str(message.get("tool_call_id")))
+        name = message.get("name") or known or "the tool"
         said.append(f"{name} returned {message_text(message.get('content')).strip()}.")
     return " ".join(said)
