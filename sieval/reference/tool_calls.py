@@ -228,10 +228,13 @@ def extract(text: str, calls: Sequence[Call], fault: str | None = None) -> tuple
     return read
 
 
-def call_id(messages: Sequence[dict[str, Any]], index: int, prefix: str = "chatcmpl-tool-") -> str:
+def call_id(
+    messages: Sequence[dict[str, Any]], index: int, prefix: str = "chatcmpl-tool-", choice: int = 0
+) -> str:
     """A call's id: vLLM's form (``chatcmpl-tool-`` and 16 hex digits) from a hash of the
-    conversation and the call's place, so a repeated request gets the same ids."""
-    seed = json.dumps([list(messages), index, prefix], sort_keys=True, default=str)
+    conversation and the call's place (its index, and its choice's), so a repeated request gets
+    the same ids."""
+    seed = json.dumps([list(messages), index, prefix, choice], sort_keys=True, default=str)
     return prefix + hashlib.sha256(seed.encode()).hexdigest()[:16]
 
 

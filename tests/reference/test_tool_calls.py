@@ -586,3 +586,13 @@ async def test_the_messages_dialect_catches_a_tool_use_stop_without_a_call(
     assert not got.ok and "stop_reason is tool_use but the reply holds no tool_use block" in str(
         got.error
     )
+
+
+async def test_each_choice_has_its_own_call_ids(
+    client: aiohttp.ClientSession, server: ReferenceServer
+) -> None:
+    path, body = _body("openai_chat", server, TWO_CALLS, n=2, temperature=1.0, seed=1)
+    status, text = await post(client, server, path, body)
+    choices = json.loads(text)["choices"]
+    ids = [c["id"] for choice in choices for c in choice["message"]["tool_calls"]]
+    assert status == 200 and len(ids) == 4 == len(set(ids))

@@ -83,10 +83,10 @@ def _finish(plan: ChatPlan, c: Choice, read: tuple[Call, ...] | None) -> str:
     return c.finish
 
 
-def _calls(plan: ChatPlan, read: tuple[Call, ...]) -> list[dict[str, Any]]:
+def _calls(plan: ChatPlan, read: tuple[Call, ...], choice: int) -> list[dict[str, Any]]:
     return [
         {
-            "id": call_id(plan.messages, i),
+            "id": call_id(plan.messages, i, choice=choice),
             "type": "function",
             "function": {"name": call.name, "arguments": call.arguments_json},
         }
@@ -124,7 +124,7 @@ def chat_reply(r: Rendered, plan: ChatPlan, model: ReferenceModel) -> dict[str, 
             "reasoning": None,
         }
         if read is not None:
-            message["tool_calls"] = _calls(plan, read)
+            message["tool_calls"] = _calls(plan, read, index)
         logprobs = None
         if plan.top_logprobs is not None:
             ids = r.prompts[pi].ids
@@ -192,7 +192,7 @@ def _call_steps(
     """The chunks of parsed calls, as vLLM's hermes parser streams them: per call a header
     (id, name), then its arguments piece by piece, then an empty delta that finishes."""
     out = []
-    for n, call in enumerate(_calls(plan, read)):
+    for n, call in enumerate(_calls(plan, read, index)):
         header = {"id": call["id"], "type": "function", "index": n}
         header["function"] = {"name": call["function"]["name"]}
         out.append(_delta(index, {"content": None, "tool_calls": [header]}))

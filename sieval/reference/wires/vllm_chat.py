@@ -7,9 +7,11 @@ runs the prompt through the completions renderer; ``chat_replies.py`` reshapes t
 vLLM's chat reply or stream chunks, with vLLM's sampled-first top-logprobs lists.
 
 Tools (``tool_calls.py``): offered ``tools`` with ``tool_choice`` ``auto`` (the default with
-tools), ``required`` or a named function, and ``parallel_tool_calls`` (default true), make the
-reply write its calls as hermes ``<tool_call>`` blocks, which the reply reads back as vLLM's
-hermes parser does; ``none`` leaves the answer to the model. Earlier assistant turns keep their
+tools), ``required`` or a named function, and ``parallel_tool_calls`` (default true), are called
+as that module decides: the arguments are generated, read back by its parser, and written as
+vLLM writes parsed calls (``tool_calls`` finish under auto and required, ``stop`` for a named
+call, ``content`` null under auto and ``""`` when forced); ``none`` leaves the answer to the
+model. Earlier assistant turns keep their
 ``tool_calls`` (each entry an object of type ``function``, else vLLM's 400; arguments that are
 no JSON object become ``{}``, as vLLM coerces them), ``tool`` turns their ``tool_call_id``; a
 conversation that ends with tool results is answered by quoting them. Like vLLM, a
