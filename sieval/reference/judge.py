@@ -20,7 +20,8 @@ kind        the prompt contains                         the reply ends with
 (``[The Start of Assistant A's Answer]`` ... ``[The End of ...]``, the ``<|...|>`` forms of
 Arena-Hard and of MT-Bench's multi-turn prompts, whose last ``### Assistant`` turn is the one
 judged, and Inspect's ``[Submission]:`` / ``[Criterion]:``). An answer's score is the share of
-the reference's content words it contains (the question's, when there is no reference). A rating
+the reference's content words it contains (the question's, when there is no reference: the last
+``### User`` turn of a multi-turn prompt). A rating
 is ``1 + round(9 * score)``; a pairwise verdict compares the two scores (a difference of at most
 0.05 is a tie, more than 0.3 is "significantly better"); a grade is C from 0.5 (P from 0.25).
 
@@ -60,6 +61,7 @@ _SECTION = re.compile(
 )
 _TURN = re.compile(r"### (?:Assistant [AB]|Assistant|Reference answer):\n")
 _INSPECT = re.compile(r"\[(Task|Question|Submission|Criterion)\]:\s*(.*?)\s*(?:\n\*\*\*|$)", re.S)
+_USER_TURN = re.compile(r"### User:\n(.*?)(?=\n\n###|\n\n<\||$)", re.DOTALL)
 _QUESTION = re.compile(
     r"\[(?:User )?Question\]\n(.*?)(?:\n\n\[|$)|<\|User Prompt\|>\n(.*?)(?:\n\n<\||$)", re.S
 )
@@ -117,6 +119,9 @@ def _sections(prompt: str) -> dict[str, str]:
     question = _QUESTION.search(prompt)
     if question is not None:
         out.setdefault("question", (question.group(1) or question.group(2) or "").strip())
+    asked_last = _USER_TURN.findall(prompt)  # a multi-turn prompt judges its last question
+    if asked_last:
+        out.setdefault("question", asked_last[-1].strip())
     return out
 
 

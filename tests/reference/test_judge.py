@@ -163,6 +163,19 @@ def test_mt_bench_single_ratings_follow_the_reference_answer(mt_bench: types.Mod
     assert second == 10
 
 
+def test_a_multi_turn_rating_without_reference_reads_the_second_question(
+    mt_bench: types.ModuleType,
+) -> None:
+    question = _rows(DATA / "mt_bench" / "question.jsonl")[81]
+    judge = _judge(mt_bench, "single-v1-multi-turn")
+    first = "Hawaii has beaches."
+    on_topic = _answer(first, question["turns"][1])
+    off_topic = _answer(first, UNRELATED)
+    good, prompt, _ = mt_bench.run_judge_single(question, on_topic, judge, None, multi_turn=True)
+    poor, _, _ = mt_bench.run_judge_single(question, off_topic, judge, None, multi_turn=True)
+    assert "### User:" in prompt and good == 10 and poor < good
+
+
 def test_mt_bench_pairwise_picks_the_closer_answer_in_both_orders(
     mt_bench: types.ModuleType,
 ) -> None:
