@@ -596,3 +596,47 @@ async def test_each_choice_has_its_own_call_ids(
     choices = json.loads(text)["choices"]
     ids = [c["id"] for choice in choices for c in choice["message"]["tool_calls"]]
     assert status == 200 and len(ids) == 4 == len(set(ids))
+
+
+ORPHANS = {  # a result whose id matches no call: vLLM forwards it unchecked on both routes
+    "/v1/responses": {
+        "input": [
+            {"type": "message", "role": "user", "content": "Weather in Paris?"},
+            {"type": "function_call_output", "call_id": "no-such-call", "output": "18 C"},
+        ],
+        "max_output_tokens": 40,
+    },
+    "/v1/messages": {
+        "messages": [
+            {"role": "user", "content": "Weather in Paris?"},
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "nope", "content": "18 C"}],
+            },
+        ],
+        "max_tokens": 40,
+    },
+}
+
+
+@pytest.mark.parametrize("route", sorted(ORPHANS))
+async def test_a_result_for_no_call_is_accepted_as_vllm_does(
+    client: aiohttp.ClientSession, server: ReferenceServer, route: str
+) -> None:
+    status, text = await post(client, server, route, {"model": server.model_name, **ORPHANS[route]})
+    assert status == 200, text
+    assert "the tool returned 18 C." in text
+
+
+async def test_a_responses_function_call_item_needs_its_fields(
+    client: aiohttp.ClientSession, server: ReferenceServer
+) -> None:
+    body = {
+        "model": server.model_name,
+        "input": [
+            {"type": "message", "role": "user", "content": "Weather?"},
+            {"type": "function_call", "call_id": "c1", "name": "get_weather"},
+        ],
+    }
+    status, text = await post(client, server, "/v1/responses", body)
+    assert status == 400 and "needs call_id, name and arguments" in text
