@@ -50,10 +50,23 @@ WEATHER_TOOL = {
         "required": ["city"],
     },
 }
+TIME_TOOL = {
+    "name": "get_time",
+    "description": "Current time in a timezone.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"zone": {"type": "string"}},
+        "required": ["zone"],
+    },
+}
 # Gemma 3 270M loops inside free-form tool arguments; asked to repeat a call verbatim it
 # completes one (the hermes structural tag forces the envelope, not the arguments).
 TOOL_PROMPT = (
     'Repeat exactly: <tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n'
+    "</tool_call>"
+)
+TWO_CALLS_PROMPT = (
+    TOOL_PROMPT + '\n<tool_call>\n{"name": "get_time", "arguments": {"zone": "Asia/Tokyo"}}\n'
     "</tool_call>"
 )
 
@@ -223,6 +236,45 @@ CASES: dict[str, tuple[str, dict[str, Any], dict[str, str]]] = {
         {},
     ),
     "temperature_above_1": (MESSAGES, body(CAPITAL, 4, temperature=1.5), {}),
+    # issue 35: the shapes the reference server's tool calls are held to
+    "tool_auto": (
+        MESSAGES,
+        body([user(TOOL_PROMPT)], 60, temperature=0.0, tools=[WEATHER_TOOL, TIME_TOOL]),
+        {},
+    ),
+    "tool_parallel": (
+        MESSAGES,
+        body(
+            [user(TWO_CALLS_PROMPT)],
+            120,
+            temperature=0.0,
+            tools=[WEATHER_TOOL, TIME_TOOL],
+            tool_choice={"type": "auto", "disable_parallel_tool_use": True},
+        ),
+        {},
+    ),
+    "stream_tool_parallel": (
+        MESSAGES,
+        body(
+            [user(TWO_CALLS_PROMPT)],
+            120,
+            temperature=0.0,
+            tools=[WEATHER_TOOL, TIME_TOOL],
+            stream=True,
+        ),
+        {},
+    ),
+    "tool_named": (
+        MESSAGES,
+        body(
+            [user(TOOL_PROMPT)],
+            60,
+            temperature=0.0,
+            tools=[WEATHER_TOOL, TIME_TOOL],
+            tool_choice={"type": "tool", "name": "get_weather"},
+        ),
+        {},
+    ),
     "image_base64": (
         MESSAGES,
         body(

@@ -62,7 +62,28 @@ WEATHER = {
     },
     "strict": True,
 }
+TIME = {
+    "type": "function",
+    "name": "get_time",
+    "description": "Current time in a timezone",
+    "parameters": {
+        "type": "object",
+        "properties": {"zone": {"type": "string"}},
+        "required": ["zone"],
+        "additionalProperties": False,
+    },
+    "strict": True,
+}
 WEATHER_Q = "What is the weather in Paris?"
+# Gemma 3 270M copies its prompt: a hermes block to repeat is the call the parser finds
+AUTO_Q = (
+    'Repeat exactly: <tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n'
+    "</tool_call>"
+)
+TWO_CALLS_Q = (
+    AUTO_Q + '\n<tool_call>\n{"name": "get_time", "arguments": {"zone": "Asia/Tokyo"}}\n'
+    "</tool_call>"
+)
 CALL = {
     "type": "function_call",
     "call_id": "call_1",
@@ -253,6 +274,37 @@ CASES: list[tuple[str, str, str, dict[str, Any] | None]] = [
             **greedy(24),
             tools=[WEATHER],
             tool_choice="auto",
+        ),
+    ),
+    # issue 35: the shapes the reference server's tool calls are held to (doc_: bodies the
+    # dialect does not lower from a case of its own test)
+    (
+        "doc_tool_auto",
+        "POST",
+        ROUTE,
+        body([text_item("user", AUTO_Q)], **greedy(60), tools=[WEATHER, TIME]),
+    ),
+    (
+        "doc_tool_parallel",
+        "POST",
+        ROUTE,
+        body([text_item("user", TWO_CALLS_Q)], **greedy(120), tools=[WEATHER, TIME]),
+    ),
+    (
+        "doc_stream_tool_parallel",
+        "POST",
+        ROUTE,
+        body([text_item("user", TWO_CALLS_Q)], **greedy(120), tools=[WEATHER, TIME], stream=True),
+    ),
+    (
+        "doc_tool_named_strict",
+        "POST",
+        ROUTE,
+        body(
+            [text_item("user", WEATHER_Q)],
+            **greedy(60),
+            tools=[WEATHER, TIME],
+            tool_choice={"type": "function", "name": "get_weather"},
         ),
     ),
     (

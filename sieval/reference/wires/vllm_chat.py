@@ -4,19 +4,30 @@ The route checks what vLLM's ``ChatCompletionRequest`` validators check (with vL
 converts ``developer`` to ``system`` (as vLLM does for a template without a developer role),
 renders the messages with the live Gemma's turn format (``chat_template.render_messages``) and
 runs the prompt through the completions renderer; ``chat_replies.py`` reshapes the result into
-vLLM's chat reply or stream chunks, with vLLM's sampled-first top-logprobs lists. A forced tool
-call (``tool_choice: "required"`` or a named function) is generated as JSON under the tool's
-parameter schema; ``auto`` never calls (the reference model writes no tool markup). Bearer auth,
+vLLM's chat reply or stream chunks, with vLLM's sampled-first top-logprobs lists.
+
+Tools (``tool_calls.py``): offered ``tools`` with ``tool_choice`` ``auto`` (the default with
+tools), ``required`` or a named function, and ``parallel_tool_calls`` (default true), are called
+as that module decides: the arguments are generated, read back by its parser, and written as
+vLLM writes parsed calls (``tool_calls`` finish under auto and required, ``stop`` for a named
+call, ``content`` null under auto and ``""`` when forced); ``none`` leaves the answer to the
+model. Earlier assistant turns keep their
+``tool_calls`` (each entry an object of type ``function``, else vLLM's 400; arguments that are
+no JSON object become ``{}``, as vLLM coerces them), ``tool`` turns their ``tool_call_id``; a
+conversation that ends with tool results is answered by quoting them. Like vLLM, a
+``tool_call_id`` that matches no call is accepted (the template never reads it). Bearer auth,
 vLLM's envelope and bad-JSON errors are ``wires/vllm.py``'s; the body faults alter chat replies.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
 from ..chat_template import render_messages
 from ..envelopes import plain, request_validation, validation, vllm_envelope
+from ..tool_calls import Offer, Tool, decide, follow_up, script
 from . import Context, Reply, Route, Wire
 from .chat_replies import ChatPlan, chat_chunks, chat_reply
 from .completions import render
@@ -63,21 +74,60 @@ def _content_text(content: Any, served: str) -> str:
     return "\n".join(texts)
 
 
-def _messages(body: dict[str, Any], served: str) -> list[dict[str, str]]:
+def _arguments(value: Any) -> Any:
+    """A history call's arguments as vLLM hands them to the template: an object, ``{}`` for
+    anything else (vLLM coerces a malformed string so the conversation can go on)."""
+    if isinstance(value, str) and value:
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _history_calls(calls: Any) -> list[dict[str, Any]]:
+    """An assistant turn's ``tool_calls``, checked as vLLM's ``_postprocess_messages`` does."""
+    if not isinstance(calls, list):
+        return []
+    out = []
+    for item in calls:
+        if not isinstance(item, dict):
+            raise validation("assistant tool_calls entries must be objects.", "tool_calls")
+        function = item.get("function")
+        if item.get("type", "function") != "function" or not isinstance(function, dict):
+            raise validation(
+                "chat completions only support assistant tool_calls of type 'function'.",
+                "tool_calls",
+            )
+        name, args = function.get("name"), _arguments(function.get("arguments"))
+        out.append({"id": item.get("id"), "name": name, "arguments": args})
+    return out
+
+
+def _messages(body: dict[str, Any], served: str) -> list[dict[str, Any]]:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise request_validation("messages must be a non-empty list", "messages", body)
-    out = []
+    out: list[dict[str, Any]] = []
     for message in messages:
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
             raise request_validation("each message needs a role", "messages", body)
         role = "system" if message["role"] == "developer" else message["role"]
-        out.append({"role": role, "content": _content_text(message.get("content"), served)})
+        turn: dict[str, Any] = {
+            "role": role,
+            "content": _content_text(message.get("content"), served),
+        }
+        if role == "assistant" and message.get("tool_calls"):
+            turn["tool_calls"] = _history_calls(message["tool_calls"])
+        if role == "tool":
+            turn["tool_call_id"] = message.get("tool_call_id")
+            turn["name"] = message.get("name")
+        out.append(turn)
     return out
 
 
-def _tool_checks(body: dict[str, Any]) -> tuple[str | None, bool]:
-    """vLLM's ``check_tool_usage``; returns the tool a forced call names, and whether named."""
+def _offer(body: dict[str, Any]) -> Offer:
+    """vLLM's ``check_tool_usage``, then the tools and how they may be called."""
     tools = body.get("tools")
     if tools == []:
         raise validation(
@@ -87,25 +137,29 @@ def _tool_checks(body: dict[str, Any]) -> tuple[str | None, bool]:
         )
     choice = body.get("tool_choice", "auto" if tools else "none")
     if choice == "none" or choice is None:
-        return None, False
+        return Offer((), "none")
     if not tools:
         raise validation("When using `tool_choice`, `tools` must be set.", "tool_choice")
-    names = [t.get("function", {}).get("name") for t in tools if isinstance(t, dict)]
+    offered = tuple(
+        Tool(str(f.get("name")), str(f.get("description") or ""), f.get("parameters"))
+        for f in (t.get("function") or {} for t in tools if isinstance(t, dict))
+    )
+    parallel = body.get("parallel_tool_calls") is not False
     if isinstance(choice, dict):
         name = (choice.get("function") or {}).get("name")
-        if name not in names:
+        if name not in [t.name for t in offered]:
             raise validation(
                 "The tool specified in `tool_choice` does not match any of the specified `tools`",
                 "tool_choice",
             )
-        return name, True
+        return Offer(offered, "named", str(name), parallel)
     if choice not in ("auto", "required"):
         raise validation(
             f'Invalid value for `tool_choice`: {choice}! Only named tools, "none", "auto" or '
             '"required" are supported.',
             "tool_choice",
         )
-    return (names[0] if choice == "required" else None), False
+    return Offer(offered, choice, None, parallel)
 
 
 def _logprob_checks(body: dict[str, Any]) -> int | None:
@@ -126,7 +180,7 @@ def plan(body: dict[str, Any], ctx: Context) -> ChatPlan:
     if body.get("stream_options") and not body.get("stream"):
         raise validation("Stream options can only be defined when `stream=True`.", "stream_options")
     top = _logprob_checks(body)
-    forced, named = _tool_checks(body)
+    offer = _offer(body)
     effort = body.get("reasoning_effort")
     if effort is not None and effort not in _REASONING_EFFORTS:
         raise request_validation(
@@ -142,7 +196,8 @@ def plan(body: dict[str, Any], ctx: Context) -> ChatPlan:
             status=404,
             err_type="NotFoundError",
         )
-    prompt = render_messages(_messages(body, ctx.served_model))
+    messages = _messages(body, ctx.served_model)
+    prompt = render_messages(messages)
     count = len(ctx.model.tokenize(prompt))
     limit = ctx.max_model_len
     if count > limit:  # vLLM tokenizes at most max_model_len + 1 tokens, hence "at least"
@@ -161,16 +216,14 @@ def plan(body: dict[str, Any], ctx: Context) -> ChatPlan:
     completion.update({k: body[k] for k in _PASSED if body.get(k) is not None})
     if top is not None:
         completion["logprobs"] = top
-    if forced is not None:
-        tool = next(t for t in body["tools"] if t["function"]["name"] == forced)
-        schema = tool["function"].get("parameters") or {"type": "object"}
-        completion["response_format"] = {"type": "json_schema", "json_schema": {"schema": schema}}
-    return ChatPlan(completion, top, forced, named)
+    calls = decide(messages, offer)
+    text = script(calls, ctx.tool_fault) if calls else follow_up(messages)
+    return ChatPlan(completion, top, offer, messages, calls, text, ctx.tool_fault)
 
 
 def _chat(body: Any, ctx: Context) -> Reply:
     p = plan(body, ctx)
-    rendered = render(p.completion, ctx)
+    rendered = render(p.completion, ctx, p.script)
     if rendered.params.stream:
         return Reply(events=[(None, c) for c in chat_chunks(rendered, p, ctx.model)])
     return Reply(body=chat_reply(rendered, p, ctx.model))
