@@ -16,6 +16,11 @@ taken out of the requests; ``Record.channels_columns`` names the channels that a
 with the same keys, each written as one dict of lists (``{"logprob_sum": [...], "n_tokens":
 [...]}``). Readers take 1 to 5: ``decode_record`` and ``read_records`` put every field back in its
 request and channel, so a reader sees the ``Record`` the engine built.
+
+Conversations (issue 35) added ``RequestRecord.turn``, ``role``, ``messages`` and ``output``
+without a new version, on purpose: each has a default that is omitted, so a one-shot task's
+records are byte for byte what version 5 wrote (the version enters the run identity, and a bump
+would refuse the resume of every run made before), and a version 5 reader skips them.
 """
 
 from __future__ import annotations
@@ -84,6 +89,18 @@ class RequestRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     reply: str | None = None
     """A refused reply (``ContractViolation``) as received: its bytes as text, bounded (64 KiB)
     and redacted, to be read again and re-lifted without ``--wire-log``."""
+    turn: int = 1
+    """The conversation turn the call belongs to: 1 plus the same model's calls of the sample
+    answered before it was made (one-shot requests, and calls sent together, share turn 1)."""
+    role: str | None = None
+    """The model role that answered it (``judge``); None: the evaluated model."""
+    messages: list[dict[str, Any]] | None = None
+    """A task that is not static: the chat messages this call added to its model's
+    conversation (all of them on a first call; then what follows the last reply: the next
+    question, the tool results), as the IR has them: ``{role, content: [parts]}``."""
+    output: list[dict[str, Any]] | None = None
+    """A task that is not static: each choice's answer, ``{text, tool_calls: [{call_id, name,
+    arguments}], finish}`` (what ``sieval samples`` shows as the reply)."""
 
 
 class Record(msgspec.Struct, kw_only=True, omit_defaults=True):
