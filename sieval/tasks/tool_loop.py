@@ -18,8 +18,9 @@ docstring's first paragraph)::
 ``run_tools(ctx, request, env, bounds)`` sends ``request`` (its conversation; the tools are the
 environment's) as turn 1, and for as long as the reply calls tools: each call's arguments are
 validated against the tool's schema and the tool run; a call of an unknown tool, arguments that
-do not validate, and an exception the tool raises are each sent back as an error result (the
-model sees what went wrong), never a crash of the sample; several calls in one reply (parallel
+do not validate, and an exception the tool raises are each sent back as an error result,
+``{"error": "..."}`` (the model reads what went wrong; OpenAI's chat wire has no error flag),
+never a crash of the sample; several calls in one reply (parallel
 calls) are run in their order and answered together. The next turn is the conversation so far
 plus the assistant's calls and the results. Each turn is one ``ctx.call`` (``turn1``,
 ``turn2``, ...), recorded with the sample.
@@ -265,13 +266,12 @@ async def run_tools(
                 )
                 continue
             result, is_error = env.run(made.name, dict(made.arguments))
-            shown = _shown(result, bounds.result_chars)
+            shown = _shown({"error": result} if is_error else result, bounds.result_chars)
             loop.steps.append(
                 Step(loop.turns, made.call_id, made.name, dict(made.arguments), shown, is_error)
             )
-            results.append(
-                ToolResultPart(call_id=made.call_id, result=shown, is_error=is_error or UNSET)
-            )
+            # an error is said in the result ({"error": ...}): not every wire has an error flag
+            results.append(ToolResultPart(call_id=made.call_id, result=shown))
         if len(results) < len(calls):
             return _exhausted(loop, "tool_calls")
         messages.extend(_results(results, ctx.facts))
