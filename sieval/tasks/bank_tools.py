@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..ir.request import Request, Sampling
-from ._shared import int_option, means
+from ._shared import check_options, int_option, means
 from .base import (
     COMPLETION_MODEL,
     ModelFacts,
@@ -160,6 +160,7 @@ class BankTools(Task):
         return [Path(__file__)]  # the samples are this module's
 
     def load(self, data_dir: Path, config: TaskConfig) -> Iterator[Sample]:
+        check_options(self.name, config, self.defaults)
         self._bounds(config)
         for row in SAMPLES:
             data = {"request": row["request"], "start": dict(row["start"])}

@@ -25,7 +25,7 @@ import msgspec
 
 from ..data.registry import get_source
 from ..ir.request import Sampling
-from ._shared import grouped_means, int_option, means
+from ._shared import check_options, grouped_means, int_option, means
 from .base import (
     COMPLETION_MODEL,
     ModelFacts,
@@ -71,6 +71,7 @@ class MtBenchAnswers(Task):
         return get_source("mt_bench").files(data_dir, "test")
 
     def load(self, data_dir: Path, config: TaskConfig) -> Iterator[Sample]:
+        check_options(self.name, config, self.defaults)
         self._max_tokens(config)
         for _, row in get_source("mt_bench").rows(data_dir, "test"):
             data = {"category": row["category"], "turns": list(row["turns"])}

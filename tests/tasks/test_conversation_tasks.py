@@ -10,6 +10,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from sieval.errors import ConfigError
 from sieval.ir.request import ChatInput
 from sieval.model import Model
 from sieval.plan.plan import model_facts
@@ -115,3 +116,11 @@ async def test_the_bank_task_ends_right_where_the_request_spells_out_the_calls(
             assert result.metrics["end_state"] == 1.0, (dialect, sample.id)
             assert result.channels["stop_reason"] == "answered"
             assert list(ctx.calls) == [f"turn{i}" for i in range(1, len(ctx.calls) + 1)]
+
+
+def test_an_option_the_task_does_not_read_is_refused(data_dir: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^task bank_tools has no option turn; it accepts: "
+                       r"max_tokens, turns$"):  # fmt: skip
+        list(BANK.load(data_dir, TaskConfig(name="bank_tools", options={"turn": 3})))
+    with pytest.raises(ConfigError, match=r"^task mt_bench_answers is 0-shot; drop num_fewshot$"):
+        list(MT.load(data_dir, TaskConfig(name="mt_bench_answers", num_fewshot=2)))
