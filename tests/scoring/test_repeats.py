@@ -89,7 +89,7 @@ def test_estimates_reuse_the_uncertainty_module() -> None:
     assert estimate.value == pytest.approx(sum(per_item) / 3)
     # pass@k lies in [0, 1]: its interval is the bounded mean's, never outside the range
     assert estimate == mean_estimate([pass_at_k(4, 2, 2), 0.0, 1.0], bounds=(0.0, 1.0))
-    assert 0.0 <= estimate.ci[0] and estimate.ci[1] <= 1.0
+    assert estimate.ci[0] >= 0.0 and estimate.ci[1] <= 1.0
     assert mean_estimate([pass_at_k(4, 2, 2), 0.0, 1.0]).ci[1] > 1  # unbounded, it left it
     repeats = mean_over_repeats(scores)
     assert repeats.value == pytest.approx(6 / 12)
