@@ -132,8 +132,8 @@ def _check(q: Question) -> None:
             "differently), --sd S for a metric that is not 0/1, or --from RUN_A RUN_B",
             path="--baseline",
         )
-    if q.icc is not None and not 0 <= q.icc < 1:
-        raise ConfigError(f"--icc {q.icc:g}: give a correlation from 0 to below 1", path="--icc")
+    if q.icc is not None and not 0 <= q.icc <= 1:  # 1: repeats that always agree (greedy)
+        raise ConfigError(f"--icc {q.icc:g}: give a correlation from 0 to 1", path="--icc")
     if q.discordance is not None and not 0 < q.discordance <= 1:
         raise ConfigError(
             f"--discordance {q.discordance:g}: give the share of samples the runs score "
