@@ -29,7 +29,9 @@ def power_command(
         None, "--delta", help="The difference to detect (B − A): prints the samples needed."
     ),
     n: int | None = typer.Option(
-        None, "--n", help="A number of samples: prints the smallest difference they detect."
+        None,
+        "--n",
+        help="Samples (rows, with repeats): prints the smallest difference they detect.",
     ),
     baseline: float | None = typer.Option(
         None, "--baseline", help="Run A's accuracy (0/1 metrics); the runs taken as independent."
