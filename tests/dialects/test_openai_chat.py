@@ -198,10 +198,10 @@ TIME = FunctionTool(
         "required": ["zone"],
     },
 )
-AUTO_TEXT = f"Repeat exactly: <tool_call>\n{CALL_TEXT}\n</tool_call>"
+AUTO_TEXT = f"Copy this text exactly:\n<tool_call>\n{CALL_TEXT}\n</tool_call>\nEND"
 TWO_CALLS_TEXT = (
-    f"Repeat exactly: <tool_call>\n{CALL_TEXT}\n</tool_call>\n<tool_call>\n"
-    '{"name": "get_time", "arguments": {"zone": "Asia/Tokyo"}}\n</tool_call>'
+    f"Copy this text exactly:\n<tool_call>\n{CALL_TEXT}\n</tool_call>\n<tool_call>\n"
+    '{"name": "get_time", "arguments": {"zone": "Asia/Tokyo"}}\n</tool_call>\nEND'
 )
 BOTH = Tools(functions=(WEATHER, TIME))
 PARALLEL_RESULTS = (
@@ -217,11 +217,17 @@ PARALLEL_RESULTS = (
     Message(role="tool", content=(ToolResultPart(call_id="call_2", result="09:00"),)),
 )
 TOOL_SHAPES: dict[str, Request] = {
-    "tool_auto": chat(text("user", AUTO_TEXT), sampling=greedy(60), tools=BOTH),
+    "tool_auto": chat(
+        text("user", AUTO_TEXT),
+        sampling=Sampling(temperature=0.0, max_tokens=60, stop=("END",)),
+        tools=BOTH,
+    ),
     "tool_auto_no_call": chat(text("user", CAPITAL), sampling=greedy(8), tools=BOTH),
-    "tool_parallel": chat(text("user", TWO_CALLS_TEXT), sampling=greedy(120), tools=BOTH),
-    "stream_tool_parallel": chat(
-        text("user", TWO_CALLS_TEXT), sampling=greedy(120), tools=BOTH, scheduling=STREAM
+    "stream_tool_auto": chat(
+        text("user", AUTO_TEXT),
+        sampling=Sampling(temperature=0.0, max_tokens=60, stop=("END",)),
+        tools=BOTH,
+        scheduling=STREAM,
     ),
     "tool_results_parallel": chat(*PARALLEL_RESULTS, sampling=greedy(16), tools=BOTH),
 }
