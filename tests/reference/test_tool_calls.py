@@ -413,8 +413,8 @@ async def test_a_named_choice_calls_that_tool_and_finishes_as_vllm_does(
     elif wire == "openai_responses":
         assert [(i["type"], i["name"]) for i in reply["output"]] == [("function_call", "get_time")]
         assert reply["status"] == "completed" and reply["output"][0]["id"].startswith("fc_")
-    elif wire == "anthropic_messages":
-        assert reply["stop_reason"] == "end_turn"
+    elif wire == "anthropic_messages":  # recorded: anthropic_messages/0.32.0/tool_named
+        assert reply["stop_reason"] == "tool_use"
         assert [b["name"] for b in reply["content"]] == ["get_time"]
     else:
         (candidate,) = reply["candidates"]
