@@ -6,7 +6,8 @@
 * **exact top-k** from a position's alternatives (``top_k`` for lists, ``top_k_map`` for maps keyed
   by text, ``top_k_by_id`` for maps keyed by token id), the rule a parameter (``TopK``);
 * **candidates**, the logprobs of the token ids a request asked for (``candidates``);
-* **usage** lifted where "not reported" stays unset (``UsageAt``, ``lift_usage``);
+* **usage** lifted where "not reported" stays unset, and checked: counts that are token counts
+  and parts that fit in their wholes (``UsageAt``, ``lift_usage``, ``checked_usage``);
 * the **clamp warning**, when a server shortened the budget it was given (``clamp_warning``);
 * **tool arguments** parsed from their JSON text (``tool_arguments``).
 
@@ -33,6 +34,7 @@ from msgspec import UNSET
 from ..ir.response import Token, TopEntry, Usage
 from .checks import (
     LOGPROB_TOLERANCE,
+    MAX_TOKEN_COUNT,
     SAME_LOGPROB,
     Checker,
     sampled_first,
@@ -49,6 +51,7 @@ __all__ = [
     "best_first",
     "by_bytes",
     "candidate_rows",
+    "checked_usage",
     "clamp_warning",
     "count",
     "covered",
@@ -747,7 +750,14 @@ counts add up (the first decides whether the sum is reported: Anthropic's input 
 
 @dataclass(frozen=True)
 class UsageAt:
-    """Where each usage count sits in a wire's usage Struct (``None``: the wire has none)."""
+    """Where each usage count sits in a wire's usage Struct (``None``: the wire has none), and
+    how its total relates to the others.
+
+    Usage is a contract like log-probabilities (``lift_usage``): every count the wire reports is
+    a whole number from 0 to ``MAX_TOKEN_COUNT``, the cached part of the input is at most the
+    input, the reasoning part of the output at most the output, and the total is what
+    ``total_covers`` says.
+    """
 
     input: Path | None = None
     output: Path | None = None
@@ -755,26 +765,34 @@ class UsageAt:
     reasoning: Path | None = None
     total: Path | None = None
     """The server's own total, kept only when it disagrees with input + output."""
+    total_covers: tuple[str, ...] | None = None
+    """``None``: the total is exactly input + output, and one that is not is refused (the OpenAI
+    family's ``total_tokens``, Responses'). Else the counts the total must at least cover, when
+    the wire's total may count more (Google's adds tool-use prompt tokens, and a proxy may leave
+    thoughts out of it): a total above them is kept as reported, one below is refused."""
+    where: str = "usage"
+    """How the wire names its usage object, for the path of a bad count (``usageMetadata``)."""
 
 
 Getter = Callable[[Any], Any]
 
 
-def _getter(path: Path | None) -> Getter:
+def _leaves(at: UsageAt) -> tuple[str, ...]:
+    """Every attribute path ``at`` reads, once each, in a fixed order."""
+    out: list[str] = []
+    for path in (at.input, at.output, at.cached, at.reasoning, at.total):
+        for leaf in (path,) if isinstance(path, str) else (path or ()):
+            if leaf not in out:
+                out.append(leaf)
+    return tuple(out)
+
+
+def _getter(path: str) -> Getter:
     """A function reading one count where ``path`` says (``None`` where a node is absent)."""
-    if path is None:
-        return _none
-    if isinstance(path, tuple):
-        first, rest = _getter(path[0]), [_getter(p) for p in path[1:]]
-        return lambda wire: _sum(first(wire), [g(wire) for g in rest])
     names = path.split(".")
     if len(names) == 1:
         return attrgetter(path)
     return lambda wire: _walk(wire, names)
-
-
-def _none(wire: Any) -> None:
-    return None
 
 
 def _walk(node: Any, names: list[str]) -> Any:
@@ -785,31 +803,126 @@ def _walk(node: Any, names: list[str]) -> Any:
     return node
 
 
-def _sum(first: int | None, rest: list[int | None]) -> int | None:
-    return None if first is None else first + sum(v for v in rest if v is not None)
-
-
 @functools.lru_cache(maxsize=32)
-def _getters(at: UsageAt) -> tuple[Getter, ...]:
-    return tuple(map(_getter, (at.input, at.output, at.cached, at.reasoning, at.total)))
+def _readers(at: UsageAt) -> tuple[tuple[str, Getter], ...]:
+    return tuple((leaf, _getter(leaf)) for leaf in _leaves(at))
 
 
-def lift_usage(wire: Any, at: UsageAt) -> Usage:
-    """A wire's usage as the IR's: "not reported" stays ``UNSET``; the server's total is kept
-    only when it disagrees with input + output."""
+def _wire_path(wire: Any, at: UsageAt, leaf: str) -> str:
+    """``leaf`` (attribute names) as the wire spells it: ``usageMetadata.promptTokenCount``."""
+    node, out = wire, [at.where]
+    for name in leaf.split("."):
+        fields = {f.name: f.encode_name for f in msgspec.structs.fields(node)} if node else {}
+        out.append(fields.get(name, name))
+        node = getattr(node, name, None) if node is not None else None
+    return ".".join(out)
+
+
+def _sum(counts: Mapping[str, Any], path: Path | None) -> int | None:
+    """The count at ``path``: one leaf's, or the sum of several (unreported when the first is)."""
+    if path is None:
+        return None
+    if isinstance(path, str):
+        value: int | None = counts[path]
+        return value
+    first = counts[path[0]]
+    if first is None:
+        return None
+    return int(first + sum(counts[p] for p in path[1:] if counts[p] is not None))
+
+
+def lift_usage(check: Checker, wire: Any, at: UsageAt) -> Usage:
+    """A wire's usage as the IR's, checked: "not reported" stays ``UNSET``; each count reported
+    is a token count (``Checker.count``), the parts fit in their wholes (``checked_usage``), and
+    the server's total is what ``at.total_covers`` says, kept only when it is not input +
+    output."""
     if wire is None:
         return Usage()
-    inputs, outputs, cached, reasoning, totals = _getters(at)
-    lifted = Usage(
-        input_tokens=count(inputs(wire)),
-        output_tokens=count(outputs(wire)),
-        cached_tokens=count(cached(wire)),
-        reasoning_tokens=count(reasoning(wire)),
+    counts = {leaf: read(wire) for leaf, read in _readers(at)}
+    for leaf, value in counts.items():
+        if not (value is None or (type(value) is int and 0 <= value <= MAX_TOKEN_COUNT)):
+            check.count(_wire_path(wire, at, leaf), value)  # raises, naming the wire's path
+    paths = {"input": at.input, "output": at.output, "cached": at.cached, "reasoning": at.reasoning}
+    named = {key: _named(wire, at, path) for key, path in paths.items() if path is not None}
+    lifted = checked_usage(
+        check,
+        Usage(
+            input_tokens=count(_sum(counts, at.input)),
+            output_tokens=count(_sum(counts, at.output)),
+            cached_tokens=count(_sum(counts, at.cached)),
+            reasoning_tokens=count(_sum(counts, at.reasoning)),
+        ),
+        named,
     )
-    total = totals(wire)
-    if total is not None and total != lifted.total_tokens:
-        return msgspec.structs.replace(lifted, reported_total_tokens=total)
-    return lifted
+    total = _sum(counts, at.total)
+    if total is None or total == lifted.total_tokens:
+        return lifted
+    shown = _named(wire, at, at.total)
+    if at.total_covers is None:
+        parts = [lifted.input_tokens, lifted.output_tokens]
+        if all(isinstance(v, int) for v in parts):
+            raise check.violation(
+                shown,
+                f"{shown} is {total} but the input and output counts add up to "
+                f"{lifted.total_tokens} ({named.get('input')} {parts[0]} + "
+                f"{named.get('output')} {parts[1]}): the reply's usage is not believed",
+                expected=lifted.total_tokens,
+                received=total,
+            )
+        covered = [v for v in parts if isinstance(v, int)]
+    else:
+        covered = [counts[leaf] or 0 for leaf in at.total_covers]
+    if total < sum(covered):
+        raise check.violation(
+            shown,
+            f"{shown} is {total}, less than the {sum(covered)} tokens it must cover: the reply's "
+            "usage is not believed",
+            expected=f">= {sum(covered)}",
+            received=total,
+        )
+    return msgspec.structs.replace(lifted, reported_total_tokens=total)
+
+
+def _named(wire: Any, at: UsageAt, path: Path | None) -> str:
+    """The wire's name of a count (several joined by ``+``)."""
+    leaves = (path,) if isinstance(path, str) else (path or ())
+    return " + ".join(_wire_path(wire, at, leaf) for leaf in leaves)
+
+
+_IR_NAMES = {
+    "input": "usage.input_tokens",
+    "output": "usage.output_tokens",
+    "cached": "usage.cached_tokens",
+    "reasoning": "usage.reasoning_tokens",
+}
+
+
+def checked_usage(check: Checker, usage: Usage, names: Mapping[str, str] | None = None) -> Usage:
+    """``usage`` when it holds together: every count a token count (``Checker.count``: a sum of
+    wire counts too), the cached tokens at most the input, the reasoning tokens at most the
+    output. ``names`` spells the counts as the wire does (``input``, ``output``, ``cached``,
+    ``reasoning``; the IR's names otherwise). Every wire's usage passes here."""
+    name = {**_IR_NAMES, **(names or {})}
+    values = {
+        "input": usage.input_tokens,
+        "output": usage.output_tokens,
+        "cached": usage.cached_tokens,
+        "reasoning": usage.reasoning_tokens,
+    }
+    for key, value in values.items():
+        if value is not UNSET:
+            check.count(name[key], value)
+    for part, whole in (("cached", "input"), ("reasoning", "output")):
+        p, w = values[part], values[whole]
+        if isinstance(p, int) and isinstance(w, int) and p > w:
+            raise check.violation(
+                name[part],
+                f"{name[part]} is {p}, more than the {w} of {name[whole]} it is part of: the "
+                "reply's usage is not believed",
+                expected=f"<= {w}",
+                received=p,
+            )
+    return usage
 
 
 # -- the clamp warning ---------------------------------------------------------------------------
