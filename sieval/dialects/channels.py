@@ -33,6 +33,7 @@ from msgspec import UNSET
 
 from ..ir.response import Token, TopEntry, Usage
 from .checks import (
+    DEEP,
     LOGPROB_TOLERANCE,
     MAX_TOKEN_COUNT,
     SAME_LOGPROB,
@@ -967,6 +968,8 @@ def tool_arguments(check: Checker, where: str, name: str, text: str) -> dict[str
     named arguments); anything else is refused, naming the call."""
     try:
         arguments = msgspec.json.decode(text)
+    except RecursionError as exc:
+        raise check.violation(where, f"{where} {DEEP}: the call {name!r} cannot be run") from exc
     except msgspec.DecodeError as exc:
         raise check.violation(
             where, f"{where} is not valid JSON ({text[:60]!r}): the call {name!r} cannot be run"
