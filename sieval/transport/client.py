@@ -177,7 +177,12 @@ class HttpTransport:
                     await self._pause(ex, attempt, tries, f"{failure.rule.what}: {detail}", None)
                     continue
                 head = f"{request.method} {ex.shown_url} failed after {_plural(attempt)}"
-                raise failure.to_error(head, detail, attempt, ex.endpoint) from exc
+                budgets = {
+                    "connect": ex.timeout.sock_connect,
+                    "read": ex.timeout.sock_read,
+                    "total": ex.timeout.total,
+                }
+                raise failure.to_error(head, detail, attempt, ex.endpoint, budgets) from exc
             self._log_wire(ex, attempt, raw=raw)
             overload = ex.request.overload
             if raw.status < 500 or raw.status in overload:
