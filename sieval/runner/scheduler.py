@@ -42,6 +42,7 @@ from .records import (
     records_path,
     request_record,
     statuses_at,
+    stored_channels,
 )
 from .stopping import MaxFailures, Stopper
 
@@ -263,7 +264,11 @@ class Scheduler:
             task=pt.name,
             group=sample.group,
             requests=requests,
-            channels=dict(result.channels) if result is not None and error is None else {},
+            channels=(
+                stored_channels(dict(result.channels))
+                if result is not None and error is None
+                else {}
+            ),
             prediction=result.prediction if result is not None and error is None else None,
             gold=sample.gold,
             metrics=(
