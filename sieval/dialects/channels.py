@@ -18,7 +18,6 @@ bad position), and the two agree on every reply (``tests/dialects/test_channels.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import operator
 import re
@@ -31,6 +30,7 @@ from typing import Any, Literal, NamedTuple, TypeVar
 import msgspec
 from msgspec import UNSET
 
+from ..errors import ContractViolation
 from ..ir.response import Token, TopEntry, Usage
 from .checks import (
     DEEP,
@@ -778,14 +778,42 @@ class UsageAt:
 Getter = Callable[[Any], Any]
 
 
-def _leaves(at: UsageAt) -> tuple[str, ...]:
-    """Every attribute path ``at`` reads, once each, in a fixed order."""
-    out: list[str] = []
-    for path in (at.input, at.output, at.cached, at.reasoning, at.total):
+class _Plan(NamedTuple):
+    """How ``lift_usage`` reads one ``UsageAt``, worked out once: a getter per attribute path,
+    and which of them each count adds up (``None``: the wire has no such count)."""
+
+    leaves: tuple[str, ...]
+    getters: tuple[Getter, ...]
+    input: tuple[int, ...] | None
+    output: tuple[int, ...] | None
+    cached: tuple[int, ...] | None
+    reasoning: tuple[int, ...] | None
+    total: tuple[int, ...] | None
+    covers: tuple[int, ...] | None
+
+
+def _plan(at: UsageAt) -> _Plan:
+    leaves: list[str] = []
+    for path in (at.input, at.output, at.cached, at.reasoning, at.total, at.total_covers):
         for leaf in (path,) if isinstance(path, str) else (path or ()):
-            if leaf not in out:
-                out.append(leaf)
-    return tuple(out)
+            if leaf not in leaves:
+                leaves.append(leaf)
+
+    def ids(path: Path | None) -> tuple[int, ...] | None:
+        if path is None:
+            return None
+        return tuple(leaves.index(leaf) for leaf in ((path,) if isinstance(path, str) else path))
+
+    return _Plan(
+        tuple(leaves),
+        tuple(map(_getter, leaves)),
+        ids(at.input),
+        ids(at.output),
+        ids(at.cached),
+        ids(at.reasoning),
+        ids(at.total),
+        ids(at.total_covers),
+    )
 
 
 def _getter(path: str) -> Getter:
@@ -804,9 +832,14 @@ def _walk(node: Any, names: list[str]) -> Any:
     return node
 
 
-@functools.lru_cache(maxsize=32)
-def _readers(at: UsageAt) -> tuple[tuple[str, Getter], ...]:
-    return tuple((leaf, _getter(leaf)) for leaf in _leaves(at))
+def _added(values: list[Any], ids: tuple[int, ...] | None) -> Any:
+    """The count ``ids`` name: one value, or the sum of several (unreported when the first is)."""
+    if ids is None:
+        return None
+    first = values[ids[0]]
+    if first is None or len(ids) == 1:
+        return first
+    return first + sum(values[i] for i in ids[1:] if values[i] is not None)
 
 
 def _wire_path(wire: Any, at: UsageAt, leaf: str) -> str:
@@ -819,75 +852,97 @@ def _wire_path(wire: Any, at: UsageAt, leaf: str) -> str:
     return ".".join(out)
 
 
-def _sum(counts: Mapping[str, Any], path: Path | None) -> int | None:
-    """The count at ``path``: one leaf's, or the sum of several (unreported when the first is)."""
-    if path is None:
-        return None
-    if isinstance(path, str):
-        value: int | None = counts[path]
-        return value
-    first = counts[path[0]]
-    if first is None:
-        return None
-    return int(first + sum(counts[p] for p in path[1:] if counts[p] is not None))
+def _named(wire: Any, at: UsageAt, path: Path | None) -> str:
+    """The wire's name of a count (several joined by ``+``)."""
+    leaves = (path,) if isinstance(path, str) else (path or ())
+    return " + ".join(_wire_path(wire, at, leaf) for leaf in leaves)
 
 
 def lift_usage(check: Checker, wire: Any, at: UsageAt) -> Usage:
     """A wire's usage as the IR's, checked: "not reported" stays ``UNSET``; each count reported
     is a token count (``Checker.count``), the parts fit in their wholes (``checked_usage``), and
     the server's total is what ``at.total_covers`` says, kept only when it is not input +
-    output."""
+    output. The wire's names of the counts are looked up only for an error's message."""
     if wire is None:
         return Usage()
-    counts = {leaf: read(wire) for leaf, read in _readers(at)}
-    for leaf, value in counts.items():
-        if not (value is None or (type(value) is int and 0 <= value <= MAX_TOKEN_COUNT)):
-            check.count(_wire_path(wire, at, leaf), value)  # raises, naming the wire's path
-    paths = {"input": at.input, "output": at.output, "cached": at.cached, "reasoning": at.reasoning}
-    named = {key: _named(wire, at, path) for key, path in paths.items() if path is not None}
-    lifted = checked_usage(
-        check,
-        Usage(
-            input_tokens=count(_sum(counts, at.input)),
-            output_tokens=count(_sum(counts, at.output)),
-            cached_tokens=count(_sum(counts, at.cached)),
-            reasoning_tokens=count(_sum(counts, at.reasoning)),
-        ),
-        named,
+    plan = _PLANS.get(id(at))
+    if plan is None or plan[0] is not at:
+        plan = _PLANS[id(at)] = (at, _plan(at))
+    p = plan[1]
+    values = [read(wire) for read in p.getters]
+    for value in values:
+        if value is not None and (type(value) is not int or not 0 <= value <= MAX_TOKEN_COUNT):
+            _refuse_count(check, wire, at, p, values)
+    inputs, outputs = _added(values, p.input), _added(values, p.output)
+    cached, reasoning = _added(values, p.cached), _added(values, p.reasoning)
+    if (inputs is not None and inputs > MAX_TOKEN_COUNT) or (
+        outputs is not None and outputs > MAX_TOKEN_COUNT
+    ):  # a sum of counts in range
+        big = "input" if inputs is not None and inputs > MAX_TOKEN_COUNT else "output"
+        check.count(_named(wire, at, getattr(at, big)), inputs if big == "input" else outputs)
+    if cached is not None and inputs is not None and cached > inputs:
+        raise _bigger_part(
+            check, _named(wire, at, at.cached), cached, _named(wire, at, at.input), inputs
+        )
+    if reasoning is not None and outputs is not None and reasoning > outputs:
+        raise _bigger_part(
+            check, _named(wire, at, at.reasoning), reasoning, _named(wire, at, at.output), outputs
+        )
+    lifted = Usage(
+        input_tokens=UNSET if inputs is None else inputs,
+        output_tokens=UNSET if outputs is None else outputs,
+        cached_tokens=UNSET if cached is None else cached,
+        reasoning_tokens=UNSET if reasoning is None else reasoning,
     )
-    total = _sum(counts, at.total)
-    if total is None or total == lifted.total_tokens:
+    total = _added(values, p.total)
+    if total is None or (inputs is not None and outputs is not None and total == inputs + outputs):
         return lifted
-    shown = _named(wire, at, at.total)
-    if at.total_covers is None:
-        parts = [lifted.input_tokens, lifted.output_tokens]
-        if all(isinstance(v, int) for v in parts):
+    if p.covers is None:
+        if inputs is not None and outputs is not None:
+            shown = _named(wire, at, at.total)
             raise check.violation(
                 shown,
                 f"{shown} is {total} but the input and output counts add up to "
-                f"{lifted.total_tokens} ({named.get('input')} {parts[0]} + "
-                f"{named.get('output')} {parts[1]}): the reply's usage is not believed",
-                expected=lifted.total_tokens,
+                f"{inputs + outputs} ({_named(wire, at, at.input)} {inputs} + "
+                f"{_named(wire, at, at.output)} {outputs}): the reply's usage is not believed",
+                expected=inputs + outputs,
                 received=total,
             )
-        covered = [v for v in parts if isinstance(v, int)]
+        covered = (inputs or 0) + (outputs or 0)
     else:
-        covered = [counts[leaf] or 0 for leaf in at.total_covers]
-    if total < sum(covered):
+        covered = sum(values[i] or 0 for i in p.covers)
+    if total < covered:
+        shown = _named(wire, at, at.total)
         raise check.violation(
             shown,
-            f"{shown} is {total}, less than the {sum(covered)} tokens it must cover: the reply's "
+            f"{shown} is {total}, less than the {covered} tokens it must cover: the reply's "
             "usage is not believed",
-            expected=f">= {sum(covered)}",
+            expected=f">= {covered}",
             received=total,
         )
     return msgspec.structs.replace(lifted, reported_total_tokens=total)
 
 
-def _named(wire: Any, at: UsageAt, path: Path | None) -> str:
-    """The wire's name of a count (several joined by ``+``)."""
-    leaves = (path,) if isinstance(path, str) else (path or ())
-    return " + ".join(_wire_path(wire, at, leaf) for leaf in leaves)
+def _refuse_count(check: Checker, wire: Any, at: UsageAt, p: _Plan, values: list[Any]) -> None:
+    """Raise for the first value that is no token count, naming it as the wire spells it."""
+    for leaf, value in zip(p.leaves, values, strict=True):
+        if value is not None:
+            check.count(_wire_path(wire, at, leaf), value)
+
+
+_PLANS: dict[int, tuple[UsageAt, _Plan]] = {}
+"""Each ``UsageAt``'s plan, by identity (the declarations are module constants: no hashing of
+the dataclass on every reply; the ``UsageAt`` kept beside it guards a reused id)."""
+
+
+def _bigger_part(check: Checker, part: str, small: int, whole: str, big: int) -> ContractViolation:
+    return check.violation(
+        part,
+        f"{part} is {small}, more than the {big} of {whole} it is part of: the reply's usage is "
+        "not believed",
+        expected=f"<= {big}",
+        received=small,
+    )
 
 
 _IR_NAMES = {
@@ -899,30 +954,26 @@ _IR_NAMES = {
 
 
 def checked_usage(check: Checker, usage: Usage, names: Mapping[str, str] | None = None) -> Usage:
-    """``usage`` when it holds together: every count a token count (``Checker.count``: a sum of
-    wire counts too), the cached tokens at most the input, the reasoning tokens at most the
-    output. ``names`` spells the counts as the wire does (``input``, ``output``, ``cached``,
-    ``reasoning``; the IR's names otherwise). Every wire's usage passes here."""
+    """``usage`` when it holds together: every count a token count (``Checker.count``), the
+    cached tokens at most the input, the reasoning tokens at most the output. ``names`` spells
+    the counts as the wire does (``input``, ``output``, ``cached``, ``reasoning``; the IR's names
+    otherwise). The check of a wire that lifts its usage with its own reader (SGLang's), and of
+    every such reader (``reading.py``)."""
     name = {**_IR_NAMES, **(names or {})}
-    values = {
-        "input": usage.input_tokens,
-        "output": usage.output_tokens,
-        "cached": usage.cached_tokens,
-        "reasoning": usage.reasoning_tokens,
-    }
-    for key, value in values.items():
+    inputs, outputs = usage.input_tokens, usage.output_tokens
+    cached, reasoning = usage.cached_tokens, usage.reasoning_tokens
+    for key, value in (
+        ("input", inputs),
+        ("output", outputs),
+        ("cached", cached),
+        ("reasoning", reasoning),
+    ):
         if value is not UNSET:
             check.count(name[key], value)
-    for part, whole in (("cached", "input"), ("reasoning", "output")):
-        p, w = values[part], values[whole]
-        if isinstance(p, int) and isinstance(w, int) and p > w:
-            raise check.violation(
-                name[part],
-                f"{name[part]} is {p}, more than the {w} of {name[whole]} it is part of: the "
-                "reply's usage is not believed",
-                expected=f"<= {w}",
-                received=p,
-            )
+    if isinstance(cached, int) and isinstance(inputs, int) and cached > inputs:
+        raise _bigger_part(check, name["cached"], cached, name["input"], inputs)
+    if isinstance(reasoning, int) and isinstance(outputs, int) and reasoning > outputs:
+        raise _bigger_part(check, name["reasoning"], reasoning, name["output"], outputs)
     return usage
 
 
