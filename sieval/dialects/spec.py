@@ -81,6 +81,7 @@ __all__ = [
     "Write",
     "at_least",
     "at_most",
+    "model_length",
     "tokenized",
     "vllm_tokenize_body",
 ]
@@ -323,6 +324,15 @@ def tokenized(data: Any, text: str) -> list[int] | None:
     if said is not None and said != len(tokens):
         return None
     return tokens
+
+
+def model_length(value: Any) -> int | None:
+    """A server's maximum model length as its listing or tokenizer reports it (vLLM's and
+    SGLang's ``max_model_len``), or ``None`` for one not to believe (then it is not reported): a
+    whole number from 1 to 10^9, as any token count (``checks.MAX_TOKEN_COUNT``)."""
+    if type(value) is int and 1 <= value <= 10**9:
+        return value
+    return None
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ import msgspec
 from msgspec import UNSET
 
 from ..dialects.envelopes import message_kind
-from ..dialects.spec import tokenized
+from ..dialects.spec import model_length, tokenized
 from ..errors import ConfigError, ServerRejected, SievalError
 from ..ir.request import CompletionInput, Request, Sampling, Scoring
 from ..model import Call, Model
@@ -286,8 +286,7 @@ async def _count_prompt(
     tokens = tokenized(data, text)
     if tokens is None:
         return None
-    reported = data.get("max_model_len")
-    length = length or (reported if isinstance(reported, int) else None)
+    length = length or model_length(data.get("max_model_len"))
     if not isinstance(length, int) or isinstance(length, bool):
         return None
     return len(tokens), length, "by /tokenize"
@@ -395,8 +394,7 @@ async def resolve_documents(
                 path="tokenize",
             )
         documents[text] = tuple(tokens)
-        if isinstance(data.get("max_model_len"), int):
-            reported = data["max_model_len"]
+        reported = model_length(data.get("max_model_len")) or reported
     with_bos = await _tokenize(model, "x", True)
     without = await _tokenize(model, "x", False)
     ids, plain = tokenized(with_bos, "x") or [], tokenized(without, "x") or []
