@@ -65,9 +65,11 @@ TOOL_PROMPT = (
     'Repeat exactly: <tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n'
     "</tool_call>"
 )
-TWO_CALLS_PROMPT = (
-    TOOL_PROMPT + '\n<tool_call>\n{"name": "get_time", "arguments": {"zone": "Asia/Tokyo"}}\n'
-    "</tool_call>"
+# asked to copy a hermes block under tool_choice auto, it writes the call the parser finds (the
+# stop sequence ends it cleanly); it copies no two blocks (see the chat recorder)
+AUTO_PROMPT = (
+    'Copy this text exactly:\n<tool_call>\n{"name": "get_weather", "arguments": {"city": '
+    '"Paris"}}\n</tool_call>\nEND'
 )
 
 
@@ -239,26 +241,22 @@ CASES: dict[str, tuple[str, dict[str, Any], dict[str, str]]] = {
     # issue 35: the shapes the reference server's tool calls are held to
     "tool_auto": (
         MESSAGES,
-        body([user(TOOL_PROMPT)], 60, temperature=0.0, tools=[WEATHER_TOOL, TIME_TOOL]),
-        {},
-    ),
-    "tool_parallel": (
-        MESSAGES,
         body(
-            [user(TWO_CALLS_PROMPT)],
-            120,
+            [user(AUTO_PROMPT)],
+            60,
             temperature=0.0,
+            stop_sequences=["END"],
             tools=[WEATHER_TOOL, TIME_TOOL],
-            tool_choice={"type": "auto", "disable_parallel_tool_use": True},
         ),
         {},
     ),
-    "stream_tool_parallel": (
+    "stream_tool_auto": (
         MESSAGES,
         body(
-            [user(TWO_CALLS_PROMPT)],
-            120,
+            [user(AUTO_PROMPT)],
+            60,
             temperature=0.0,
+            stop_sequences=["END"],
             tools=[WEATHER_TOOL, TIME_TOOL],
             stream=True,
         ),

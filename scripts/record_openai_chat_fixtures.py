@@ -66,11 +66,13 @@ TIME = {
 }
 # Gemma 3 270M copies its prompt: these prompts make its forced call and JSON complete.
 CALL_TEXT = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
-# ... and under tool_choice auto, a hermes block to repeat is the call the parser finds.
-AUTO_TEXT = f"Repeat exactly: <tool_call>\n{CALL_TEXT}\n</tool_call>"
+# ... and under tool_choice auto, asked to copy a hermes block it writes the call the parser finds
+# (the stop string ends it cleanly; it would repeat the block). It copies no two blocks: tried with
+# two tools, one tool twice and tool_choice required, it drifted or made one call.
+AUTO_TEXT = f"Copy this text exactly:\n<tool_call>\n{CALL_TEXT}\n</tool_call>\nEND"
 TWO_CALLS_TEXT = (
-    f"Repeat exactly: <tool_call>\n{CALL_TEXT}\n</tool_call>\n<tool_call>\n"
-    '{"name": "get_time", "arguments": {"zone": "Asia/Tokyo"}}\n</tool_call>'
+    f"Copy this text exactly:\n<tool_call>\n{CALL_TEXT}\n</tool_call>\n<tool_call>\n"
+    '{"name": "get_time", "arguments": {"zone": "Asia/Tokyo"}}\n</tool_call>\nEND'
 )
 PERSON_TEXT = '{"name": "Bob", "adult": true}'
 CAPITAL = "What is the capital of France?"
@@ -192,17 +194,17 @@ CASES: dict[str, dict[str, Any]] = {
     ),
     "tool_result_turn": body(TOOL_TURNS, **GREEDY, max_completion_tokens=12, tools=[WEATHER]),
     # issue 35: the shapes the reference server's tool calls are held to
-    "tool_auto": body([user(AUTO_TEXT)], **GREEDY, max_completion_tokens=60, tools=[WEATHER, TIME]),
+    "tool_auto": body(
+        [user(AUTO_TEXT)], **GREEDY, max_completion_tokens=60, stop=["END"], tools=[WEATHER, TIME]
+    ),
     "tool_auto_no_call": body(
         [user(CAPITAL)], **GREEDY, max_completion_tokens=8, tools=[WEATHER, TIME]
     ),
-    "tool_parallel": body(
-        [user(TWO_CALLS_TEXT)], **GREEDY, max_completion_tokens=120, tools=[WEATHER, TIME]
-    ),
-    "stream_tool_parallel": body(
-        [user(TWO_CALLS_TEXT)],
+    "stream_tool_auto": body(
+        [user(AUTO_TEXT)],
         **GREEDY,
-        max_completion_tokens=120,
+        max_completion_tokens=60,
+        stop=["END"],
         tools=[WEATHER, TIME],
         **STREAM,
     ),

@@ -75,14 +75,11 @@ TIME = {
     "strict": True,
 }
 WEATHER_Q = "What is the weather in Paris?"
-# Gemma 3 270M copies its prompt: a hermes block to repeat is the call the parser finds
+# Gemma 3 270M copies its prompt: asked to copy a hermes block it writes the call the parser
+# finds (the stop string ends it cleanly); it copies no two blocks (see the chat recorder)
 AUTO_Q = (
-    'Repeat exactly: <tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n'
-    "</tool_call>"
-)
-TWO_CALLS_Q = (
-    AUTO_Q + '\n<tool_call>\n{"name": "get_time", "arguments": {"zone": "Asia/Tokyo"}}\n'
-    "</tool_call>"
+    'Copy this text exactly:\n<tool_call>\n{"name": "get_weather", "arguments": {"city": '
+    '"Paris"}}\n</tool_call>\nEND'
 )
 CALL = {
     "type": "function_call",
@@ -282,19 +279,19 @@ CASES: list[tuple[str, str, str, dict[str, Any] | None]] = [
         "doc_tool_auto",
         "POST",
         ROUTE,
-        body([text_item("user", AUTO_Q)], **greedy(60), tools=[WEATHER, TIME]),
+        body([text_item("user", AUTO_Q)], **greedy(60), stop=["END"], tools=[WEATHER, TIME]),
     ),
     (
-        "doc_tool_parallel",
+        "doc_stream_tool_auto",
         "POST",
         ROUTE,
-        body([text_item("user", TWO_CALLS_Q)], **greedy(120), tools=[WEATHER, TIME]),
-    ),
-    (
-        "doc_stream_tool_parallel",
-        "POST",
-        ROUTE,
-        body([text_item("user", TWO_CALLS_Q)], **greedy(120), tools=[WEATHER, TIME], stream=True),
+        body(
+            [text_item("user", AUTO_Q)],
+            **greedy(60),
+            stop=["END"],
+            tools=[WEATHER, TIME],
+            stream=True,
+        ),
     ),
     (
         "doc_tool_named_strict",

@@ -190,7 +190,7 @@ class Budget:
         )
 
     async def admit(
-        self, pm: PlannedModel, requests: Sequence[Request], model: Model
+        self, pm: PlannedModel, requests: Sequence[Request], model: Model, *, what: str = "sample"
     ) -> Held | None:
         """Hold the most ``requests`` may take (a static task's sample, or one call of a task
         that is not static; the model's request defaults applied), waiting for what is in
@@ -208,7 +208,9 @@ class Budget:
                 self.reserved = [r + m for r, m in zip(self.reserved, most, strict=True)]
                 return Held(pm.label, need, most)
             if not self.in_flight:
-                self.stopped = self._reason(f"the next sample may take up to {self._both(most)}")
+                self.stopped = self._reason(
+                    f"the next {what} may take up to {self._both(most)}", what
+                )
                 break
             if self._settled is None:
                 self._settled = asyncio.Event()
@@ -262,7 +264,7 @@ class Budget:
             self._figure(i, most[i]) for i, limit in enumerate(self.limits) if limit is not None
         )
 
-    def _reason(self, why: str) -> str:
+    def _reason(self, why: str, what: str = "sample") -> str:
         spent = "; ".join(
             f"spent {self._figure(i, self.spent[i])} of {self._figure(i, limit)} "
             f"(--budget-{'tokens' if i == 0 else 'cost'})"
@@ -270,7 +272,7 @@ class Budget:
             if limit is not None
         )
         return (
-            f"stopped: budget: {spent}; {why}, so no further sample was started; resume with a "
+            f"stopped: budget: {spent}; {why}, so no further {what} was started; resume with a "
             "larger budget (or none) to go on"
         )
 

@@ -188,7 +188,7 @@ class SampleContext(Context):
             return None
         runtime = self.runtime
         full = with_defaults(request, runtime.planned.config.request_defaults)
-        held = await budget.admit(runtime.planned, [full], runtime.model)
+        held = await budget.admit(runtime.planned, [full], runtime.model, what="call")
         if held is None:
             raise BudgetStopped(budget.stopped)
         return held

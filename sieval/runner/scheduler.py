@@ -43,6 +43,7 @@ from ..store.records import (
     journal_path,
     records_path,
     statuses_at,
+    stored_channels,
 )
 from ..tasks.base import ModelFacts, Sample, SampleResult
 from .checks import Primed
@@ -243,8 +244,10 @@ class Scheduler:
         result: SampleResult | None = None
         try:
             result = await pt.task.solve(sample, ctx)
-        except BudgetStopped:
-            return None  # left for a resume: its answered calls are journaled
+        except BudgetStopped as stop:  # left for a resume: its answered calls are journaled
+            if self.stopped is None:
+                self.stopped = str(stop)  # no further sample starts; those in flight stop too
+            return None
         except StorageError as exc:  # the journal could not be written
             self._break(exc)
             return None
@@ -260,7 +263,7 @@ class Scheduler:
             task=pt.name,
             group=sample.group,
             requests=calls.made(),
-            channels=dict(result.channels) if ok and result is not None else {},
+            channels=stored_channels(dict(result.channels)) if ok and result is not None else {},
             prediction=result.prediction if ok and result is not None else None,
             gold=sample.gold,
             metrics=(

@@ -27,6 +27,7 @@ import msgspec
 
 from ..ir.request import Request
 from ..ir.response import Response
+from ..scoring.uncertainty import Derived
 
 if TYPE_CHECKING:
     from .context import Context
@@ -161,7 +162,14 @@ class Task(abc.ABC):
       subjects, standard errors clustered by group); ``"item"``, a row's repeats are clustered;
     * ``requests(sample, config, model)``: a static task's calls, all known before I/O; None
       for a task that is not static, which says what is known in ``calls``;
-    * ``roles``: the model roles ``solve`` calls besides the evaluated model (``judge``).
+    * ``roles``: the model roles ``solve`` calls besides the evaluated model (``judge``);
+    * ``metric_ranges``: ``{metric: (lowest, highest)}`` for per-sample metrics with a range
+      other than a 0/1 proportion's (TruthfulQA MC2's probability mass in [0, 1], a
+      log-likelihood at most 0): it picks the metric's interval, which stays in it
+      (``scoring/uncertainty.py``);
+    * ``derived``: ``{figure: uncertainty.Derived}`` for figures ``aggregate`` computes from sums
+      of per-sample metrics (a perplexity, bits per byte), so that the report gives them an
+      interval too.
     """
 
     name: str
@@ -177,6 +185,8 @@ class Task(abc.ABC):
     roles: tuple[str, ...] = ()
     """The model roles ``solve`` asks through ``ctx.role(name)``; a run whose config names no
     model for one of them is refused before any I/O."""
+    metric_ranges: Mapping[str, tuple[float, float]] = MappingProxyType({})
+    derived: Mapping[str, Derived] = MappingProxyType({})
     static: ClassVar[bool] = False
     """Whether every call of a sample is known before I/O (``requests``)."""
 

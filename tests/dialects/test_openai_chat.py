@@ -198,10 +198,10 @@ TIME = FunctionTool(
         "required": ["zone"],
     },
 )
-AUTO_TEXT = f"Repeat exactly: <tool_call>\n{CALL_TEXT}\n</tool_call>"
+AUTO_TEXT = f"Copy this text exactly:\n<tool_call>\n{CALL_TEXT}\n</tool_call>\nEND"
 TWO_CALLS_TEXT = (
-    f"Repeat exactly: <tool_call>\n{CALL_TEXT}\n</tool_call>\n<tool_call>\n"
-    '{"name": "get_time", "arguments": {"zone": "Asia/Tokyo"}}\n</tool_call>'
+    f"Copy this text exactly:\n<tool_call>\n{CALL_TEXT}\n</tool_call>\n<tool_call>\n"
+    '{"name": "get_time", "arguments": {"zone": "Asia/Tokyo"}}\n</tool_call>\nEND'
 )
 BOTH = Tools(functions=(WEATHER, TIME))
 PARALLEL_RESULTS = (
@@ -217,11 +217,17 @@ PARALLEL_RESULTS = (
     Message(role="tool", content=(ToolResultPart(call_id="call_2", result="09:00"),)),
 )
 TOOL_SHAPES: dict[str, Request] = {
-    "tool_auto": chat(text("user", AUTO_TEXT), sampling=greedy(60), tools=BOTH),
+    "tool_auto": chat(
+        text("user", AUTO_TEXT),
+        sampling=Sampling(temperature=0.0, max_tokens=60, stop=("END",)),
+        tools=BOTH,
+    ),
     "tool_auto_no_call": chat(text("user", CAPITAL), sampling=greedy(8), tools=BOTH),
-    "tool_parallel": chat(text("user", TWO_CALLS_TEXT), sampling=greedy(120), tools=BOTH),
-    "stream_tool_parallel": chat(
-        text("user", TWO_CALLS_TEXT), sampling=greedy(120), tools=BOTH, scheduling=STREAM
+    "stream_tool_auto": chat(
+        text("user", AUTO_TEXT),
+        sampling=Sampling(temperature=0.0, max_tokens=60, stop=("END",)),
+        tools=BOTH,
+        scheduling=STREAM,
     ),
     "tool_results_parallel": chat(*PARALLEL_RESULTS, sampling=greedy(16), tools=BOTH),
 }
@@ -681,6 +687,7 @@ def _wrong_token(reply: dict[str, Any]) -> None:
 
 def _count_off(reply: dict[str, Any]) -> None:
     reply["usage"]["completion_tokens"] += 1
+    reply["usage"]["total_tokens"] += 1  # the usage still adds up: only the count is off
 
 
 def _bad_arguments(reply: dict[str, Any]) -> None:
@@ -772,6 +779,7 @@ def test_true_token_bytes_spell_a_split_character() -> None:
             {"token": "!", "logprob": -0.3, "bytes": [0x21], "top_logprobs": []},
         ]
         reply["usage"]["completion_tokens"] = 3
+        reply["usage"]["total_tokens"] = reply["usage"]["prompt_tokens"] + 3
 
     request = chat(text("user", "x"), sampling=greedy(8), scoring=Scoring(sampled_logprobs=True))
     r = lift(D, lower(D, request, MODEL), 200, {}, mutated("logprobs_greedy", split))
@@ -788,6 +796,7 @@ def test_a_special_token_at_the_end_covers_no_text() -> None:
         entry = {"token": "<eos>", "logprob": 0.0, "bytes": [], "top_logprobs": alternatives}
         _first(reply)["logprobs"]["content"].append(entry)
         reply["usage"]["completion_tokens"] += 1
+        reply["usage"]["total_tokens"] += 1
 
     r = lift(D, lowered("logprobs_greedy"), 200, {}, mutated("logprobs_greedy", eos))
     tokens = r.choices[0].tokens

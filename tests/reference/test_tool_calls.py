@@ -413,8 +413,8 @@ async def test_a_named_choice_calls_that_tool_and_finishes_as_vllm_does(
     elif wire == "openai_responses":
         assert [(i["type"], i["name"]) for i in reply["output"]] == [("function_call", "get_time")]
         assert reply["status"] == "completed" and reply["output"][0]["id"].startswith("fc_")
-    elif wire == "anthropic_messages":
-        assert reply["stop_reason"] == "end_turn"
+    elif wire == "anthropic_messages":  # recorded: anthropic_messages/0.32.0/tool_named
+        assert reply["stop_reason"] == "tool_use"
         assert [b["name"] for b in reply["content"]] == ["get_time"]
     else:
         (candidate,) = reply["candidates"]
@@ -465,10 +465,21 @@ async def test_vllm_checks_history_calls_but_not_result_ids(
         }
 
     status, text = await post(client, server, "/v1/chat/completions", chat(["x"]))
-    assert status == 400 and "assistant tool_calls entries must be objects." in text
+    assert status == 400 and json.loads(text) == {  # vLLM 0.32.0's reply, seen live
+        "error": {
+            "message": "2 validation errors:\n  {'type': 'dict_type', 'loc': "
+            "'body.0.ChatCompletionMessageFunctionToolCallParam', 'msg': 'Input should be a "
+            "valid dictionary', 'input': 'x'}\n  {'type': 'dict_type', 'loc': "
+            "'body.0.ChatCompletionMessageCustomToolCallParam', 'msg': 'Input should be a valid "
+            "dictionary', 'input': 'x'}",
+            "type": "Bad Request",
+            "param": "body.0.ChatCompletionMessageFunctionToolCallParam",
+            "code": 400,
+        }
+    }
     bad = [{"id": "a", "type": "custom", "custom": {}}]
     status, text = await post(client, server, "/v1/chat/completions", chat(bad))
-    assert status == 400 and "of type 'function'" in text
+    assert status == 400 and "Input should be 'function'" in text
     fine = [{"id": "a", "type": "function", "function": {"name": "w", "arguments": "not json"}}]
     status, text = await post(client, server, "/v1/chat/completions", chat(fine))
     assert status == 200, text  # an id matching no call, and malformed arguments, are accepted

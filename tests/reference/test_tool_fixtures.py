@@ -1,9 +1,10 @@
 """The reference server's tool replies against the ones recorded from vLLM 0.32.0 (hermes parser).
 
-For every recorded exchange whose real reply holds tool calls, or answers tool results, the same
-request is sent to the reference server: the finish reason (``finish_reason``, ``status``,
-``stop_reason``) is the recorded one, the calls have the recorded keys, and every id has the
-recorded id's form (its hex runs of the same length, its prefix the same). Exchanges whose
+For every recorded exchange that offers tools, the same request is sent to the reference server:
+it makes as many calls as vLLM did (none when Gemma answered in text), and when it calls, the
+finish reason (``finish_reason``, ``status``, ``stop_reason``) is the recorded one, the calls have
+the recorded keys, and every id has the recorded id's form (its hex runs of the same length, its
+prefix the same). Exchanges whose
 outcome depends on Gemma's own words (a call cut by ``max_tokens``) are left to the per-wire
 shape tests, which compare their keys only.
 """
@@ -102,8 +103,9 @@ async def test_the_reference_finishes_and_names_calls_as_vllm(
     recorded = fixture.get("reply_sse") or json.dumps(fixture["reply"])
     want_finish, want_calls = _summary(wire, fixture, recorded)
     got_finish, got_calls = _summary(wire, fixture, text)
-    assert got_finish == want_finish
     assert len(got_calls) == len(want_calls)
+    if want_calls:  # a text answer's finish (stop or length) is the model's own
+        assert got_finish == want_finish
     for want, got in zip(want_calls, got_calls, strict=True):
         assert set(got) == set(want)
         for key in ("id", "call_id"):

@@ -45,9 +45,12 @@ class TwoTurns(Task):
     headline = "answered"
     requirements = (Requirement("chat", "a conversation"),)
 
-    def __init__(self, name: str = "two_turns", *, judge: bool = False) -> None:
+    def __init__(
+        self, name: str = "two_turns", *, judge: bool = False, second_max_tokens: int = 12
+    ) -> None:
         self.name = name
         self.roles = ("judge",) if judge else ()
+        self.second = Sampling(temperature=0.0, max_tokens=second_max_tokens)
 
     def data_files(self, data_dir: Path) -> list[Path]:
         return [data_dir / DATA_FILE]
@@ -62,7 +65,7 @@ class TwoTurns(Task):
         word = sample.data["word"]
         chat = Conversation(sampling=SAMPLING)
         later = Conversation(
-            sampling=SAMPLING,
+            sampling=self.second,
             messages=[message("user", f"say {word}"), message("assistant", "x")],
         )
         calls = [
@@ -83,6 +86,7 @@ class TwoTurns(Task):
         if os.environ.get(HANG) == sample.id:
             Path(os.environ[MARK]).write_text(sample.id)
             await asyncio.Event().wait()  # killed here, between the turns
+        chat.sampling = self.second
         second = await chat.ask(ctx, "turn2", f"again {word}")
         metrics = {"answered": float(bool(first.text and second.text))}
         channels = {"answers": [first.text, second.text]}

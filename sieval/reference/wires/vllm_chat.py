@@ -11,12 +11,12 @@ tools), ``required`` or a named function, and ``parallel_tool_calls`` (default t
 as that module decides: the arguments are generated, read back by its parser, and written as
 vLLM writes parsed calls (``tool_calls`` finish under auto and required, ``stop`` for a named
 call, ``content`` null under auto and ``""`` when forced); ``none`` leaves the answer to the
-model. Earlier assistant turns keep their
-``tool_calls`` (each entry an object of type ``function``, else vLLM's 400; arguments that are
-no JSON object become ``{}``, as vLLM coerces them), ``tool`` turns their ``tool_call_id``; a
-conversation that ends with tool results is answered by quoting them. Like vLLM, a
-``tool_call_id`` that matches no call is accepted (the template never reads it). Bearer auth,
-vLLM's envelope and bad-JSON errors are ``wires/vllm.py``'s; the body faults alter chat replies.
+model. Earlier assistant turns keep their ``tool_calls`` (each entry an object of type
+``function``, else vLLM's pydantic 400), ``tool`` turns their ``tool_call_id``; arguments that
+are no JSON object become ``{}``, and a ``tool_call_id`` that matches no call is accepted (vLLM
+0.32.0 answers both, seen live: the template never reads the id). A conversation that ends with
+tool results is answered by quoting them. Bearer auth, vLLM's envelope and bad-JSON errors are
+``wires/vllm.py``'s; the body faults alter chat replies.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ import math
 from typing import Any
 
 from ..chat_template import render_messages
-from ..envelopes import plain, request_validation, validation, vllm_envelope
+from ..envelopes import VllmError, plain, request_validation, validation, vllm_envelope
+from ..faults import negative_count
 from ..tool_calls import Offer, Tool, decide, follow_up, script
 from . import Context, Reply, Route, Wire
 from .chat_replies import ChatPlan, chat_chunks, chat_reply
@@ -85,20 +86,42 @@ def _arguments(value: Any) -> Any:
     return value if isinstance(value, dict) else {}
 
 
+_FUNCTION_CALL = "ChatCompletionMessageFunctionToolCallParam"
+_CUSTOM_CALL = "ChatCompletionMessageCustomToolCallParam"
+
+
+def _bad_call(at: int, item: Any) -> VllmError:
+    """vLLM 0.32.0's pydantic 400 for a history call that is no function call (recorded live
+    for an entry that is no object; the wrong-type message keeps only its first error)."""
+    loc = f"body.{at}.{_FUNCTION_CALL}"
+    if not isinstance(item, dict):
+        shown = repr(item)
+        errors = [
+            f"{{'type': 'dict_type', 'loc': '{loc}', 'msg': 'Input should be a valid "
+            f"dictionary', 'input': {shown}}}",
+            f"{{'type': 'dict_type', 'loc': 'body.{at}.{_CUSTOM_CALL}', 'msg': 'Input should be "
+            f"a valid dictionary', 'input': {shown}}}",
+        ]
+        param = loc
+    else:
+        errors = [
+            f"{{'type': 'literal_error', 'loc': '{loc}.type', 'msg': \"Input should be "
+            f"'function'\", 'input': {item.get('type')!r}, 'ctx': {{'expected': \"'function'\"}}}}"
+        ]
+        param = f"{loc}.type"
+    head = f"{len(errors)} validation error{'s' if len(errors) > 1 else ''}:\n  "
+    return VllmError(400, head + "\n  ".join(errors), "Bad Request", param)
+
+
 def _history_calls(calls: Any) -> list[dict[str, Any]]:
-    """An assistant turn's ``tool_calls``, checked as vLLM's ``_postprocess_messages`` does."""
+    """An assistant turn's ``tool_calls``, checked as vLLM 0.32.0 checks them."""
     if not isinstance(calls, list):
         return []
     out = []
-    for item in calls:
-        if not isinstance(item, dict):
-            raise validation("assistant tool_calls entries must be objects.", "tool_calls")
-        function = item.get("function")
-        if item.get("type", "function") != "function" or not isinstance(function, dict):
-            raise validation(
-                "chat completions only support assistant tool_calls of type 'function'.",
-                "tool_calls",
-            )
+    for at, item in enumerate(calls):
+        function = item.get("function") if isinstance(item, dict) else None
+        if not isinstance(function, dict) or item.get("type", "function") != "function":
+            raise _bad_call(at, item)
         name, args = function.get("name"), _arguments(function.get("arguments"))
         out.append({"id": item.get("id"), "name": name, "arguments": args})
     return out
@@ -231,6 +254,9 @@ def _chat(body: Any, ctx: Context) -> Reply:
 
 def alter_chat(body: Any, mode: str) -> None:
     """Apply a body fault to a non-stream chat reply, in place."""
+    if mode == "usage-negative":
+        negative_count(body.get("usage"), "prompt_tokens", "total_tokens")
+        return
     if mode == "usage-off":
         usage = body.get("usage") or {}
         usage["completion_tokens"] = usage.get("completion_tokens", 0) + 1

@@ -14,10 +14,9 @@ replies recorded on the live server (``tests/fixtures/anthropic_messages/0.32.0/
   ``--enable-prompt-tokens-details``); an empty answer is one empty text block;
 * offered tools are called as ``tool_calls.py`` decides: ``tool_choice`` auto (the default with
   tools, as vLLM sets it), any (vLLM's ``required``), tool (a named call), none; each call a
-  ``tool_use`` block (``chatcmpl-tool-`` id); ``stop_reason`` is ``tool_use`` under auto and any,
-  ``end_turn`` under a named choice (vLLM maps it to a named chat call, which finishes with
-  ``stop``); ``disable_parallel_tool_use`` is not read (vLLM drops it), so parallel calls come
-  anyway; an assistant turn's ``tool_use`` blocks are its calls, a ``tool_result`` whose
+  ``tool_use`` block (``chatcmpl-tool-`` id) and ``stop_reason`` ``tool_use`` (a named call's
+  too, as recorded); ``disable_parallel_tool_use`` is not read (vLLM drops it), so parallel
+  calls come anyway; an assistant turn's ``tool_use`` blocks are its calls, a ``tool_result`` whose
   ``tool_use_id`` matches no call is accepted (vLLM forwards it unchecked; Anthropic's API
   refuses it); a conversation ending with tool results is answered by quoting them;
 * ``output_config.format.schema`` is a JSON-schema constraint; ``thinking.enabled`` is a 400, as
@@ -37,6 +36,7 @@ from typing import Any
 
 from ..chat_template import render_messages
 from ..envelopes import VllmError
+from ..faults import negative_count
 from ..tool_calls import Call, Mode, Offer, Tool, call_id, decide, extract, follow_up, script
 from . import Context, Reply, Route, Wire, WireError
 from .completions import Rendered, render
@@ -312,11 +312,11 @@ def _generate(body: dict[str, Any], ctx: Context) -> _Plan:
 
 
 def _stop_reason(plan: _Plan, finish: str, matched: Any, called: bool) -> str:
-    """vLLM's chat finish mapped: ``required`` (any) finishes ``tool_calls`` whenever it stops,
-    ``auto`` when calls were read, a named call ``stop`` (``end_turn``)."""
+    """``tool_use`` whenever calls were read (a named call too: recorded in ``tool_named``),
+    and under ``any`` whenever generation stopped (vLLM's ``required`` finish)."""
     if finish == "length":
         return "max_tokens"
-    if plan.offer.mode == "required" or (plan.offer.mode == "auto" and called):
+    if called or plan.offer.mode == "required":
         return "tool_use"
     return "stop_sequence" if isinstance(matched, str) else "end_turn"
 
@@ -471,6 +471,16 @@ def _bearer(headers: Mapping[str, str], key: str) -> bool:
     return headers.get("Authorization", "") == f"Bearer {key}"
 
 
+def alter_message(body: Any, mode: str) -> None:
+    """Apply a body fault to a Messages reply or stream event, in place: only
+    ``usage-negative`` (the wire has no logprobs for the others to alter); a stream's
+    ``message_start`` holds its usage in ``message``."""
+    if mode == "usage-negative":
+        for node in (body, body.get("message")):
+            if isinstance(node, dict):
+                negative_count(node.get("usage"), "input_tokens")
+
+
 WIRE = Wire(
     name="vllm-messages",
     routes=(
@@ -482,4 +492,5 @@ WIRE = Wire(
     guarded=("/v1",),
     authorized=_bearer,
     unauthorized=(401, {"error": "Unauthorized"}),
+    alter=alter_message,
 )

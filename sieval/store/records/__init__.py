@@ -9,11 +9,12 @@ Three modules, one concept each:
 - ``io``: the append-only writer (``RecordWriter``) and the readers, each decoding only what it
   needs (``read_records``, ``statuses_at``, ``latest_at``, ``scan``).
 
-and ``call``, which builds a request's record from the ``Call`` that sent it, and ``journal``,
-the per-call journal that lets a resumed conversation replay its answered calls. Every name is
-importable from here.
+and ``call``, which builds a request's record from the ``Call`` that sent it, ``bounded``,
+what a record keeps of a text too long to keep whole, and ``journal``, the per-call journal that
+lets a resumed conversation replay its answered calls. Every name is importable from here.
 """
 
+from .bounded import STORED_TEXT_CHARS, bounded_text, stored_channels
 from .call import error_record, finish_reasons, request_record
 from .compact import Shared, expand, expand_requests
 from .io import (
@@ -52,6 +53,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SCORED",
     "SHARED_FILE",
+    "STORED_TEXT_CHARS",
     "CallJournal",
     "Journaled",
     "ReadResult",
@@ -60,6 +62,7 @@ __all__ = [
     "RequestRecord",
     "SampleOutcome",
     "Shared",
+    "bounded_text",
     "decode_record",
     "error_record",
     "expand",
@@ -76,5 +79,6 @@ __all__ = [
     "sent_hash",
     "shared_path",
     "statuses_at",
+    "stored_channels",
     "wire_log_path",
 ]
