@@ -344,7 +344,7 @@ async def _arun_eval(
         provenance=setup.provenance,
         started=started,
         wall_s=wall,
-        requests=sum(rt.calls for rt in scheduler.models.values()),
+        requests=sum(rt.calls for rt in scheduler.runtimes()),
         samples_run=scheduler.samples_run,
         resumed=options.resume is not None,
         warnings=warnings,

@@ -131,6 +131,11 @@ class Scheduler:
         self.budget: Budget | None = None
         """``--budget-tokens`` / ``--budget-cost``: a sample starts only within it (budget.py)."""
 
+    def runtimes(self) -> list[Runtime]:
+        """Every model the run sends through, each once (a role's model too)."""
+        found = {id(rt): rt for rt in [*self.models.values(), *self.roles.values()]}
+        return list(found.values())
+
     def prepare(self) -> list[str]:
         """Open each unit's records file, repair a crash's torn line, list what is left to run."""
         notes = []

@@ -10,7 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
+from rich.text import Text
 
+from sieval.cli.costs import render_forecast
 from sieval.cost.forecast import CostOptions
 from sieval.errors import ConfigError
 from sieval.plan.config import parse_config
@@ -130,6 +133,20 @@ async def test_the_judge_is_planned_recorded_and_in_the_identity(
     cost = result.report["results"][0]["cost"]
     assert cost["roles"]["judge"]["actual"]["requests"] == len(WORDS)
     assert cost["actual"]["requests"] == 2 * len(WORDS)
+    assert result.report["timings"]["requests"] == 3 * len(WORDS)
+
+
+async def test_the_judge_is_pre_run_and_serving_checked_like_a_model(
+    tmp_path: Path, data: Path
+) -> None:
+    options = RunOptions(
+        out=tmp_path / "out", data_dir=data, serving_checks="fingerprint", plan_only=True
+    )
+    found = await arun_eval(config(judge=JUDGE), options, tasks={"two_turns": TwoTurns(judge=True)})
+    checks = {c["check"]: c["outcome"] for c in found.setup["checks"]["j"]}
+    assert checks == {"endpoint": "passed", "model": "passed"}
+    assert "fingerprint" in json.dumps(found.setup["serving"]["j"])
+    assert found.setup["provenance"]["j"]["endpoint"] == "embedded"
 
 
 async def test_a_judge_whose_endpoint_is_down_stops_before_the_first_sample(
@@ -255,6 +272,18 @@ async def test_the_forecast_of_a_conversation_is_a_bound(tmp_path: Path, data: P
     assert (own.bound, own.exact, own.requests) == (True, False, 2 * len(WORDS))
     assert (judge.bound, judge.answered_by, judge.requests) == (True, "j", len(WORDS))
     assert own.max_output_tokens == 2 * 12 * len(WORDS)
+    shown = "\n".join(
+        str(part) if isinstance(part, Text) else _plain(part)
+        for part in render_forecast(dry.forecast, {"m": None, "j": None})
+    )
+    assert "≤ 6" in shown and "two_turns · judge (j)" in shown
+    assert "a bound, not a count" in shown
     ran = await arun_eval(config(judge=JUDGE), opts(tmp_path), tasks=tasks)
     actual = ran.report["results"][0]["cost"]["actual"]
     assert actual["output_tokens"] <= own.max_output_tokens
+
+
+def _plain(table: Any) -> str:
+    console = Console(width=200, record=True)
+    console.print(table)
+    return console.export_text()
