@@ -5,8 +5,9 @@ Each of the 80 questions is a conversation, as FastChat's ``gen_api_answer`` hol
 turn asked, the model answers, then the second turn asked after the model's own first answer
 (its text sent back as the assistant's turn), with no system message; the temperature per
 category is FastChat's ``temperature_config`` (writing and roleplay 0.7, STEM and humanities
-0.1, the others 0; a seed per sample where it samples), at most ``max_tokens`` 1024 a turn
-(``max_new_token``).
+0.1, the others 0; where it samples, the run's seed, on a wire that takes one: the Responses and
+Messages wires have none, so there those answers are not reproducible), at most ``max_tokens``
+1024 a turn (``max_new_token``).
 
 The score is a **placeholder**, named for what it is: ``complete`` is 1 when both turns came
 back with an answer the model ended itself (text, not cut at ``max_tokens``), beside each turn's
@@ -63,8 +64,9 @@ class MtBenchAnswers(Task):
     defaults = MappingProxyType({"max_tokens": MAX_TOKENS})
     protocol = (
         "MT-Bench (FastChat 0e6d3e4): two turns, the second after the model's own first answer, "
-        "no system message; temperature by category (temperature_config), max_tokens 1024 a "
-        "turn; placeholder score, no judge: complete = both turns answered and not cut"
+        "no system message; temperature by category (temperature_config; seeded where the wire "
+        "takes a seed), max_tokens 1024 a turn; placeholder score, no judge: complete = both "
+        "turns answered and not cut"
     )
 
     def data_files(self, data_dir: Path) -> list[Path]:
@@ -80,10 +82,10 @@ class MtBenchAnswers(Task):
     def _max_tokens(self, config: TaskConfig) -> int:
         return int_option(self.name, config, "max_tokens", MAX_TOKENS, 1)
 
-    def _sampling(self, sample: Sample, config: TaskConfig) -> Sampling:
+    def _sampling(self, sample: Sample, config: TaskConfig, model: ModelFacts) -> Sampling:
         temperature = TEMPERATURE.get(sample.data["category"], 0.7)
         sampling = Sampling(temperature=temperature, max_tokens=self._max_tokens(config))
-        if temperature > 0:  # one seed a run: a resumed or repeated run asks the same
+        if temperature > 0 and "seed" in model.capabilities:  # a resumed run asks the same
             sampling = msgspec.structs.replace(sampling, seed=config.seed)
         return sampling
 
@@ -93,7 +95,7 @@ class MtBenchAnswers(Task):
         """Turn 1 as sent; turn 2 with a stand-in for the first answer, which may add up to
         ``max_tokens`` tokens unseen."""
         first, second = sample.data["turns"]
-        chat = Conversation(sampling=self._sampling(sample, config))
+        chat = Conversation(sampling=self._sampling(sample, config, model))
         later = Conversation(
             sampling=chat.sampling,
             messages=[message("user", first), message("assistant", STANDING_IN)],
@@ -109,7 +111,7 @@ class MtBenchAnswers(Task):
         ]
 
     async def solve(self, sample: Sample, ctx: Context) -> SampleResult:
-        chat = Conversation(sampling=self._sampling(sample, ctx.config))
+        chat = Conversation(sampling=self._sampling(sample, ctx.config, ctx.facts))
         answers = [
             await chat.ask(ctx, f"turn{i}", q) for i, q in enumerate(sample.data["turns"], 1)
         ]

@@ -10,6 +10,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from sieval.dialects.registry import get_dialect
 from sieval.errors import ConfigError
 from sieval.ir.request import ChatInput
 from sieval.model import Model
@@ -36,11 +37,13 @@ def test_mt_bench_asks_as_fastchat_does(data_dir: Path) -> None:
     assert len(samples) == 80 and not MT.static and MT.requests(samples["81"], config) is None
     writing, math = samples["81"], samples["111"]
     assert (writing.group, math.group) == ("writing", "math")
-    first, second = MT.calls(writing, config)
+    first, second = MT.calls(writing, config, model_facts(get_dialect("openai_chat")))
     assert (first.name, first.exact, second.name, second.exact) == ("turn1", True, "turn2", False)
     assert (first.request.sampling.temperature, first.request.sampling.seed) == (0.7, 1234)
     assert first.request.sampling.max_tokens == 1024 == second.unseen_tokens
     (m1, _) = MT.calls(math, config)
+    (no_seed, _) = MT.calls(writing, config, model_facts(get_dialect("openai_responses")))
+    assert no_seed.request.sampling.seed is msgspec.UNSET  # the Responses wire has none
     assert m1.request.sampling.temperature == 0.0 and m1.request.sampling.seed is msgspec.UNSET
     assert isinstance(second.request.input, ChatInput)
     roles = [m.role for m in second.request.input.messages]
