@@ -161,6 +161,7 @@ class SampleContext(Context):
             primed = primed_key(self.unit.task.name, self.sample.id, name)
             sent, call = runtime.primed.pop(primed, (None, None))
             if call is not None and sent == request:
+                self._journal(key, call)  # a resume need not ask it again either
                 return call
         journal = self.unit.journal
         kept = journal.kept(self.sample.id, key) if journal is not None else None
@@ -206,21 +207,26 @@ class SampleContext(Context):
         async with runtime.endpoint.slots, self.scheduler.global_cap:
             runtime.calls += 1
             call = await runtime.model.call(request)
-        journal = self.unit.journal
-        if journal is not None and call.ok and call.raw is not None:
-            secrets = runtime.secrets
-            journal.write(
-                Journaled(
-                    sample=self.sample.id,
-                    key=key,
-                    sent=sent_hash(call.body),
-                    status=call.status or 200,
-                    attempts=call.attempts,
-                    timings=msgspec.to_builtins(call.timings) if call.timings else {},
-                    **reply_text(call.raw, lambda text: redact(text, secrets)),
-                )
-            )
+        self._journal(key, call)
         return call
+
+    def _journal(self, key: str, call: Call) -> None:
+        """An answered call of a task that is not static, written and flushed to the journal."""
+        journal = self.unit.journal
+        if journal is None or not call.ok or call.raw is None:
+            return
+        secrets = self.runtime.secrets
+        journal.write(
+            Journaled(
+                sample=self.sample.id,
+                key=key,
+                sent=sent_hash(call.body),
+                status=call.status or 200,
+                attempts=call.attempts,
+                timings=msgspec.to_builtins(call.timings) if call.timings else {},
+                **reply_text(call.raw, lambda text: redact(text, secrets)),
+            )
+        )
 
     def _added(self, request: Request) -> list[dict[str, Any]] | None:
         """The messages this call adds to its model's conversation: all of them on its first
