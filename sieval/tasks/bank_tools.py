@@ -9,10 +9,12 @@ model ended with an answer (``answered``) or a bound stopped it (``budget_exhaus
 outcome, never counted as a wrong answer), and how many tools it ran and how many of those
 failed.
 
-The 14 samples are data of this module (``SAMPLES``, its checksum in the run identity). Half
-name the tools and their arguments (``deposit account=savings amount=40``), so a model that
-follows instructions literally (the embedded reference server) completes them; the others are
-in plain words.
+The 16 samples are data of this module (``SAMPLES``, its checksum in the run identity): 2 spell
+the calls out in the hermes markup a server's tool parser reads (``<tool_call>{...}
+</tool_call>``), so that a small model that only copies text (Gemma 3 270M) still makes a call
+and the loop's later turns (results sent back, the answer) are exercised on a live server; 7 name
+the tools and their arguments (``deposit account=savings amount=40``), so a model that follows
+instructions literally (the embedded reference server) completes them; 7 are in plain words.
 """
 
 from __future__ import annotations
@@ -88,6 +90,16 @@ class Bank(Environment):
 START = {"checking": 100, "savings": 50}
 
 SAMPLES: tuple[dict[str, Any], ...] = (
+    {"id": "copy-deposit", "start": START,
+     "request": 'Copy this text exactly:\n<tool_call>\n{"name": "deposit", "arguments": '
+                '{"account": "savings", "amount": 40}}\n</tool_call>',
+     "end": {"checking": 100, "savings": 90}},
+    {"id": "copy-two-calls", "start": START,
+     "request": 'Copy this text exactly:\n<tool_call>\n{"name": "withdraw", "arguments": '
+                '{"account": "checking", "amount": 10}}\n</tool_call>\n<tool_call>\n'
+                '{"name": "deposit", "arguments": {"account": "savings", "amount": 10}}\n'
+                '</tool_call>',
+     "end": {"checking": 90, "savings": 60}},
     {"id": "deposit", "start": START, "request": "deposit account=savings amount=40",
      "end": {"checking": 100, "savings": 90}},
     {"id": "withdraw", "start": START, "request": "withdraw account=checking amount=30",

@@ -70,6 +70,8 @@ async def test_mt_bench_asks_turn_two_after_the_model_s_own_answer(
 
 
 ORACLE = {
+    "copy-deposit": [("deposit", "savings", 40)],
+    "copy-two-calls": [("withdraw", "checking", 10), ("deposit", "savings", 10)],
     "deposit": [("deposit", "savings", 40)],
     "withdraw": [("withdraw", "checking", 30)],
     "transfer": [("transfer", "checking", "savings", 25)],
@@ -110,8 +112,10 @@ async def test_the_bank_task_ends_right_where_the_request_spells_out_the_calls(
     url: str, dialect: str
 ) -> None:
     config = TaskConfig(name="bank_tools")
-    spelled = [s for s in BANK.load(Path(), config) if "=" in s.data["request"]]
-    assert len(spelled) == 7
+    spelled = [
+        s for s in BANK.load(Path(), config) if s.id.startswith("copy") or "=" in s.data["request"]
+    ]
+    assert len(spelled) == 9
     async with Model(dialect=dialect, base_url=url, model_id="sieval-reference") as model:
         for sample in spelled:
             ctx = DirectContext(model, sample, config, model_facts(model.dialect))
