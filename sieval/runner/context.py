@@ -141,11 +141,16 @@ class SampleContext(Context):
                 self._settle(held, None)  # cancelled (a stopped run): it holds nothing more
                 raise
         record = request_record(call, self.runtime.secrets, self.scheduler.record_tokens)
-        changes: dict[str, Any] = {"turn": turn, "role": self.role_name}
         if not self.static:
-            changes["messages"] = self._added(request)
-            changes["output"] = _output(call)
-        record = msgspec.structs.replace(record, **changes)
+            record = msgspec.structs.replace(
+                record,
+                turn=turn,
+                role=self.role_name,
+                messages=self._added(request),
+                output=_output(call),
+            )
+        elif turn != 1 or self.role_name is not None:  # a one-shot request stays as it was
+            record = msgspec.structs.replace(record, turn=turn, role=self.role_name)
         self.calls.records[key] = record
         if self.role_name is None and call.reported_model:
             self.calls.named[key] = call.reported_model
