@@ -22,10 +22,13 @@ from __future__ import annotations
 import abc
 import asyncio
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from ..ir.request import Request
-from ..model import Call, Model
 from .base import COMPLETION_MODEL, ModelFacts, Sample, TaskConfig
+
+if TYPE_CHECKING:  # the model (and aiohttp under it) is not imported to list or load tasks
+    from ..model import Call, Model
 
 __all__ = ["Context", "DirectContext"]
 
