@@ -36,7 +36,7 @@ from .config import EvalConfig
 from .files import StorageError, repair_tail
 from .forecast import FORECAST_FILE, CostOptions, Costs, Forecast, forecast_run, write_forecast
 from .lock import hold_run
-from .plan import Plan, plan_run, select
+from .plan import Plan, check_ready, plan_run, select
 from .preflight import Provenance
 from .progress import NullProgress, ProgressSink
 from .records import FAILED, SCORED, records_path, statuses_at, wire_log_path
@@ -107,6 +107,9 @@ class RunOptions:
     ``off``, or names; off with ``preflight`` off."""
     accept_numerics_change: bool = False
     """Resume onto a server whose serving fingerprint changed (the run records both)."""
+    allow_unsafe_code: bool = False
+    """Let the code tasks run the model's code with no sandbox when none can run here
+    (``--allow-unsafe-code``, as lm-eval's ``--confirm_run_unsafe_code``); said loudly."""
 
 
 @dataclass
@@ -239,6 +242,13 @@ async def _arun_eval(
             stage(f"resuming {run_dir}: {scored} recorded, {total - scored} to go{again}")
     else:
         run_dir = new_run_dir(Path(options.out or config.out), options.run_name, plan.identity)
+    # the tasks' own checks (the code tasks' sandbox), before any server is asked
+    readiness = check_ready(plan, options.allow_unsafe_code)
+    for line in readiness.said:
+        stage(line)
+    for line in readiness.warnings:
+        stage(f"warning: {line}")
+    warnings.extend(readiness.warnings)
     async with contextlib.AsyncExitStack() as stack:
         setup = await set_up(
             plan,
@@ -348,6 +358,7 @@ async def _arun_eval(
         facts=setup.facts,
         shard=options.shard,
         serving=report_section(setup.serving, run_dir),
+        ready=readiness.record,
     )
     if scheduler.stopped:
         report["stopped"] = scheduler.stopped
