@@ -364,8 +364,7 @@ def test_the_unsafe_modes_wrapper_is_not_dumpable() -> None:
     if ROOT:
         pytest.skip("root may open any process's memory; test_sandbox_rootless.py runs this")
     unsafe = Sandbox(LIMITS, concurrency=1, mode="unsafe", allow_unsafe=True)
-    result = run(unsafe, "import os
-open(f'/proc/{os.getpid()}/mem', 'rb')")
+    result = run(unsafe, "import os\nopen(f'/proc/{os.getpid()}/mem', 'rb')")
     assert (result.status, result.passed) == ("failed", False)
     assert result.reason.startswith("PermissionError"), result.reason
 
