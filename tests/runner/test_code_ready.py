@@ -5,13 +5,19 @@ the run and each program's outcome with its sample."""
 
 from __future__ import annotations
 
+import base64
+import gzip
+import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
+from typer.testing import CliRunner
 
+from sieval.cli.main import app
 from sieval.errors import ConfigError
 from sieval.reference import ReferenceServer
 from sieval.runner import RunOptions, arun_eval
@@ -131,3 +137,56 @@ async def test_a_run_names_its_sandbox(tmp_path: Path) -> None:
         line.startswith(f"code tasks: programs run in the {box['mode']} sandbox") for line in said
     )
     assert not any("UNSANDBOXED" in w for w in result.warnings)
+
+
+def _cli(*args: str) -> str:
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _executions(run_dir: Path) -> list[tuple[str, dict[str, Any]]]:
+    path = run_dir / "sieval-reference" / "humaneval" / "records.jsonl"
+    lines = [msgspec.json.decode(line) for line in path.read_bytes().splitlines()]
+    return [
+        (r["sample_id"], r["channels"]["execution"]) for r in lines if "execution" in r["channels"]
+    ]
+
+
+async def test_each_programs_outcome_shows_in_samples_and_the_html_report(tmp_path: Path) -> None:
+    result, _, _ = await _run(tmp_path)
+    ((sample_id, execution), *_) = _executions(result.run_dir)
+    shown = _cli("samples", str(result.run_dir), "--id", sample_id)
+    assert f"program: {execution['status']} — {execution['reason']}" in shown
+    assert f"({execution['mode']}, " in shown and "program's stderr (its end):" in shown
+    report = _cli("report", str(result.run_dir))
+    assert f"code: humaneval ran each program in the {execution['mode']} sandbox" in report
+    page = tmp_path / "report.html"
+    _cli("report", str(result.run_dir), "--html", str(page))
+    html = page.read_text()
+    assert 'class="note sandbox"' in html and 'id="unsafe-code"' not in html
+    shown_in_page = {s["id"]: s["execution"] for s in _page_samples(html)}
+    assert shown_in_page[sample_id]["reason"] == execution["reason"]
+    assert shown_in_page[sample_id]["status"] == execution["status"]
+
+
+async def test_the_unsafe_mode_is_loud_in_the_report_and_html(
+    tmp_path: Path, no_sandbox: None
+) -> None:
+    result, _, _ = await _run(tmp_path, allow_unsafe_code=True)
+    assert "MODEL CODE RAN UNSANDBOXED (humaneval, --allow-unsafe-code)" in _cli(
+        "report", str(result.run_dir)
+    )
+    page = tmp_path / "report.html"
+    _cli("report", str(result.run_dir), "--html", str(page))
+    assert 'id="unsafe-code"' in page.read_text()
+
+
+def _page_samples(html: str) -> list[dict[str, Any]]:
+    """The samples the HTML report's script shows (gzip'd, base64'd JSON in the page)."""
+    packed = re.search(r'id="sample-data"[^>]*>([^<]*)</script>', html)
+    assert packed is not None
+    found: list[dict[str, Any]] = json.loads(gzip.decompress(base64.b64decode(packed.group(1))))[
+        "samples"
+    ]
+    return found

@@ -63,7 +63,7 @@ class Cgroups:
         return None
 
     def describe(self) -> str:
-        return f"cgroup v{self.version} under {self.memory}"
+        return f"a cgroup v{self.version}" + (" (memory, pids)" if self.pids else " (memory)")
 
     def make(self, name: str, memory_bytes: int, processes: int) -> Cgroup:
         """A fresh group ``name`` with its limits set (raises ``OSError`` when it cannot)."""

@@ -194,6 +194,7 @@ def bwrap_command(
         "--json-status-fd", str(status_fd), "--seccomp", str(seccomp_fd),
         *binds,
         "--dev", "/dev",
+        "--perms", "1777", "--size", size, "--tmpfs", "/dev/shm",  # POSIX semaphores
         "--perms", "1777", "--size", size, "--tmpfs", "/tmp",
         "--perms", "1777", "--size", size, "--tmpfs", "/work",
         "--perms", "0755", "--dir", "/sieval", "--ro-bind", str(WRAPPER), INSIDE,
