@@ -91,6 +91,30 @@ def test_exit_code_0_is_not_a_pass(
     assert result.reason.startswith(reason)
 
 
+def test_a_large_program_arrives_whole(sandbox: Sandbox) -> None:
+    """The program reaches the wrapper on its standard input: 2 MiB, far past a pipe's buffer."""
+    text = "x" * (2 * 1024 * 1024)
+    big = f"text = {text!r}\nassert len(text) == {len(text)} and text[-1] == 'x'\n"
+    assert len(big) > 2 * 1024 * 1024
+    result = run(sandbox, big)
+    assert (result.status, result.passed) == ("passed", True), result.reason
+
+
+def test_multiprocessing_works_where_the_tree_is_bounded_by_a_group(sandbox: Sandbox) -> None:
+    """A pool needs POSIX semaphores (a tmpfs /dev/shm) and a few processes and threads; without
+    a control group the process cap (4, bubblewrap's init among them) is too few for one."""
+    pool = (
+        "import multiprocessing as m\n"
+        "with m.Pool(2) as p:\n"
+        "    assert p.map(abs, [-1, -2]) == [1, 2]\n"
+    )
+    result = run(sandbox, pool)
+    if sandbox.cgroups is not None:
+        assert (result.status, result.passed) == ("passed", True), result.reason
+    else:
+        assert result.status == "process_limit", result.reason
+
+
 def test_a_pass_line_without_the_secret_is_ignored(sandbox: Sandbox) -> None:
     forge = (
         "import os\n"

@@ -26,9 +26,11 @@ NOBODY = 65534
 
 
 def _as_nobody(command: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
-    setpriv = shutil.which("setpriv")
-    assert setpriv is not None
-    drop = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    """``command`` as uid 65534. Through ``env``: setpriv's own exec still resolves the path with
+    root's capabilities (it drops them at that exec), so a path only root may reach would run."""
+    setpriv, env = shutil.which("setpriv"), shutil.which("env")
+    assert setpriv is not None and env is not None
+    drop = [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", env]
     return subprocess.run([*drop, *command], capture_output=True, text=True, **kwargs)  # type: ignore[call-overload]
 
 
@@ -71,7 +73,7 @@ def test_the_battery_holds_for_an_ordinary_user() -> None:
         "SIEVAL_DATA_DIR": os.environ.get("SIEVAL_DATA_DIR", str(ROOT.parent / "shared" / "data")),
     }
     done = _as_nobody(
-        [python, "-c", boot, "-q", "-p", "no:cacheprovider", "-m", "not sweep",
+        [python, "-c", boot, "-q", "--tb=native", "-p", "no:cacheprovider", "-m", "not sweep",
          "tests/scoring/test_sandbox.py"],
         env=environment, timeout=1200,
     )  # fmt: skip
