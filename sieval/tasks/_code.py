@@ -26,8 +26,8 @@ MODE_VARIABLE = "SIEVAL_SANDBOX_MODE"
 """An environment variable naming the sandbox mode (``auto`` by default; ``scoring/sandbox/
 modes.py``), e.g. ``podman`` on a machine where root would pick ``bwrap-root``."""
 UNSAFE_WARNING = (
-    "MODEL CODE RAN UNSANDBOXED (--allow-unsafe-code): the programs ran as your user, with your "
-    "files, network and processes in reach"
+    "MODEL CODE IS RUN UNSANDBOXED (--allow-unsafe-code): each program runs as your user, with "
+    "your files, network and processes in reach"
 )
 STDERR_KEPT = 2000
 """Characters of a program's stderr a record keeps: its end, where the error is."""
@@ -57,7 +57,7 @@ def ready(allow_unsafe_code: bool = False) -> Readiness:
         chosen.check()
     except SandboxUnavailable as exc:
         raise ConfigError(
-            f"code tasks run the model's code, and no sandbox can run it here: {exc}",
+            f"code tasks run the model's code: {exc}",
             path="tasks",
         ) from exc
     record = {"sandbox": chosen.describe()}

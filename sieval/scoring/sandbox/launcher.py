@@ -137,9 +137,9 @@ class Sandbox:
             return f"the container's memory limit, {limits.memory_mib} MiB"
         if self.cgroups is not None:
             return f"{self.cgroups.describe()}: {limits.memory_mib} MiB for the process tree"
-        space, cap = limits.bound(cgroup=False)
         if self.mode == "unsafe":
-            return f"{space // MIB} MiB of address space per process; processes not capped"
+            return f"{limits.memory_mib} MiB of address space per process; processes not capped"
+        space, cap = limits.bound(cgroup=False)
         return (
             f"no control group: {cap} processes × {space // MIB} MiB of address space "
             f"= {cap * space // MIB} MiB"
@@ -200,7 +200,8 @@ class Sandbox:
         """The resource limits the wrapper sets on itself before it reads the program (inside
         a user namespace a process count is the namespace's own, so it is set there)."""
         limits = self.limits
-        space, cap = limits.bound(self._tree_bounded())
+        # the unsafe mode caps no process count: the product rule cannot hold, so it is not used
+        space, cap = limits.bound(self._tree_bounded() or self.mode == "unsafe")
         rlimits = {
             "cpu": (limits.cpu_seconds, limits.cpu_seconds + 1),
             "as": (space, space),

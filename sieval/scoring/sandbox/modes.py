@@ -91,12 +91,16 @@ def choose(requested: str, *, allow_unsafe: bool) -> Mode:
         problems.append(f"{mode}: {problem}")
     if allow_unsafe:
         return "unsafe"
+    userns = (
+        ""
+        if os.geteuid() == 0
+        else " and let ordinary users make user namespaces (sysctl "
+        "kernel.unprivileged_userns_clone=1, or kernel.apparmor_restrict_unprivileged_userns=0)"
+    )
     raise SandboxUnavailable(
-        "no sandbox can run model code here (" + "; ".join(problems) + "). Fix one: "
-        "install bubblewrap (apt-get install bubblewrap, or scripts/sandbox.sh) and let "
-        "ordinary users make user namespaces (sysctl kernel.unprivileged_userns_clone=1 or "
-        "kernel.apparmor_restrict_unprivileged_userns=0), or install podman and pull "
-        f"{IMAGE}, or run as root; or accept running it unsandboxed with --allow-unsafe-code"
+        "no sandbox can run it here (" + "; ".join(problems) + "). Fix one: install bubblewrap "
+        f"(apt-get install bubblewrap, or scripts/sandbox.sh){userns}; or install podman and "
+        f"pull {IMAGE}; or accept running it unsandboxed with --allow-unsafe-code"
     )
 
 
