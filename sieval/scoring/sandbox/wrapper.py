@@ -158,7 +158,8 @@ def _limit(argv: list[str]) -> None:
 
 
 def _main(argv: list[str]) -> None:
-    write, exit_now = os.write, os._exit
+    # bound before the program runs: it can rebind this module's names and os's attributes
+    write, exit_now, failed, flush = os.write, os._exit, _failed, _flush
     _limit(argv)
     if "--report-stdout" in argv:  # a container runtime passes only the three standard streams
         fd = os.dup(1)
@@ -178,7 +179,7 @@ def _main(argv: list[str]) -> None:
     try:
         code = compile(source, path, "exec", dont_inherit=True)
     except BaseException as error:  # SyntaxError, ValueError (a NUL byte), MemoryError
-        _failed(write, fd, error, excepthook, False)
+        failed(write, fd, error, excepthook, False)
         exit_now(1)
     del source
     namespace: dict[str, object] = {}
@@ -191,10 +192,10 @@ def _main(argv: list[str]) -> None:
     )
     del built
     if outcome is None:
-        _flush(out, err)
+        flush(out, err)
         exit_now(0)
-    _failed(write, fd, outcome, excepthook, True)
-    _flush(out, err)
+    failed(write, fd, outcome, excepthook, True)
+    flush(out, err)
     exit_now(1)
 
 
