@@ -19,9 +19,9 @@ from typer.testing import CliRunner
 
 from sieval.cli.main import app
 from sieval.errors import ConfigError
+from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
 from sieval.runner import RunOptions, arun_eval
-from sieval.runner.config import parse_config
 from sieval.tasks import _code
 from sieval.transport import HttpTransport
 from sieval.transport.types import HttpReply, HttpRequest
