@@ -235,6 +235,12 @@ def eval_command(
         help="The same for the cost, in the models' price currency (needs a price per model).",
     ),
     wire_log: bool = typer.Option(False, "--wire-log", help="Log every exchange (redacted)."),
+    allow_unsafe_code: bool = typer.Option(
+        False,
+        "--allow-unsafe-code",
+        help="Let code tasks run the model's code UNSANDBOXED, as your user, when no sandbox "
+        "can run here (bubblewrap, podman or docker); said loudly in the run and its report.",
+    ),
     run: Path | None = typer.Option(
         None,
         "--run",
@@ -258,7 +264,7 @@ def eval_command(
 
         run_shard_command(
             run, shard, config=config, data_dir=data_dir, wire_log=wire_log, console=console,
-            budgets=(budget_tokens, budget_cost),
+            budgets=(budget_tokens, budget_cost), allow_unsafe_code=allow_unsafe_code,
         )  # fmt: skip
     one_line = None
     if endpoint is not None:
@@ -308,6 +314,7 @@ def eval_command(
                 preflight=not no_preflight,
                 serving_checks=serving_checks,
                 accept_numerics_change=accept_numerics_change,
+                allow_unsafe_code=allow_unsafe_code,
                 max_failures=stop_rule,
                 cost=cost,
                 on_run_dir=created.append,
