@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from sweeps import SweepRun, imports
 
 from sieval.scoring.code import extract_code, humaneval_program, mbpp_program
 from sieval.scoring.sandbox import Limits, Sandbox, SandboxUnavailable, _execution, _read_status
@@ -241,16 +242,20 @@ def _timed(sandbox: Sandbox, programs: list[str]) -> tuple[list[str], float]:
     return failures, time.monotonic() - started
 
 
-def test_humaneval_canonical_solutions_all_pass(default_sandbox: Sandbox, data_dir: Path) -> None:
+@pytest.mark.sweep("humaneval_canonical")
+def test_humaneval_canonical_solutions_all_pass(
+    default_sandbox: Sandbox, data_dir: Path, sweep: SweepRun
+) -> None:
     with gzip.open(data_dir / "humaneval" / "HumanEval.jsonl.gz", "rt") as f:
-        rows = [json.loads(line) for line in f]
+        every = [json.loads(line) for line in f]
+    rows = sweep.select(every, lambda r: imports(r["prompt"] + r["canonical_solution"] + r["test"]))
     programs = [
         humaneval_program(r["prompt"], r["canonical_solution"], r["test"], r["entry_point"])
         for r in rows
     ]
     failures, seconds = _timed(default_sandbox, programs)
     print(f"humaneval: {len(rows) - len(failures)}/{len(rows)} passed in {seconds:.1f} s")
-    assert len(rows) == 164 and failures == []
+    assert len(every) == 164 and failures == []
 
 
 def test_humaneval_wrong_solutions_fail(sandbox: Sandbox, data_dir: Path) -> None:
@@ -268,16 +273,18 @@ async def _gather(sandbox: Sandbox, programs: list[str]):
     return await asyncio.gather(*(sandbox.run(p) for p in programs))
 
 
+@pytest.mark.sweep("mbpp_sanitized")
 def test_mbpp_sanitized_reference_solutions_all_pass(
-    default_sandbox: Sandbox, data_dir: Path
+    default_sandbox: Sandbox, data_dir: Path, sweep: SweepRun
 ) -> None:
-    rows = json.loads((data_dir / "mbpp" / "sanitized-mbpp.json").read_text())
+    every = json.loads((data_dir / "mbpp" / "sanitized-mbpp.json").read_text())
+    rows = sweep.select(every, lambda r: imports(r["code"], *r["test_imports"]))
     programs = [
         mbpp_program(r["code"], r["test_list"], test_imports=r["test_imports"]) for r in rows
     ]
     failures, seconds = _timed(default_sandbox, programs)
     print(f"mbpp sanitized: {len(rows) - len(failures)}/{len(rows)} passed in {seconds:.1f} s")
-    assert len(rows) == 427 and failures == []
+    assert len(every) == 427 and failures == []
 
 
 def test_the_reason_is_the_error_line_when_children_tracebacks_interleave() -> None:
