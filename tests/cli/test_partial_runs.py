@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from runs import DATA, options
 from typer.testing import CliRunner
 
 from sieval.cli.main import app
 from sieval.reference import start_in_thread
 from sieval.runner.snapshot import RUNNING, is_running
 
-DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 SIEVAL = [sys.executable, "-c", "import sys; from sieval.cli.main import main; main()"]
 runner = CliRunner()
 
@@ -172,13 +172,13 @@ def test_a_missing_run_directory_is_said_to_be_missing(tmp_path: Path) -> None:
 
 
 async def test_a_report_is_current_while_it_counts_what_the_records_hold(tmp_path: Path) -> None:
-    from sieval.runner import RunOptions, arun_eval, parse_config
+    from sieval.runner import arun_eval, parse_config
     from sieval.runner.snapshot import snapshot
 
     config = parse_config(
         "models: [{endpoint: embedded, name: ref}]\ntasks: [{name: arc_easy_kshot_ppl, n: 3}]"
     )
-    run = (await arun_eval(config, RunOptions(out=tmp_path, run_name="r", data_dir=DATA))).run_dir
+    run = (await arun_eval(config, options(out=tmp_path, run_name="r"))).run_dir
     written = json.loads((run / "report.json").read_text())
     records = run / "ref" / "arc_easy_kshot_ppl" / "records.jsonl"
     later = (run / "report.json").stat().st_mtime + 60
