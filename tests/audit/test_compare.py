@@ -12,11 +12,11 @@ import pytest
 from runs import options
 from typer.testing import CliRunner
 
-from sieval.audit.compare import compare_runs
+from sieval.analysis.compare import compare_runs
 from sieval.cli.main import app
 from sieval.reference import ReferenceServer
 from sieval.runner import arun_eval, parse_config
-from sieval.runner.records import decode_record
+from sieval.store.records import decode_record
 from sieval.tasks.registry import TASKS as TASK_REGISTRY
 
 TASKS = """

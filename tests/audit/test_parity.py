@@ -11,8 +11,8 @@ from runs import options
 
 from sieval.audit.parity import compare_records, run_parity
 from sieval.errors import ConfigError
-from sieval.runner.config import parse_config
-from sieval.runner.records import Record, RequestRecord
+from sieval.plan.config import parse_config
+from sieval.store.records import Record, RequestRecord
 
 CONFIG = """
 models:

@@ -8,12 +8,12 @@ from pathlib import Path
 from runs import options
 
 from sieval.dialects.registry import get_dialect
+from sieval.plan.config import parse_config
+from sieval.plan.plan import PlannedModel
 from sieval.reference import ReferenceServer
 from sieval.runner import arun_eval
-from sieval.runner.config import parse_config
 from sieval.runner.endpoints import Endpoints, endpoint_key
 from sieval.runner.limits import Claim, connection_budgets
-from sieval.runner.plan import PlannedModel
 
 
 def planned(models: str, keys: dict[str, str] | None = None) -> list[PlannedModel]:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from runs import options
 
+from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
 from sieval.runner import arun_eval
-from sieval.runner.config import parse_config
 
 
 @pytest.mark.parametrize(

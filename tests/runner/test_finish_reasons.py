@@ -9,11 +9,11 @@ from pathlib import Path
 from runs import options
 
 from sieval.ir.response import Choice, Response, ToolCall
+from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
+from sieval.results.tally import finish_counts
 from sieval.runner import arun_eval
-from sieval.runner.config import parse_config
-from sieval.runner.records import finish_reasons
-from sieval.runner.tally import finish_counts
+from sieval.store.records import finish_reasons
 
 
 def test_each_choice_keeps_the_servers_word_and_an_empty_answer_is_marked() -> None:

@@ -17,9 +17,9 @@ import pytest
 from aiohttp import web
 from runs import options
 
+from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
 from sieval.runner import arun_eval
-from sieval.runner.config import parse_config
 
 Lie = Callable[[Any], None]
 

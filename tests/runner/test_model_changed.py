@@ -12,9 +12,9 @@ import pytest
 from aiohttp import ClientSession, web
 from runs import options
 
+from sieval.plan.config import EvalConfig, parse_config
 from sieval.reference import ReferenceServer
 from sieval.runner import arun_eval
-from sieval.runner.config import EvalConfig, parse_config
 
 SWITCH_AT = 3
 """Generation replies after this many name another model."""

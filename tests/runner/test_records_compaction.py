@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from runs import options
 
+from sieval.plan.config import parse_config
 from sieval.runner import arun_eval
-from sieval.runner.config import parse_config
-from sieval.runner.records import (
+from sieval.store.records import (
     Record,
     RecordWriter,
     RequestRecord,

@@ -10,7 +10,7 @@ from pathlib import Path
 from runs import options
 
 from sieval.runner import arun_eval, parse_config
-from sieval.runner.records import Record, RecordWriter, latest_at
+from sieval.store.records import Record, RecordWriter, latest_at
 
 CONFIG = """
 models: [{name: ref, endpoint: embedded}]

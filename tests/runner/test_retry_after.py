@@ -15,8 +15,8 @@ from aiohttp import web
 from runs import options
 
 from sieval.errors import ConfigError
+from sieval.plan.config import parse_config
 from sieval.runner import PlainProgress, arun_eval
-from sieval.runner.config import parse_config
 
 from .fakes import FakeTask, answer, write_data
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from runs import options
 
+from sieval.plan.config import parse_config
 from sieval.runner import PlainProgress, arun_eval
-from sieval.runner.config import parse_config
 
 from .fakes import FakeTask, serve, write_data
 

@@ -8,9 +8,9 @@ import pytest
 from runs import options
 
 from sieval.errors import ConfigError
+from sieval.plan.config import parse_config
 from sieval.runner import run_eval
-from sieval.runner.config import parse_config
-from sieval.runner.records import Shared, expand_requests, read_records
+from sieval.store.records import Shared, expand_requests, read_records
 
 
 def run(tmp_path: Path, dialect: str, task: str, n: int = 3, shots: str = ""):

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from runs import options
 
+from sieval.plan.config import parse_config
 from sieval.runner import run_eval
-from sieval.runner.config import parse_config
-from sieval.runner.records import read_records
+from sieval.store.records import read_records
 
 
 def config(task: str, n: int, options: str, dialect: str = "openai_chat"):
