@@ -60,10 +60,11 @@ def interrupted(tmp_path_factory: Any) -> dict[str, Any]:
     after a few samples."""
     out = tmp_path_factory.mktemp("partial")
     handle = start_in_thread(port=0, faults="delay; seconds=0.15")
+    # no pre-run checks: each of their probes would wait out the delay
     proc = start(
         "eval", "--endpoint", handle.url, "--model", "sieval-reference", "--task",
         "arc_easy_kshot_ppl", "--num-fewshot", "1", "--limit", "30", "--concurrency", "1",
-        "--data-dir", str(DATA), "--out", str(out),
+        "--data-dir", str(DATA), "--out", str(out), "--no-preflight",
     )  # fmt: skip
     try:
         wait_for(lambda: any(lines(p) >= 4 for p in out.glob("*/*/*/records.jsonl")))
@@ -118,7 +119,7 @@ def test_resume_says_how_far_then_a_complete_run_needs_no_server(
     interrupted: dict[str, Any],
 ) -> None:
     run, recorded = interrupted["run"], interrupted["recorded"]
-    resumed = invoke("eval", "--resume", str(run), "--data-dir", str(DATA))
+    resumed = invoke("eval", "--resume", str(run), "--data-dir", str(DATA), "--no-preflight")
     assert resumed.exit_code == 0, resumed.output
     assert f"resuming {run}: {recorded} recorded, {30 - recorded} to go" in resumed.output
     interrupted["server"].stop()  # nothing answers any more
