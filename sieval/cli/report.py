@@ -5,7 +5,7 @@ and ``--watch`` follows one as it runs."""
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -286,6 +286,17 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def interval_methods(spreads: Mapping[str, Any], shown: Sequence[str]) -> list[str]:
+    """How each shown metric's interval was computed, a line per method with the metrics that
+    share it: ``95% CI of acc: wilson`` (``scoring/uncertainty.py`` names each)."""
+    by_method: dict[str, list[str]] = {}
+    for name in shown:
+        estimator = (spreads.get(name) or {}).get("estimator")
+        if estimator:
+            by_method.setdefault(str(estimator), []).append(name)
+    return [f"95% CI of {', '.join(names)}: {method}" for method, names in by_method.items()]
+
+
 def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
     """The summary, per (model, task) its metrics and a table per metric group (a row a subject,
     with its n), provenance per model, the serving checks, and timings: narrow tables that read
@@ -318,9 +329,9 @@ def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
             tables.append(detail)
         for group, entries in _groups(metrics):
             tables.append(_group_table(f"{name} · {group}", entries))
-        estimators = {str(x.get("estimator")) for x in spreads.values()}
-        if estimators:
-            tables.append(Text(f"intervals: {', '.join(sorted(estimators))}", style="dim"))
+        methods = interval_methods(spreads, [k for k in scalars if k in spreads])
+        if methods:
+            tables.append(Text("\n".join(methods), style="dim"))
         prov = result.get("provenance") or {}
         if result["model"] not in seen_models:
             seen_models.add(result["model"])

@@ -33,9 +33,19 @@ MODE                    effect
                         (the same build on another machine)
 ``sampling-default``    sampling fields a request leaves out get the server's own values
                         (temperature 0.7, top_p 0.8, top_k 20, repetition_penalty 1.3)
+``tool-calls-as-text``  the server's tool parser fails: a call comes back as its
+                        ``<tool_call>`` text in the answer, no call in the reply
+``tool-call-dropped``   the parser loses the last of two or more calls (one call is kept)
+``tool-calls-empty``    the parser finds the calls but returns an empty list: the reply says it
+                        called (``tool_calls`` finish, ``tool_use`` stop) and lists none
+``judge-unparseable``   a judge's verdict comes back in no parseable form (``[[seven]]``,
+                        ``[[A?B]]``, ``GRADE: unclear``, JSON without its verdict fields)
 
-The last five are the serving checks' faults (``numerics.py``); they change the model's numbers,
-never a reply's shape, so every reply still passes every check a single reply can get.
+``batch-variant`` to ``sampling-default`` are the serving checks' faults (``numerics.py``); they
+change the model's numbers, never a reply's shape, so every reply still passes every check a
+single reply can get. The tool-call and judge faults act where the reply is made (the parser of
+``tool_calls.py``, the judge of ``judge.py``), so a stream loses what a whole reply does; a
+request that calls no tool or asks for no verdict is answered normally.
 
 Every mode applies to every wire, streamed or not. On a stream the four body modes alter
 each event (``short-prompt-logprobs``, with no prompt positions in a stream, drops the
@@ -95,6 +105,10 @@ MODES = frozenset(
         "nondeterministic",
         "fingerprint-changing",
         "sampling-default",
+        "tool-calls-as-text",
+        "tool-call-dropped",
+        "tool-calls-empty",
+        "judge-unparseable",
     }
 )
 #: Modes that alter a normal reply's JSON body rather than replacing it.

@@ -6,8 +6,10 @@ samples only, in the task's sample order; failed samples are counted beside them
 ``failures``) and never enter a metric as right or wrong.
 
 Every per-sample metric has its uncertainty in ``intervals`` (``tally.py``): the standard error
-and a 95% interval (``scoring/uncertainty.py``). Samples are independent unless the task clusters
-them (``Task.cluster_by``, MMLU by subject), then the error is cluster-robust; ``estimator`` says
+and a 95% interval (``scoring/uncertainty.py``), and so has each figure the task derives from
+sums (``Task.derived``: a perplexity). Samples are independent unless the task clusters them
+(``Task.cluster_by``, MMLU by subject, a row's repeats), then the error is cluster-robust; the
+interval depends on the metric's kind and range (``Task.metric_ranges``); ``estimator`` says
 which.
 Version 2 added ``intervals``. Each result's ``cost`` holds its forecast (when the run made one)
 and what its records say was spent (``costs.py``); ``budget`` what a budget allowed and spent.
@@ -156,7 +158,12 @@ def _unit_result(
         "protocol": protocol(pt.task, model_facts),
         "headline": pt.task.headline,
         "metrics": msgspec.to_builtins(metrics),
-        "intervals": intervals(scored, getattr(pt.task, "cluster_by", None)),
+        "intervals": intervals(
+            scored,
+            getattr(pt.task, "cluster_by", None),
+            getattr(pt.task, "metric_ranges", None),
+            getattr(pt.task, "derived", None),
+        ),
         "samples": {
             "total": len(pt.samples),
             "scored": len(scored),

@@ -116,6 +116,13 @@ class Task(Protocol):
     * ``cluster_by = "group"``: samples of one ``Sample.group`` are not independent draws (MMLU's
       subjects); their metrics' standard errors are clustered by group. ``cluster_by = "item"``:
       the repeats of one row (ids ``<id>#r<i>``) are clustered by the row, when there are any.
+    * ``metric_ranges``: ``{metric: (lowest, highest)}`` for per-sample metrics with a range
+      other than a 0/1 proportion's (TruthfulQA MC2's probability mass in [0, 1], a
+      log-likelihood at most 0): it picks the metric's interval, which stays in it
+      (``scoring/uncertainty.py``);
+    * ``derived``: ``{figure: uncertainty.Derived}`` for figures ``aggregate`` computes from sums
+      of per-sample metrics (a perplexity, bits per byte), so that the report gives them an
+      interval too.
     """
 
     name: str

@@ -22,6 +22,7 @@ from ..data.registry import get_source as source
 from ..errors import ConfigError
 from ..ir.request import Request
 from ..ir.response import Response
+from ..scoring.uncertainty import Derived
 from .base import COMPLETION_MODEL, ModelFacts, Requirement, Sample, SampleResult, TaskConfig
 from .families.base import Family, Prepared
 from .prompt import Prompt, Shot
@@ -76,6 +77,9 @@ class Spec:
     breakdowns: Mapping[str, Callable[[str], str]] = field(default_factory=dict)
     """Per-group means reported beside the headline, named: ``{"by_subject": lambda g: g}``."""
     cluster_by_group: bool = False
+    derived: Mapping[str, Derived] = field(default_factory=dict)
+    """Figures made of sums that ``figures`` computes (IFEval's instruction-level accuracy,
+    weighted by instructions), with their intervals; beside the family's own."""
     files: Callable[[Path], list[Path]] | None = None
     """Files the task reads beside its rows' (BBH's prompt files): their checksums enter the run
     identity."""
@@ -97,6 +101,8 @@ class SpecTask:
             self.cluster_by = "item"
         if getattr(spec.family, "vote", False):  # maj@k reads the repeats' answers
             self.keeps_predictions = True
+        self.metric_ranges = MappingProxyType(dict(getattr(spec.family, "ranges", {})))
+        self.derived = MappingProxyType({**getattr(spec.family, "derived", {}), **spec.derived})
         for hook in ("protocol_for", "token_texts", "documents", "score_async"):
             if hasattr(spec.family, hook):
                 setattr(self, hook, getattr(self, f"_{hook}"))
