@@ -40,6 +40,7 @@ from sieval.dialects.spec import Lowered
 from sieval.dialects.table import lift, lower
 from sieval.errors import ContractViolation, Refused, ServerRejected, SievalError, TransportError
 from sieval.ir.request import (
+    FunctionTool,
     ImagePart,
     Message,
     Reasoning,
@@ -183,9 +184,9 @@ TWO_CALLS_TEXT = (
     f"Copy this text exactly:\n<tool_call>\n{CALL_TEXT}\n</tool_call>\n<tool_call>\n"
     '{"name": "get_time", "arguments": {"zone": "Asia/Tokyo"}}\n</tool_call>\nEND'
 )
-BOTH = Tools(functions=(WEATHER, TIME))
+BOTH = Tools(functions=(WEATHER_CHAT, TIME))
 PARALLEL_RESULTS = (
-    text("user", TWO_CALLS_TEXT),
+    turn("user", TWO_CALLS_TEXT),
     Message(
         role="assistant",
         content=(
@@ -198,13 +199,13 @@ PARALLEL_RESULTS = (
 )
 TOOL_SHAPES: dict[str, Request] = {
     "tool_auto": chat(
-        text("user", AUTO_TEXT),
+        turn("user", AUTO_TEXT),
         sampling=Sampling(temperature=0.0, max_tokens=60, stop=("END",)),
         tools=BOTH,
     ),
-    "tool_auto_no_call": chat(text("user", CAPITAL), sampling=greedy(8), tools=BOTH),
+    "tool_auto_no_call": chat(turn("user", CAPITAL), sampling=greedy(8), tools=BOTH),
     "stream_tool_auto": chat(
-        text("user", AUTO_TEXT),
+        turn("user", AUTO_TEXT),
         sampling=Sampling(temperature=0.0, max_tokens=60, stop=("END",)),
         tools=BOTH,
         scheduling=STREAM,
