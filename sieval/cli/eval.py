@@ -50,6 +50,7 @@ ONE_LINE_ONLY = {
     "--gen-kwargs": "request_defaults",
     "--retries": "retries",
     "--timeout": "timeout_s",
+    "--max-reply-mib": "max_reply_mib",
     "--price": "price",
 }
 """The flags of the one-line form a config says in its own keys (refused beside a CONFIG)."""
@@ -139,6 +140,13 @@ def eval_command(
         "--timeout",
         metavar="SECONDS",
         help=_ONE + "the budget per request (default 600).",
+    ),
+    max_reply_mib: float | None = typer.Option(
+        None,
+        "--max-reply-mib",
+        metavar="MIB",
+        help=_ONE + "the most one reply may hold, in MiB (default 64); a larger one fails its "
+        "sample.",
     ),
     concurrency: int | None = typer.Option(
         None,
@@ -258,14 +266,16 @@ def eval_command(
             endpoint=endpoint, model=model[0] if len(model) == 1 else "", tasks=task, name=name,
             kind=kind, dialect=dialect, api_key_env=api_key_env, api_key_file=api_key_file,
             auth=auth, num_fewshot=num_fewshot, seed=seed, task_options=task_option,
-            gen_kwargs=gen_kwargs, retries=retries, timeout=timeout, concurrency=concurrency,
+            gen_kwargs=gen_kwargs, retries=retries, timeout=timeout, max_reply_mib=max_reply_mib,
+            concurrency=concurrency,
             limit=limit, data_dir=data_dir, out=out, price=price,
         )  # fmt: skip
     given = {
         "--name": name, "--kind": kind, "--dialect": dialect, "--api-key-env": api_key_env,
         "--api-key-file": api_key_file, "--auth": auth, "--num-fewshot": num_fewshot,
         "--seed": seed, "--task-option": task_option or None, "--gen-kwargs": gen_kwargs or None,
-        "--retries": retries, "--timeout": timeout, "--price": price,
+        "--retries": retries, "--timeout": timeout, "--max-reply-mib": max_reply_mib,
+        "--price": price,
     }  # fmt: skip
     created: list[Path] = []
     # errors name flags for a one-line run and config keys otherwise (sieval/settings.py)

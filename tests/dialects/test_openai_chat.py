@@ -668,6 +668,7 @@ def _wrong_token(reply: dict[str, Any]) -> None:
 
 def _count_off(reply: dict[str, Any]) -> None:
     reply["usage"]["completion_tokens"] += 1
+    reply["usage"]["total_tokens"] += 1  # the usage still adds up: only the count is off
 
 
 def _bad_arguments(reply: dict[str, Any]) -> None:
@@ -759,6 +760,7 @@ def test_true_token_bytes_spell_a_split_character() -> None:
             {"token": "!", "logprob": -0.3, "bytes": [0x21], "top_logprobs": []},
         ]
         reply["usage"]["completion_tokens"] = 3
+        reply["usage"]["total_tokens"] = reply["usage"]["prompt_tokens"] + 3
 
     request = chat(turn("user", "x"), sampling=greedy(8), scoring=Scoring(sampled_logprobs=True))
     r = lift(D, lower(D, request, MODEL), 200, {}, mutated("logprobs_greedy", split))
@@ -775,6 +777,7 @@ def test_a_special_token_at_the_end_covers_no_text() -> None:
         entry = {"token": "<eos>", "logprob": 0.0, "bytes": [], "top_logprobs": alternatives}
         _first(reply)["logprobs"]["content"].append(entry)
         reply["usage"]["completion_tokens"] += 1
+        reply["usage"]["total_tokens"] += 1
 
     r = lift(D, lowered("logprobs_greedy"), 200, {}, mutated("logprobs_greedy", eos))
     tokens = r.choices[0].tokens
