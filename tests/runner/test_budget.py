@@ -255,7 +255,7 @@ async def test_a_negative_usage_fails_its_sample_and_never_lowers_the_spent_figu
 
     result = await arun_eval(
         _fake_config(1),
-        RunOptions(
+        options(
             out=tmp_path / "out", data_dir=tmp_path / "data", cost=CostOptions(budget_tokens=25)
         ),
         tasks={"fake_qa": FakeTask()},
