@@ -21,16 +21,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from runs import DATA, options
 
 from sieval.cli.html import render_html
 from sieval.cli.html.browser import CHROMIUM, launch_options
 from sieval.plan.config import parse_config, results_dirname
 from sieval.reference import ReferenceServer
 from sieval.results.view import build_view
-from sieval.runner import RunOptions, arun_eval
+from sieval.runner import arun_eval
 from sieval.store.records import Shared, expand_requests, read_records
-
-DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[2] / "shared" / "data"))
 
 HOSTILE = (
     "Which tag is this? </script><script>window.__pwned = 1</script>"
@@ -85,8 +84,8 @@ tasks:
   - {{name: gsm8k_kshot_base_gen, n: 2, num_fewshot: 1}}
 """
         )
-        options = RunOptions(out=tmp_path_factory.mktemp("runs"), data_dir=data_dir)
-        result = await arun_eval(config, options)
+        opts = options(out=tmp_path_factory.mktemp("runs"), data_dir=data_dir, preflight=True)
+        result = await arun_eval(config, opts)
     return result.run_dir
 
 
@@ -512,8 +511,8 @@ async def test_a_code_samples_program_outcome_is_shown(
     config = parse_config(
         "models: [{name: ref, endpoint: embedded}]\ntasks: [{name: humaneval, n: 1}]\n"
     )
-    options = RunOptions(out=tmp_path_factory.mktemp("code"), data_dir=DATA)
-    code_run = (await arun_eval(config, options)).run_dir
+    opts = options(out=tmp_path_factory.mktemp("code"))
+    code_run = (await arun_eval(config, opts)).run_dir
     (record,) = read_records(code_run / "ref" / "humaneval" / "records.jsonl").records.values()
     execution = record.channels["execution"]
     path = code_run / "report.html"

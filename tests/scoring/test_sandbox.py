@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
+from sweeps import SweepRun, imports
 
 from sieval.scoring.code import extract_code, humaneval_program, mbpp_program
 from sieval.scoring.sandbox import Limits, Sandbox, SandboxUnavailable
@@ -427,6 +428,23 @@ def test_the_reason_without_a_report_comes_from_the_end_of_stderr() -> None:
     assert result.reason == "BlockingIOError: [Errno 11] Resource temporarily unavailable"
 
 
+def test_the_reason_is_the_error_line_when_children_tracebacks_interleave() -> None:
+    stderr = (
+        "Traceback (most recent call last):\n"
+        '  File "/work/program.py", line 3, in <module>\n'
+        "BlockingIOError: [Errno 11] Resource temporarily unavailable\n"
+        "Traceback (most recent call last):\n"
+        '  File "/work/program.py", line 3, in <module>\n'
+        "    os.fork()\n"
+    )
+    result = verdict(
+        report=Report(), exit_code=1, sig=None, timed_out=False, oom_kills=0, limits=LIMITS,
+        stdout="", stderr=stderr, wall=0.1,
+    )  # fmt: skip
+    assert result.status == "process_limit"
+    assert result.reason == "BlockingIOError: [Errno 11] Resource temporarily unavailable"
+
+
 def test_runs_concurrently_within_the_bound(sandbox: Sandbox) -> None:
     async def many() -> list[bool]:
         results = await asyncio.gather(*(sandbox.run(f"print({i})") for i in range(6)))
@@ -500,10 +518,6 @@ def test_code_extraction_rules() -> None:
 
 # --- the canonical solutions: every one must pass --------------------------------------------
 
-SAMPLE = int(os.environ.get("SIEVAL_SWEEP_SAMPLE", "12"))
-"""Rows of each dataset the per-push test runs (a fixed, seeded draw); the ``sweep`` marker's
-tests run all of them."""
-
 
 def _timed(sandbox: Sandbox, programs: list[str]) -> tuple[list[str], float]:
     async def all_of() -> list[str]:
@@ -515,58 +529,34 @@ def _timed(sandbox: Sandbox, programs: list[str]) -> tuple[list[str], float]:
     return failures, time.monotonic() - started
 
 
-def _humaneval(data_dir: Path) -> list[str]:
+@pytest.mark.sweep("humaneval_canonical")
+def test_humaneval_canonical_solutions_all_pass(
+    default_sandbox: Sandbox, data_dir: Path, sweep: SweepRun
+) -> None:
     with gzip.open(data_dir / "humaneval" / "HumanEval.jsonl.gz", "rt") as f:
-        rows = [json.loads(line) for line in f]
-    assert len(rows) == 164
-    return [
+        every = [json.loads(line) for line in f]
+    rows = sweep.select(every, lambda r: imports(r["prompt"] + r["canonical_solution"] + r["test"]))
+    programs = [
         humaneval_program(r["prompt"], r["canonical_solution"], r["test"], r["entry_point"])
         for r in rows
     ]
-
-
-def _mbpp(data_dir: Path) -> list[str]:
-    rows = json.loads((data_dir / "mbpp" / "sanitized-mbpp.json").read_text())
-    assert len(rows) == 427
-    return [mbpp_program(r["code"], r["test_list"], test_imports=r["test_imports"]) for r in rows]
-
-
-def _sample(programs: list[str], k: int) -> list[str]:
-    return random.Random(1234).sample(programs, min(k, len(programs)))
-
-
-def test_humaneval_canonical_solutions_pass_a_sample(
-    default_sandbox: Sandbox, data_dir: Path
-) -> None:
-    failures, _ = _timed(default_sandbox, _sample(_humaneval(data_dir), SAMPLE))
-    assert failures == []
-
-
-def test_mbpp_sanitized_reference_solutions_pass_a_sample(
-    default_sandbox: Sandbox, data_dir: Path
-) -> None:
-    failures, _ = _timed(default_sandbox, _sample(_mbpp(data_dir), SAMPLE))
-    assert failures == []
-
-
-@pytest.mark.sweep
-def test_humaneval_canonical_solutions_all_pass(default_sandbox: Sandbox, data_dir: Path) -> None:
-    programs = _humaneval(data_dir)
     failures, seconds = _timed(default_sandbox, programs)
-    print(f"humaneval: {len(programs) - len(failures)}/{len(programs)} passed in {seconds:.1f} s")
-    assert failures == []
+    print(f"humaneval: {len(rows) - len(failures)}/{len(rows)} passed in {seconds:.1f} s")
+    assert len(every) == 164 and failures == []
 
 
-@pytest.mark.sweep
+@pytest.mark.sweep("mbpp_sanitized")
 def test_mbpp_sanitized_reference_solutions_all_pass(
-    default_sandbox: Sandbox, data_dir: Path
+    default_sandbox: Sandbox, data_dir: Path, sweep: SweepRun
 ) -> None:
-    programs = _mbpp(data_dir)
+    every = json.loads((data_dir / "mbpp" / "sanitized-mbpp.json").read_text())
+    rows = sweep.select(every, lambda r: imports(r["code"], *r["test_imports"]))
+    programs = [
+        mbpp_program(r["code"], r["test_list"], test_imports=r["test_imports"]) for r in rows
+    ]
     failures, seconds = _timed(default_sandbox, programs)
-    print(
-        f"mbpp sanitized: {len(programs) - len(failures)}/{len(programs)} passed in {seconds:.1f} s"
-    )
-    assert failures == []
+    print(f"mbpp sanitized: {len(rows) - len(failures)}/{len(rows)} passed in {seconds:.1f} s")
+    assert len(every) == 427 and failures == []
 
 
 def test_humaneval_wrong_solutions_fail(sandbox: Sandbox, data_dir: Path) -> None:
