@@ -39,7 +39,7 @@ import threading
 import msgspec
 
 __all__ = ["Extraction", "MathVerdict", "extract_answer", "extract_boxed", "is_equivalent",
-           "score_math"]  # fmt: skip
+           "same_value", "score_math"]  # fmt: skip
 
 _BOX = re.compile(r"\\(boxed|fbox)")
 _FINAL = re.compile(r"Final Answer: The final answer is(.*?)\. I hope it is correct\.")
@@ -120,6 +120,12 @@ def is_equivalent(answer: str, gold: str, timeout_seconds: int = 5) -> bool:
     gold_parsed = parse(f"\\boxed{{{gold}}}", parsing_timeout=bound)
     answer_parsed = parse(f"\\boxed{{{answer}}}", parsing_timeout=bound)
     return bool(verify(gold_parsed, answer_parsed, timeout_seconds=bound))
+
+
+def same_value(first: str, other: str) -> bool:
+    """Two answers of one row are one vote (maj@k): ``other`` equivalent to ``first``, the first
+    answer of a vote's group, put in the gold's place."""
+    return is_equivalent(other, first)
 
 
 def score_math(text: str, gold: str) -> MathVerdict:

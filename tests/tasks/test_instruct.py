@@ -370,6 +370,52 @@ def test_maj_at_k_votes_over_the_repeats_answers(data_dir: Path) -> None:
     assert "pass@1" in code and "maj@1" not in code
 
 
+def repeats_of(name: str, data_dir: Path, row: int, replies: list[str]) -> dict[str, Any]:
+    """The figures of ``replies`` as the repeats of the task's row ``row`` (in repeat order)."""
+    task = TASKS[name]
+    config = TaskConfig(name=name, n=row + 1, options={"repeats": len(replies), "temperature": 1.0})
+    samples = list(task.load(data_dir, config))[row * len(replies) : (row + 1) * len(replies)]
+    assert [s.id.rsplit("#r", 1)[1] for s in samples] == [str(i) for i in range(len(replies))]
+    results = [(s, scored(name, s, config, r)) for s, r in zip(samples, replies, strict=True)]
+    return {"correct": [r.metrics["accuracy"] for _, r in results], **task.aggregate(results)}
+
+
+def test_maj_at_k_groups_the_answers_the_math_checker_finds_equal(data_dir: Path) -> None:
+    """Issue 33.3: MATH-500's row 2 (gold \\frac{14}{3}) answered 5, \\frac{14}{3}, 14/3,
+    \\dfrac{14}{3}: three of four right by the checker, so the vote is right (it was 0: the
+    three spellings were three votes of one each, and 5 came first)."""
+    boxed = ["\\boxed{5}", "\\boxed{\\frac{14}{3}}", "\\boxed{14/3}", "\\boxed{\\dfrac{14}{3}}"]
+    figures = repeats_of("math500", data_dir, 2, boxed)
+    assert figures["correct"] == [0.0, 1.0, 1.0, 1.0]
+    assert figures["maj@4"] == 1.0
+    assert figures["maj@1"] == 0.0  # 5 alone
+    assert figures["maj@2"] == 0.0  # 5 and 14/3, one vote each: a tie, to the first answered
+    # the tie the other way round: the right answer first wins it
+    tie = repeats_of("math500", data_dir, 2, [boxed[3], boxed[0], boxed[0], boxed[2]])
+    assert tie["maj@4"] == 1.0 and tie["maj@2"] == 1.0
+
+
+def test_maj_at_k_of_multiple_choice_votes_by_letter(data_dir: Path) -> None:
+    """mmlu_pro's rules read 'the answer is (B)', 'Answer: B' and a last standalone B as one
+    letter: three votes for B beat two for the gold letter, and the protocol says how."""
+    sample, _ = first("mmlu_pro", data_dir)
+    gold = str(sample.gold)
+    other = "B" if gold != "B" else "C"
+    replies = [f"so the answer is ({gold}).", f"the answer is ({other})", f"Answer: {other}",
+               f"I pick {other}", f"the answer is {gold}"]  # fmt: skip
+    figures = repeats_of("mmlu_pro", data_dir, 0, replies)
+    assert figures["correct"] == [1.0, 0.0, 0.0, 0.0, 1.0]
+    assert figures["maj@1"] == 1.0 and figures["maj@4"] == 0.0
+    assert figures["maj@2"] == 1.0  # one vote each: the letter answered first
+    protocols = {
+        n: TASKS[n].protocol_for(ModelFacts()) for n in ("mmlu_pro", "math500", "humaneval")
+    }  # type: ignore[attr-defined]
+    assert "the extracted letter" in protocols["mmlu_pro"]
+    assert "a tie goes to the group answered first" in protocols["mmlu_pro"]
+    assert "math-verify's equivalence" in protocols["math500"]
+    assert "maj@k" not in protocols["humaneval"]
+
+
 async def test_code_tasks_score_async_inside_a_loop(data_dir: Path) -> None:
     from sieval.data.registry import get_source
 

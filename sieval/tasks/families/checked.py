@@ -18,7 +18,9 @@ What every checked task gets, written once here:
   so a resumed run redoes only the missing ones), sampled at ``temperature`` with seed
   ``seed + i``; the figures add ``pass@k`` (Chen et al.'s unbiased estimator, ``scoring/
   repeats.py``) over the headline for k = 1, 2, 4, … up to n, and ``repeats``; the headline mean
-  is then the mean over repeats.
+  is then the mean over repeats. Where answers are votes (``vote``), ``maj@k`` too: the answers
+  grouped by the task's ``equivalence`` (math-verify for the math tasks, the extracted text by
+  default), the largest group wins, a tie goes to the group seen first (said in the protocol).
 
 A checker is ``check(answer_text, sample) -> Verdict`` (or a coroutine of one: code execution),
 the headline among its metrics.
@@ -36,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ...errors import ConfigError
 from ...ir.request import ChatInput, CompletionInput, Request, Sampling
 from ...ir.response import Response
-from ...scoring.repeats import maj_at_k, pass_at_k
+from ...scoring.repeats import SAME_TEXT, Equivalence, maj_at_k, pass_at_k, vote_groups
 from .._shared import first_choice, int_option, means
 from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
 from .base import Base, Prepared
@@ -100,6 +102,9 @@ class Checked(Base):
     vote: bool = True
     """maj@k over the repeats' extracted answers (False where answers are not votes: IFEval's
     counts, code)."""
+    equivalence: Equivalence = SAME_TEXT
+    """When two extracted answers are one vote: the checker's own sameness (math-verify for the
+    math tasks); by default the same text."""
     protocol_text: str = ""
     kind: str = "generation, checked"
     options: Mapping[str, Any] = field(default_factory=dict)
@@ -133,6 +138,9 @@ class Checked(Base):
 
     # -- what the runner asks ---------------------------------------------------------------------
 
+    def equivalent(self, first: str, other: str) -> bool:
+        return self.equivalence.same(first, other)
+
     def _chat(self, model: ModelFacts) -> bool:
         return self.input == "chat" or model.input_kind == "chat"
 
@@ -153,9 +161,15 @@ class Checked(Base):
     def protocol_for(self, spec: Spec, model: ModelFacts, protocol: str) -> str:
         how = "chat: the prompt as one user message" if self._chat(model) else "raw-text prompt"
         stop = f", stop {list(self.stop)}" if self.stop and not self._chat(model) else ""
+        vote = (
+            f"; maj@k (with repeats) groups the answers by {self.equivalence.about}, the largest "
+            "group wins, a tie goes to the group answered first"
+            if self.vote
+            else ""
+        )
         return (
             f"{how}{stop}; {protocol}; the options temperature, max_tokens and repeats replace "
-            "these defaults (recorded with the run)"
+            f"these defaults (recorded with the run){vote}"
         )
 
     def prepare(self, spec: Spec, row: Mapping[str, Any], config: TaskConfig) -> Prepared:
@@ -253,7 +267,8 @@ class Checked(Base):
         out = means(kept)
         out["invalid_rate"] = out.pop("invalid", 0.0)
         out["truncated_rate"] = out.pop("truncated", 0.0)
-        out.update(repeat_figures(kept, self.headline, self.vote))
+        same = self.equivalent if self.vote else None
+        out.update(repeat_figures(kept, self.headline, same))
         return out
 
 
@@ -270,11 +285,14 @@ async def _awaited(value: Awaitable[Verdict]) -> Verdict:
 
 
 def repeat_figures(
-    results: Iterable[tuple[Sample, SampleResult]], headline: str, vote: bool = False
+    results: Iterable[tuple[Sample, SampleResult]],
+    headline: str,
+    same: Callable[[str, str], bool] | None = None,
 ) -> dict[str, Any]:
-    """``repeats``, ``pass@k`` and (``vote``) ``maj@k``, for k = 1, 2, 4, … up to the fewest
-    repeats of an item, when the samples are repeats of their rows; nothing otherwise. maj@k
-    votes over the extracted answers (the predictions) in repeat order (``scoring/repeats.py``)."""
+    """``repeats``, ``pass@k`` and (given ``same``, the task's equivalence) ``maj@k``, for k = 1,
+    2, 4, … up to the fewest repeats of an item, when the samples are repeats of their rows;
+    nothing otherwise. maj@k votes over the extracted answers (the predictions) in repeat order,
+    grouped once per row by ``same`` (``scoring/repeats.py``)."""
     items: dict[str, list[bool]] = {}
     answers: dict[str, list[str | None]] = {}
     repeated = False
@@ -288,11 +306,12 @@ def repeat_figures(
         return {}
     n = min(len(v) for v in items.values())
     out: dict[str, Any] = {"repeats": n}
+    groups = {i: vote_groups(answers[i], same) for i in items} if same is not None else {}
     k = 1
     while k <= n:
         out[f"pass@{k}"] = sum(pass_at_k(len(v), sum(v), k) for v in items.values()) / len(items)
-        if vote:
-            votes = [maj_at_k(answers[i], items[i], k) for i in items]
+        if same is not None:
+            votes = [maj_at_k(answers[i], items[i], k, groups=groups[i]) for i in items]
             out[f"maj@{k}"] = sum(votes) / len(votes)
         k *= 2
     return out
