@@ -46,6 +46,7 @@ def family(answer: str, max_tokens: int) -> Checked:
             "0-shot CoT: the problem and the line "
             f"{INSTRUCTION!r} as the user message; greedy, max_tokens {max_tokens}; the last "
             "\\boxed{} (else Minerva's 'Final Answer: The final answer is X.') compared with the "
-            "gold answer by math-verify 0.9 (parse + verify, its default normalisations)"
+            "gold answer by math-verify 0.9 (parse + verify, its default normalisations); an "
+            "answer of several lines or a false equation between numbers (7 = 5) is wrong"
         ),
     )
