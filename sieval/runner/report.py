@@ -11,6 +11,12 @@ them (``Task.cluster_by``, MMLU by subject), then the error is cluster-robust; `
 which.
 Version 2 added ``intervals``. Each result's ``cost`` holds its forecast (when the run made one)
 and what its records say was spent (``costs.py``); ``budget`` what a budget allowed and spent.
+
+A generation task's result has ``censored`` (``tally.censored_figures``, ``scoring/censored.py``):
+how many answers the token budget cut before they gave one (``count`` of ``of``, ``share``), and
+the headline with them counted wrong (``as_wrong``) and left out (``left_out``), each with its
+interval; ``reruns`` when ``--rerun-censored`` re-ran some of them at a larger budget. It is
+absent for a task that does not generate, and for records written before it.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from .identity import sieval_version
 from .plan import protocol
 from .records import SCHEMA_VERSION, records_path
 from .rundir import run_directory
-from .tally import finish_counts, intervals, tally_unit
+from .tally import censored_figures, finish_counts, intervals, tally_unit
 
 if TYPE_CHECKING:
     from ..tasks.base import ModelFacts
@@ -54,7 +60,9 @@ DENOMINATOR = (
     "samples.missing counts samples with no record (an interrupted run); finish_reasons count "
     "how the answers ended, in the servers' words, and empty_answers those with no text: both "
     "are reported, never scored (generates: false marks a scoring task, whose one-token probe "
-    "ends by length)"
+    "ends by length); censored counts a generation task's answers the token budget cut before "
+    "they gave one (scored as their checker scored them, wrong when it read nothing), with the "
+    "headline's bounds: censored counted wrong, and left out"
 )
 
 TRUNCATION_WARNING = 0.1
@@ -150,13 +158,17 @@ def _unit_result(
     tally = tally_unit(path, pt.samples, bool(getattr(pt.task, "keeps_predictions", False)))
     scored, failures = tally.scored, tally.failures
     metrics = pt.task.aggregate(scored) if scored else {}
+    cluster_by = getattr(pt.task, "cluster_by", None)
+    censored = censored_figures(scored, pt.task.headline, cluster_by) if scored else None
+    if censored is not None and tally.reruns:
+        censored["reruns"] = tally.reruns.summary()
     return {
         "model": pm.label,
         "task": pt.name,
         "protocol": protocol(pt.task, model_facts),
         "headline": pt.task.headline,
         "metrics": msgspec.to_builtins(metrics),
-        "intervals": intervals(scored, getattr(pt.task, "cluster_by", None)),
+        "intervals": intervals(scored, cluster_by),
         "samples": {
             "total": len(pt.samples),
             "scored": len(scored),
@@ -167,6 +179,7 @@ def _unit_result(
         "failure_examples": [example for _, example in sorted(tally.examples, key=lambda x: x[0])],
         **finish_counts(tally.finishes),
         "generates": _generates(pt, model_facts),
+        **({"censored": censored} if censored is not None else {}),
         "provenance": {
             "requested_model": pm.config.model,
             "reported_models": sorted(tally.reported),

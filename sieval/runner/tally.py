@@ -3,8 +3,8 @@
 ``tally_unit`` reads each planned sample's latest record (``records.latest_at``) and keeps a few
 bytes per sample, never a record: the scored samples' metrics as one array per name in the task's
 sample order (``Scored``, what ``task.aggregate`` and ``intervals`` read), the failures by error
-class with the first ``EXAMPLES`` of them, each answer's finish reason (``finish_counts``), and
-the model ids the server reported.
+class with the first ``EXAMPLES`` of them, each answer's finish reason (``finish_counts``), the
+model ids the server reported, and the re-runs of censored samples (``rerun.py``).
 """
 
 from __future__ import annotations
@@ -15,13 +15,16 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
-from ..scoring.uncertainty import json_number, mean_estimate
+from ..scoring.censored import bounds
+from ..scoring.uncertainty import Estimate, json_number, mean_estimate
 from ..tasks.base import Sample, SampleResult
 from ..tasks.families.checked import item_of
 from .records import latest_at
+from .rerun import Reruns
 from .samples import Samples, as_samples
 
-__all__ = ["EXAMPLES", "Scored", "Tally", "finish_counts", "intervals", "tally_unit"]
+__all__ = ["EXAMPLES", "Scored", "Tally", "censored_figures", "finish_counts", "intervals",
+           "tally_unit"]  # fmt: skip
 
 EXAMPLES = 3
 """Failures kept as examples per unit: the first ones in the task's order."""
@@ -37,6 +40,8 @@ class Tally:
         self.examples: list[tuple[int, dict[str, Any]]] = []
         self.reported: set[str] = set()
         self.missing = 0
+        self.reruns = Reruns()
+        """The latest records that are re-runs of censored samples (``rerun.py``)."""
 
 
 class Scored(Sequence[tuple[Sample, SampleResult]]):
@@ -138,6 +143,8 @@ def tally_unit(path: Path, samples: Samples, predictions: bool = False) -> Tally
             tally.reported.add(record.reported_model)
         for finish in record.finishes():
             tally.finishes.update(finish)
+        if record.rerun is not None:
+            tally.reruns.add(record.rerun, record.status, record.metrics)
         if record.status == "ok":
             tally.scored.put(at, record.metrics, record.prediction)
             continue
@@ -167,26 +174,60 @@ def intervals(
         view.seal()
         scored = view
     names = scored.common()
-    clusters = scored.groups() if cluster_by == "group" else None
-    if cluster_by == "item":  # repeats of one row are not independent draws
-        items = scored.items()
-        clusters = items if any(i != s for i, s in zip(items, scored.ids(), strict=True)) else None
+    clusters = _clusters(scored, cluster_by)
     out: dict[str, dict[str, Any]] = {}
     for name in names:
         values = scored.values(name)
         estimate = mean_estimate(values, clusters)
-        entry = {
-            "value": estimate.value,
-            "se": json_number(estimate.se),
-            "ci": [json_number(estimate.ci[0]), json_number(estimate.ci[1])],
-            "n": estimate.n,
-            "estimator": estimate.estimator,
-        }
+        entry = _entry(estimate)
         if clusters is not None:
             entry["clusters"] = estimate.clusters
             entry["se_iid"] = json_number(mean_estimate(values).se)
         out[name] = entry
     return out
+
+
+def _clusters(scored: Scored, cluster_by: str | None) -> list[str] | None:
+    """What the samples' errors cluster by: the group, the row of repeats (when there are
+    repeats), or None (independent)."""
+    if cluster_by == "group":
+        return scored.groups()
+    if cluster_by == "item":  # repeats of one row are not independent draws
+        items = scored.items()
+        return items if any(i != s for i, s in zip(items, scored.ids(), strict=True)) else None
+    return None
+
+
+def _entry(estimate: Estimate) -> dict[str, Any]:
+    return {
+        "value": estimate.value,
+        "se": json_number(estimate.se),
+        "ci": [json_number(estimate.ci[0]), json_number(estimate.ci[1])],
+        "n": estimate.n,
+        "estimator": estimate.estimator,
+    }
+
+
+def censored_figures(
+    scored: Scored, headline: str, cluster_by: str | None = None
+) -> dict[str, Any] | None:
+    """The headline beside its censored samples (``scoring/censored.py``): how many were
+    censored, and the headline with them counted wrong and with them left out, each with its
+    interval (clustered as the headline's); None when the samples hold no ``censored`` flag (a
+    task that does not generate, or records written before it)."""
+    names = scored.common()
+    if "censored" not in names or headline not in names:
+        return None
+    flags = scored.values("censored")
+    count = int(sum(flags))
+    as_wrong, left_out = bounds(scored.values(headline), flags, _clusters(scored, cluster_by))
+    return {
+        "count": count,
+        "of": len(flags),
+        "share": count / len(flags),
+        "as_wrong": _entry(as_wrong),
+        "left_out": _entry(left_out) if left_out is not None else None,
+    }
 
 
 def finish_counts(finishes: Counter[str]) -> dict[str, Any]:

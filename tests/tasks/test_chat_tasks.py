@@ -178,6 +178,23 @@ def test_mmlu_gen_scores_an_invalid_reply_as_wrong() -> None:
     assert "Answer with the letter" in samples[0].data["query"]
     reply = Response(choices=(Choice(index=0, text="I am not sure"),))
     result = MMLU_GEN.score(samples[0], {"answer": reply}, config)
-    assert result.prediction == "invalid" and result.metrics == {"acc": 0.0, "invalid": 1.0}
+    assert result.prediction == "invalid"
+    assert result.metrics == {"acc": 0.0, "invalid": 1.0, "censored": 0.0}  # it ended: wrong
     agg = MMLU_GEN.aggregate([(samples[0], result)])
-    assert agg["invalid_rate"] == 1.0 and agg["acc"] == 0.0
+    assert agg["invalid_rate"] == 1.0 and agg["acc"] == 0.0 and agg["censored_rate"] == 0.0
+
+
+def test_a_generation_cut_before_its_answer_is_censored() -> None:
+    """Issue 33: a reply that ended for length before any letter is censored (not simply
+    wrong); one that ended for length after its letter is scored like any other."""
+    config = TaskConfig(name="mmlu_0shot_gen", n=2)
+    first, second = list(MMLU_GEN.load(DATA, config))[:2]
+    cut = Response(choices=(Choice(index=0, text="Let me think about", finish_reason="length"),))
+    result = MMLU_GEN.score(first, {"answer": cut}, config)
+    assert result.metrics == {"acc": 0.0, "invalid": 1.0, "censored": 1.0}
+    text = f"{second.gold}. It is"
+    said = Response(choices=(Choice(index=0, text=text, finish_reason="length"),))
+    answered = MMLU_GEN.score(second, {"answer": said}, config)
+    assert answered.metrics == {"acc": 1.0, "invalid": 0.0, "censored": 0.0}
+    agg = MMLU_GEN.aggregate([(first, result), (second, answered)])
+    assert agg["censored_rate"] == 0.5 and agg["acc"] == 0.5

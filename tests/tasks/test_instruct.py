@@ -138,6 +138,47 @@ def test_truncated_answers_are_counted(data_dir: Path) -> None:
     assert figures["truncated_rate"] == 0.5 and figures["invalid_rate"] == 0.5
 
 
+def cut(text: str) -> Response:
+    return Response(choices=(Choice(index=0, text=text, finish_reason="length"),))
+
+
+@pytest.mark.parametrize(
+    ("task", "reply", "is_censored"),
+    [
+        # no final answer when the budget ran out: censored
+        ("bbh", cut("Let's see, A = not"), 1.0),
+        ("math500", cut("so we get \\boxed{\\frac{1"), 1.0),  # the box never closed
+        ("math500", "<think>so the answer is \\boxed{3}", 1.0),  # reasoning never closed
+        ("gpqa_diamond", cut("Thinking step by step, the"), 1.0),
+        ("humaneval", cut("```python\n    return sorted("), 1.0),  # the fence never closed
+        ("ifeval", cut("*one* and *two* and"), 1.0),  # the answer is the whole, cut, response
+        # a final answer before the cut, or an answer that ended: scored as it is
+        ("bbh", cut("So the answer is False. And then"), 0.0),
+        ("math500", cut("so \\boxed{3}. Let me also check"), 0.0),
+        ("humaneval", cut("```python\n    return 1\n```\nThis works because"), 0.0),
+        ("bbh", "I do not know.", 0.0),  # ended, no answer: invalid and wrong, not censored
+        ("ifeval", "*one* and *two*", 0.0),
+    ],
+)
+def test_an_answer_cut_before_it_gave_one_is_censored(
+    data_dir: Path, task: str, reply: Response | str, is_censored: float
+) -> None:
+    """Issue 33: a budget-cut answer is its own outcome, censored, not wrong."""
+    sample, config = first(task, data_dir)
+    if task == "humaneval":
+        import asyncio
+
+        result = asyncio.run(
+            TASKS[task].score_async(  # type: ignore[attr-defined]
+                sample, {"gen": generated(reply) if isinstance(reply, str) else reply}, config
+            )
+        )
+    else:
+        result = scored(task, sample, config, reply)
+    assert result.metrics["censored"] == is_censored
+    assert TASKS[task].aggregate([(sample, result)])["censored_rate"] == is_censored
+
+
 def test_repeats_are_samples_of_their_own_with_pass_at_k(data_dir: Path) -> None:
     task = TASKS["bbh"]
     config = TaskConfig(name="bbh", options={"repeats": 4, "temperature": 0.7})

@@ -12,6 +12,12 @@ What every checked task gets, written once here:
 - ``truncated``: the answer ended for length (``finish_reason == "length"``) or a ``<think>``
   block never closed; counted per sample and as ``truncated_rate``, beside ``invalid`` (no rule
   of the checker matched: ``invalid_rate``) and wrong;
+- ``censored``: the budget cut the answer before it gave one, so it is neither right nor wrong
+  (``scoring/censored.py``): a ``<think>`` block never closed, or the answer ended for length
+  with no final answer read (nothing extracted, or what was read is not final: the whole text
+  for IFEval, a code block whose fence never closed, ``Verdict.final``); counted per sample and
+  as ``censored_rate``; the report gives the headline's bounds (censored counted wrong, left
+  out);
 - the record's channels: ``text`` (the raw answer), ``extracted`` (what the checker read, None
   when nothing), ``rule`` (the rule that matched), ``finish_reason``, and the checker's own;
 - ``repeats: n`` (an option): each row is ``n`` samples, ids ``<id>#r<i>`` (each its own record,
@@ -38,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ...errors import ConfigError
 from ...ir.request import ChatInput, CompletionInput, Request, Sampling
 from ...ir.response import Response
+from ...scoring.censored import censored
 from ...scoring.repeats import SAME_TEXT, Equivalence, maj_at_k, pass_at_k, vote_groups
 from .._shared import first_choice, int_option, means
 from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
@@ -64,6 +71,11 @@ class Verdict:
     rule: str | None
     channels: dict[str, Any] = field(default_factory=dict)
     """What else the record keeps (IFEval's per-instruction verdicts, the program's run)."""
+    final: bool = True
+    """Whether what was read is a final answer even when the text ran on past it (a closed box,
+    'Answer: X'); False where it is the text itself or a block whose end was not reached
+    (IFEval's response, code without a closing fence): then an answer that ended for length
+    gave no final answer (censored)."""
 
 
 Check = Callable[[str, Sample], "Verdict | Awaitable[Verdict]"]
@@ -211,7 +223,7 @@ class Checked(Base):
         config: TaskConfig,
         model: ModelFacts,
     ) -> SampleResult:
-        text, cut, channels = self._read(responses)
+        text, open_block, channels = self._read(responses)
         verdict = self.check(text, sample)
         if inspect.isawaitable(verdict):  # code execution: await it here, outside any loop
             if _in_loop():
@@ -222,7 +234,7 @@ class Checked(Base):
                     f"task {spec.name} runs code to score: await score_async inside an event loop"
                 )
             verdict = asyncio.run(_awaited(verdict))
-        return self._result(sample, verdict, cut, channels)
+        return self._result(sample, verdict, open_block, channels)
 
     async def score_async(
         self,
@@ -232,11 +244,11 @@ class Checked(Base):
         config: TaskConfig,
         model: ModelFacts,
     ) -> SampleResult:
-        text, cut, channels = self._read(responses)
+        text, open_block, channels = self._read(responses)
         verdict = self.check(text, sample)
         if inspect.isawaitable(verdict):
             verdict = await verdict
-        return self._result(sample, verdict, cut, channels)
+        return self._result(sample, verdict, open_block, channels)
 
     def _read(self, responses: Mapping[str, Response]) -> tuple[str, bool, dict[str, Any]]:
         choice = first_choice(responses["gen"])
@@ -245,14 +257,18 @@ class Checked(Base):
         channels: dict[str, Any] = {"text": choice.text, "finish_reason": reason}
         if isinstance(choice.reasoning, str):
             channels["reasoning"] = choice.reasoning
-        return text, open_block or reason == "length", channels
+        return text, open_block, channels
 
     def _result(
-        self, sample: Sample, verdict: Verdict, cut: bool, channels: dict[str, Any]
+        self, sample: Sample, verdict: Verdict, open_block: bool, channels: dict[str, Any]
     ) -> SampleResult:
+        """The sample's metrics and channels; ``open_block``: a ``<think>`` never closed."""
+        finish = channels["finish_reason"]
         metrics = dict(verdict.metrics)
         metrics["invalid"] = float(verdict.extracted is None)
-        metrics["truncated"] = float(cut)
+        metrics["truncated"] = float(open_block or finish == "length")
+        answered = verdict.extracted is not None and verdict.final
+        metrics["censored"] = float(censored(finish, answered, open_reasoning=open_block))
         channels = {
             **channels, "extracted": verdict.extracted, "rule": verdict.rule, **verdict.channels,
         }  # fmt: skip
@@ -267,6 +283,8 @@ class Checked(Base):
         out = means(kept)
         out["invalid_rate"] = out.pop("invalid", 0.0)
         out["truncated_rate"] = out.pop("truncated", 0.0)
+        if "censored" in out:  # records made before it have none
+            out["censored_rate"] = out.pop("censored")
         same = self.equivalent if self.vote else None
         out.update(repeat_figures(kept, self.headline, same))
         return out
