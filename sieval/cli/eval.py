@@ -27,7 +27,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ..errors import ConfigError
+from ..errors import ConfigError, StorageError
 from . import common, text
 from .app import app
 from .inert import markup
@@ -248,7 +248,8 @@ def eval_command(
         help="With --run: k/N, k, or slurm|indexed|env (k from the scheduler).",
     ),
 ) -> None:
-    """Evaluate models on tasks; exit 0 ok, 1 failed samples, 2 bad input, 130 interrupted."""
+    """Evaluate models on tasks; exit 0 ok, 1 failed samples, 2 bad input, 3 disk full,
+    130 interrupted."""
     from ..settings import named_as
 
     console = text.console(stderr=True)
@@ -317,7 +318,7 @@ def eval_command(
                 on_stage=lambda line: console.print(_stage(line)),
             )
             result = _run(cfg, options, console, created)
-        except ConfigError as exc:
+        except (ConfigError, StorageError) as exc:
             raise common.fail(exc.message, code=common.exit_code(exc)) from None
     if dry_run:
         _render_forecast(result)

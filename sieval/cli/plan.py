@@ -16,7 +16,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from ..errors import ConfigError
+from ..errors import ConfigError, StorageError
 from . import common
 from .app import app
 
@@ -81,7 +81,7 @@ def plan_command(
                 tasks=common.task_registry(),
             )
         )
-    except ConfigError as exc:
+    except (ConfigError, StorageError) as exc:
         raise common.fail(exc.message) from None
     for note in frozen.notes:
         console.print(f"[yellow]warning:[/] {note}")

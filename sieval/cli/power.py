@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from ..errors import ConfigError
+from ..errors import ConfigError, StorageError
 from . import common
 from .app import app
 
@@ -78,7 +78,7 @@ def power_command(
     )  # fmt: skip
     try:
         result = answer(question)
-    except (ConfigError, ValueError) as exc:
+    except (ConfigError, StorageError, ValueError) as exc:
         raise common.fail(getattr(exc, "message", None) or str(exc)) from None
     if form == "json":
         typer.echo(json.dumps(result, indent=2))

@@ -14,7 +14,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import ConfigError
+from ..errors import ConfigError, StorageError
 from . import common
 from .app import app
 from .inert import shown as as_text
@@ -83,7 +83,7 @@ def report_command(
         if html is not None:
             written = write_html(run_dir, report, Path(html), compare_with=compare, force=force)
             typer.echo(f"HTML report: {written}", err=form != "table")
-    except ConfigError as exc:
+    except (ConfigError, StorageError) as exc:
         raise common.fail(exc.message) from None
     if form != "table":
         typer.echo(render_rows(result_rows(report), form), nl=False)

@@ -10,7 +10,7 @@ from typing import Any
 import typer
 from rich.markup import escape
 
-from ..errors import ConfigError
+from ..errors import ConfigError, StorageError
 from . import common, text
 from .app import app
 
@@ -59,7 +59,7 @@ def samples_command(
     try:
         report = snapshot(run_dir, tasks=common.task_registry())
         found = list(units(run_dir, report))
-    except ConfigError as exc:
+    except (ConfigError, StorageError) as exc:
         raise common.fail(exc.message) from None
     known_tasks = sorted({u.result["task"] for u in found})
     if task is not None and task not in known_tasks:

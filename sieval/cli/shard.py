@@ -17,7 +17,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from ..errors import ConfigError
+from ..errors import ConfigError, StorageError
 from . import common
 
 __all__ = ["run_shard_command"]
@@ -61,7 +61,7 @@ def run_shard_command(
                 endpoints=endpoints,
             )
         )
-    except ConfigError as exc:
+    except (ConfigError, StorageError) as exc:
         raise common.fail(exc.message, code=common.exit_code(exc)) from None
     except OSError as exc:  # the shard's records cannot be written: it did not run
         raise common.fail(f"shard {shard} of {run} could not run: {exc}") from None

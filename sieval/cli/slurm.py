@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from ..errors import ConfigError
+from ..errors import ConfigError, StorageError
 from . import common
 from .app import app
 
@@ -45,7 +45,7 @@ def slurm_command(
         load_run_config(  # the shards will find every endpoint (a password from --config)
             run_dir, endpoints=load_config(config) if config else None, again=again
         )
-    except ConfigError as exc:
+    except (ConfigError, StorageError) as exc:
         raise common.fail(exc.message) from None
     slurm = slurm_scripts(
         run_dir,

@@ -27,15 +27,8 @@ and ``sanitized`` (required; their fields differ). A few modules export more for
 touches no shared file; ``registry.get_source(name)`` suggests the closest name for a typo, and
 ``Source.files`` / ``Source.rows`` call the module's functions. Readers that need pyarrow import
 it when they read, never at import.
-
-The older per-dataset functions (``load_arc_easy``, ``load_hellaswag``, ``load_mmlu``,
-``load_gsm8k`` and their typed items) stay for the tasks that use them.
 """
 
-from .arc import ArcItem, arc_easy_file, load_arc_easy
-from .gsm8k import Gsm8kItem, gsm8k_file, load_gsm8k
-from .hellaswag import HellaSwagItem, hellaswag_file, load_hellaswag
-from .mmlu import CATEGORIES, SUBJECTS, MmluItem, load_mmlu, mmlu_file
 from .source import (
     DATA_DIR_ENV,
     Row,
@@ -47,25 +40,11 @@ from .source import (
 )
 
 __all__ = [
-    "CATEGORIES",
     "DATA_DIR_ENV",
-    "SUBJECTS",
-    "ArcItem",
-    "Gsm8kItem",
-    "HellaSwagItem",
-    "MmluItem",
     "Row",
     "Source",
-    "arc_easy_file",
     "checksums",
     "file_sha256",
-    "gsm8k_file",
-    "hellaswag_file",
     "hub_rows",
-    "load_arc_easy",
-    "load_gsm8k",
-    "load_hellaswag",
-    "load_mmlu",
-    "mmlu_file",
     "resolve_data_dir",
 ]

@@ -1,9 +1,8 @@
 """ARC (Clark et al. 2018): JSON Lines in the Hugging Face ``ai2_arc`` schema, one file a split.
 
-The reader shared by ``arc_easy.py`` and ``arc_challenge.py`` (``arc_rows``), and the older typed
-loader of ARC-Easy (``load_arc_easy``) today's ``arc_easy_kshot_ppl`` uses. Both check every row
-the same way: as many choice texts as labels, at least two, labels unique, no empty choice,
-``answerKey`` among the labels, ids unique in the split.
+The reader shared by ``arc_easy.py`` and ``arc_challenge.py`` (``ArcLoader``). It checks every
+row: as many choice texts as labels, at least two, labels unique, no empty choice, ``answerKey``
+among the labels, ids unique in the split.
 """
 
 from __future__ import annotations
@@ -12,21 +11,10 @@ from pathlib import Path
 
 import msgspec
 
-from .rows import as_fields, bad_row, hub_where, jsonl_rows, local_or_hub, typed_rows, unique
-from .source import Row, Source, hub_rows
+from .rows import as_fields, bad_row, jsonl_rows, local_or_hub, unique
+from .source import Row, Source
 
-__all__ = ["ArcItem", "ArcLoader", "arc_easy_file", "arc_file", "arc_rows", "load_arc_easy"]
-
-_HUB = ("allenai/ai2_arc", "ARC-Easy")
-
-
-class ArcItem(msgspec.Struct, frozen=True, kw_only=True):
-    id: str
-    question: str
-    choices: tuple[str, ...]
-    labels: tuple[str, ...]
-    answer: int
-    """Index of the correct choice."""
+__all__ = ["ArcLoader", "arc_file", "arc_rows"]
 
 
 class _Choices(msgspec.Struct):
@@ -42,11 +30,6 @@ class _Row(msgspec.Struct):
 
 
 _decoder = msgspec.json.Decoder(_Row)
-
-
-def arc_easy_file(data_dir: Path, split: str) -> Path:
-    """``arc_easy/ARC-Easy-{split}.jsonl`` (split: train, validation, test)."""
-    return data_dir / "arc_easy" / f"ARC-Easy-{split}.jsonl"
 
 
 def _check(where: str, row: _Row) -> None:
@@ -72,30 +55,6 @@ def _unique(rows: list[tuple[str, _Row]]) -> list[tuple[str, _Row]]:
     for where, row in rows:
         _check(where, row)
     return rows
-
-
-def _item(where: str, row: _Row) -> ArcItem:
-    texts, labels = row.choices.text, row.choices.label
-    return ArcItem(
-        id=row.id,
-        question=row.question,
-        choices=tuple(texts),
-        labels=tuple(labels),
-        answer=labels.index(row.answerKey),
-    )
-
-
-def load_arc_easy(data_dir: Path, split: str) -> list[ArcItem]:
-    """All rows of a split in file order; the hub's ``allenai/ai2_arc`` when the file is absent.
-
-    A malformed or inconsistent row (or an id used twice) is a ``ConfigError`` naming its line."""
-    path = arc_easy_file(data_dir, split)
-    if path.is_file():
-        rows = jsonl_rows(path, _decoder)
-    else:
-        hub = hub_rows("arc_easy", *_HUB, split, [path])
-        rows = typed_rows(hub, _Row, hub_where(*_HUB, split))
-    return [_item(where, row) for where, row in _unique(rows)]
 
 
 def arc_file(data_dir: Path, source: Source, split: str) -> Path:

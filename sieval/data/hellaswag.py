@@ -1,16 +1,10 @@
-"""HellaSwag (Zellers et al. 2019): the original JSON Lines when present, else the derived text.
+"""HellaSwag (Zellers et al. 2019): validation as stored, in llama.cpp's derived text.
 
-Local files, in order of preference per split:
-
-- ``hellaswag/hellaswag_{split}.jsonl``: the original release (``ctx_a`` / ``ctx_b`` kept);
-- ``hellaswag/hellaswag_val_full.txt.bz2`` (validation only): llama.cpp's derived format, six lines
-  per item (``<activity_label>: <ctx>``, gold index, four endings), already cleaned of most
-  ``[...]`` markers. The ``ctx_a`` / ``ctx_b`` split is lost there, so items read from it carry
-  ``derived=True``, the whole context in ``ctx_a`` and an empty ``ctx_b``.
-
-Absent both, the hub's ``Rowan/hellaswag`` is used. A malformed or inconsistent item (a label
-that is not an ending index, an empty ending, a truncated six-line block) is a ``ConfigError``
-naming its line. That is ``load_hellaswag``, the typed loader today's ``hellaswag_kshot_ppl`` uses.
+``hellaswag/hellaswag_val_full.txt.bz2``: six lines per item (``<activity_label>: <ctx>``, gold
+index, four endings), already cleaned of most ``[...]`` markers; the ``ctx_a`` / ``ctx_b`` split
+is lost there, so the whole context is ``ctx_a`` and ``ctx_b`` is empty. Absent the file, the
+hub's ``Rowan/hellaswag`` is used. A malformed or inconsistent item (a label that is not an ending
+index, an empty ending, a truncated six-line block) is a ``ConfigError`` naming its line.
 
 ``SOURCE`` / ``files`` / ``rows`` read what is stored: validation (10,042 rows) from the derived
 bz2 text. lm-eval 0.4.13 ``hellaswag`` reads ``Rowan/hellaswag`` (no config): ``ind,
@@ -35,16 +29,13 @@ from .rows import (
     as_fields,
     bad_row,
     from_hub,
-    hub_where,
-    jsonl_rows,
     local_files,
     no_samples,
     read_bz2_text,
-    typed_rows,
 )
-from .source import Row, Source, hub_rows
+from .source import Row, Source
 
-__all__ = ["SOURCE", "HellaSwagItem", "files", "hellaswag_file", "load_hellaswag", "rows"]
+__all__ = ["SOURCE", "files", "rows"]
 
 SOURCE = Source(
     folder="hellaswag",
@@ -59,7 +50,7 @@ _DERIVED = "hellaswag_val_full.txt.bz2"
 _LINES_PER_ITEM = 6
 
 
-class HellaSwagItem(msgspec.Struct, frozen=True, kw_only=True):
+class _Item(msgspec.Struct, frozen=True, kw_only=True):
     index: int
     """Row number in the split (the stable id)."""
     activity_label: str
@@ -67,36 +58,8 @@ class HellaSwagItem(msgspec.Struct, frozen=True, kw_only=True):
     ctx_b: str
     endings: tuple[str, ...]
     label: int
-    derived: bool = False
-    """True when read from the derived text format (``ctx_b`` unknown, text pre-cleaned)."""
-    where: str = ""
-    """Where the item was read: ``FILE:LINE`` of its first line, or ``hub ... row I``."""
-
-
-def _candidates(data_dir: Path, split: str) -> list[Path]:
-    folder = data_dir / "hellaswag"
-    short = "val" if split == "validation" else split
-    paths = [folder / f"hellaswag_{short}.jsonl"]
-    if split == "validation":
-        paths.append(folder / _DERIVED)
-    return paths
-
-
-def hellaswag_file(data_dir: Path, split: str) -> Path | None:
-    """The local file a split would be read from, or None (then the hub is tried)."""
-    return next((p for p in _candidates(data_dir, split) if p.is_file()), None)
-
-
-class _Row(msgspec.Struct):
-    activity_label: str
-    ctx_a: str
-    ctx_b: str
-    endings: list[str]
-    label: int | str
-    """An int in the original release, a digit string on the hub."""
-
-
-_decoder = msgspec.json.Decoder(_Row)
+    where: str
+    """``FILE:LINE`` of the item's first line."""
 
 
 def _label(where: str, label: int | str, n_endings: int) -> int:
@@ -115,20 +78,7 @@ def _endings(where: str, endings: list[str]) -> tuple[str, ...]:
     return tuple(endings)
 
 
-def _from_row(index: int, where: str, row: _Row) -> HellaSwagItem:
-    endings = _endings(where, row.endings)
-    return HellaSwagItem(
-        index=index,
-        activity_label=row.activity_label,
-        ctx_a=row.ctx_a,
-        ctx_b=row.ctx_b,
-        endings=endings,
-        label=_label(where, row.label, len(endings)),
-        where=where,
-    )
-
-
-def _read_derived(path: Path) -> list[HellaSwagItem]:
+def _read_derived(path: Path) -> list[_Item]:
     lines = read_bz2_text(path).split("\n")
     while lines and lines[-1] == "":
         lines.pop()
@@ -152,31 +102,17 @@ def _read_derived(path: Path) -> list[HellaSwagItem]:
             if not ending.strip():
                 raise bad_row(f"{path}:{start + 3 + i}", f"ending {i} is empty")
         items.append(
-            HellaSwagItem(
+            _Item(
                 index=start // _LINES_PER_ITEM,
                 activity_label=activity,
                 ctx_a=ctx,
                 ctx_b="",
                 endings=tuple(endings),
                 label=_label(f"{path}:{start + 2}", label, len(endings)),
-                derived=True,
                 where=head_at,
             )
         )
     return items
-
-
-def load_hellaswag(data_dir: Path, split: str) -> list[HellaSwagItem]:
-    """All items of a split in the original order (split: train, validation)."""
-    path = hellaswag_file(data_dir, split)
-    if path is None:
-        hub = hub_rows("hellaswag", "Rowan/hellaswag", None, split, _candidates(data_dir, split))
-        rows = typed_rows(hub, _Row, hub_where("Rowan/hellaswag", None, split))
-    elif path.name == _DERIVED:
-        return _read_derived(path)
-    else:
-        rows = jsonl_rows(path, _decoder)
-    return [_from_row(i, where, row) for i, (where, row) in enumerate(rows)]
 
 
 class _HubRow(msgspec.Struct):

@@ -4,7 +4,6 @@ Each row is ``question, A, B, C, D, answer-letter``; fields may hold commas, quo
 so they are read with ``csv``. ``SUBJECTS`` maps the 57 subjects to the four categories of the
 original release (``categories.py`` in hendrycks/test): STEM, humanities, social sciences, other.
 lm-evaluation-harness differs in one place: it files ``anatomy`` under STEM; we keep the original.
-``load_mmlu`` is the typed loader today's MMLU tasks use (split names as stored: dev, val, test).
 
 ``SOURCE`` / ``files`` / ``rows``: splits ``test``, ``validation`` (the stored ``val/``), ``dev``
 (14,042 / 1,531 / 285 rows); the subject is the ``subset`` (``None``: all 57, in alphabetical
@@ -20,19 +19,10 @@ from pathlib import Path
 
 import msgspec
 
-from .rows import as_fields, bad_row, csv_rows, from_hub, hub_where, local_files, typed_rows
-from .source import Row, Source, hub_rows
+from .rows import as_fields, bad_row, csv_rows, from_hub, local_files
+from .source import Row, Source
 
-__all__ = [
-    "CATEGORIES",
-    "SOURCE",
-    "SUBJECTS",
-    "MmluItem",
-    "files",
-    "load_mmlu",
-    "mmlu_file",
-    "rows",
-]
+__all__ = ["CATEGORIES", "SOURCE", "SUBJECTS", "files", "mmlu_file", "rows"]
 
 LETTERS = ("A", "B", "C", "D")
 CATEGORIES = ("STEM", "humanities", "social sciences", "other")
@@ -61,7 +51,7 @@ SUBJECTS: dict[str, str] = {
 }  # fmt: skip
 
 
-class MmluItem(msgspec.Struct, frozen=True, kw_only=True):
+class _Item(msgspec.Struct, frozen=True, kw_only=True):
     subject: str
     index: int
     """Row number in the subject's file (with the subject, the stable id)."""
@@ -76,7 +66,6 @@ def mmlu_file(data_dir: Path, subject: str, split: str) -> Path:
     return data_dir / "mmlu" / split / f"{subject}_{split}.csv"
 
 
-_HUB_SPLIT = {"dev": "dev", "val": "validation", "test": "test"}
 _FIELDS = "question, A, B, C, D, answer letter"
 
 
@@ -86,43 +75,27 @@ class _HubRow(msgspec.Struct):
     answer: int
 
 
-def _csv_item(subject: str, index: int, where: str, record: list[str]) -> MmluItem:
+def _csv_item(subject: str, index: int, where: str, record: list[str]) -> _Item:
     if len(record) != 6:
         raise bad_row(where, f"expected 6 fields ({_FIELDS}), got {len(record)}")
     question, a, b, c, d, answer = record
     if answer not in LETTERS:
         raise bad_row(where, f"answer {answer!r} is not one of {', '.join(LETTERS)}")
-    return MmluItem(
+    return _Item(
         subject=subject, index=index, question=question, options=(a, b, c, d), answer=answer
     )
 
 
-def _hub_item(subject: str, index: int, where: str, row: _HubRow) -> MmluItem:
+def _hub_item(subject: str, index: int, where: str, row: _HubRow) -> _Item:
     if not 0 <= row.answer < len(LETTERS):
         raise bad_row(where, f"answer {row.answer} is not an index 0-3")
-    return MmluItem(
+    return _Item(
         subject=subject,
         index=index,
         question=row.question,
         options=row.choices,
         answer=LETTERS[row.answer],
     )
-
-
-def load_mmlu(data_dir: Path, subject: str, split: str) -> list[MmluItem]:
-    """One subject's rows in file order; the hub's ``cais/mmlu`` when the file is absent.
-
-    A record without six fields or with an answer outside A-D is a ``ConfigError`` naming the
-    line it starts on."""
-    path = mmlu_file(data_dir, subject, split)
-    if path.is_file():
-        return [
-            _csv_item(subject, i, where, record) for i, (where, record) in enumerate(csv_rows(path))
-        ]
-    hub_split = _HUB_SPLIT[split]
-    hub = hub_rows("mmlu", "cais/mmlu", subject, hub_split, [path])
-    rows = typed_rows(hub, _HubRow, hub_where("cais/mmlu", subject, hub_split))
-    return [_hub_item(subject, i, where, row) for i, (where, row) in enumerate(rows)]
 
 
 SOURCE = Source(

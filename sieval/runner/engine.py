@@ -473,5 +473,5 @@ def _stopped(exc: StorageError, run_dir: Path, shard: int | None) -> StorageErro
 def _previous_report(run_dir: Path) -> dict[str, Any] | None:
     try:
         return load_report(run_dir)
-    except ConfigError:
+    except (ConfigError, StorageError):
         return None

@@ -2,9 +2,10 @@
 
 Every read and write of a run file that can fail for a reason outside sieval (a full disk, a
 read-only filesystem, no permission, a directory where a file belongs) becomes a
-``StorageError``: one sentence naming the file and the fix, never a traceback. ``stopped`` tells
-a run that was writing samples when it happened (``sieval eval`` exits 3: what was recorded is
-kept and ``--resume`` completes the run) from one that could not start (exit 2).
+``StorageError`` (``sieval.errors``, a branch of its own): one sentence naming the file and the
+fix, never a traceback. ``stopped`` tells a run that was writing samples when it happened
+(``sieval eval`` exits 3: what was recorded is kept and ``--resume`` completes the run) from one
+that could not start (exit 2).
 
 ``write_atomic`` writes a whole file through a hidden temporary beside it (no configured name
 can start with a dot, so it never meets a run's own names) and ``os.replace``. ``repair_tail``
@@ -22,20 +23,11 @@ from typing import IO
 
 import msgspec
 
-from ..errors import ConfigError
+from ..errors import StorageError
 
 __all__ = ["StorageError", "repair_tail", "storage_error", "write_atomic"]
 
 _FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
-
-
-class StorageError(ConfigError):
-    """Raised when a run file cannot be read or written (full disk, read-only, permissions)."""
-
-    def __init__(self, message: str, *, path: str, stopped: bool = False) -> None:
-        super().__init__(message, path=path)
-        self.stopped = stopped
-        """True when samples were being recorded: the run stopped and can be resumed."""
 
 
 def storage_error(exc: OSError, path: Path, *, doing: str, stopped: bool = False) -> StorageError:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from sieval.data import load_arc_easy, load_gsm8k, load_hellaswag, load_mmlu
+from sieval.data.registry import get_source
 from sieval.errors import ConfigError
 
 Loader = Callable[[Path], object]
@@ -30,21 +30,30 @@ def arc(i: int = 0, **changes: Any) -> dict[str, Any]:
     return {**row, **changes}
 
 
-def hellaswag(**changes: Any) -> dict[str, Any]:
-    row = {"activity_label": "L", "ctx_a": "A.", "ctx_b": "b", "endings": ["e", "f", "g", "h"],
-           "label": 2}  # fmt: skip
-    return {**row, **changes}
-
-
 def gsm8k(**changes: Any) -> dict[str, Any]:
     return {"question": "How many?", "answer": "2+2 = <<2+2=4>>4\n#### 4", **changes}
 
 
-ARC = ("arc_easy/ARC-Easy-test.jsonl", lambda d: load_arc_easy(d, "test"))
-HELLASWAG = ("hellaswag/hellaswag_val.jsonl", lambda d: load_hellaswag(d, "validation"))
-DERIVED = ("hellaswag/hellaswag_val_full.txt.bz2", lambda d: load_hellaswag(d, "validation"))
-MMLU = ("mmlu/test/anatomy_test.csv", lambda d: load_mmlu(d, "anatomy", "test"))
-GSM8K = ("gsm8k/test.jsonl", lambda d: load_gsm8k(d, "test"))
+def load_arc_easy(data_dir: Path) -> object:
+    return get_source("arc_easy").rows(data_dir, "test")
+
+
+def load_hellaswag(data_dir: Path) -> object:
+    return get_source("hellaswag").rows(data_dir, "validation")
+
+
+def load_mmlu(data_dir: Path) -> object:
+    return get_source("mmlu").rows(data_dir, "test", "anatomy")
+
+
+def load_gsm8k(data_dir: Path) -> object:
+    return get_source("gsm8k").rows(data_dir, "test")
+
+
+ARC = ("arc_easy/ARC-Easy-test.jsonl", load_arc_easy)
+DERIVED = ("hellaswag/hellaswag_val_full.txt.bz2", load_hellaswag)
+MMLU = ("mmlu/test/anatomy_test.csv", load_mmlu)
+GSM8K = ("gsm8k/test.jsonl", load_gsm8k)
 
 GOOD_DERIVED = "L: A. b\n0\ne\nf\ng\nh\n"
 
@@ -71,13 +80,6 @@ CASES = [
     (ARC, jsonl(arc(0, choices={"text": ["a", ""], "label": ["A", "B"]})), 1, "choice B is empty"),
     (ARC, jsonl(arc(0, choices={"text": ["a"], "label": ["B"]})), 1, "at least two choices"),
     (ARC, jsonl(arc(0), arc(1), arc(0)), 3, "id 'q0' is already used at {path}:1"),
-    # HellaSwag, original JSON Lines
-    (HELLASWAG, jsonl(hellaswag(), "]"), 2, "not valid JSON"),
-    (HELLASWAG, jsonl(hellaswag(label=4)), 1, "label 4 is not an ending index 0-3"),
-    (HELLASWAG, jsonl(hellaswag(label="x")), 1, "label 'x' is not an ending index 0-3"),
-    (HELLASWAG, jsonl(hellaswag(endings=["e", " "])), 1, "ending 1 is empty"),
-    (HELLASWAG, jsonl(hellaswag(endings=["e"], label=0)), 1, "at least two endings, got 1"),
-    (HELLASWAG, jsonl({k: v for k, v in hellaswag().items() if k != "ctx_b"}), 1, "`ctx_b`"),
     # HellaSwag, derived six-line text
     (DERIVED, GOOD_DERIVED + "M: B. c\n1\ne\n", 7, "has 3 of its 6 lines"),
     (DERIVED, GOOD_DERIVED + "M: B. c\none\ne\nf\ng\nh\n", 8, "label 'one' is not an ending index"),
@@ -137,7 +139,7 @@ def test_a_bad_row_names_file_and_line(
     assert problem.format(path=path) in info.value.message
 
 
-DATASETS = [ARC, HELLASWAG, DERIVED, MMLU, GSM8K]
+DATASETS = [ARC, DERIVED, MMLU, GSM8K]
 
 
 @pytest.mark.parametrize("dataset", DATASETS, ids=name)
@@ -155,7 +157,7 @@ def test_an_empty_file_has_no_samples(
 @pytest.mark.parametrize("dataset", DATASETS, ids=name)
 def test_bytes_that_are_not_utf8(tmp_path: Path, dataset: tuple[str, Loader]) -> None:
     relative, load = dataset
-    good = {ARC: jsonl(arc(0)), HELLASWAG: jsonl(hellaswag()), DERIVED: GOOD_DERIVED,
+    good = {ARC: jsonl(arc(0)), DERIVED: GOOD_DERIVED,
             MMLU: "q,a,b,c,d,A\n", GSM8K: jsonl(gsm8k())}[dataset]  # fmt: skip
     path = write(tmp_path, relative, good.encode() + b'"caf\xe9"\n')
     with pytest.raises(ConfigError, match="not valid UTF-8") as info:
@@ -169,7 +171,7 @@ def test_a_damaged_bz2_file(tmp_path: Path) -> None:
     path.parent.mkdir(parents=True)
     path.write_bytes(bz2.compress(GOOD_DERIVED.encode())[:-10])
     with pytest.raises(ConfigError, match="not a readable bzip2 file") as info:
-        load_hellaswag(tmp_path, "validation")
+        load_hellaswag(tmp_path)
     assert info.value.path == str(path)
 
 
@@ -183,23 +185,27 @@ def fake_hub(monkeypatch: pytest.MonkeyPatch, rows: list[dict[str, Any]]) -> Non
 def test_hub_rows_are_checked_too(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     fake_hub(monkeypatch, [gsm8k(), gsm8k(answer="no marker")])
     with pytest.raises(ConfigError, match=r"^hub openai/gsm8k \(main, test\) row 1: ") as info:
-        load_gsm8k(tmp_path, "test")
+        load_gsm8k(tmp_path)
     assert info.value.path == "hub openai/gsm8k (main, test) row 1"
     fake_hub(monkeypatch, [{"question": "q", "choices": ["a", "b", "c"], "answer": 0}])
     with pytest.raises(ConfigError, match=r"row 0: .*`\$.choices`"):
-        load_mmlu(tmp_path, "anatomy", "test")
+        load_mmlu(tmp_path)
     fake_hub(monkeypatch, [{"question": "q", "choices": ["a", "b", "c", "d"], "answer": 4}])
     with pytest.raises(ConfigError, match=r"\(anatomy, test\) row 0: answer 4 is not an index"):
-        load_mmlu(tmp_path, "anatomy", "test")
+        load_mmlu(tmp_path)
     fake_hub(monkeypatch, [])
     with pytest.raises(ConfigError, match=r"^no samples in hub allenai/ai2_arc \(ARC-Easy, test\)"):
-        load_arc_easy(tmp_path, "test")
+        load_arc_easy(tmp_path)
 
 
 def test_blank_lines_are_not_rows(tmp_path: Path) -> None:
     write(tmp_path, ARC[0], "\n" + jsonl(arc(0)) + "\n\n" + jsonl(arc(1)))
-    assert [item.id for item in load_arc_easy(tmp_path, "test")] == ["q0", "q1"]
+    assert [fields["id"] for _, fields in get_source("arc_easy").rows(tmp_path, "test")] == [
+        "q0",
+        "q1",
+    ]
     write(tmp_path, MMLU[0], "q,a,b,c,d,A\n\nr,a,b,c,d,B\n")
-    assert [item.answer for item in load_mmlu(tmp_path, "anatomy", "test")] == ["A", "B"]
+    rows = get_source("mmlu").rows(tmp_path, "test", "anatomy")
+    assert [fields["answer"] for _, fields in rows] == [0, 1]
     write(tmp_path, DERIVED[0], GOOD_DERIVED + "\n\n")
-    assert len(load_hellaswag(tmp_path, "validation")) == 1
+    assert len(get_source("hellaswag").rows(tmp_path, "validation")) == 1

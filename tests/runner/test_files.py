@@ -28,7 +28,7 @@ def test_each_os_error_says_what_to_do(code: int, needle: str) -> None:
     import os
 
     exc = storage_error(OSError(code, os.strerror(code)), Path("/r/x.jsonl"), doing="write")
-    assert isinstance(exc, ConfigError) and not exc.stopped
+    assert isinstance(exc, StorageError) and not isinstance(exc, ConfigError) and not exc.stopped
     assert exc.message.startswith("cannot write /r/x.jsonl: ") and needle in exc.message
 
 

@@ -1,5 +1,5 @@
-"""A new task added as one module, touching no shared file: the README's worked example, written
-to a package of its own, discovered, listed and run on the embedded server."""
+"""A new task added as one module, touching no shared file: the worked example of docs/tasks.md,
+written to a package of its own, discovered, listed and run on the embedded server."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from sieval.runner.config import parse_config
 from sieval.tasks.base import TaskConfig
 from sieval.tasks.registry import TASKS, discover
 
-README = Path(__file__).parents[2] / "README.md"
+TASKS_DOC = Path(__file__).parents[2] / "docs" / "tasks.md"
 
 
 def example() -> str:
-    text = README.read_text()
-    section = text[text.index("### Writing a task") :]
+    text = TASKS_DOC.read_text()
+    section = text[text.index("## Writing a task") :]
     match = re.search(r"```python\n(.*?)```", section, re.S)
     assert match is not None
     return match.group(1)

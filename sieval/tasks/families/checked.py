@@ -108,9 +108,9 @@ class Checked(Base):
     stop: tuple[str, ...] = ()
     """Stop strings of a raw-text prompt (a chat answer ends at its end of turn)."""
     fields: Fields | None = None
+    """The row's fields for the prompt, when they depend on the config (GPQA's shuffle)."""
     chat_text: Callable[[str], str] | None = None
     """The user message a chat model gets, from the raw-text prompt; None: the prompt itself."""
-    """The row's fields for the prompt, when they depend on the config (GPQA's shuffle)."""
     vote: bool = True
     """maj@k over the repeats' extracted answers (False where answers are not votes: IFEval's
     counts, code)."""
