@@ -79,7 +79,8 @@ def truncation_warnings(results: Sequence[Mapping[str, Any]]) -> list[str]:
             out.append(
                 f"{result['model']}/{result['task']}: {rate:.0%} of the answers were cut by the "
                 f"token budget (truncated_rate > {TRUNCATION_WARNING:.0%}); raise the task's "
-                "max_tokens (--task NAME:max_tokens=N) so thinking and answer fit"
+                "max_tokens (--task NAME:max_tokens=N) so thinking and answer fit, or re-run the "
+                "censored ones at a larger budget (sieval eval --resume RUN --rerun-censored 4)"
             )
     return out
 
