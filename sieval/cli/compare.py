@@ -70,7 +70,7 @@ def compare_command(
     Per task: both runs' metrics, the paired difference with its 95% interval, McNemar's exact
     test, the minimum detectable difference (MDE) at --power and --alpha, the flipped samples,
     and the per-choice log-likelihood differences."""
-    from ..audit.compare import compare_runs
+    from ..analysis.compare import compare_runs
 
     if form not in ("table", "json"):
         raise common.fail(f"--format {form!r}: choose table or json")

@@ -285,8 +285,8 @@ def eval_command(
     with named_as("flags" if one_line is not None else "config"):
         try:
             from ..runner import RunOptions
-            from ..runner.serving import parse_selection
             from ..runner.stopping import parse_max_failures
+            from ..serving import parse_selection
 
             if dry_run and resume is not None:
                 raise ConfigError(
@@ -331,8 +331,8 @@ def cost_options(
     dry_run: bool, forecast: bool | None, budget_tokens: str | None, budget_cost: str | None
 ) -> Any:
     """The cost flags as ``CostOptions`` (each budget parsed once, naming its flag)."""
-    from ..runner.budget import parse_budget_cost, parse_budget_tokens
-    from ..runner.forecast import CostOptions
+    from ..cost.budget import parse_budget_cost, parse_budget_tokens
+    from ..cost.forecast import CostOptions
 
     return CostOptions(
         dry_run=dry_run,
@@ -363,10 +363,10 @@ def _config(
 ) -> tuple[Any, tuple[str, ...], tuple[str, ...]]:
     """The config, and the model labels and tasks to run of it, from whichever form the command
     line used."""
-    from ..runner.config import load_config
-    from ..runner.plan import resolve_task
-    from ..runner.rundir import load_run_config
+    from ..plan.config import load_config
+    from ..plan.plan import resolve_task
     from ..settings import setting
+    from ..store.rundir import load_run_config
 
     if one_line is not None:
         if config is not None:

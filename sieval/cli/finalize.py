@@ -27,7 +27,7 @@ def finalize_command(
     ),
 ) -> None:
     """Check every planned sample is recorded once, merge the shards, write report.json."""
-    from ..runner.shards import finalize
+    from ..cluster.shards import finalize
 
     console = Console(stderr=True, soft_wrap=True, highlight=False)
     try:

@@ -11,8 +11,8 @@ from rich.table import Table
 
 from ..audit.parity import CallDiff, ParityResult, run_parity
 from ..errors import ConfigError, StorageError
+from ..plan.config import load_config
 from ..runner import RunOptions, make_progress
-from ..runner.config import load_config
 from . import common
 from .app import app
 from .inert import shown

@@ -27,8 +27,8 @@ def _render_forecast(data: Any, config: Path, stdout: Console) -> None:
     """The plan's forecast (``plan.json``'s ``setup.forecast``, also ``forecast.json``)."""
     import msgspec
 
+    from ..cost.forecast import Forecast
     from ..runner import load_config
-    from ..runner.forecast import Forecast
     from .costs import render_forecast
 
     if not data:
@@ -57,9 +57,9 @@ def plan_command(
     ),
 ) -> None:
     """Freeze a run as N shards: checks once, writes run.json and plan.json, runs nothing."""
+    from ..cluster.shards import freeze
+    from ..cost.forecast import CostOptions
     from ..runner import RunOptions, load_config
-    from ..runner.forecast import CostOptions
-    from ..runner.shards import freeze
 
     console = Console(stderr=True, soft_wrap=True, highlight=False)
     try:

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from ..audit.probe import ProbeResult, run_probe
 from ..errors import ConfigError, StorageError
-from ..runner.serving import DEFAULT_COPIES
+from ..serving import DEFAULT_COPIES
 from . import common
 from .app import app
 from .inert import shown
@@ -86,7 +86,7 @@ def _serving_checks(
     copies: int,
 ) -> None:
     from ..audit.probe import probe_serving
-    from ..runner.serving import ALL, parse_selection
+    from ..serving import ALL, parse_selection
     from .serving import render_serving
 
     try:

@@ -67,7 +67,7 @@ def report_command(
 
     A run that is going or was interrupted is reported from its records, marked partial. The
     HTML report is one self-contained file: summary, plots and a per-sample browser."""
-    from ..runner.snapshot import snapshot
+    from ..results.snapshot import snapshot
     from .formats import FORMATS, render_rows, result_rows
 
     if form not in FORMATS:
@@ -102,7 +102,7 @@ def _watch(run_dir: Path, data_dir: Path | None) -> dict[str, Any]:
     return its last report (printed whole by the caller)."""
     from rich.live import Live
 
-    from ..runner.snapshot import snapshot
+    from ..results.snapshot import snapshot
 
     def look() -> dict[str, Any]:
         return snapshot(run_dir, data_dir=data_dir, tasks=common.task_registry())
@@ -129,16 +129,16 @@ def write_html(
 ) -> Path:
     """Build the run's view and write it as one self-contained HTML file at ``target`` (where
     ``rundir.html_target`` allows; ``ConfigError`` otherwise, before anything is written)."""
-    from ..runner.files import storage_error, write_atomic
-    from ..runner.rundir import html_target
-    from ..runner.view import build_view
+    from ..results.view import build_view
+    from ..store.files import storage_error, write_atomic
+    from ..store.rundir import html_target
     from .html import render_html
 
     target = html_target(target, run_dir, force=force)
     view = build_view(run_dir, dict(report))
     view["serving"] = report.get("serving") or {}
     if compare_with is not None:
-        from ..audit.compare import compare_runs
+        from ..analysis.compare import compare_runs
 
         view["compare"] = compare_runs(compare_with, run_dir)
     try:

@@ -50,8 +50,8 @@ def samples_command(
     Each sample shows its question, the choices with their scores, the gold answer and the
     model's pick with why, the generation and the extracted answer, or the error. A run that is
     going or was interrupted shows the samples recorded so far."""
-    from ..runner.snapshot import snapshot
-    from ..runner.view import sample_view, units
+    from ..results.snapshot import snapshot
+    from ..results.view import sample_view, units
     from .report import partial_note
 
     chosen = [("wrong", wrong), ("failed", failed), ("correct", correct), ("censored", censored)]

@@ -34,8 +34,8 @@ def run_shard_command(
     budgets: tuple[str | None, str | None] = (None, None),
 ) -> None:
     """Parse ``--run``/``--shard``, run the shard, render; always raises ``typer.Exit``."""
+    from ..cluster.shards import parse_shard, run_shard
     from ..runner import RunOptions, load_config, make_progress
-    from ..runner.shards import parse_shard, run_shard
 
     if run is None or shard is None:
         raise common.fail("a shard needs both --run RUN_DIR and --shard k/N (or slurm|indexed|env)")

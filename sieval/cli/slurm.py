@@ -34,10 +34,10 @@ def slurm_command(
     ),
 ) -> None:
     """Write RUN_DIR/slurm/ (shards.sbatch, finalize.sbatch, submit.sh) and RUN_DIR/k8s/."""
+    from ..cluster.scheduler_scripts import kubernetes_manifests, slurm_scripts
+    from ..cluster.shards import read_plan
     from ..runner import load_config
-    from ..runner.batch import kubernetes_manifests, slurm_scripts
-    from ..runner.rundir import load_run_config
-    from ..runner.shards import read_plan
+    from ..store.rundir import load_run_config
 
     try:
         frozen = read_plan(run_dir)

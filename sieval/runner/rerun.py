@@ -10,17 +10,16 @@ earlier line. A sample whose latest record is already a re-run at that factor or
 again, so the stage is safe to repeat; a larger factor re-runs what is still censored (at that
 factor times the task's own budget).
 
-The report counts the re-runs (``censored.reruns``): how many, at which budgets, how many of them
-are still censored and how many failed. A re-run that fails is recorded as failed (counted, never
-scored): a later ``--resume`` runs the sample again at the task's own budget, and
-``--rerun-censored`` then re-runs it if it is censored again.
+The report counts the re-runs (``censored.reruns``, ``results/tally.py``'s ``Reruns``): how many,
+at which budgets, how many of them are still censored and how many failed. A re-run that fails
+is recorded as failed (counted, never scored): a later ``--resume`` runs the sample again at the
+task's own budget, and ``--rerun-censored`` then re-runs it if it is censored again.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +28,11 @@ import msgspec
 from ..errors import ConfigError
 from ..ir.defaults import with_defaults
 from ..ir.request import Request
+from ..plan.samples import Samples
+from ..store.records import latest_at
 from ..tasks.base import COMPLETION_MODEL, ModelFacts, Sample, Task, TaskConfig
-from .records import latest_at
-from .samples import Samples
 
-__all__ = ["Rerun", "Reruns", "censored_at", "check_factor", "larger"]
+__all__ = ["Rerun", "censored_at", "check_factor", "larger"]
 
 OF = "censored"
 """Why a record is a re-run (``Record.rerun["of"]``)."""
@@ -105,36 +104,3 @@ def censored_at(path: Path, samples: Samples, factor: float) -> list[int]:
             continue
         out.append(at)
     return sorted(out)
-
-
-@dataclass
-class Reruns:
-    """What the report says of a unit's re-runs (``censored.reruns``)."""
-
-    samples: int = 0
-    still_censored: int = 0
-    failed: int = 0
-    budgets: set[int] = field(default_factory=set)
-    factors: set[float] = field(default_factory=set)
-
-    def add(self, rerun: Mapping[str, Any], status: str, metrics: Mapping[str, float]) -> None:
-        self.samples += 1
-        self.failed += status != "ok"
-        self.still_censored += status == "ok" and metrics.get("censored") == 1.0
-        budgets = (rerun.get("max_tokens") or {}).values()
-        self.budgets.update(b for b in budgets if isinstance(b, int))
-        if isinstance(rerun.get("factor"), int | float):
-            self.factors.add(float(rerun["factor"]))
-
-    def __bool__(self) -> bool:
-        return self.samples > 0
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "samples": self.samples,
-            "answered": self.samples - self.still_censored - self.failed,
-            "still_censored": self.still_censored,
-            "failed": self.failed,
-            "max_tokens": sorted(self.budgets),
-            "factors": sorted(self.factors),
-        }

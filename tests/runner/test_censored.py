@@ -27,8 +27,8 @@ from sieval.cli.formats import render_rows, result_rows
 from sieval.cli.report import render_report, render_summary
 from sieval.errors import ConfigError
 from sieval.runner import RunOptions, arun_eval, parse_config
-from sieval.runner.records import expand_requests, read_records
-from sieval.runner.records.compact import Shared
+from sieval.store.records import expand_requests, read_records
+from sieval.store.records.compact import Shared
 from sieval.transport import FakeTransport, HttpReply, HttpRequest, json_reply
 
 from .fakes import answer
@@ -186,7 +186,7 @@ async def test_a_rerun_at_a_larger_budget_is_recorded_and_scored(
     larger = await run(tmp_path, server, resume=run_dir, rerun_censored=16)
     assert server.budgets == [256] and unit(larger)["censored"]["reruns"]["samples"] == 3
     # compare says the shares differ
-    from sieval.audit.compare import compare_runs
+    from sieval.analysis.compare import compare_runs
 
     compared = compare_runs(before, run_dir)
     (task,) = compared["tasks"]
