@@ -13,6 +13,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from .text import magnitude
+
 __all__ = ["FORMATS", "render_rows", "result_rows"]
 
 FORMATS = ("table", "md", "csv", "json")
@@ -86,11 +88,13 @@ def render_rows(rows: list[dict[str, Any]], form: str) -> str:
                  "|---|---|---|---:|---|---:|---:|---:|"]  # fmt: skip
         for row in rows:
             ci = ""
-            if row["ci_low"] is not None and row["ci_high"] is not None:
-                ci = f"{row['ci_low']:.4f} – {row['ci_high']:.4f}"
-            value = "" if row["value"] is None else f"{row['value']:.4f}"
-            cells = [_cell(row["model"]), _cell(row["task"]), _cell(row["metric"]), value, ci,
-                     str(row["n"] if row["n"] is not None else ""),
+            low, high = row["ci_low"], row["ci_high"]
+            if low is not None and high is not None:
+                scale = max(abs(low), abs(high))
+                ci = f"{magnitude(low, 4, scale)} – {magnitude(high, 4, scale)}"
+            n = "" if row["n"] is None else str(row["n"])
+            value = "" if row["value"] is None else magnitude(float(row["value"]))
+            cells = [_cell(row["model"]), _cell(row["task"]), _cell(row["metric"]), value, ci, n,
                      str(row["failed"]), str(row["missing"])]  # fmt: skip
             lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines) + "\n"

@@ -17,8 +17,15 @@ from pathlib import Path
 from typing import Any, overload
 
 from ..plan.samples import Samples, as_samples
-from ..scoring.censored import bounds
-from ..scoring.uncertainty import Estimate, json_number, mean_estimate
+from ..scoring.censored import bounds as censored_bounds
+from ..scoring.uncertainty import (
+    Bounds,
+    Derived,
+    Estimate,
+    derived_estimate,
+    json_number,
+    mean_estimate,
+)
 from ..store.records import latest_at
 from ..tasks.base import Sample, SampleResult
 from ..tasks.families.checked import item_of
@@ -193,12 +200,20 @@ def tally_unit(path: Path, samples: Samples, predictions: bool = False) -> Tally
 
 
 def intervals(
-    scored: Sequence[tuple[Sample, SampleResult]], cluster_by: str | None = None
+    scored: Sequence[tuple[Sample, SampleResult]],
+    cluster_by: str | None = None,
+    ranges: Mapping[str, Bounds] | None = None,
+    derived: Mapping[str, Derived] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Per metric every scored sample has: mean, standard error, 95% interval, n, the estimator
     (clustered by ``Sample.group`` when ``cluster_by == "group"``, by the row a repeat is of when
     ``cluster_by == "item"`` and the samples are repeats) and, when clustered, the
-    error as if the samples were independent (to see what clustering changed)."""
+    error as if the samples were independent (to see what clustering changed). ``ranges`` holds
+    the range of each metric that has one (the task's ``metric_ranges``: a probability's [0, 1]),
+    which picks its interval (``uncertainty.mean_estimate``); ``derived`` the figures made of
+    sums (the task's ``derived``: a perplexity), each with its interval from
+    ``uncertainty.derived_estimate``, under the figure's name (replacing a per-sample metric's
+    mean of that name: IFEval's instruction-level accuracy is weighted by instructions)."""
     if not scored:
         return {}
     if not isinstance(scored, Scored):  # a list a caller built: the same view of it
@@ -208,16 +223,24 @@ def intervals(
         view.seal()
         scored = view
     names = scored.common()
+    ranges = ranges or {}
     clusters = _clusters(scored, cluster_by)
     out: dict[str, dict[str, Any]] = {}
     for name in names:
         values = scored.values(name)
-        estimate = mean_estimate(values, clusters)
-        entry = _entry(estimate)
-        if clusters is not None:
-            entry["clusters"] = estimate.clusters
-            entry["se_iid"] = json_number(mean_estimate(values).se)
-        out[name] = entry
+        bounds = ranges.get(name)
+        out[name] = _entry(
+            mean_estimate(values, clusters, bounds=bounds),
+            None if clusters is None else mean_estimate(values, bounds=bounds),
+        )
+    for name, figure in (derived or {}).items():
+        needed = [figure.of] + ([figure.per] if figure.per is not None else [])
+        if all(metric in names for metric in needed):
+            columns = {metric: scored.values(metric) for metric in needed}
+            out[name] = _entry(
+                derived_estimate(figure, columns, clusters),
+                None if clusters is None else derived_estimate(figure, columns),
+            )
     return out
 
 
@@ -232,14 +255,20 @@ def _clusters(scored: Scored, cluster_by: str | None) -> list[str] | None:
     return None
 
 
-def _entry(estimate: Estimate) -> dict[str, Any]:
-    return {
+def _entry(estimate: Estimate, iid: Estimate | None) -> dict[str, Any]:
+    entry: dict[str, Any] = {
         "value": estimate.value,
         "se": json_number(estimate.se),
         "ci": [json_number(estimate.ci[0]), json_number(estimate.ci[1])],
         "n": estimate.n,
         "estimator": estimate.estimator,
     }
+    if estimate.effective_n is not None:
+        entry["effective_n"] = estimate.effective_n
+    if iid is not None:
+        entry["clusters"] = estimate.clusters
+        entry["se_iid"] = json_number(iid.se)
+    return entry
 
 
 def censored_figures(
@@ -254,13 +283,15 @@ def censored_figures(
         return None
     flags = scored.values("censored")
     count = int(sum(flags))
-    as_wrong, left_out = bounds(scored.values(headline), flags, _clusters(scored, cluster_by))
+    as_wrong, left_out = censored_bounds(
+        scored.values(headline), flags, _clusters(scored, cluster_by)
+    )
     return {
         "count": count,
         "of": len(flags),
         "share": count / len(flags),
-        "as_wrong": _entry(as_wrong),
-        "left_out": _entry(left_out) if left_out is not None else None,
+        "as_wrong": _entry(as_wrong, None),
+        "left_out": _entry(left_out, None) if left_out is not None else None,
     }
 
 

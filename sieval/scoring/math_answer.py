@@ -46,9 +46,12 @@ from __future__ import annotations
 
 import re
 import threading
+import warnings
 from typing import Any
 
 import msgspec
+
+from .third_party_logs import quiet
 
 __all__ = ["Extraction", "MathVerdict", "extract_answer", "extract_boxed", "false_equation",
            "is_equivalent", "same_value", "score_math", "several_lines"]  # fmt: skip
@@ -121,6 +124,9 @@ def extract_answer(text: str) -> Extraction:
 
 
 def _math_verify() -> Any:
+    """math-verify, its logs made inert first (``third_party_logs.py``: on a parse that timed out
+    it logs the answer itself)."""
+    quiet()
     try:
         import math_verify
     except ImportError as error:  # pragma: no cover - the dev install has it
@@ -138,11 +144,14 @@ def _bound(timeout_seconds: int) -> int | None:
 
 def is_equivalent(answer: str, gold: str, timeout_seconds: int = 5) -> bool:
     """Whether ``answer`` and ``gold`` (LaTeX, without a box) are the same value, by math-verify
-    (bounded by ``timeout_seconds`` in the main thread)."""
+    (bounded by ``timeout_seconds`` in the main thread). What it logs or warns of (the answer
+    itself, on a parse that timed out) never reaches the terminal (``third_party_logs.py``)."""
     mv, bound = _math_verify(), _bound(timeout_seconds)
-    gold_parsed = mv.parse(f"\\boxed{{{gold}}}", parsing_timeout=bound)
-    answer_parsed = mv.parse(f"\\boxed{{{answer}}}", parsing_timeout=bound)
-    return bool(mv.verify(gold_parsed, answer_parsed, timeout_seconds=bound))
+    with warnings.catch_warnings():  # SymPy's and compile()'s warnings quote the answer too
+        warnings.simplefilter("ignore")
+        gold_parsed = mv.parse(f"\\boxed{{{gold}}}", parsing_timeout=bound)
+        answer_parsed = mv.parse(f"\\boxed{{{answer}}}", parsing_timeout=bound)
+        return bool(mv.verify(gold_parsed, answer_parsed, timeout_seconds=bound))
 
 
 def several_lines(answer: str) -> bool:
@@ -167,17 +176,19 @@ def false_equation(answer: str, timeout_seconds: int = 5) -> bool:
     import sympy
 
     mv, bound = _math_verify(), _bound(timeout_seconds)
-    parsed = mv.parse(f"\\boxed{{{answer}}}", parsing_timeout=bound)
-    if not parsed or not isinstance(parsed[0], sympy.Basic):
-        return False
-    expr = parsed[0]
-    links = expr.args if isinstance(expr, sympy.And) else (expr,)
-    return any(
-        isinstance(link, sympy.Eq)
-        and not link.free_symbols
-        and not mv.verify(link.rhs, link.lhs, timeout_seconds=bound)
-        for link in links
-    )
+    with warnings.catch_warnings():  # as in is_equivalent: the warnings quote the answer
+        warnings.simplefilter("ignore")
+        parsed = mv.parse(f"\\boxed{{{answer}}}", parsing_timeout=bound)
+        if not parsed or not isinstance(parsed[0], sympy.Basic):
+            return False
+        expr = parsed[0]
+        links = expr.args if isinstance(expr, sympy.And) else (expr,)
+        return any(
+            isinstance(link, sympy.Eq)
+            and not link.free_symbols
+            and not mv.verify(link.rhs, link.lhs, timeout_seconds=bound)
+            for link in links
+        )
 
 
 def same_value(first: str, other: str) -> bool:
