@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,11 +45,12 @@ from ..store.records import (
     statuses_at,
     stored_channels,
 )
-from ..tasks.base import ModelFacts, Sample, SampleResult
+from ..tasks.base import ModelFacts, Sample, SampleResult, StaticTask
 from .checks import Primed
 from .context import BudgetStopped, SampleCalls, SampleContext
 from .endpoints import Endpoint
 from .progress import ProgressSink
+from .rerun import Rerun, censored_at
 from .stopping import MaxFailures, Stopper
 
 __all__ = ["Runtime", "Scheduler", "Unit"]
@@ -87,10 +88,12 @@ class Unit:
     """The samples left to run, read as they are sent (never all held)."""
     journal: CallJournal | None = None
     """A task that is not static: its answered calls, journaled and replayed on a resume."""
+    stage: str = ""
+    """What the unit's progress line adds to its name (`` ×4``: the re-runs of ``rerun.py``)."""
 
     @property
     def key(self) -> str:
-        return f"{self.runtime.planned.label}/{self.task.name}"
+        return f"{self.runtime.planned.label}/{self.task.name}{self.stage}"
 
 
 class Scheduler:
@@ -166,7 +169,7 @@ class Scheduler:
                 if not pt.task.static:
                     journal = CallJournal(journal_path(path))
                     self.journals.append(journal)
-                unit = Unit(runtime, pt, writer, todo, journal)
+                unit = Unit(runtime, pt, writer, todo, journal=journal)
                 self.units.append(unit)
                 self.sink.start(unit.key, len(pt.samples), done)
         return notes
@@ -186,6 +189,29 @@ class Scheduler:
 
     async def run(self) -> None:
         await asyncio.gather(*(self._run_unit(unit) for unit in self.units))
+
+    async def rerun_censored(self, factor: float) -> int:
+        """Run each unit's censored samples again at ``factor`` times their budget (``rerun.py``),
+        into the same records files; how many were run. Units a resume only reports are left."""
+        reruns: list[Unit] = []
+        count = 0
+        for unit in self.units:
+            runtime, pt = unit.runtime, unit.task
+            if not isinstance(pt.task, StaticTask):  # a conversation's turns are not fixed
+                continue
+            if self.run_only is not None and (runtime.planned.label, pt.name) not in self.run_only:
+                continue
+            path = records_path(self.run_dir, runtime.planned.dirname, pt.name, self.shard)
+            todo = [pt.samples[at] for at in censored_at(path, pt.samples, factor)]
+            if not todo:
+                continue
+            task = Rerun(pt.task, factor, runtime.planned.config.request_defaults)
+            rerun = Unit(runtime, replace(pt, task=task), unit.writer, todo, stage=f" ×{factor:g}")
+            self.sink.start(rerun.key, len(todo), 0)
+            reruns.append(rerun)
+            count += len(todo)
+        await asyncio.gather(*(self._run_unit(unit) for unit in reruns))
+        return count
 
     async def _run_unit(self, unit: Unit) -> None:
         limit = unit.runtime.endpoint.budget
@@ -281,6 +307,9 @@ class Scheduler:
             started=started,
             duration_s=time.perf_counter() - t0,
             sample=pt.task.describe(sample),
+            rerun=pt.task.rerun_of(sample, pt.config, runtime.facts)
+            if isinstance(pt.task, Rerun)
+            else None,
         )
         if self.broken is not None:
             return None  # the run is stopping: this sample runs again on --resume

@@ -36,6 +36,7 @@ __all__ = [
     "COMPLETION_MODEL",
     "ModelFacts",
     "PlannedCall",
+    "Readiness",
     "Requirement",
     "Sample",
     "SampleResult",
@@ -54,6 +55,18 @@ class Requirement:
     why: str
     min_top_k: int = 0
     """For ``input_top_k`` / ``sampled_top_k``: the smallest k the task will ask for."""
+
+
+class Readiness(msgspec.Struct, frozen=True, kw_only=True):
+    """What a task's check before the run found (``Task.check_ready``): it raises
+    ``ConfigError`` naming the fix when the task cannot be scored here."""
+
+    said: tuple[str, ...] = ()
+    """Lines the run prints before its first request."""
+    warnings: tuple[str, ...] = ()
+    """Lines the run warns of, before its first request and in its report."""
+    record: dict[str, Any] = {}
+    """What the report keeps of it, under the task's name (``report.json``: ``ready``)."""
 
 
 class TaskConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -155,6 +168,9 @@ class Task(abc.ABC):
     * ``documents(samples, config)``: texts the runner tokenises whole into
       ``ModelFacts.documents`` before the run (rolling log-likelihood);
     * ``describe(sample)``: what a record keeps of the sample;
+    * ``check_ready(allow_unsafe_code)``: a ``Readiness``, before the run's first request (the
+      code tasks choose their sandbox and run a trivial program in it), or ``ConfigError``
+      naming the fix;
     * ``samples_per_row(config)``: how many samples each row is (repeats); the config's ``n``
       then counts rows;
     * ``keeps_predictions``: ``aggregate`` also reads each sample's prediction (maj@k);
@@ -235,6 +251,10 @@ class Task(abc.ABC):
 
     def samples_per_row(self, config: TaskConfig) -> int:
         return 1
+
+    def check_ready(self, allow_unsafe_code: bool = False) -> Readiness:
+        """The task's own check before the run's first request; the default: nothing to check."""
+        return Readiness()
 
     def describe(self, sample: Sample) -> dict[str, Any]:
         """What a record keeps of its sample: its data without the shots, plus the gold."""

@@ -26,6 +26,7 @@ from ..scoring.uncertainty import Derived
 from .base import (
     COMPLETION_MODEL,
     ModelFacts,
+    Readiness,
     Requirement,
     Sample,
     SampleResult,
@@ -208,6 +209,13 @@ class SpecTask(StaticTask):
             return self.score(sample, responses, config, model)
         result: SampleResult = await family.score_async(self.spec, sample, responses, config, model)
         return result
+
+    def check_ready(self, allow_unsafe_code: bool = False) -> Readiness:
+        family: Any = self.spec.family
+        if not hasattr(family, "check_ready"):
+            return Readiness()
+        found: Readiness = family.check_ready(self.spec, allow_unsafe_code)
+        return found
 
     # -- loading ----------------------------------------------------------------------------------
 

@@ -17,10 +17,13 @@ with the same keys, each written as one dict of lists (``{"logprob_sum": [...], 
 [...]}``). Readers take 1 to 5: ``decode_record`` and ``read_records`` put every field back in its
 request and channel, so a reader sees the ``Record`` the engine built.
 
-Conversations (issue 35) added ``RequestRecord.turn``, ``role``, ``messages`` and ``output``
-without a new version, on purpose: each has a default that is omitted, so a one-shot task's
-records are byte for byte what version 5 wrote (the version enters the run identity, and a bump
-would refuse the resume of every run made before), and a version 5 reader skips them.
+Fields came later without a version bump, on purpose (the version enters the run identity, so a
+bump would stop every run made before it from resuming): each has a default that is omitted, so
+the records of a run that does not use it are byte for byte what version 5 wrote, and a version 5
+reader skips it. ``Record.rerun`` is absent from every record but a re-run's (a reader that does
+not know it reads that record as the answer it is); conversations (issue 35) added
+``RequestRecord.turn``, ``role``, ``messages`` and ``output``, left out of a one-shot task's
+records.
 """
 
 from __future__ import annotations
@@ -146,6 +149,11 @@ class Record(msgspec.Struct, kw_only=True, omit_defaults=True):
     """Version 5: the channels stored column-wise. Each was a list of 2 or more dicts with the
     same keys in the same order and is written as ``{key: [each dict's value, ...]}``; the other
     channels are written as they are. ``read_records`` gives back the list of dicts."""
+    rerun: dict[str, Any] | None = None
+    """A re-run of a censored sample at a larger token budget (``--rerun-censored``,
+    ``runner/rerun.py``): ``{"of": "censored", "factor": 4.0, "max_tokens": {request: N},
+    "was": {request: M}}``, the budget that produced this answer and the one whose answer was
+    censored (that record stays in the file, an earlier line); None for a sample's first run."""
 
 
 def records_path(run_dir: Path, model_dir: str, task: str, shard: int | None = None) -> Path:
