@@ -47,6 +47,7 @@ import yaml
 
 from ..errors import ConfigError
 from ..ir.defaults import check_default_leaf, check_default_value
+from ..ir.ranges import INT64_MAX, INT64_MIN
 from ..settings import named, setting
 from ..tasks.base import TaskConfig
 from ..transport.redaction import redact_url
@@ -75,6 +76,14 @@ REFERENCE_MODEL = "sieval-reference"
 """The model id the embedded reference server serves (``reference.server.DEFAULT_MODEL_NAME``)."""
 
 DEFAULT_DIALECT = {"completion": "openai_completions", "chat": "openai_chat"}
+
+MAX_CONCURRENCY = 65_535
+"""The most requests ``concurrency`` and ``concurrency_limit`` may keep in flight: each holds a
+connection, and a client has at most this many ports to reach one server from."""
+
+MAX_RETRIES = 100
+"""The most ``retries``: at the transport's 30 s backoff ceiling, most of an hour for one request
+(a larger number never gives up)."""
 
 ONE_LINE = "the command line"
 """The ``source`` of a config built from ``sieval eval --endpoint ...`` (its errors name flags)."""
@@ -332,8 +341,11 @@ def check_config(config: EvalConfig, source: str) -> EvalConfig:
         raise ConfigError(f"{source}: 'models:' is empty; list at least one model", path="models")
     if not config.tasks:
         raise ConfigError(f"{source}: 'tasks:' is empty; list at least one task", path="tasks")
-    if config.concurrency < 1:
-        raise ConfigError(f"{head}{named('concurrency')} must be >= 1", path="concurrency")
+    if not 1 <= config.concurrency <= MAX_CONCURRENCY:
+        raise ConfigError(
+            f"{head}{named('concurrency')} must be an integer in [1, {MAX_CONCURRENCY}]",
+            path="concurrency",
+        )
     labels: set[str] = set()
     models: list[ModelConfig] = []
     dirnames: dict[str, str] = {}
@@ -370,9 +382,16 @@ def check_config(config: EvalConfig, source: str) -> EvalConfig:
                 path="api_key_env",
             )
         for key, bad in (
-            ("concurrency_limit", model.concurrency_limit < 1 and ">= 1"),
-            ("timeout_s", model.timeout_s <= 0 and "> 0"),
-            ("retries", model.retries < 0 and ">= 0"),
+            (
+                "concurrency_limit",
+                not 1 <= model.concurrency_limit <= MAX_CONCURRENCY
+                and f"an integer in [1, {MAX_CONCURRENCY}]",
+            ),
+            ("timeout_s", not (0 < model.timeout_s < math.inf) and "a finite number > 0"),
+            (
+                "retries",
+                not 0 <= model.retries <= MAX_RETRIES and f"an integer in [0, {MAX_RETRIES}]",
+            ),
             (
                 "retry_after_max_s",
                 not (0 < model.retry_after_max_s < math.inf) and "a finite number > 0",
@@ -412,4 +431,10 @@ def check_config(config: EvalConfig, source: str) -> EvalConfig:
         names.add(task.name)
         if task.n is not None and task.n < 1:
             raise ConfigError(f"{head}task {task.name!r}: {named('n')} must be >= 1", path="n")
+        if not INT64_MIN <= task.seed <= INT64_MAX:
+            raise ConfigError(
+                f"{head}task {task.name!r}: {named('seed')} must be an integer in "
+                f"[{INT64_MIN}, {INT64_MAX}] (seeds reach the wire as 64-bit integers)",
+                path="seed",
+            )
     return msgspec.structs.replace(config, models=models, tasks=tasks)

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ...errors import ConfigError
+from ...ir.ranges import RANGES
 from ...ir.request import ChatInput, CompletionInput, Request, Sampling
 from ...ir.response import Response
 from ...scoring.repeats import maj_at_k, pass_at_k
@@ -44,7 +45,11 @@ from .base import Base, Prepared
 if TYPE_CHECKING:
     from ..spec import Spec
 
-__all__ = ["REPEAT", "Checked", "Verdict", "answer_text", "item_of"]
+__all__ = ["MAX_REPEATS", "REPEAT", "Checked", "Verdict", "answer_text", "item_of"]
+
+MAX_REPEATS = 1000
+"""The most ``repeats`` a row may have: five times the 200 samples a row Chen et al. drew for
+pass@100 (a larger count makes a plan that never ends: it holds every repeat of every row)."""
 
 REPEAT = "#r"
 """What separates a row's id from its repeat's number in a sample id (``test/3#r2``)."""
@@ -119,13 +124,13 @@ class Checked(Base):
         return int_option(spec.name, config, "max_tokens", self.max_tokens, 1)
 
     def repeats(self, spec: Spec, config: TaskConfig) -> int:
-        return int_option(spec.name, config, "repeats", 1, 1)
+        return int_option(spec.name, config, "repeats", 1, 1, MAX_REPEATS)
 
     def _temperature(self, spec: Spec, config: TaskConfig) -> float:
         value = config.options.get("temperature", 0.0)
-        if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+        if not RANGES["sampling.temperature"].holds(value):
             raise ConfigError(
-                f"task {spec.name}: option temperature must be a number >= 0, got {value!r}",
+                f"task {spec.name}: option temperature must be a finite number >= 0, got {value!r}",
                 path=f"tasks.{spec.name}.options.temperature",
                 received=value,
             )
