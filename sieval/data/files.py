@@ -111,6 +111,7 @@ def present(path: Path) -> bool:
     except FileNotFoundError:
         return False
     except NotADirectoryError:
+        _check_folders(path)
         return False
     except OSError as exc:
         raise ConfigError(f"cannot read {path} ({exc.strerror})", path=str(path)) from exc
@@ -123,7 +124,26 @@ def present(path: Path) -> bool:
     )
 
 
+def _check_folders(path: Path) -> None:
+    """A ``ConfigError`` naming the nearest of ``path``'s parents that exists and is no
+    directory (a data directory that is a pipe or a file)."""
+    for parent in path.parents:
+        try:
+            mode = parent.stat().st_mode
+        except OSError:
+            continue
+        if not stat.S_ISDIR(mode):
+            raise ConfigError(
+                f"{parent}: it is {_kind(mode)}, not a directory, so {path} cannot be read in it; "
+                "point --data-dir (or SIEVAL_DATA_DIR) at the directory that holds the datasets",
+                path=str(parent),
+            )
+        return
+
+
 def _kind(mode: int) -> str:
+    if stat.S_ISREG(mode):
+        return "a regular file"
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISFIFO(mode):

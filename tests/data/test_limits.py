@@ -178,3 +178,10 @@ def test_a_directory_where_a_file_should_be(no_hub: None, tmp_path: Path) -> Non
     path = tmp_path / "lambada_openai/lambada_test.jsonl"
     path.mkdir(parents=True)
     refused("lambada_openai", tmp_path, "test", str(path), "it is a directory, not a regular file")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_data_directory_that_is_a_pipe(no_hub: None, tmp_path: Path) -> None:
+    pipe = tmp_path / "data"
+    os.mkfifo(pipe)
+    refused("boolq", pipe, "validation", str(pipe), "it is a named pipe (FIFO), not a directory")
