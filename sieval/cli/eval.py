@@ -390,14 +390,10 @@ def _write_config(path: Path, one_line: OneLine | None, console: Console) -> Non
     """Save the one-line form's config as YAML and stop (exit 0); nothing runs."""
     if one_line is None:
         raise ConfigError("--write-config saves a one-line run (--endpoint ...) as a config file")
-    if path.exists():
-        raise ConfigError(f"--write-config {str(path)!r} exists; name a new file")
-    try:
-        path.write_text(config_yaml(one_line.mapping(common.task_registry())))
-    except OSError as exc:
-        raise ConfigError(
-            f"--write-config {str(path)!r}: cannot write it ({exc.strerror})"
-        ) from exc
+    from ..runner.rundir import write_new_file
+
+    text = config_yaml(one_line.mapping(common.task_registry()))
+    write_new_file(path, text, flag="--write-config")
     console.print(f"wrote {escape(str(path))}; run it with: sieval eval {escape(str(path))}")
     raise typer.Exit(common.EXIT_OK)
 

@@ -123,6 +123,31 @@ def test_one_line_flags_beside_a_config_name_its_key() -> None:
     assert result.exit_code == 2 and "options: {top_k: 19}" in result.output
 
 
+def test_write_config_never_writes_into_a_run(tmp_path: Path) -> None:
+    """A run's report.json and plan.json are not written before the run ends (or is finalized):
+    ``--write-config RUN/report.json`` once put YAML there, and a link to a run's file that did
+    not exist yet was written through."""
+    args = ["--endpoint", "embedded", "--task", "arc_easy_kshot_ppl", "--limit", "1"]
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text("{}")
+    for target in (run / "report.json", run / "plan.json", run / "ref" / "notes.yaml"):
+        target.parent.mkdir(exist_ok=True)
+        result = invoke("eval", *args, "--write-config", str(target))
+        assert result.exit_code == 2, result.output
+        assert f"is inside the run directory {run}" in " ".join(result.output.split())
+        assert not target.exists()
+    link = tmp_path / "cfg.yaml"
+    link.symlink_to(run / "report.json")  # dangling: the report is not written yet
+    result = invoke("eval", *args, "--write-config", str(link))
+    assert result.exit_code == 2 and not (run / "report.json").exists(), result.output
+    elsewhere = tmp_path / "other.yaml"
+    elsewhere.symlink_to(tmp_path / "missing.yaml")
+    result = invoke("eval", *args, "--write-config", str(elsewhere))
+    assert result.exit_code == 2 and "exists; name a new file" in result.output
+    assert not (tmp_path / "missing.yaml").exists()
+
+
 def test_the_saved_config_runs_with_the_same_identity(tmp_path: Path) -> None:
     args = ["--endpoint", "embedded", "--task", "mmlu_kshot_clp:top_k=19,arc_easy_kshot_ppl"]
     args += ["--num_fewshot", "2", "--gen-kwargs", "seed=3", "--limit", "3", "--retries", "1"]
