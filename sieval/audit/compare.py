@@ -29,6 +29,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..runner.explain import answer_label
 from ..runner.identity import changed_inputs
+from ..runner.marks import result_marks
 from ..runner.records import Record
 from ..runner.rundir import read_run_json
 from ..runner.serving import compare as compare_fingerprints
@@ -88,6 +89,10 @@ def compare_runs(
             continue
         compared = _compare_unit(unit_a, unit_b, power, alpha)
         compared["mde_note"] = mde_note(compared)
+        # what each run's headline is marked with (partial, exposed): a difference between two
+        # marked headlines carries their causes
+        compared["marks_a"] = result_marks(report_a, unit_a.result)
+        compared["marks_b"] = result_marks(report_b, unit_b.result)
         tasks.append(compared)
     matched_b = {(pairing[m], t) for m, t in units_a if m in pairing}
     unmatched += [

@@ -156,6 +156,9 @@ def render_comparison(
                 f"  {task['headline']}: right only in {a} {head['a_only']}, only in {b} "
                 f"{head['b_only']}, in both {head['both']}, in neither {head['neither']}"
             )
+        for name, key in ((a, "marks_a"), (b, "marks_b")):
+            for mark in task.get(key) or []:
+                yield f"  [yellow]{escape(mark['mark'])} in {name}[/]: {escape(mark['why'])}"
         counts = [f"failed in {a} {task['failed_a']}, in {b} {task['failed_b']}"]
         if task["only_a"] or task["only_b"]:
             counts.append(f"only in {a} {task['only_a']}, only in {b} {task['only_b']}")

@@ -51,6 +51,7 @@ ONE_LINE_ONLY = {
     "--retries": "retries",
     "--timeout": "timeout_s",
     "--price": "price",
+    "--server-defaults": "server_defaults",
 }
 """The flags of the one-line form a config says in its own keys (refused beside a CONFIG)."""
 
@@ -201,6 +202,14 @@ def eval_command(
         metavar="IN,OUT[,CURRENCY]",
         help=_ONE + "the model's price per million input and output tokens (0.15,0.60,USD).",
     ),
+    server_defaults: str | None = typer.Option(
+        None,
+        "--server-defaults",
+        metavar="unknown|neutral",
+        help=_ONE + "neutral: the server was started with no sampling defaults of its own (vLLM "
+        "--generation-config vllm); a field the wire cannot send is then taken as neutral, not "
+        "marked exposed.",
+    ),
     dry_run: bool = typer.Option(
         False,
         "--dry-run",
@@ -258,13 +267,14 @@ def eval_command(
             kind=kind, dialect=dialect, api_key_env=api_key_env, api_key_file=api_key_file,
             auth=auth, num_fewshot=num_fewshot, seed=seed, task_options=task_option,
             gen_kwargs=gen_kwargs, retries=retries, timeout=timeout, concurrency=concurrency,
-            limit=limit, data_dir=data_dir, out=out, price=price,
+            limit=limit, data_dir=data_dir, out=out, price=price, server_defaults=server_defaults,
         )  # fmt: skip
     given = {
         "--name": name, "--kind": kind, "--dialect": dialect, "--api-key-env": api_key_env,
         "--api-key-file": api_key_file, "--auth": auth, "--num-fewshot": num_fewshot,
         "--seed": seed, "--task-option": task_option or None, "--gen-kwargs": gen_kwargs or None,
         "--retries": retries, "--timeout": timeout, "--price": price,
+        "--server-defaults": server_defaults,
     }  # fmt: skip
     created: list[Path] = []
     # errors name flags for a one-line run and config keys otherwise (sieval/settings.py)

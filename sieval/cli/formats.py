@@ -16,14 +16,19 @@ __all__ = ["FORMATS", "render_rows", "result_rows"]
 FORMATS = ("table", "md", "csv", "json")
 
 COLUMNS = ("model", "task", "metric", "value", "se", "ci_low", "ci_high", "n", "estimator",
-           "scored", "failed", "missing")  # fmt: skip
+           "scored", "failed", "missing", "marks", "marks_why")  # fmt: skip
+"""``marks``: the headline's marks (``partial``, ``exposed``: ``runner/marks.py``) on every row of
+its (model, task), since each figure of it shares the cause; ``marks_why``: their reasons."""
 
 
 def result_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    from ..runner.marks import result_marks
+
     rows = []
     for result in report["results"]:
         spreads = result.get("intervals") or {}
         samples = result["samples"]
+        marks = result_marks(report, result)
         flat = _flat(result.get("metrics") or {})
         for metric, value in flat.items():
             if metric == "n" or metric.endswith(".n"):
@@ -46,6 +51,8 @@ def result_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
                     "scored": samples["scored"],
                     "failed": samples["failed"],
                     "missing": samples["missing"],
+                    "marks": ", ".join(m["mark"] for m in marks) or None,
+                    "marks_why": " | ".join(f"{m['mark']}: {m['why']}" for m in marks) or None,
                 }
             )
     return rows
@@ -61,16 +68,23 @@ def render_rows(rows: list[dict[str, Any]], form: str) -> str:
         writer.writerows({k: "" if v is None else v for k, v in row.items()} for row in rows)
         return out.getvalue()
     if form == "md":
-        lines = ["| model | task | metric | value | 95% CI | n | failed | missing |",
-                 "|---|---|---|---:|---|---:|---:|---:|"]  # fmt: skip
+        lines = ["| model | task | metric | value | 95% CI | n | failed | missing | marks |",
+                 "|---|---|---|---:|---|---:|---:|---:|---|"]  # fmt: skip
+        why: dict[tuple[str, str], str] = {}
         for row in rows:
             ci = ""
             if row["ci_low"] is not None and row["ci_high"] is not None:
                 ci = f"{row['ci_low']:.4f} – {row['ci_high']:.4f}"
+            n = str(row["n"] if row["n"] is not None else "")
             cells = [_cell(row["model"]), _cell(row["task"]), _cell(row["metric"]),
-                     f"{row['value']:.4f}", ci, str(row["n"] if row["n"] is not None else ""),
-                     str(row["failed"]), str(row["missing"])]  # fmt: skip
+                     f"{row['value']:.4f}", ci, n, str(row["failed"]), str(row["missing"]),
+                     _cell(row["marks"] or "")]  # fmt: skip
             lines.append("| " + " | ".join(cells) + " |")
+            if row["marks_why"]:
+                why[(row["model"], row["task"])] = row["marks_why"]
+        if why:  # the reasons once per (model, task), below the table
+            lines.append("")
+            lines += [f"- {_cell(m)} / {_cell(t)}: {_cell(said)}" for (m, t), said in why.items()]
         return "\n".join(lines) + "\n"
     raise ValueError(f"unknown format {form!r}; choose one of {', '.join(FORMATS)}")
 

@@ -21,7 +21,14 @@ from .inert import shown as as_text
 from .serving import render_serving
 from .text import MISSING, figure, interval, shown
 
-__all__ = ["partial_note", "render_failures", "render_finishes", "render_report", "render_summary"]
+__all__ = [
+    "partial_note",
+    "render_failures",
+    "render_finishes",
+    "render_marks",
+    "render_report",
+    "render_summary",
+]
 
 WATCH_EVERY_S = 2.0
 """How often ``--watch`` reads the run's records again."""
@@ -217,17 +224,37 @@ def partial_note(report: Mapping[str, Any]) -> str | None:
     return note + "; metrics are over the recorded samples"
 
 
-def render_summary(report: Mapping[str, Any]) -> Table | Group:
+def render_summary(report: Mapping[str, Any], *, fixes: bool = False) -> Table | Group:
     """One row per task: headline with its interval, scored, failed, missing; a table per model,
-    titled with its name (a long name never squeezes a column, nor breaks). A partial report says
-    so below, in a line of its own (a caption would wrap to the table's width)."""
+    titled with its name (a long name never squeezes a column, nor breaks). A marked headline
+    (``runner/marks.py``) says its mark under its name and why below the table (``fixes``: and
+    what to do); a partial report says so below, in a line of its own (a caption would wrap to
+    the table's width)."""
     results = report["results"]
     models = list(dict.fromkeys(r["model"] for r in results))
     tables = [_summary_table(report, m, [r for r in results if r["model"] == m]) for m in models]
     note = partial_note(report)
-    if note is None and len(tables) == 1:
+    marked = render_marks(report, fixes=fixes)
+    if note is None and not marked and len(tables) == 1:
         return tables[0]
-    return Group(*tables, *([Text(note, style="yellow")] if note else []))
+    return Group(*tables, *marked, *([Text(note, style="yellow")] if note else []))
+
+
+def render_marks(report: Mapping[str, Any], *, fixes: bool = False) -> list[Text]:
+    """One line per mark of a headline (``runner/marks.py``): what it is and why (inert);
+    ``fixes``: and what to do about it."""
+    from ..runner.marks import result_marks
+
+    several = len({r["model"] for r in report["results"]}) > 1
+    lines = []
+    for result in report["results"]:
+        name = f"{result['model']}/{result['task']}" if several else result["task"]
+        for mark in result_marks(report, result):
+            said = f"{mark['mark']}: {name}: {mark['why']}"
+            if fixes and mark.get("fix"):
+                said += f"; {mark['fix']}"
+            lines.append(as_text(said, style="yellow"))
+    return lines
 
 
 def _summary_table(report: Mapping[str, Any], model: str, results: list[Any]) -> Table:
@@ -236,13 +263,18 @@ def _summary_table(report: Mapping[str, Any], model: str, results: list[Any]) ->
     summary.add_column("value\n95% CI", justify="right", no_wrap=True)
     for column in ("scored", "failed", "missing"):
         summary.add_column(column, justify="right", no_wrap=True)
+    from ..runner.marks import result_marks
+
     for result in results:
         samples = result["samples"]
         headline = result["headline"]
         metrics = result.get("metrics") or {}
         spread = (result.get("intervals") or {}).get(headline) or {}
+        marks = ", ".join(m["mark"] for m in result_marks(report, result))
         summary.add_row(
-            Text(result["task"]) + Text(f"\n{headline}", style="dim"),
+            Text(result["task"])
+            + Text(f"\n{headline}", style="dim")
+            + (Text(f"\n{marks}", style="yellow") if marks else Text()),
             f"{figure(metrics.get(headline))}\n{interval(spread.get('ci'))}",
             f"{samples['scored']}/{samples['total']}",
             str(samples["failed"]),
@@ -290,7 +322,7 @@ def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
     """The summary, per (model, task) its metrics and a table per metric group (a row a subject,
     with its n), provenance per model, the serving checks, and timings: narrow tables that read
     at 80 columns."""
-    tables: list[Table | Text | Group] = [render_summary(report)]
+    tables: list[Table | Text | Group] = [render_summary(report, fixes=True)]
     several = len({r["model"] for r in report["results"]}) > 1
     provenance = Table(title="provenance", show_header=False)
     provenance.add_column("what", style="dim")

@@ -17,6 +17,7 @@ Example::
         concurrency_limit: 16       # requests in flight to this model's server (entries
                                     # on one server share it: the largest is its budget)
         timeout_s: 120              # per-request budget
+        server_defaults: unknown    # neutral: the server applies no sampling defaults of its own
         retry_after_max_s: 60       # longest Retry-After honoured (a longer one is cut, said)
         outage_s: 300               # how long a server that answered may be away (a restart)
         request_defaults:
@@ -149,6 +150,12 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     price: Price | None = None
     """Per million input and output tokens: the forecast and the report show costs, and
     ``--budget-cost`` can stop the run (``runner/forecast.py``, ``runner/stopping.py``)."""
+    server_defaults: Literal["unknown", "neutral"] = "unknown"
+    """What the server puts in the sampling fields a request leaves out. ``neutral``: you started
+    it with no defaults of its own (vLLM ``--generation-config vllm``, SGLang
+    ``--sampling-defaults openai``). No wire shows a server flag, so a field the wire cannot send
+    is then taken as neutral, said as declared (not verified) in the serving checks; ``unknown``
+    leaves such a field's results marked ``exposed`` (``runner/serving/defaults.py``)."""
 
     @property
     def dialect_id(self) -> str:

@@ -186,6 +186,7 @@ def _finalize(run_dir: Path, data_dir: Path | None, tasks: Mapping[str, Task] | 
         facts={
             label: msgspec.convert(f, ModelFacts) for label, f in setup.get("facts", {}).items()
         },
+        serving=setup.get("serving") or None,  # what the plan's serving checks found
     )
     report["timings"] = _timings(sessions)
     report["run"]["shards"] = frozen.shards

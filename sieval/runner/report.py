@@ -11,6 +11,9 @@ them (``Task.cluster_by``, MMLU by subject), then the error is cluster-robust; `
 which.
 Version 2 added ``intervals``. Each result's ``cost`` holds its forecast (when the run made one)
 and what its records say was spent (``costs.py``); ``budget`` what a budget allowed and spent.
+Each result's ``marks`` (``marks.py``) say what a reader must know before trusting its headline:
+``partial`` (samples failed for their content) and ``exposed`` (a server default the serving
+checks could not clear).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from .costs import unit_cost
 from .files import storage_error, write_atomic
 from .forecast import read_forecast
 from .identity import sieval_version
+from .marks import marks_of
 from .plan import protocol
 from .records import SCHEMA_VERSION, records_path
 from .rundir import run_directory
@@ -111,6 +115,9 @@ def build_report(
                 result = _unit_result(pm, pt, path, provenance.get(pm.label), facts_of)
                 result["cost"] = unit_cost(pm, pt, path, forecast)
                 results.append(result)
+    served = dict(serving) if serving else dict((previous or {}).get("serving") or {})
+    for result in results:  # what a reader must know of each headline: marks.py
+        result["marks"] = marks_of(result, served)
     return {
         "report_version": REPORT_VERSION,
         "records_schema_version": SCHEMA_VERSION,
@@ -135,7 +142,7 @@ def build_report(
         ),
         "warnings": warnings,
         "preflight": checks if checks is not None else {},
-        "serving": dict(serving) if serving else dict((previous or {}).get("serving") or {}),
+        "serving": served,
     }
 
 
