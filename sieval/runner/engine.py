@@ -36,7 +36,7 @@ from .config import EvalConfig
 from .files import StorageError, repair_tail
 from .forecast import FORECAST_FILE, CostOptions, Costs, Forecast, forecast_run, write_forecast
 from .lock import hold_run
-from .plan import Plan, plan_run, select
+from .plan import Plan, check_dependencies, plan_run, select
 from .preflight import Provenance
 from .progress import NullProgress, ProgressSink
 from .records import FAILED, SCORED, records_path, statuses_at, wire_log_path
@@ -259,6 +259,8 @@ async def _arun_eval(
             stage(f"resuming {run_dir}: {scored} recorded, {total - scored} to go{again}")
     else:
         run_dir = new_run_dir(Path(options.out or config.out), options.run_name, plan.identity)
+    if not dry_run:  # a checker that cannot run here fails some answers only: refused first
+        check_dependencies(plan)
     async with contextlib.AsyncExitStack() as stack:
         setup = await set_up(
             plan,

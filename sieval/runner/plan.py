@@ -21,6 +21,7 @@ from ..dialects.registry import get_dialect, registry
 from ..dialects.spec import Auth, Dialect, Refuse
 from ..errors import ConfigError, Refused, did_you_mean
 from ..model import prepare
+from ..scoring.dependencies import missing
 from ..settings import setting
 from ..tasks.base import ModelFacts, Requirement, Task, TaskConfig
 from ..tasks.registry import TASKS
@@ -35,6 +36,7 @@ __all__ = [
     "PlannedModel",
     "PlannedTask",
     "check_capabilities",
+    "check_dependencies",
     "model_facts",
     "plan_run",
     "protocol",
@@ -177,6 +179,24 @@ def check_capabilities(model: ModelConfig, task: Task) -> None:
             f"(model {model.label!r}); dialects that do: {', '.join(others) or 'none yet'}",
             dialect=dialect,
             path=req.capability,
+        )
+
+
+def check_dependencies(plan: Plan) -> None:
+    """Import what each task's checker needs (``Task.dependencies``): a ``ConfigError`` naming the
+    task, the module and the install command when one fails, before the first request. Without
+    it the answers that reach the missing code fail and the headline is over the rest."""
+    for pt in plan.tasks:
+        lacking = missing(getattr(pt.task, "dependencies", ()))
+        if not lacking:
+            continue
+        names = ", ".join(sorted({d.package for d, _ in lacking}))
+        said = "; ".join(f"{d.module}: {why}" for d, why in lacking[:3])
+        raise ConfigError(
+            f"task {pt.name!r} cannot be scored here: its checker needs {names}, which does not "
+            f"import ({said}); install it with {lacking[0][0].install}, then run again (no "
+            "request was sent)",
+            path=f"tasks.{pt.name}",
         )
 
 

@@ -38,8 +38,10 @@ import threading
 
 import msgspec
 
-__all__ = ["Extraction", "MathVerdict", "extract_answer", "extract_boxed", "is_equivalent",
-           "score_math"]  # fmt: skip
+from .dependencies import Dependency
+
+__all__ = ["DEPENDENCIES", "Extraction", "MathVerdict", "extract_answer", "extract_boxed",
+           "is_equivalent", "score_math"]  # fmt: skip
 
 _BOX = re.compile(r"\\(boxed|fbox)")
 _FINAL = re.compile(r"Final Answer: The final answer is(.*?)\. I hope it is correct\.")
@@ -102,6 +104,10 @@ def extract_answer(text: str) -> Extraction:
         return Extraction(answer=final.group(1).strip().strip("$").strip(),
                           rule="final_answer_sentence")  # fmt: skip
     return boxed
+
+
+DEPENDENCIES = (Dependency("math_verify", "math-verify"),)
+"""What ``is_equivalent`` imports: a task comparing math answers declares it."""
 
 
 def is_equivalent(answer: str, gold: str, timeout_seconds: int = 5) -> bool:

@@ -4,7 +4,7 @@ final-answer sentence; math-verify's equivalence, not string equality)."""
 
 from __future__ import annotations
 
-from ..scoring.math_answer import score_math
+from ..scoring.math_answer import DEPENDENCIES, score_math
 from .base import Sample
 from .families import Checked, Verdict
 
@@ -35,6 +35,7 @@ def family(answer: str, max_tokens: int) -> Checked:
         headline="accuracy",
         input="chat",
         max_tokens=max_tokens,
+        needs=DEPENDENCIES,
         protocol_text=(
             "0-shot CoT: the problem and the line "
             f"{INSTRUCTION!r} as the user message; greedy, max_tokens {max_tokens}; the last "

@@ -113,6 +113,9 @@ class Task(Protocol):
       then counts rows, ``n * samples_per_row`` samples;
     * ``keeps_predictions = True``: ``aggregate``'s results hold each sample's ``prediction`` too
       (maj@k votes over the repeats' extracted answers);
+    * ``dependencies``: the modules its checker imports beyond sieval's own
+      (``scoring.dependencies.Dependency``); the runner imports them before the first request
+      and refuses a run that lacks one, naming the install command;
     * ``cluster_by = "group"``: samples of one ``Sample.group`` are not independent draws (MMLU's
       subjects); their metrics' standard errors are clustered by group. ``cluster_by = "item"``:
       the repeats of one row (ids ``<id>#r<i>``) are clustered by the row, when there are any.

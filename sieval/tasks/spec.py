@@ -97,6 +97,7 @@ class SpecTask:
             self.cluster_by = "item"
         if getattr(spec.family, "vote", False):  # maj@k reads the repeats' answers
             self.keeps_predictions = True
+        self.dependencies = tuple(getattr(spec.family, "needs", ()))
         for hook in ("protocol_for", "token_texts", "documents", "score_async"):
             if hasattr(spec.family, hook):
                 setattr(self, hook, getattr(self, f"_{hook}"))

@@ -37,6 +37,7 @@ from ...errors import ConfigError
 from ...ir.ranges import RANGES
 from ...ir.request import ChatInput, CompletionInput, Request, Sampling
 from ...ir.response import Response
+from ...scoring.dependencies import Dependency
 from ...scoring.repeats import maj_at_k, pass_at_k
 from .._shared import first_choice, int_option, means
 from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
@@ -102,6 +103,9 @@ class Checked(Base):
     """The row's fields for the prompt, when they depend on the config (GPQA's shuffle)."""
     chat_text: Callable[[str], str] | None = None
     """The user message a chat model gets, from the raw-text prompt; None: the prompt itself."""
+    needs: tuple[Dependency, ...] = ()
+    """What the checker imports beyond sieval's own dependencies (the ``instruct`` extra):
+    imported before the first request, a run refused with the install command when one fails."""
     vote: bool = True
     """maj@k over the repeats' extracted answers (False where answers are not votes: IFEval's
     counts, code)."""
