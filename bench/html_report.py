@@ -29,9 +29,9 @@ from typing import Any
 
 from sieval.cli.html import render_html
 from sieval.cli.html.browser import launch_options, offline
+from sieval.plan.config import parse_config
+from sieval.results.view import build_view
 from sieval.runner import RunOptions, arun_eval
-from sieval.runner.config import parse_config
-from sieval.runner.view import build_view
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = """

@@ -45,10 +45,10 @@ from pathlib import Path
 import aiohttp
 
 from sieval.dialects.registry import get_dialect
+from sieval.plan.config import EvalConfig, ModelConfig, results_dirname
 from sieval.runner import RunOptions, arun_eval, plan_run
-from sieval.runner.config import EvalConfig, ModelConfig, results_dirname
 from sieval.runner.engine import resolve_data_dir
-from sieval.runner.records import Shared, expand_requests, read_records
+from sieval.store.records import Shared, expand_requests, read_records
 from sieval.tasks.base import TaskConfig
 
 TASK = "arc_easy_kshot_ppl"

@@ -20,7 +20,7 @@ from typing import Any
 
 from sieval import Model, Request, Sampling
 from sieval.ir.request import CompletionInput
-from sieval.runner.records import Shared, expand, read_records
+from sieval.store.records import Shared, expand, read_records
 
 
 def sent(run: Path, model: str, task: str) -> dict[str, tuple[dict[str, Any], str, int]]:

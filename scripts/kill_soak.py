@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from sieval.runner.records import read_records
+from sieval.store.records import read_records
 
 CASES = (
     ("openai_completions", "arc_easy_kshot_ppl:num_fewshot=0"),

@@ -223,9 +223,9 @@ def sieval_side(
     task: str, n: int, url: str, data: Path, out: Path, resume: Path | None = None
 ) -> dict[str, Any]:
     sys.path.insert(0, str(ROOT))
-    from sieval.runner.config import parse_config
+    from sieval.plan.config import parse_config
     from sieval.runner.engine import RunOptions, run_eval
-    from sieval.runner.records import Shared, expand_requests, read_records
+    from sieval.store.records import Shared, expand_requests, read_records
     from sieval.tasks.base import TaskConfig
     from sieval.tasks.registry import TASKS
 

@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sieval.runner.serving.fingerprint import SGLANG_KEYS
-from sieval.runner.serving.probes import LONG, SHORT
+from sieval.serving.fingerprint import SGLANG_KEYS
+from sieval.serving.probes import LONG, SHORT
 
 
 def _prompt(body: Any) -> str:

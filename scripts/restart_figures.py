@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from sieval.runner.records import read_records
+from sieval.store.records import read_records
 
 TASK = "gemma-3-270m/arc_easy_kshot_ppl/records.jsonl"
 

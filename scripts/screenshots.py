@@ -23,7 +23,7 @@ from typing import Any
 
 from sieval.cli.html import render_html
 from sieval.cli.html.browser import launch_options, offline
-from sieval.runner.view import build_view
+from sieval.results.view import build_view
 
 WIDTH = 1360
 

@@ -16,7 +16,7 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
-from sieval.runner.records import read_records
+from sieval.store.records import read_records
 
 MODEL_ROUTES = ("/completions", "/responses", "/messages", "/generate", "GenerateContent")
 

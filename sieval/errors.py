@@ -2,11 +2,21 @@
 
     SievalError                      anything sieval raises on purpose
     ├── ConfigError                  a config, CLI argument or data location is wrong (no I/O)
+    │   ├── RunLocked                ... the run is being written by another process
+    │   │                                (runner/lock.py)
+    │   └── Incomplete               ... finalize met planned samples without a record
+    │                                    (runner/finalize.py)
+    ├── StorageError                 a run file could not be read or written (a full disk,
+    │                                read-only, permissions); ``stopped`` when a run was recording
     ├── Refused                      a request was decided against before any byte was sent
     ├── ServerRejected               the server answered 4xx (other than 429) with its own message
     ├── ContractViolation            a reply was short, inconsistent or malformed
     └── TransportError               connect failure, timeout, 429 or 5xx after the retries
         └── TransportTimeout         ... a timeout (also a builtin TimeoutError)
+
+``sieval`` exits 2 for a ``ConfigError`` (nothing ran, or the run directory cannot be used) and
+for a ``StorageError`` before a run records anything, 3 for a ``StorageError`` that stopped a
+run (``stopped``: what was recorded is kept, and a resume completes it).
 
 Every error carries structured fields (the dialect, the leaf or JSON path, what was expected and
 what was received, the server) so that a record can store them, and its message is one sentence
@@ -26,6 +36,7 @@ __all__ = [
     "Refused",
     "ServerRejected",
     "SievalError",
+    "StorageError",
     "TransportError",
     "TransportTimeout",
     "did_you_mean",
@@ -75,6 +86,16 @@ class ConfigError(SievalError, ValueError):
     """Raised when a config file, CLI argument or data location cannot be used as given."""
 
 
+class StorageError(SievalError):
+    """Raised when a run file cannot be read or written (a full disk, a read-only filesystem, no
+    permission, a directory where a file belongs); the message names the file and the fix."""
+
+    def __init__(self, message: str, *, path: str, stopped: bool = False) -> None:
+        super().__init__(message, path=path)
+        self.stopped = stopped
+        """True when samples were being recorded: the run stopped and can be resumed."""
+
+
 class Refused(SievalError):
     """Raised before I/O when a request leaf cannot be honoured or the request is invalid."""
 
@@ -122,7 +143,7 @@ class TransportTimeout(TransportError, TimeoutError):
     """Raised when a connect or read budget ran out on every attempt."""
 
 
-_BRANCHES = (ConfigError, Refused, ServerRejected, ContractViolation, TransportError)
+_BRANCHES = (ConfigError, StorageError, Refused, ServerRejected, ContractViolation, TransportError)
 
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:

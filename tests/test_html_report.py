@@ -24,11 +24,11 @@ import pytest
 
 from sieval.cli.html import render_html
 from sieval.cli.html.browser import CHROMIUM, launch_options
+from sieval.plan.config import parse_config, results_dirname
 from sieval.reference import ReferenceServer
+from sieval.results.view import build_view
 from sieval.runner import RunOptions, arun_eval
-from sieval.runner.config import parse_config, results_dirname
-from sieval.runner.records import Shared, expand_requests, read_records
-from sieval.runner.view import build_view
+from sieval.store.records import Shared, expand_requests, read_records
 
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[2] / "shared" / "data"))
 
@@ -492,7 +492,7 @@ def test_a_missing_interval_or_value_prints_a_dash() -> None:
 
 def test_a_comparison_is_rendered_when_the_view_has_one(run_dir: Path) -> None:
     """No browser: a run compared with itself, every difference 0."""
-    from sieval.audit.compare import compare_runs
+    from sieval.analysis.compare import compare_runs
 
     view = build_view(run_dir)
     assert 'id="compare"' not in render_html(view)

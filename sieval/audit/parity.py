@@ -18,11 +18,11 @@ from typing import Any
 import msgspec
 
 from ..errors import ConfigError
-from ..runner.config import EvalConfig, results_dirname
+from ..plan.config import EvalConfig, results_dirname
 from ..runner.engine import RunOptions, RunResult, run_eval
 from ..runner.progress import ProgressSink
-from ..runner.records import Record, read_records, records_path
 from ..scoring.uncertainty import quantiles
+from ..store.records import Record, read_records, records_path
 from ..tasks.base import Task
 
 __all__ = ["CallDiff", "ParityResult", "TaskParity", "compare_records", "run_parity"]

@@ -21,7 +21,7 @@ from ..dialects.registry import get_dialect
 from ..errors import ConfigError, SievalError, TransportError
 from ..ir.request import Request, Sampling, Scoring
 from ..model import Call, Model
-from ..runner.serving import ALL, DEFAULT_COPIES, Needs, Serving, run_serving_checks
+from ..serving import ALL, DEFAULT_COPIES, Needs, Serving, run_serving_checks
 from ..transport import HttpTransport, Limits, get_json
 
 __all__ = [

@@ -26,7 +26,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "eval": (
         "sieval.cli.eval",
-        "Evaluate models on tasks; exit 0 ok, 1 failed samples, 2 bad input, 130 interrupted.",
+        "Evaluate models on tasks; exit 0 ok, 1 failed samples, 2 bad input, 3 disk full, "
+        "130 interrupted.",
     ),
     "finalize": (
         "sieval.cli.finalize",

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 import typer
 
+from ..errors import StorageError
 from ..tasks.base import Task
 
 __all__ = [
@@ -20,7 +21,7 @@ __all__ = [
 
 EXIT_OK, EXIT_FAILED_SAMPLES, EXIT_BAD_INPUT, EXIT_STORAGE = 0, 1, 2, 3
 """``EXIT_STORAGE``: a run stopped because a run file could not be written (a full disk);
-what was recorded is kept and resuming completes it (``runner.files.StorageError.stopped``)."""
+what was recorded is kept and resuming completes it (``errors.StorageError.stopped``)."""
 
 
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
@@ -38,8 +39,8 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
 
 def exit_code(exc: Exception) -> int:
     """2 for bad input, ``EXIT_STORAGE`` for a run stopped by a run file it could not write (a
-    ``StorageError`` with ``stopped``; read by name, so no command imports the runner for it)."""
-    return EXIT_STORAGE if getattr(exc, "stopped", False) else EXIT_BAD_INPUT
+    ``StorageError`` with ``stopped``)."""
+    return EXIT_STORAGE if isinstance(exc, StorageError) and exc.stopped else EXIT_BAD_INPUT
 
 
 def task_registry() -> Mapping[str, Task]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from ..errors import ConfigError
+from ..errors import ConfigError, StorageError
 from . import common
 from .app import app
 from .text import shown
@@ -70,7 +70,7 @@ def compare_command(
     Per task: both runs' metrics, the paired difference with its 95% interval, McNemar's exact
     test, the minimum detectable difference (MDE) at --power and --alpha, the flipped samples,
     and the per-choice log-likelihood differences."""
-    from ..audit.compare import compare_runs
+    from ..analysis.compare import compare_runs
 
     if form not in ("table", "json"):
         raise common.fail(f"--format {form!r}: choose table or json")
@@ -88,7 +88,7 @@ def compare_command(
                 run_b, load_report(run_b), Path(html), compare_with=run_a, force=force
             )
             typer.echo(f"HTML report with the comparison: {written}", err=True)
-    except ConfigError as exc:
+    except (ConfigError, StorageError) as exc:
         raise common.fail(exc.message) from None
     if form == "json":
         typer.echo(json.dumps(result, indent=2))

@@ -14,8 +14,8 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from ..runner.config import Price
-from ..runner.forecast import Forecast
+from ..cost.forecast import Forecast
+from ..plan.config import Price
 from .inert import shown as as_text
 from .text import MISSING
 

@@ -27,7 +27,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ..errors import ConfigError
+from ..errors import ConfigError, StorageError
 from . import common, text
 from .app import app
 from .inert import markup
@@ -249,7 +249,8 @@ def eval_command(
         help="With --run: k/N, k, or slurm|indexed|env (k from the scheduler).",
     ),
 ) -> None:
-    """Evaluate models on tasks; exit 0 ok, 1 failed samples, 2 bad input, 130 interrupted."""
+    """Evaluate models on tasks; exit 0 ok, 1 failed samples, 2 bad input, 3 disk full,
+    130 interrupted."""
     from ..settings import named_as
 
     console = text.console(stderr=True)
@@ -281,8 +282,8 @@ def eval_command(
     with named_as("flags" if one_line is not None else "config"):
         try:
             from ..runner import RunOptions
-            from ..runner.serving import parse_selection
             from ..runner.stopping import parse_max_failures
+            from ..serving import parse_selection
 
             if dry_run and resume is not None:
                 raise ConfigError(
@@ -313,7 +314,7 @@ def eval_command(
                 on_stage=lambda line: console.print(_stage(line)),
             )
             result = _run(cfg, options, console, created)
-        except ConfigError as exc:
+        except (ConfigError, StorageError) as exc:
             raise common.fail(exc.message, code=common.exit_code(exc)) from None
     if dry_run:
         _render_forecast(result)
@@ -326,8 +327,8 @@ def cost_options(
     dry_run: bool, forecast: bool | None, budget_tokens: str | None, budget_cost: str | None
 ) -> Any:
     """The cost flags as ``CostOptions`` (each budget parsed once, naming its flag)."""
-    from ..runner.budget import parse_budget_cost, parse_budget_tokens
-    from ..runner.forecast import CostOptions
+    from ..cost.budget import parse_budget_cost, parse_budget_tokens
+    from ..cost.forecast import CostOptions
 
     return CostOptions(
         dry_run=dry_run,
@@ -358,10 +359,10 @@ def _config(
 ) -> tuple[Any, tuple[str, ...], tuple[str, ...]]:
     """The config, and the model labels and tasks to run of it, from whichever form the command
     line used."""
-    from ..runner.config import load_config
-    from ..runner.plan import resolve_task
-    from ..runner.rundir import load_run_config
+    from ..plan.config import load_config
+    from ..plan.plan import resolve_task
     from ..settings import setting
+    from ..store.rundir import load_run_config
 
     if one_line is not None:
         if config is not None:
@@ -400,7 +401,7 @@ def _write_config(path: Path, one_line: OneLine | None, console: Console) -> Non
     """Save the one-line form's config as YAML and stop (exit 0); nothing runs."""
     if one_line is None:
         raise ConfigError("--write-config saves a one-line run (--endpoint ...) as a config file")
-    from ..runner.rundir import write_new_file
+    from ..store.rundir import write_new_file
 
     text = config_yaml(one_line.mapping(common.task_registry()))
     write_new_file(path, text, flag="--write-config")

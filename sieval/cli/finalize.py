@@ -12,7 +12,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from ..errors import ConfigError
+from ..errors import ConfigError, StorageError
 from . import common
 from .app import app
 
@@ -27,12 +27,12 @@ def finalize_command(
     ),
 ) -> None:
     """Check every planned sample is recorded once, merge the shards, write report.json."""
-    from ..runner.shards import finalize
+    from ..cluster.shards import finalize
 
     console = Console(stderr=True, soft_wrap=True, highlight=False)
     try:
         done = finalize(run_dir, data_dir=data_dir, tasks=common.task_registry())
-    except ConfigError as exc:
+    except (ConfigError, StorageError) as exc:
         raise common.fail(exc.message) from None
     from .report import render_failures, render_summary
 

@@ -17,12 +17,12 @@ FORMATS = ("table", "md", "csv", "json")
 
 COLUMNS = ("model", "task", "metric", "value", "se", "ci_low", "ci_high", "n", "estimator",
            "scored", "failed", "missing", "marks", "marks_why")  # fmt: skip
-"""``marks``: the headline's marks (``partial``, ``exposed``: ``runner/marks.py``) on every row of
+"""``marks``: the headline's marks (``partial``, ``exposed``: ``results/marks.py``) on every row of
 its (model, task), since each figure of it shares the cause; ``marks_why``: their reasons."""
 
 
 def result_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    from ..runner.marks import result_marks
+    from ..results.marks import result_marks
 
     rows = []
     for result in report["results"]:

@@ -24,7 +24,7 @@ import yaml
 
 from ..errors import ConfigError
 from ..ir.request import Sampling
-from ..runner.config import ONE_LINE, EvalConfig, parse_config
+from ..plan.config import ONE_LINE, EvalConfig, parse_config
 from ..tasks.base import Task
 
 __all__ = ["GEN_KWARGS_ALIASES", "OneLine", "config_yaml", "names", "pairs"]

@@ -10,9 +10,9 @@ from rich.console import Console
 from rich.table import Table
 
 from ..audit.parity import CallDiff, ParityResult, run_parity
-from ..errors import ConfigError
+from ..errors import ConfigError, StorageError
+from ..plan.config import load_config
 from ..runner import RunOptions, make_progress
-from ..runner.config import load_config
 from . import common
 from .app import app
 from .inert import shown
@@ -119,7 +119,7 @@ def parity_command(
             warmup=warmup,
             endpoints=[e.strip() for e in (endpoints or "").split(",") if e.strip()],
         )
-    except ConfigError as exc:
+    except (ConfigError, StorageError) as exc:
         raise common.fail(exc.message) from None
     Console(width=200).print(render_parity(result))
     Console().print(render_agreement(result))

@@ -16,7 +16,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from ..errors import ConfigError
+from ..errors import ConfigError, StorageError
 from . import common
 from .app import app
 
@@ -27,8 +27,8 @@ def _render_forecast(data: Any, config: Path, stdout: Console) -> None:
     """The plan's forecast (``plan.json``'s ``setup.forecast``, also ``forecast.json``)."""
     import msgspec
 
+    from ..cost.forecast import Forecast
     from ..runner import load_config
-    from ..runner.forecast import Forecast
     from .costs import render_forecast
 
     if not data:
@@ -57,9 +57,9 @@ def plan_command(
     ),
 ) -> None:
     """Freeze a run as N shards: checks once, writes run.json and plan.json, runs nothing."""
+    from ..cluster.shards import freeze
+    from ..cost.forecast import CostOptions
     from ..runner import RunOptions, load_config
-    from ..runner.forecast import CostOptions
-    from ..runner.shards import freeze
 
     console = Console(stderr=True, soft_wrap=True, highlight=False)
     try:
@@ -81,7 +81,7 @@ def plan_command(
                 tasks=common.task_registry(),
             )
         )
-    except ConfigError as exc:
+    except (ConfigError, StorageError) as exc:
         raise common.fail(exc.message) from None
     for note in frozen.notes:
         console.print(f"[yellow]warning:[/] {note}")

@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from ..errors import ConfigError
+from ..errors import ConfigError, StorageError
 from . import common
 from .app import app
 
@@ -68,7 +68,7 @@ def power_command(
     sieval power --task arc_easy_kshot_ppl --baseline 0.62 --delta 0.02
     sieval power --task mmlu_kshot_clp --from RUN_A RUN_B --delta 0.02
     sieval power --task arc_easy_kshot_ppl --discordance 0.1 --n 500"""
-    from ..audit.power import Question, answer
+    from ..analysis.power import Question, answer
 
     if form not in ("table", "json"):
         raise common.fail(f"--format {form!r}: choose table or json")
@@ -78,7 +78,7 @@ def power_command(
     )  # fmt: skip
     try:
         result = answer(question)
-    except (ConfigError, ValueError) as exc:
+    except (ConfigError, StorageError, ValueError) as exc:
         raise common.fail(getattr(exc, "message", None) or str(exc)) from None
     if form == "json":
         typer.echo(json.dumps(result, indent=2))

@@ -13,8 +13,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ..audit.probe import ProbeResult, run_probe
-from ..errors import ConfigError
-from ..runner.serving import DEFAULT_COPIES
+from ..errors import ConfigError, StorageError
+from ..serving import DEFAULT_COPIES
 from . import common
 from .app import app
 from .inert import shown
@@ -64,7 +64,7 @@ def probe_command(
         facts, results = asyncio.run(
             run_probe(dialect, endpoint, model, api_key=key, wire_log=wire_log)
         )
-    except ConfigError as exc:
+    except (ConfigError, StorageError) as exc:
         raise common.fail(exc.message) from None
     console = Console(width=180)
     console.print(shown(f"server: {json.dumps(facts, default=str)[:400]}"), highlight=False)
@@ -86,7 +86,7 @@ def _serving_checks(
     copies: int,
 ) -> None:
     from ..audit.probe import probe_serving
-    from ..runner.serving import ALL, parse_selection
+    from ..serving import ALL, parse_selection
     from .serving import render_serving
 
     try:
@@ -97,7 +97,7 @@ def _serving_checks(
                 checks=tuple(chosen) if chosen is not None else ALL, wire_log=wire_log,
             )
         )  # fmt: skip
-    except ConfigError as exc:
+    except (ConfigError, StorageError) as exc:
         raise common.fail(exc.message.replace("--serving-checks", "--only")) from None
     unanswered = [f for f in serving.findings if f.detail.startswith("the server did not answer")]
     if unanswered and len(unanswered) == len(serving.findings):

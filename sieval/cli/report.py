@@ -14,7 +14,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import ConfigError
+from ..errors import ConfigError, StorageError
 from . import common
 from .app import app
 from .inert import shown as as_text
@@ -73,7 +73,7 @@ def report_command(
 
     A run that is going or was interrupted is reported from its records, marked partial. The
     HTML report is one self-contained file: summary, plots and a per-sample browser."""
-    from ..runner.snapshot import snapshot
+    from ..results.snapshot import snapshot
     from .formats import FORMATS, render_rows, result_rows
 
     if form not in FORMATS:
@@ -89,7 +89,7 @@ def report_command(
         if html is not None:
             written = write_html(run_dir, report, Path(html), compare_with=compare, force=force)
             typer.echo(f"HTML report: {written}", err=form != "table")
-    except ConfigError as exc:
+    except (ConfigError, StorageError) as exc:
         raise common.fail(exc.message) from None
     if form != "table":
         typer.echo(render_rows(result_rows(report), form), nl=False)
@@ -108,7 +108,7 @@ def _watch(run_dir: Path, data_dir: Path | None) -> dict[str, Any]:
     return its last report (printed whole by the caller)."""
     from rich.live import Live
 
-    from ..runner.snapshot import snapshot
+    from ..results.snapshot import snapshot
 
     def look() -> dict[str, Any]:
         return snapshot(run_dir, data_dir=data_dir, tasks=common.task_registry())
@@ -135,16 +135,16 @@ def write_html(
 ) -> Path:
     """Build the run's view and write it as one self-contained HTML file at ``target`` (where
     ``rundir.html_target`` allows; ``ConfigError`` otherwise, before anything is written)."""
-    from ..runner.files import storage_error, write_atomic
-    from ..runner.rundir import html_target
-    from ..runner.view import build_view
+    from ..results.view import build_view
+    from ..store.files import storage_error, write_atomic
+    from ..store.rundir import html_target
     from .html import render_html
 
     target = html_target(target, run_dir, force=force)
     view = build_view(run_dir, dict(report))
     view["serving"] = report.get("serving") or {}
     if compare_with is not None:
-        from ..audit.compare import compare_runs
+        from ..analysis.compare import compare_runs
 
         view["compare"] = compare_runs(compare_with, run_dir)
     try:
@@ -227,7 +227,7 @@ def partial_note(report: Mapping[str, Any]) -> str | None:
 def render_summary(report: Mapping[str, Any], *, fixes: bool = False) -> Table | Group:
     """One row per task: headline with its interval, scored, failed, missing; a table per model,
     titled with its name (a long name never squeezes a column, nor breaks). A marked headline
-    (``runner/marks.py``) says its mark under its name and why below the table (``fixes``: and
+    (``results/marks.py``) says its mark under its name and why below the table (``fixes``: and
     what to do); a partial report says so below, in a line of its own (a caption would wrap to
     the table's width)."""
     results = report["results"]
@@ -241,9 +241,9 @@ def render_summary(report: Mapping[str, Any], *, fixes: bool = False) -> Table |
 
 
 def render_marks(report: Mapping[str, Any], *, fixes: bool = False) -> list[Text]:
-    """One line per mark of a headline (``runner/marks.py``): what it is and why (inert);
+    """One line per mark of a headline (``results/marks.py``): what it is and why (inert);
     ``fixes``: and what to do about it."""
-    from ..runner.marks import result_marks
+    from ..results.marks import result_marks
 
     several = len({r["model"] for r in report["results"]}) > 1
     lines = []
@@ -263,7 +263,7 @@ def _summary_table(report: Mapping[str, Any], model: str, results: list[Any]) ->
     summary.add_column("value\n95% CI", justify="right", no_wrap=True)
     for column in ("scored", "failed", "missing"):
         summary.add_column(column, justify="right", no_wrap=True)
-    from ..runner.marks import result_marks
+    from ..results.marks import result_marks
 
     for result in results:
         samples = result["samples"]

@@ -10,7 +10,7 @@ from typing import Any
 import typer
 from rich.markup import escape
 
-from ..errors import ConfigError
+from ..errors import ConfigError, StorageError
 from . import common, text
 from .app import app
 
@@ -47,8 +47,8 @@ def samples_command(
     Each sample shows its question, the choices with their scores, the gold answer and the
     model's pick with why, the generation and the extracted answer, or the error. A run that is
     going or was interrupted shows the samples recorded so far."""
-    from ..runner.snapshot import snapshot
-    from ..runner.view import sample_view, units
+    from ..results.snapshot import snapshot
+    from ..results.view import sample_view, units
     from .report import partial_note
 
     chosen = [("wrong", wrong), ("failed", failed), ("correct", correct)]
@@ -56,7 +56,7 @@ def samples_command(
     try:
         report = snapshot(run_dir, tasks=common.task_registry())
         found = list(units(run_dir, report))
-    except ConfigError as exc:
+    except (ConfigError, StorageError) as exc:
         raise common.fail(exc.message) from None
     known_tasks = sorted({u.result["task"] for u in found})
     if task is not None and task not in known_tasks:

@@ -17,7 +17,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from ..errors import ConfigError
+from ..errors import ConfigError, StorageError
 from . import common
 
 __all__ = ["run_shard_command"]
@@ -34,8 +34,8 @@ def run_shard_command(
     budgets: tuple[str | None, str | None] = (None, None),
 ) -> None:
     """Parse ``--run``/``--shard``, run the shard, render; always raises ``typer.Exit``."""
+    from ..cluster.shards import parse_shard, run_shard
     from ..runner import RunOptions, load_config, make_progress
-    from ..runner.shards import parse_shard, run_shard
 
     if run is None or shard is None:
         raise common.fail("a shard needs both --run RUN_DIR and --shard k/N (or slurm|indexed|env)")
@@ -61,7 +61,7 @@ def run_shard_command(
                 endpoints=endpoints,
             )
         )
-    except ConfigError as exc:
+    except (ConfigError, StorageError) as exc:
         raise common.fail(exc.message, code=common.exit_code(exc)) from None
     except OSError as exc:  # the shard's records cannot be written: it did not run
         raise common.fail(f"shard {shard} of {run} could not run: {exc}") from None

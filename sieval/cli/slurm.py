@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from ..errors import ConfigError
+from ..errors import ConfigError, StorageError
 from . import common
 from .app import app
 
@@ -34,10 +34,10 @@ def slurm_command(
     ),
 ) -> None:
     """Write RUN_DIR/slurm/ (shards.sbatch, finalize.sbatch, submit.sh) and RUN_DIR/k8s/."""
+    from ..cluster.scheduler_scripts import kubernetes_manifests, slurm_scripts
+    from ..cluster.shards import read_plan
     from ..runner import load_config
-    from ..runner.batch import kubernetes_manifests, slurm_scripts
-    from ..runner.rundir import load_run_config
-    from ..runner.shards import read_plan
+    from ..store.rundir import load_run_config
 
     try:
         frozen = read_plan(run_dir)
@@ -45,7 +45,7 @@ def slurm_command(
         load_run_config(  # the shards will find every endpoint (a password from --config)
             run_dir, endpoints=load_config(config) if config else None, again=again
         )
-    except ConfigError as exc:
+    except (ConfigError, StorageError) as exc:
         raise common.fail(exc.message) from None
     slurm = slurm_scripts(
         run_dir,

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import ConfigError, did_you_mean
+from ..errors import ConfigError, StorageError, did_you_mean
 from ..tasks.base import Task
 from ..tasks.suite import Suite
 from . import common
@@ -134,7 +134,7 @@ def tasks_command(
 
     try:
         registry = common.task_registry()
-    except ConfigError as exc:
+    except (ConfigError, StorageError) as exc:
         raise common.fail(exc.message) from None
     console = Console(width=80) if not as_json else None
     if name is None:

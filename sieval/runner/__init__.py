@@ -5,12 +5,12 @@ from sieval.runner import RunOptions, load_config, run_eval
 result = run_eval(load_config("eval.yaml"), RunOptions(limit=20))
 """
 
-from .config import EvalConfig, ModelConfig, load_config, parse_config
+from ..plan.config import EvalConfig, ModelConfig, load_config, parse_config
+from ..plan.plan import check_capabilities, plan_run
+from ..results.report import DENOMINATOR, load_report
+from ..store.records import SCHEMA_VERSION, Record, RequestRecord, read_records
 from .engine import RunOptions, RunResult, arun_eval, run_eval
-from .plan import check_capabilities, plan_run
 from .progress import NullProgress, PlainProgress, ProgressSink, RichProgress, make_progress
-from .records import SCHEMA_VERSION, Record, RequestRecord, read_records
-from .report import DENOMINATOR, load_report
 
 __all__ = [
     "DENOMINATOR",

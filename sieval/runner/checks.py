@@ -28,10 +28,10 @@ from ..dialects.envelopes import message_kind
 from ..errors import ConfigError, ServerRejected, SievalError
 from ..ir.request import CompletionInput, Request, Sampling, Scoring
 from ..model import Call, Model
+from ..plan.plan import PlannedModel, PlannedTask
 from ..settings import setting
 from ..tasks.base import ModelFacts
 from ..transport import redact, redact_url
-from .plan import PlannedModel, PlannedTask
 from .preflight import Provenance
 
 __all__ = [

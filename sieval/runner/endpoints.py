@@ -26,11 +26,11 @@ import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..plan.config import EMBEDDED
+from ..plan.plan import PlannedModel
+from ..plan.urls import origin
 from ..transport import HttpTransport, Limits, Pool, Timeouts, WireLog, redact_url
-from .config import EMBEDDED
 from .limits import Claim, connection_budgets
-from .plan import PlannedModel
-from .urls import origin
 
 __all__ = ["Endpoint", "EndpointKey", "Endpoints", "endpoint_key"]
 

@@ -29,23 +29,30 @@ from typing import Any
 
 import msgspec
 
+from ..cost.budget import check_budget, open_budget
+from ..cost.forecast import (
+    FORECAST_FILE,
+    CostOptions,
+    Costs,
+    Forecast,
+    forecast_run,
+    write_forecast,
+)
 from ..errors import ConfigError
+from ..plan.config import EvalConfig
+from ..plan.plan import Plan, check_dependencies, plan_run, select
+from ..results.report import build_report, load_report, truncation_warnings, write_report
+from ..results.snapshot import running
+from ..serving.across_runs import check_numerics, report_section, run_json_entry
+from ..store.files import StorageError, repair_tail
+from ..store.lock import hold_run
+from ..store.records import FAILED, SCORED, records_path, statuses_at, wire_log_path
+from ..store.rundir import check_resume, create_run_dir, new_run_dir, write_run_json
 from ..tasks.base import Task
-from .budget import check_budget, open_budget
-from .config import EvalConfig
-from .files import StorageError, repair_tail
-from .forecast import FORECAST_FILE, CostOptions, Costs, Forecast, forecast_run, write_forecast
-from .lock import hold_run
-from .plan import Plan, check_dependencies, plan_run, select
 from .preflight import Provenance
 from .progress import NullProgress, ProgressSink
-from .records import FAILED, SCORED, records_path, statuses_at, wire_log_path
-from .report import build_report, load_report, truncation_warnings, write_report
-from .rundir import check_resume, create_run_dir, new_run_dir, write_run_json
 from .scheduler import Runtime, Scheduler
-from .serving.across_runs import check_numerics, report_section, run_json_entry
 from .setup import TransportFactory, set_up
-from .snapshot import running
 from .stopping import MaxFailures, parse_max_failures
 
 __all__ = [
@@ -458,5 +465,5 @@ def _stopped(exc: StorageError, run_dir: Path, shard: int | None) -> StorageErro
 def _previous_report(run_dir: Path) -> dict[str, Any] | None:
     try:
         return load_report(run_dir)
-    except ConfigError:
+    except (ConfigError, StorageError):
         return None

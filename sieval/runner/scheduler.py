@@ -21,17 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..cost.budget import Budget, Held
 from ..ir.request import Request
 from ..ir.response import Response
 from ..model import Call, Model
-from ..tasks.base import ModelFacts, Sample, describe
-from .budget import Budget, Held
-from .checks import Primed, primed_key
-from .endpoints import Endpoint
-from .files import StorageError
-from .plan import Plan, PlannedModel, PlannedTask
-from .progress import ProgressSink
-from .records import (
+from ..plan.plan import Plan, PlannedModel, PlannedTask
+from ..store.files import StorageError
+from ..store.records import (
     SCHEMA_VERSION,
     SCORED,
     Record,
@@ -43,6 +39,10 @@ from .records import (
     request_record,
     statuses_at,
 )
+from ..tasks.base import ModelFacts, Sample, describe
+from .checks import Primed, primed_key
+from .endpoints import Endpoint
+from .progress import ProgressSink
 from .stopping import MaxFailures, Stopper
 
 __all__ = ["Runtime", "Scheduler", "Unit"]

@@ -22,6 +22,11 @@ import msgspec
 
 from ..errors import ConfigError
 from ..model import Model
+from ..plan.config import EMBEDDED, ModelConfig
+from ..plan.plan import Plan, PlannedModel
+from ..serving import Serving, parse_selection
+from ..serving.across_runs import report_section
+from ..serving.in_eval import serving_for
 from ..settings import named, setting
 from ..tasks.base import ModelFacts
 from ..transport import Limits, Timeouts, Transport, redact_url
@@ -35,13 +40,8 @@ from .checks import (
     resolve_token_ids,
     run_checks,
 )
-from .config import EMBEDDED, ModelConfig
 from .endpoints import Endpoints
-from .plan import Plan, PlannedModel
 from .preflight import PREFLIGHT_TIMEOUTS, Provenance, embedded_server, preflight
-from .serving import Serving, parse_selection
-from .serving.across_runs import report_section
-from .serving.in_eval import serving_for
 
 __all__ = ["Setup", "TransportFactory", "set_up"]
 

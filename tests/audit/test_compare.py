@@ -11,11 +11,11 @@ import msgspec
 import pytest
 from typer.testing import CliRunner
 
-from sieval.audit.compare import compare_runs
+from sieval.analysis.compare import compare_runs
 from sieval.cli.main import app
 from sieval.reference import ReferenceServer
 from sieval.runner import RunOptions, arun_eval, parse_config
-from sieval.runner.records import decode_record
+from sieval.store.records import decode_record
 from sieval.tasks.registry import TASKS as TASK_REGISTRY
 
 TASKS = """

@@ -19,10 +19,10 @@ from scipy import stats
 from statsmodels.stats.power import NormalIndPower
 from typer.testing import CliRunner
 
-from sieval.audit.compare import compare_runs
+from sieval.analysis.compare import compare_runs
 from sieval.cli.main import app
 from sieval.runner import RunOptions, arun_eval, parse_config
-from sieval.runner.records import decode_record
+from sieval.store.records import decode_record
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "scoring"))
 from power_oracle import exact_mcnemar_power

@@ -11,9 +11,9 @@ import pytest
 
 from sieval.audit.parity import compare_records, run_parity
 from sieval.errors import ConfigError
+from sieval.plan.config import parse_config
 from sieval.runner import RunOptions
-from sieval.runner.config import parse_config
-from sieval.runner.records import Record, RequestRecord
+from sieval.store.records import Record, RequestRecord
 
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 

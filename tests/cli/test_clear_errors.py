@@ -18,7 +18,7 @@ from typer.testing import CliRunner, Result
 
 from sieval.cli import common
 from sieval.cli.main import app
-from sieval.runner import records
+from sieval.store import records
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "runner"))
 from fakes import FakeTask, write_data

@@ -140,8 +140,8 @@ def _text(parts: list[object]) -> str:
 
 def test_the_cost_views_say_what_the_figures_leave_out() -> None:
     from sieval.cli.costs import render_costs, render_forecast
-    from sieval.runner.config import Price
-    from sieval.runner.forecast import Counting, Forecast, UnitForecast
+    from sieval.cost.forecast import Counting, Forecast, UnitForecast
+    from sieval.plan.config import Price
 
     unit = {"model": "m", "samples": 2, "exact_requests": 0, "method": "estimate: bytes / 4"}
     forecast = Forecast(

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from sieval.cli.main import app
 from sieval.reference import start_in_thread
-from sieval.runner.snapshot import RUNNING, is_running
+from sieval.results.snapshot import RUNNING, is_running
 
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 SIEVAL = [sys.executable, "-c", "import sys; from sieval.cli.main import main; main()"]
@@ -172,8 +172,8 @@ def test_a_missing_run_directory_is_said_to_be_missing(tmp_path: Path) -> None:
 
 
 async def test_a_report_is_current_while_it_counts_what_the_records_hold(tmp_path: Path) -> None:
+    from sieval.results.snapshot import snapshot
     from sieval.runner import RunOptions, arun_eval, parse_config
-    from sieval.runner.snapshot import snapshot
 
     config = parse_config(
         "models: [{endpoint: embedded, name: ref}]\ntasks: [{name: arc_easy_kshot_ppl, n: 3}]"

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from sieval.cli.main import app
 from sieval.runner import RunOptions, arun_eval, parse_config
-from sieval.runner.records import decode_record
+from sieval.store.records import decode_record
 from sieval.tasks.base import TaskConfig
 from sieval.tasks.registry import TASKS
 
@@ -162,7 +162,7 @@ async def test_a_clustered_pair_sets_the_icc(data_dir: Path, tmp_path: Path) -> 
         if row["group"] in flipped:
             row["metrics"]["acc"] = 1.0
     (unit / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    from sieval.audit.compare import compare_runs
+    from sieval.analysis.compare import compare_runs
 
     observed = compare_runs(a, b)["tasks"][0]["metrics"]["acc"]["mde"]
     assert observed["icc"] > 0.05  # whole subjects flipped: strongly clustered

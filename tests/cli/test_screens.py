@@ -21,9 +21,9 @@ from sieval.cli.html import render_html
 from sieval.cli.main import app
 from sieval.cli.report import render_finishes, render_report, render_summary
 from sieval.cli.text import console
+from sieval.results.view import build_view
 from sieval.runner import RunOptions, arun_eval, parse_config
 from sieval.runner.progress import RichProgress, Unit, progress_line, progress_lines
-from sieval.runner.view import build_view
 
 CONFIG = """
 models: [{name: ref, endpoint: embedded}]
@@ -231,7 +231,7 @@ async def test_predictions_show_as_letters_in_the_view(run_dir: Path) -> None:
 async def test_compare_names_the_runs_and_prints_intervals_like_every_table(
     run_dir: Path, tmp_path: Path
 ) -> None:
-    from sieval.audit.compare import compare_runs
+    from sieval.analysis.compare import compare_runs
 
     result = compare_runs(run_dir, run_dir)
     text = shown(*render_comparison(result, names=("5shot", "0shot")), width=100)

@@ -81,8 +81,20 @@ def upward(block: list[list[str]]) -> list[str]:
     return sorted(set(wrong))
 
 
+KNOTS = {
+    "sieval.store imports sieval.plan",  # rundir checks the stored config (check_config)
+    "sieval.cost imports sieval.runner",  # forecast builds its short models from a Setup
+    "sieval.results imports sieval.runner",  # snapshot re-plans a run; report types Provenance
+}
+"""Upward imports left by the runner's split into packages (issue 35), each to be untied; the
+test fails on any other upward import, and on a knot once it is gone from the code."""
+
+
 def test_imports_point_down_the_layers() -> None:
     wrong = upward(layers((ROOT / "docs" / "architecture.md").read_text()))
+    untied = [knot for knot in KNOTS if not any(w.endswith(knot) for w in wrong)]
+    assert not untied, f"untied, so drop them from KNOTS: {untied}"
+    wrong = [w for w in wrong if not any(w.endswith(knot) for knot in KNOTS)]
     assert not wrong, "\n".join(wrong)
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from sieval.cost.forecast import CostOptions
+from sieval.plan.config import parse_config
 from sieval.runner import RunOptions, arun_eval
-from sieval.runner.config import parse_config
-from sieval.runner.forecast import CostOptions
-from sieval.runner.records import read_records
+from sieval.store.records import read_records
 
 pytestmark = pytest.mark.live
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from sieval.plan.config import parse_config
 from sieval.runner import RunOptions, run_eval
-from sieval.runner.config import parse_config
-from sieval.runner.records import read_records
+from sieval.store.records import read_records
 from sieval.tasks.registry import SUITES
 
 pytestmark = pytest.mark.live

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from sieval.dialects.registry import get_dialect
+from sieval.plan.config import parse_config
 from sieval.runner import RunOptions, run_eval
-from sieval.runner.config import parse_config
 from sieval.runner.preflight import preflight
-from sieval.runner.records import read_records
+from sieval.store.records import read_records
 
 pytestmark = pytest.mark.live
 

@@ -9,8 +9,8 @@ import pytest
 
 from sieval.audit.parity import run_parity
 from sieval.audit.probe import run_probe
+from sieval.plan.config import parse_config
 from sieval.runner import RunOptions
-from sieval.runner.config import parse_config
 
 pytestmark = pytest.mark.live
 

@@ -12,8 +12,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from fakes import FakeTask
 
+from sieval.plan.config import parse_config
 from sieval.runner import RunOptions, run_eval
-from sieval.runner.config import parse_config
 
 
 def main(argv: list[str]) -> int:

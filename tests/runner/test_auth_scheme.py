@@ -16,9 +16,9 @@ from sieval.dialects.registry import get_dialect
 from sieval.errors import ConfigError, ServerRejected
 from sieval.ir.request import ChatInput, Message, Request, Sampling, TextPart
 from sieval.model import Model
+from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer, start_in_thread
 from sieval.runner import RunOptions, arun_eval
-from sieval.runner.config import parse_config
 
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 KEY = "sk-right-key-4242"

@@ -12,12 +12,12 @@ from typing import Any
 import msgspec
 import pytest
 
+from sieval.cost.budget import parse_budget_cost, parse_budget_tokens
+from sieval.cost.forecast import CostOptions
 from sieval.errors import ConfigError
+from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
 from sieval.runner import RunOptions, arun_eval
-from sieval.runner.budget import parse_budget_cost, parse_budget_tokens
-from sieval.runner.config import parse_config
-from sieval.runner.forecast import CostOptions
 from sieval.settings import named_as
 from sieval.transport import FakeTransport, HttpReply, HttpRequest, json_reply
 

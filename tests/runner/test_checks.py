@@ -11,11 +11,11 @@ import msgspec
 import pytest
 
 from sieval.errors import ConfigError
+from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
 from sieval.runner import RunOptions, arun_eval
-from sieval.runner.config import parse_config
-from sieval.runner.rundir import load_run_config
-from sieval.runner.serving.probes import is_probe
+from sieval.serving.probes import is_probe
+from sieval.store.rundir import load_run_config
 from sieval.transport import HttpTransport
 from sieval.transport.types import HttpReply, HttpRequest
 

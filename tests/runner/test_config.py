@@ -8,7 +8,7 @@ import msgspec
 import pytest
 
 from sieval.errors import ConfigError
-from sieval.runner.config import EMBEDDED, REFERENCE_MODEL, load_config, parse_config
+from sieval.plan.config import EMBEDDED, REFERENCE_MODEL, load_config, parse_config
 
 GOOD = """
 concurrency: 8
@@ -275,7 +275,7 @@ def test_an_entry_without_endpoint_and_model_is_refused(entry: str, who: str) ->
 
 def test_auth_is_chosen_per_endpoint() -> None:
     from sieval.dialects.registry import get_dialect
-    from sieval.runner.plan import PlannedModel
+    from sieval.plan.plan import PlannedModel
 
     config = parse_config(
         "models: [{endpoint: 'http://h', model: m, auth: x-api-key}]\ntasks: [{name: t}]"

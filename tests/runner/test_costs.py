@@ -7,9 +7,9 @@ from pathlib import Path
 
 import msgspec
 
-from sieval.runner.config import Price
-from sieval.runner.costs import spent_in
-from sieval.runner.records import Record, RecordWriter, RequestRecord
+from sieval.cost.spent import spent_in
+from sieval.plan.config import Price
+from sieval.store.records import Record, RecordWriter, RequestRecord
 
 
 def record(sample: str, requests: dict[str, RequestRecord], status: str = "ok") -> Record:

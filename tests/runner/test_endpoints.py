@@ -7,12 +7,12 @@ import os
 from pathlib import Path
 
 from sieval.dialects.registry import get_dialect
+from sieval.plan.config import parse_config
+from sieval.plan.plan import PlannedModel
 from sieval.reference import ReferenceServer
 from sieval.runner import RunOptions, arun_eval
-from sieval.runner.config import parse_config
 from sieval.runner.endpoints import Endpoints, endpoint_key
 from sieval.runner.limits import Claim, connection_budgets
-from sieval.runner.plan import PlannedModel
 
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 

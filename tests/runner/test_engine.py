@@ -12,9 +12,9 @@ import pytest
 
 from sieval.errors import ConfigError
 from sieval.ir.request import Scoring
+from sieval.plan.config import EvalConfig, parse_config
 from sieval.runner import RunOptions, arun_eval, read_records
-from sieval.runner.config import EvalConfig, parse_config
-from sieval.runner.records import Record, RecordWriter, Shared, expand
+from sieval.store.records import Record, RecordWriter, Shared, expand
 from sieval.tasks.base import Requirement
 from sieval.transport import HttpRequest
 
@@ -334,7 +334,7 @@ async def test_resume_refuses_a_directory_that_is_not_a_run(tmp_path: Path, data
         await arun_eval(
             make_config(), options(tmp_path, data_dir, resume=bad), tasks={"fake_qa": FakeTask()}
         )
-    from sieval.runner.identity import fingerprint
+    from sieval.store.identity import fingerprint
 
     (bad / "run.json").write_text(f'{{"identity": "{fingerprint({})}", "inputs": {{}}}}')
     with pytest.raises(ConfigError, match=r"(?s)differs from the run's:\n  models\.m\.dialect"):

@@ -19,10 +19,10 @@ from typing import Any
 from typer.testing import CliRunner
 
 from sieval.cli.main import app
+from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
 from sieval.runner import RunOptions, arun_eval, read_records
-from sieval.runner.config import parse_config
-from sieval.runner.serving.advice import Exposure, defaults_fix
+from sieval.serving.advice import Exposure, defaults_fix
 
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 SAMPLED = "[{name: math500, n: 3, options: {temperature: 1.0, repeats: 2, max_tokens: 16}}]"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from sieval.errors import ConfigError
-from sieval.runner.files import StorageError, storage_error, write_atomic
-from sieval.runner.rundir import create_run_dir, load_run_config, run_directory
+from sieval.store.files import StorageError, storage_error, write_atomic
+from sieval.store.rundir import create_run_dir, load_run_config, run_directory
 
 
 @pytest.mark.parametrize(
@@ -28,7 +28,7 @@ def test_each_os_error_says_what_to_do(code: int, needle: str) -> None:
     import os
 
     exc = storage_error(OSError(code, os.strerror(code)), Path("/r/x.jsonl"), doing="write")
-    assert isinstance(exc, ConfigError) and not exc.stopped
+    assert isinstance(exc, StorageError) and not isinstance(exc, ConfigError) and not exc.stopped
     assert exc.message.startswith("cannot write /r/x.jsonl: ") and needle in exc.message
 
 
@@ -57,8 +57,8 @@ def test_run_directories(tmp_path: Path) -> None:
 
 
 def test_an_endpoint_password_comes_from_the_config_file(tmp_path: Path) -> None:
-    from sieval.runner.config import parse_config
-    from sieval.runner.rundir import write_run_json
+    from sieval.plan.config import parse_config
+    from sieval.store.rundir import write_run_json
 
     def config(url: str, name: str = "m") -> object:
         return parse_config(

@@ -8,11 +8,11 @@ from collections import Counter
 from pathlib import Path
 
 from sieval.ir.response import Choice, Response, ToolCall
+from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
+from sieval.results.tally import finish_counts
 from sieval.runner import RunOptions, arun_eval
-from sieval.runner.config import parse_config
-from sieval.runner.records import finish_reasons
-from sieval.runner.tally import finish_counts
+from sieval.store.records import finish_reasons
 
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 

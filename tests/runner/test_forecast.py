@@ -11,15 +11,15 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from sieval.cost.counting import PromptCounter, max_output, prompt_text
+from sieval.cost.forecast import FORECAST_FILE, CostOptions, read_forecast
 from sieval.errors import ConfigError
 from sieval.ir.request import ChatInput, Message, Request, Sampling, TextPart
 from sieval.model import Model
+from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
 from sieval.runner import RunOptions, arun_eval
-from sieval.runner.config import parse_config
-from sieval.runner.counting import PromptCounter, max_output, prompt_text
-from sieval.runner.forecast import FORECAST_FILE, CostOptions, read_forecast
-from sieval.runner.records import Shared, expand_requests, read_records
+from sieval.store.records import Shared, expand_requests, read_records
 from sieval.transport import HttpTransport
 from sieval.transport.types import HttpReply, HttpRequest
 

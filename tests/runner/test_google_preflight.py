@@ -24,9 +24,9 @@ from typer.testing import CliRunner
 from sieval.cli.main import app
 from sieval.dialects.registry import get_dialect
 from sieval.errors import ConfigError
+from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
 from sieval.runner import RunOptions, arun_eval
-from sieval.runner.config import parse_config
 from sieval.runner.preflight import preflight
 from sieval.transport import FakeTransport, HttpReply, HttpRequest, json_reply
 

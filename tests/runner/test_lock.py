@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from sieval.runner.files import StorageError
-from sieval.runner.lock import RunLocked, hold_run, hold_shard
+from sieval.store.files import StorageError
+from sieval.store.lock import RunLocked, hold_run, hold_shard
 
 from .fakes import serve, write_data
 from .workers import CLI, finish, start

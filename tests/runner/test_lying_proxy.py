@@ -17,9 +17,9 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
 from sieval.runner import RunOptions, arun_eval
-from sieval.runner.config import parse_config
 
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 Lie = Callable[[Any], None]

@@ -21,8 +21,8 @@ from sieval.cli.compare import render_comparison
 from sieval.cli.main import app
 from sieval.cli.report import render_summary
 from sieval.errors import ConfigError
+from sieval.results.marks import result_marks
 from sieval.runner import RunOptions, arun_eval, parse_config
-from sieval.runner.marks import result_marks
 from sieval.transport import FakeTransport, HttpReply, HttpRequest, json_reply
 
 from .fakes import FakeTask, answer, write_data

@@ -11,8 +11,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from sieval.cli.main import app
-from sieval.runner.records import Shared, expand_requests, read_records
-from sieval.runner.view import build_view
+from sieval.results.view import build_view
+from sieval.store.records import Shared, expand_requests, read_records
 
 OLD = Path(__file__).parents[1] / "fixtures" / "runs" / "v3-60dedeb"
 V4 = Path(__file__).parents[1] / "fixtures" / "runs" / "v4-cea26a8"

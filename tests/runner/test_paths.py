@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sieval.errors import ConfigError
+from sieval.plan.config import parse_config
 from sieval.runner import RunOptions, arun_eval
-from sieval.runner.config import parse_config
-from sieval.runner.paths import MAX_NAME, RUN_FILES, results_dirname, segment, unsafe
-from sieval.runner.records import records_path, wire_log_path
+from sieval.store.paths import MAX_NAME, RUN_FILES, results_dirname, segment, unsafe
+from sieval.store.records import records_path, wire_log_path
 
 from .fakes import FakeTask, fake_transport, write_data
 
@@ -133,7 +133,7 @@ async def test_a_label_dotdot_no_longer_shares_records_across_runs(tmp_path: Pat
 
 
 def test_a_run_name_is_one_segment(tmp_path: Path) -> None:
-    from sieval.runner.rundir import new_run_dir
+    from sieval.store.rundir import new_run_dir
 
     for name in ("..", "a/b", "run.json", ""):
         with pytest.raises(ConfigError, match="run name"):
@@ -145,7 +145,7 @@ def test_a_plan_whose_identity_was_edited_is_refused(tmp_path: Path) -> None:
     """The identity names the jobs of the generated scripts: a crafted one could add lines."""
     import json
 
-    from sieval.runner.shards import read_plan
+    from sieval.cluster.shards import read_plan
 
     plan = {
         "plan_version": 1,

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from sieval.cli.main import app
-from sieval.runner.records import (
+from sieval.store.records import (
     RecordWriter,
     Shared,
     decode_record,

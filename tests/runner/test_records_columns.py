@@ -14,7 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sieval.runner.records import (
+from sieval.plan.samples import Samples
+from sieval.results.tally import finish_counts, tally_unit
+from sieval.store.records import (
     Record,
     RecordWriter,
     RequestRecord,
@@ -24,8 +26,6 @@ from sieval.runner.records import (
     latest_at,
     read_records,
 )
-from sieval.runner.samples import Samples
-from sieval.runner.tally import finish_counts, tally_unit
 from sieval.tasks.base import Sample
 
 V4 = Path(__file__).parents[1] / "fixtures" / "runs" / "v4-cea26a8"

@@ -10,9 +10,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sieval.plan.config import parse_config
 from sieval.runner import RunOptions, arun_eval
-from sieval.runner.config import parse_config
-from sieval.runner.records import (
+from sieval.store.records import (
     Record,
     RecordWriter,
     RequestRecord,

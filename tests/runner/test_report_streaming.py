@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from sieval.runner import RunOptions, arun_eval, parse_config
-from sieval.runner.records import Record, RecordWriter, latest_at
+from sieval.store.records import Record, RecordWriter, latest_at
 
 CONFIG = """
 models: [{name: ref, endpoint: embedded}]

@@ -14,8 +14,8 @@ import pytest
 from aiohttp import web
 
 from sieval.errors import ConfigError
+from sieval.plan.config import parse_config
 from sieval.runner import PlainProgress, RunOptions, arun_eval
-from sieval.runner.config import parse_config
 
 from .fakes import FakeTask, answer, write_data
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-import sieval.runner.samples as samples_module
-from sieval.runner.records import Record, RecordWriter
-from sieval.runner.report import intervals
-from sieval.runner.samples import DuplicateSampleId, Samples
-from sieval.runner.tally import tally_unit
+import sieval.plan.samples as samples_module
+from sieval.plan.samples import DuplicateSampleId, Samples
+from sieval.results.report import intervals
+from sieval.results.tally import tally_unit
+from sieval.store.records import Record, RecordWriter
 from sieval.tasks._shared import grouped_means, means
 from sieval.tasks.base import Sample, SampleResult
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from sieval.plan.config import parse_config
 from sieval.runner import PlainProgress, RunOptions, arun_eval
-from sieval.runner.config import parse_config
 
 from .fakes import FakeTask, serve, write_data
 

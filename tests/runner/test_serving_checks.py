@@ -10,7 +10,7 @@ from sieval.ir.request import Request, Sampling, Scoring
 from sieval.model import Model
 from sieval.reference import ReferenceServer
 from sieval.reference.numerics import SAMPLING_DEFAULTS
-from sieval.runner.serving import (
+from sieval.serving import (
     ALL,
     DEFAULT_COPIES,
     Finding,
@@ -22,9 +22,9 @@ from sieval.runner.serving import (
     parse_selection,
     run_serving_checks,
 )
-from sieval.runner.serving.needs import Needs
-from sieval.runner.serving.observe import Observation, Sender, differ
-from sieval.runner.serving.repeat import check_seed
+from sieval.serving.determinism import check_seed
+from sieval.serving.needs import Needs
+from sieval.serving.observe import Observation, Sender, differ
 
 SCORE = Request.completion(
     "Q: x\nA: y",

@@ -17,10 +17,10 @@ import pytest
 from sieval.dialects.table import lift
 from sieval.ir.request import Sampling
 from sieval.model import Model
-from sieval.runner.serving.findings import NEGLIGIBLE, matters
-from sieval.runner.serving.fingerprint import facts_from
-from sieval.runner.serving.observe import Observation, differ, merged, observation_of
-from sieval.runner.serving.probes import lowered, shape
+from sieval.serving.findings import NEGLIGIBLE, matters
+from sieval.serving.fingerprint import facts_from
+from sieval.serving.observe import Observation, differ, merged, observation_of
+from sieval.serving.probes import lowered, shape
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "serving"
 SERVERS = {"vllm-0.32.0": "openai_completions", "sglang-0.5.23": "sglang_native"}

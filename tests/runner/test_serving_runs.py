@@ -15,16 +15,16 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from sieval.audit.compare import compare_runs
+from sieval.analysis.compare import compare_runs
 from sieval.cli.compare import render_comparison
 from sieval.cli.main import app
 from sieval.cli.report import render_report, write_html
 from sieval.errors import ConfigError
+from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer, start_in_thread
 from sieval.runner import RunOptions, arun_eval
-from sieval.runner.config import parse_config
-from sieval.runner.rundir import load_run_config, read_run_json
-from sieval.runner.serving.probes import is_probe
+from sieval.serving.probes import is_probe
+from sieval.store.rundir import load_run_config, read_run_json
 from sieval.transport import HttpTransport
 from sieval.transport.types import HttpReply, HttpRequest
 

@@ -13,10 +13,10 @@ import pytest
 import yaml
 from sharding import TASKS, assert_same_run, env, sieval, single_run, write_config
 
+from sieval.cluster.scheduler_scripts import kubernetes_manifests, slurm_scripts
+from sieval.cluster.shards import assign, freeze, parse_shard, read_plan, share
 from sieval.errors import ConfigError
 from sieval.runner import load_config
-from sieval.runner.batch import kubernetes_manifests, slurm_scripts
-from sieval.runner.shards import assign, freeze, parse_shard, read_plan, share
 from sieval.tasks.base import Sample
 
 

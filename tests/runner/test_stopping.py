@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from sieval.errors import ConfigError
+from sieval.plan.config import parse_config
 from sieval.runner import RunOptions, arun_eval, read_records
-from sieval.runner.config import parse_config
 from sieval.runner.stopping import AUTO, FIRST, Stopper, parse_max_failures
 
 from .fakes import FakeTask, fake_transport, write_data

@@ -12,10 +12,11 @@ import msgspec
 import pytest
 
 from sieval.errors import ConfigError
+from sieval.plan.config import parse_config
+from sieval.results.view import build_view
 from sieval.runner import RunOptions, arun_eval, read_records
-from sieval.runner.config import parse_config
-from sieval.runner.files import repair_tail
-from sieval.runner.records import (
+from sieval.store.files import repair_tail
+from sieval.store.records import (
     SCHEMA_VERSION,
     Record,
     RecordWriter,
@@ -23,7 +24,6 @@ from sieval.runner.records import (
     Shared,
     expand_requests,
 )
-from sieval.runner.view import build_view
 from sieval.transport.wirelog import WireLog
 
 from .fakes import FakeTask, serve, write_data
@@ -252,7 +252,7 @@ async def _torn_then_resumed(tmp_path: Path, url: str, which: str) -> None:
 
 
 async def test_a_shard_resumes_after_torn_tails(tmp_path: Path) -> None:
-    from sieval.runner.shards import finalize, freeze, run_shard
+    from sieval.cluster.shards import finalize, freeze, run_shard
 
     write_data(tmp_path / "data", WORDS)
     async with serve() as url:

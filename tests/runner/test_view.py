@@ -9,10 +9,10 @@ from typing import Any
 import msgspec
 import pytest
 
+from sieval.results.explain import prompt_text
+from sieval.results.view import build_view
 from sieval.runner import RunOptions, arun_eval, parse_config
-from sieval.runner.explain import prompt_text
-from sieval.runner.records import RequestRecord, decode_record
-from sieval.runner.view import build_view
+from sieval.store.records import RequestRecord, decode_record
 
 CONFIG = """
 models: [{name: ref, endpoint: embedded}]

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from sieval.errors import ConfigError
+from sieval.plan.config import parse_config
 from sieval.runner import RunOptions, run_eval
-from sieval.runner.config import parse_config
-from sieval.runner.records import Shared, expand_requests, read_records
+from sieval.store.records import Shared, expand_requests, read_records
 
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 

@@ -13,12 +13,12 @@ import msgspec
 import pytest
 
 from sieval.model import Model
+from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
 from sieval.reference.lm import get_model
 from sieval.runner import RunOptions, run_eval
-from sieval.runner.config import parse_config
-from sieval.runner.records import read_records
 from sieval.scoring.rolling import rolling_windows
+from sieval.store.records import read_records
 from sieval.tasks.base import TaskConfig
 from sieval.tasks.registry import TASKS
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sieval.runner.samples import Samples
+from sieval.plan.samples import Samples
 from sieval.tasks.base import TaskConfig
 from sieval.tasks.registry import TASKS
 

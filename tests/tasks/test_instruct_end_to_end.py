@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from sieval.plan.config import parse_config
 from sieval.runner import RunOptions, run_eval
-from sieval.runner.config import parse_config
-from sieval.runner.records import read_records
+from sieval.store.records import read_records
 
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 

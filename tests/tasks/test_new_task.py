@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from sieval.plan.config import parse_config
 from sieval.runner import RunOptions, run_eval
-from sieval.runner.config import parse_config
 from sieval.tasks.base import TaskConfig
 from sieval.tasks.registry import TASKS, discover
 

@@ -19,8 +19,8 @@ import pytest
 from typer.testing import CliRunner
 
 from sieval.cli.main import app
-from sieval.runner.records import read_records
-from sieval.runner.rundir import read_run_json
+from sieval.store.records import read_records
+from sieval.store.rundir import read_run_json
 
 RUNS = Path(__file__).parents[1] / "fixtures" / "runs" / "v5-e1ffb0e"
 

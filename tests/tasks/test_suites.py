@@ -9,8 +9,8 @@ from typer.testing import CliRunner
 
 from sieval.cli.main import app
 from sieval.errors import ConfigError
-from sieval.runner.config import parse_config
-from sieval.runner.plan import select
+from sieval.plan.config import parse_config
+from sieval.plan.plan import select
 from sieval.tasks.registry import SUITES, TASKS
 
 BASE = ["arc_easy", "arc_challenge", "hellaswag", "winogrande", "piqa", "openbookqa", "sciq",

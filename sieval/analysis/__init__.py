@@ -1,0 +1,1 @@
+"""Statistics across runs: paired comparison and power."""

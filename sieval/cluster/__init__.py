@@ -1,0 +1,1 @@
+"""A run across processes: a frozen plan, shards, scheduler scripts, finalize."""

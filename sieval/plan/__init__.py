@@ -1,0 +1,1 @@
+"""The plan: the config and everything decided before the first request."""

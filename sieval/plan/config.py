@@ -1,0 +1,447 @@
+"""The eval config: a YAML file of ``models:`` and ``tasks:``, decoded strictly.
+
+Example::
+
+    concurrency: 64                 # overall cap on requests in flight (all models)
+    out: results                    # where run directories are created
+    models:
+      - name: ref                   # label used in results/<run>/<name>/ (default: the model id)
+        endpoint: embedded          # or a base URL, http://127.0.0.1:8000 (required)
+        model: sieval-reference     # the model id sent on the wire
+        kind: completion            # completion | chat: picks the default dialect
+        dialect: openai_completions # default: openai_completions (completion), openai_chat (chat)
+        api_key_env: MY_KEY         # name of an env var holding the key (or api_key_file: path)
+        auth: default               # how the key is sent: default (the dialect's), bearer,
+                                    # x-api-key, x-goog-api-key
+        retries: 4                  # extra attempts after connect errors, timeouts, 429, 5xx
+        concurrency_limit: 16       # requests in flight to this model's server (entries
+                                    # on one server share it: the largest is its budget)
+        timeout_s: 120              # per-request budget
+        server_defaults: unknown    # neutral: the server applies no sampling defaults of its own
+        retry_after_max_s: 60       # longest Retry-After honoured (a longer one is cut, said)
+        outage_s: 300               # how long a server that answered may be away (a restart)
+        request_defaults:
+          sampling.temperature: 0.0 # leaf path -> value; never overrides what a task sets
+        price: {input: 0.15, output: 0.60, currency: USD}   # per million tokens (forecast.py)
+    tasks:
+      - name: arc_easy
+        n: 100
+        num_fewshot: 25
+        seed: 1234
+        options: {}
+
+A key is never a literal in the file: ``api_key:`` is refused. An unknown key is an error with a
+close-match suggestion; a malformed file is an error with its line and column.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+import yaml
+
+from ..errors import ConfigError
+from ..ir.defaults import check_default_leaf, check_default_value
+from ..ir.ranges import INT64_MAX, INT64_MIN
+from ..settings import named, setting
+from ..store.paths import results_dirname, segment
+from ..tasks.base import TaskConfig
+from ..transport.redaction import redact_url
+from .urls import base_url, check_endpoint_url, provider_key
+
+__all__ = [
+    "EMBEDDED",
+    "ONE_LINE",
+    "EvalConfig",
+    "ModelConfig",
+    "Price",
+    "base_url",
+    "check_config",
+    "check_endpoint_url",
+    "load_config",
+    "parse_config",
+    "provider_key",
+    "results_dirname",
+]
+
+EMBEDDED = "embedded"
+"""The ``endpoint`` value that starts sieval's in-process reference server."""
+
+REFERENCE_MODEL = "sieval-reference"
+"""The model id the embedded reference server serves (``reference.server.DEFAULT_MODEL_NAME``)."""
+
+DEFAULT_DIALECT = {"completion": "openai_completions", "chat": "openai_chat"}
+
+MAX_CONCURRENCY = 65_535
+"""The most requests ``concurrency`` and ``concurrency_limit`` may keep in flight: each holds a
+connection, and a client has at most this many ports to reach one server from."""
+
+MAX_RETRIES = 100
+"""The most ``retries``: at the transport's 30 s backoff ceiling, most of an hour for one request
+(a larger number never gives up)."""
+
+ONE_LINE = "the command line"
+"""The ``source`` of a config built from ``sieval eval --endpoint ...`` (its errors name flags)."""
+
+
+class Price(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """What a model's tokens cost, per million tokens: ``price: {input: 0.15, output: 0.60,
+    currency: USD}``. It changes no score, so it is not in the run identity (a resume may
+    change it)."""
+
+    input: float
+    """The price of a million prompt (input) tokens."""
+    output: float
+    """The price of a million generated (output) tokens."""
+    currency: str = ""
+    """Shown beside every cost as given (``USD``, ``EUR``, ``credits``); empty: no unit."""
+
+    def cost(self, input_tokens: float, output_tokens: float) -> float:
+        """What ``input_tokens`` prompt and ``output_tokens`` generated tokens cost."""
+        return (input_tokens * self.input + output_tokens * self.output) / 1_000_000
+
+
+class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One ``models:`` entry."""
+
+    name: str = ""
+    """The label in results paths and reports; defaults to ``model``."""
+    endpoint: str = ""
+    """A base URL (``http://host:port``; a trailing ``/v1`` is dropped: ``base_url``) or
+    ``embedded`` for the reference server; required (an entry without one is an error, never
+    the reference model under the entry's label)."""
+    model: str = ""
+    """The model id sent on the wire; with ``endpoint: embedded`` it defaults to the reference
+    server's own id (the only one it answers to)."""
+    kind: Literal["completion", "chat"] = "completion"
+    """The input kind; picks the default dialect."""
+    dialect: str = ""
+    """A dialect id from ``sieval dialects``; defaults from ``kind``."""
+    api_key_env: str | None = None
+    """Name of the environment variable holding the API key."""
+    api_key_file: str | None = None
+    """Path of a file whose stripped content is the API key."""
+    concurrency_limit: int = 32
+    """Requests in flight at once to this model's server. Entries that reach the same server
+    (scheme, host, port and credentials) share one budget, the largest of their limits
+    (``endpoints.py``)."""
+    retries: int = 4
+    """Extra attempts after a connect error, a timeout, HTTP 429 or 5xx (never another 4xx)."""
+    auth: Literal["default", "bearer", "x-api-key", "x-goog-api-key"] = "default"
+    """How the key is sent: the dialect's own scheme (``default``: Bearer on OpenAI wires,
+    ``x-api-key`` + ``anthropic-version`` on Anthropic's, ``x-goog-api-key`` on Google's), or
+    another one the endpoint needs (vLLM's ``/v1/messages`` takes only ``bearer``)."""
+    request_defaults: dict[str, Any] = msgspec.field(default_factory=dict)
+    """Leaf path -> value (``sampling.temperature: 0.0``), applied where a task sets nothing."""
+    timeout_s: float = 600.0
+    """Client-side budget per request in seconds."""
+    retry_after_max_s: float = 60.0
+    """Longest wait honoured from a server's ``Retry-After`` (seconds); a server asking for more
+    is waited this long, and the run says so."""
+    outage_s: float = 300.0
+    """How long (seconds) a server that has answered may refuse connections, as while it is
+    restarted, before a request fails: its connect errors are retried past ``retries``."""
+    price: Price | None = None
+    """Per million input and output tokens: the forecast and the report show costs, and
+    ``--budget-cost`` can stop the run (``runner/forecast.py``, ``runner/stopping.py``)."""
+    server_defaults: Literal["unknown", "neutral"] = "unknown"
+    """What the server puts in the sampling fields a request leaves out. ``neutral``: you started
+    it with no defaults of its own (vLLM ``--generation-config vllm``, SGLang
+    ``--sampling-defaults openai``). No wire shows a server flag, so a field the wire cannot send
+    is then taken as neutral, said as declared (not verified) in the serving checks; ``unknown``
+    leaves such a field's results marked ``exposed`` (``serving/defaults.py``)."""
+
+    @property
+    def dialect_id(self) -> str:
+        return self.dialect or DEFAULT_DIALECT[self.kind]
+
+    @property
+    def label(self) -> str:
+        return self.name or self.model or "reference"
+
+    @property
+    def base_url(self) -> str:
+        """The URL the dialects' paths are added to (``endpoint`` without ``/v1``)."""
+        return base_url(self.endpoint)
+
+    @property
+    def endpoint_note(self) -> str | None:
+        """What was dropped from ``endpoint`` to make the base URL, said once before a run."""
+        if self.endpoint == EMBEDDED or self.base_url == self.endpoint.rstrip("/"):
+            return None
+        return (
+            f"model {self.label!r}: using {redact_url(self.base_url)} as the base URL (the /v1 "
+            "of the endpoint is dropped: each dialect adds its own path, such as /v1/completions)"
+        )
+
+    def api_key(self) -> str | None:
+        """The key from ``api_key_env`` / ``api_key_file`` (``ConfigError`` when unreadable)."""
+        if self.api_key_env:
+            value = os.environ.get(self.api_key_env)
+            if not value:
+                raise ConfigError(
+                    f"model {self.label!r}: environment variable {self.api_key_env!r} "
+                    f"({named('api_key_env')}) is not set; export it before running",
+                    path="api_key_env",
+                )
+            return value
+        if self.api_key_file:
+            try:
+                value = Path(self.api_key_file).expanduser().read_text().strip()
+            except OSError as exc:
+                raise ConfigError(
+                    f"model {self.label!r}: cannot read {named('api_key_file')} "
+                    f"{self.api_key_file!r} ({exc.strerror}); check the path",
+                    path="api_key_file",
+                ) from exc
+            if not value:
+                raise ConfigError(
+                    f"model {self.label!r}: {named('api_key_file')} {self.api_key_file!r} is empty",
+                    path="api_key_file",
+                )
+            return value
+        return provider_key(self.endpoint)
+
+    def identity(self) -> dict[str, Any]:
+        """What of this model can change a score: no secrets, no key names, no limits."""
+        return {
+            "endpoint": redact_url(self.base_url),
+            "model": self.model,
+            "dialect": self.dialect_id,
+            "request_defaults": dict(sorted(self.request_defaults.items())),
+        }
+
+
+class EvalConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A whole config file."""
+
+    models: list[ModelConfig]
+    tasks: list[TaskConfig]
+    concurrency: int = 64
+    """Overall cap on requests in flight across every model."""
+    out: str = "results"
+    """Directory under which a run directory is created."""
+    data_dir: str | None = None
+    """Dataset directory (relative to the config file); ``--data-dir`` and ``SIEVAL_DATA_DIR``
+    take precedence."""
+
+
+def load_config(path: str | Path) -> EvalConfig:
+    """Read and check a YAML config; every problem is a ``ConfigError`` naming where it is."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read config {str(path)!r} ({exc.strerror})", path=str(path)
+        ) from exc
+    config = parse_config(text, source=str(path))
+    if config.data_dir and not Path(config.data_dir).expanduser().is_absolute():
+        # a relative data_dir means "relative to this file", so the command works from any cwd
+        anchored = str((path.parent / config.data_dir).resolve())
+        config = msgspec.structs.replace(config, data_dir=anchored)
+    return config
+
+
+def parse_config(text: str, *, source: str = "<config>") -> EvalConfig:
+    """Decode a YAML config held in ``text`` (``source`` names it in errors)."""
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
+        raise ConfigError(
+            f"{where}: malformed YAML ({exc.problem or exc.context}); fix the syntax there",
+            path=where,
+        ) from exc
+    except yaml.YAMLError as exc:  # pragma: no cover - every PyYAML parse error is marked
+        raise ConfigError(f"{source}: malformed YAML ({exc})", path=source) from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            f"{source}: expected a mapping with 'models:' and 'tasks:', got {type(raw).__name__}",
+            path=source,
+        )
+    for i, entry in enumerate(raw.get("models") or []):
+        if isinstance(entry, dict):
+            _refuse_literal_key(entry, f"{source}: models[{i}]")
+            if isinstance(entry.get("request_defaults"), dict):
+                entry["request_defaults"] = _flatten(entry["request_defaults"])
+    try:
+        config = msgspec.convert(raw, EvalConfig)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"{source}: {_explain(str(exc))}", path=source) from exc
+    return check_config(config, source)
+
+
+def _refuse_literal_key(entry: dict[str, Any], where: str) -> None:
+    for key in entry:
+        if isinstance(key, str) and key.lower() in {"api_key", "apikey", "key", "token"}:
+            raise ConfigError(
+                f"{where}: a literal {key!r} is refused so keys never land in files or results; "
+                "put the key in an environment variable and name it with 'api_key_env: VAR' "
+                "(or use 'api_key_file: PATH')",
+                path=f"{where}.{key}",
+            )
+
+
+def _flatten(tree: dict[str, Any]) -> dict[str, Any]:
+    """``{sampling: {temperature: 0}}`` and ``{sampling.temperature: 0}`` both become the latter
+    (one level: an ``options.*`` value may itself be a mapping)."""
+    flat: dict[str, Any] = {}
+    for key, value in tree.items():
+        if isinstance(value, dict) and "." not in str(key):
+            flat.update({f"{key}.{k}": v for k, v in value.items()})
+        else:
+            flat[str(key)] = value
+    return flat
+
+
+_UNKNOWN = re.compile(r"Object contains unknown field `([^`]*)`(?: - at `\$(.*)`)?")
+
+
+def _explain(message: str) -> str:
+    """msgspec's message, with a close-match suggestion for an unknown field."""
+    match = _UNKNOWN.match(message)
+    if not match:
+        return message.replace(" - at `$", " (at `")
+    field, where = match.group(1), match.group(2) or ""
+    struct = _struct_at(where)
+    known = [f.name for f in msgspec.structs.fields(struct)]
+    close = difflib.get_close_matches(field, known, n=1, cutoff=0.5)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    at = where.lstrip(".") or "top level"
+    return f"unknown key {field!r} in {at}.{hint} Known keys: {', '.join(known)}."
+
+
+def _price_problems(price: Price | None) -> list[tuple[str, str | bool]]:
+    """``(key, what it must be)`` for each price field out of range (none without a price)."""
+    if price is None:
+        return []
+    return [
+        (f"price.{key}", "a finite number >= 0")
+        for key in ("input", "output")
+        if not 0 <= getattr(price, key) < math.inf
+    ]
+
+
+def _struct_at(where: str) -> type[msgspec.Struct]:
+    if where.startswith(".models") and ".price" in where:
+        return Price
+    if where.startswith(".models"):
+        return ModelConfig
+    if where.startswith(".tasks"):
+        return TaskConfig
+    return EvalConfig
+
+
+def check_config(config: EvalConfig, source: str) -> EvalConfig:
+    """``config`` with its defaults resolved, once every field is checked (``ConfigError`` naming
+    ``source`` and the key); a config read from a run's ``run.json`` passes it again."""
+    head = "" if source == ONE_LINE else f"{source}: "
+    if not config.models:
+        raise ConfigError(f"{source}: 'models:' is empty; list at least one model", path="models")
+    if not config.tasks:
+        raise ConfigError(f"{source}: 'tasks:' is empty; list at least one task", path="tasks")
+    if not 1 <= config.concurrency <= MAX_CONCURRENCY:
+        raise ConfigError(
+            f"{head}{named('concurrency')} must be an integer in [1, {MAX_CONCURRENCY}]",
+            path="concurrency",
+        )
+    labels: set[str] = set()
+    models: list[ModelConfig] = []
+    dirnames: dict[str, str] = {}
+    for i, model in enumerate(config.models):
+        # the one-line form's errors name flags, which need no place in a file before them
+        where = "" if source == ONE_LINE else f"{source}: models[{i}]: "
+        if not model.endpoint:
+            # no default endpoint: an entry that forgot it would evaluate the reference model
+            # under the label it gives (``{name: gpt-4o}`` scoring a trigram model)
+            who = (
+                f"model {model.model or model.name!r}" if model.model or model.name else "the entry"
+            )
+            what = "has no endpoint" if model.model else "has no endpoint and no model id"
+            raise ConfigError(
+                f"{where}{who} {what}; set {setting('endpoint', 'URL')} to your server's "
+                f"base URL (e.g. http://127.0.0.1:8000)"
+                + ("" if model.model else f" and {setting('model', 'ID')}")
+                + f", or {setting('endpoint', 'embedded')} to evaluate sieval's built-in "
+                "reference model instead",
+                path="endpoint",
+            )
+        if model.endpoint != EMBEDDED:
+            check_endpoint_url(model.endpoint, where=where)
+        if model.endpoint != EMBEDDED and not model.model:
+            raise ConfigError(
+                f"{where}{setting('model', 'ID')} (the model id) is required", path="model"
+            )
+        if not model.model:
+            model = msgspec.structs.replace(model, model=REFERENCE_MODEL)
+        models.append(model)
+        if model.api_key_env and model.api_key_file:
+            raise ConfigError(
+                f"{where}set one of {named('api_key_env')} and {named('api_key_file')}, not both",
+                path="api_key_env",
+            )
+        for key, bad in (
+            (
+                "concurrency_limit",
+                not 1 <= model.concurrency_limit <= MAX_CONCURRENCY
+                and f"an integer in [1, {MAX_CONCURRENCY}]",
+            ),
+            ("timeout_s", not (0 < model.timeout_s < math.inf) and "a finite number > 0"),
+            (
+                "retries",
+                not 0 <= model.retries <= MAX_RETRIES and f"an integer in [0, {MAX_RETRIES}]",
+            ),
+            (
+                "retry_after_max_s",
+                not (0 < model.retry_after_max_s < math.inf) and "a finite number > 0",
+            ),
+            ("outage_s", not (0 < model.outage_s < math.inf) and "a finite number > 0"),
+            *_price_problems(model.price),
+        ):
+            if bad:
+                raise ConfigError(f"{where}{named(key)} must be {bad}", path=key)
+        for leaf, value in model.request_defaults.items():
+            check_default_leaf(leaf, where=where)
+            check_default_value(leaf, value, where=where)
+        if model.label in labels:
+            raise ConfigError(
+                f"{where}two models are named {model.label!r}; give each a distinct 'name:'",
+                path="name",
+            )
+        labels.add(model.label)
+        key = named("name") if source == ONE_LINE else f"{head}models[{i}].name"
+        directory = results_dirname(model.label, key=key)
+        if directory in dirnames:
+            raise ConfigError(
+                f"{where}models {dirnames[directory]!r} and {model.label!r} would share the "
+                f"results directory {directory!r} (labels are made file-safe); rename one",
+                path="name",
+            )
+        dirnames[directory] = model.label
+    from ..tasks.registry import SUITES  # the suites a task entry may name
+    from ..tasks.suite import expand
+
+    tasks = expand(config.tasks, SUITES, source)
+    names: set[str] = set()
+    for i, task in enumerate(tasks):
+        segment(task.name, key=f"{head}tasks[{i}].name", fix="use a task from 'sieval tasks'")
+        if task.name in names:
+            raise ConfigError(f"{head}task {task.name!r} is listed twice", path="tasks")
+        names.add(task.name)
+        if task.n is not None and task.n < 1:
+            raise ConfigError(f"{head}task {task.name!r}: {named('n')} must be >= 1", path="n")
+        if not INT64_MIN <= task.seed <= INT64_MAX:
+            raise ConfigError(
+                f"{head}task {task.name!r}: {named('seed')} must be an integer in "
+                f"[{INT64_MIN}, {INT64_MAX}] (seeds reach the wire as 64-bit integers)",
+                path="seed",
+            )
+    return msgspec.structs.replace(config, models=models, tasks=tasks)

@@ -1,0 +1,1 @@
+"""Results: what a run's records say, as a report, a tally and views."""

@@ -1,0 +1,201 @@
+"""What a report counts of one (model, task) unit's records, in one streaming pass.
+
+``tally_unit`` reads each planned sample's latest record (``records.latest_at``) and keeps a few
+bytes per sample, never a record: the scored samples' metrics as one array per name in the task's
+sample order (``Scored``, what ``task.aggregate`` and ``intervals`` read), the failures by error
+class with the first ``EXAMPLES`` of them, each answer's finish reason (``finish_counts``), and
+the model ids the server reported.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, overload
+
+from ..plan.samples import Samples, as_samples
+from ..scoring.uncertainty import json_number, mean_estimate
+from ..store.records import latest_at
+from ..tasks.base import Sample, SampleResult
+from ..tasks.families.checked import item_of
+
+__all__ = ["EXAMPLES", "Scored", "Tally", "finish_counts", "intervals", "tally_unit"]
+
+EXAMPLES = 3
+"""Failures kept as examples per unit: the first ones in the task's order."""
+
+
+class Tally:
+    """What the report counts of one unit's records."""
+
+    def __init__(self, samples: Samples, predictions: bool = False) -> None:
+        self.scored = Scored(samples, predictions)
+        self.failures: Counter[str] = Counter()
+        self.finishes: Counter[str] = Counter()
+        self.examples: list[tuple[int, dict[str, Any]]] = []
+        self.reported: set[str] = set()
+        self.missing = 0
+
+
+class Scored(Sequence[tuple[Sample, SampleResult]]):
+    """The scored samples in the task's order, each pair built when it is read: a sample holding
+    its id and group, a result holding its metrics. Metrics are kept as one array of floats per
+    name over the task's positions (8 bytes a sample and metric), not as a dict per sample."""
+
+    def __init__(self, samples: Samples, predictions: bool = False) -> None:
+        self.samples = samples
+        self.predictions: dict[int, Any] | None = {} if predictions else None
+        """Each scored sample's prediction, for a task with ``keeps_predictions`` (votes)."""
+        self.columns: dict[str, array[float]] = {}
+        self._names: list[tuple[str, ...]] = []
+        self._name_codes: dict[tuple[str, ...], int] = {}
+        self._names_at = array("I", [0]) * len(samples)
+        self._ok = bytearray(len(samples))
+        self._positions = array("I")
+
+    def put(self, at: int, metrics: dict[str, float], prediction: Any = None) -> None:
+        if self.predictions is not None:
+            self.predictions[at] = prediction
+        names = tuple(metrics)
+        code = self._name_codes.setdefault(names, len(self._name_codes))
+        if code == len(self._names):
+            self._names.append(names)
+        self._names_at[at] = code
+        for name, value in metrics.items():
+            column = self.columns.get(name)
+            if column is None:
+                column = self.columns[name] = array("d", [0.0]) * len(self.samples)
+            column[at] = value
+        self._ok[at] = 1
+
+    def seal(self) -> None:
+        """Fix the order once every record is in: the task's sample order."""
+        self._positions = array("I", (i for i, ok in enumerate(self._ok) if ok))
+
+    def metrics_at(self, at: int) -> dict[str, float]:
+        return {name: self.columns[name][at] for name in self._names[self._names_at[at]]}
+
+    def common(self) -> list[str]:
+        """The metric names every scored sample has, in the first one's order."""
+        if not self._positions:
+            return []
+        used = {self._names_at[at] for at in self._positions}
+        first = self._names[self._names_at[self._positions[0]]]
+        return [n for n in first if all(n in self._names[code] for code in used)]
+
+    def values(self, name: str) -> array[float]:
+        column = self.columns[name]
+        return array("d", (column[at] for at in self._positions))
+
+    def groups(self) -> list[str]:
+        return [self.samples.group_at(at) or "" for at in self._positions]
+
+    def ids(self) -> list[str]:
+        return [self.samples.id_at(at) for at in self._positions]
+
+    def items(self) -> list[str]:
+        """The row each sample is a repeat of (``tasks/families/checked.py``'s ``<id>#r<i>``)."""
+        return [item_of(i) for i in self.ids()]
+
+    def _pair(self, at: int) -> tuple[Sample, SampleResult]:
+        sample = Sample(
+            id=self.samples.id_at(at), data={}, gold=None, group=self.samples.group_at(at)
+        )
+        prediction = self.predictions.get(at) if self.predictions is not None else None
+        return sample, SampleResult(prediction=prediction, gold=None, metrics=self.metrics_at(at))
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[Sample, SampleResult]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple[Sample, SampleResult]]: ...
+
+    def __getitem__(
+        self, index: int | slice
+    ) -> tuple[Sample, SampleResult] | list[tuple[Sample, SampleResult]]:
+        if isinstance(index, slice):
+            return [self._pair(at) for at in self._positions[index]]
+        return self._pair(self._positions[index])
+
+    def __iter__(self) -> Iterator[tuple[Sample, SampleResult]]:
+        return (self._pair(at) for at in self._positions)
+
+
+def tally_unit(path: Path, samples: Samples, predictions: bool = False) -> Tally:
+    """One streaming pass over the unit's latest records (memory: a few bytes a sample, never a
+    record). Records of samples the plan does not hold are ignored; metrics are listed in the
+    task's sample order, so a resumed run aggregates exactly as an uninterrupted one."""
+    tally = Tally(samples, predictions)
+    seen = 0
+    for at, record in latest_at(path, samples.position, len(samples)):
+        seen += 1
+        if record.reported_model:
+            tally.reported.add(record.reported_model)
+        for finish in record.finishes():
+            tally.finishes.update(finish)
+        if record.status == "ok":
+            tally.scored.put(at, record.metrics, record.prediction)
+            continue
+        error = record.error or {"class": "Unknown", "message": ""}
+        tally.failures[str(error.get("class"))] += 1
+        tally.examples.append((at, {"sample_id": record.sample_id, **error}))
+        if len(tally.examples) > EXAMPLES:  # keep the first failures in the task's order
+            tally.examples.remove(max(tally.examples, key=lambda x: x[0]))
+    tally.missing = len(samples) - seen
+    tally.scored.seal()
+    return tally
+
+
+def intervals(
+    scored: Sequence[tuple[Sample, SampleResult]], cluster_by: str | None = None
+) -> dict[str, dict[str, Any]]:
+    """Per metric every scored sample has: mean, standard error, 95% interval, n, the estimator
+    (clustered by ``Sample.group`` when ``cluster_by == "group"``, by the row a repeat is of when
+    ``cluster_by == "item"`` and the samples are repeats) and, when clustered, the
+    error as if the samples were independent (to see what clustering changed)."""
+    if not scored:
+        return {}
+    if not isinstance(scored, Scored):  # a list a caller built: the same view of it
+        view = Scored(as_samples([s for s, _ in scored]))
+        for at, (_, result) in enumerate(scored):
+            view.put(at, result.metrics)
+        view.seal()
+        scored = view
+    names = scored.common()
+    clusters = scored.groups() if cluster_by == "group" else None
+    if cluster_by == "item":  # repeats of one row are not independent draws
+        items = scored.items()
+        clusters = items if any(i != s for i, s in zip(items, scored.ids(), strict=True)) else None
+    out: dict[str, dict[str, Any]] = {}
+    for name in names:
+        values = scored.values(name)
+        estimate = mean_estimate(values, clusters)
+        entry = {
+            "value": estimate.value,
+            "se": json_number(estimate.se),
+            "ci": [json_number(estimate.ci[0]), json_number(estimate.ci[1])],
+            "n": estimate.n,
+            "estimator": estimate.estimator,
+        }
+        if clusters is not None:
+            entry["clusters"] = estimate.clusters
+            entry["se_iid"] = json_number(mean_estimate(values).se)
+        out[name] = entry
+    return out
+
+
+def finish_counts(finishes: Counter[str]) -> dict[str, Any]:
+    """How the answered choices ended, in the servers' words (reported, never scored), and how
+    many were empty."""
+    reasons: Counter[str] = Counter()
+    empty = 0
+    for reason, count in finishes.items():
+        bare, marked, _ = reason.partition(":empty")
+        reasons[bare or "unreported"] += count
+        empty += count if marked else 0
+    return {"finish_reasons": dict(sorted(reasons.items())), "empty_answers": empty}
