@@ -117,7 +117,7 @@ async def test_failures_tied_to_content_mark_the_headline_partial(tmp_path: Path
     rows = list(csv.DictReader(io.StringIO(table)))
     assert rows and {r["marks"] for r in rows} == {"partial"}
     assert all(r["marks_why"].startswith("partial: 2 of 6 samples failed") for r in rows)
-    from sieval.audit.compare import compare_runs
+    from sieval.analysis.compare import compare_runs
 
     compared = "\n".join(
         map(shown, render_comparison(compare_runs(result.run_dir, result.run_dir)))

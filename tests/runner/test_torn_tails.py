@@ -281,7 +281,7 @@ async def test_a_shard_resumes_after_torn_tails(tmp_path: Path) -> None:
 
 async def test_finalize_counts_and_says_a_record_the_plan_does_not_have(tmp_path: Path) -> None:
     """A shard's record of a sample outside the plan was once dropped from the merge silently."""
-    from sieval.runner.shards import finalize, freeze, run_shard
+    from sieval.cluster.shards import finalize, freeze, run_shard
 
     write_data(tmp_path / "data", WORDS)
     async with serve() as url:
