@@ -32,8 +32,12 @@ NOT_CONTENT = frozenset({"TransportError"})
 """Failure classes not tied to a sample's content (a failure of any other class marks the
 headline partial)."""
 
-_EXPOSING = {"differs": "changes answers", "length": "decides the answers' length",
-             "unverified": "cannot be sent on this wire nor verified"}  # fmt: skip
+_EXPOSING = {
+    "differs": "the server's default changes answers",
+    "length": "left to the server, which decides how long answers are",
+    "unverified": "cannot be sent on this wire nor verified",
+}
+"""What each status of the defaults check means for a result that meets the field."""
 
 
 def partial_mark(result: Mapping[str, Any]) -> dict[str, str] | None:
@@ -86,7 +90,7 @@ def exposed_mark(
             return None
         said = "; ".join(
             f"{', '.join(leaf.rpartition('.')[2] for leaf, s in found.items() if s == status)} "
-            f"{what} ({status})"
+            f"({status}): {what}"
             for status, what in _EXPOSING.items()
             if status in found.values()
         )

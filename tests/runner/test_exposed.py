@@ -77,9 +77,8 @@ async def test_a_field_the_wire_cannot_send_keeps_the_results_exposed(tmp_path: 
     (result,) = faulty.report["results"]
     (mark,) = result["marks"]
     assert mark["mark"] == "exposed"
-    assert (
-        "top_k, min_p, repetition_penalty cannot be sent on this wire nor verified" in mark["why"]
-    )
+    fields = "top_k, min_p, repetition_penalty (unverified)"
+    assert f"{fields}: cannot be sent on this wire nor verified" in mark["why"]
     assert "server_defaults: neutral" in mark["fix"]
     # vllm_native and sglang_native send them, with a raw-text prompt (math500 is a chat task)
     assert "sglang_native, vllm_native can with a raw-text prompt" in mark["fix"]
@@ -135,7 +134,7 @@ async def test_a_text_prompt_task_is_told_the_dialects_that_send_the_field(
             RunOptions(out=tmp_path, data_dir=DATA, on_stage=said.append),
         )
     (mark,) = result.report["results"][0]["marks"]
-    assert "repetition_penalty cannot be sent on this wire nor verified" in mark["why"]
+    assert "repetition_penalty (unverified): cannot be sent on this wire nor" in mark["why"]
     assert (
         "use a dialect that can (sglang_native with request_defaults: "
         "{options.repetition_penalty: 1.0}, vllm_native with request_defaults: "
