@@ -296,6 +296,12 @@ def html_target(path: Path, run_dir: Path, *, force: bool = False) -> Path:
         raise ConfigError(
             f"--html {str(path)!r}: {target} is a directory; pass another path", path="html"
         )
+    if target.exists() and not target.is_file():  # reading a pipe to see what it is never ends
+        raise ConfigError(
+            f"--html {str(path)!r}: {target} is not a regular file (a pipe, a socket or a "
+            "device); pass a file path",
+            path="html",
+        )
     if target.exists() and not force and not _is_html_report(target):
         raise ConfigError(
             f"--html {str(path)!r}: {target} exists and is not an HTML report sieval wrote; "
