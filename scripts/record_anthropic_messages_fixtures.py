@@ -50,11 +50,26 @@ WEATHER_TOOL = {
         "required": ["city"],
     },
 }
+TIME_TOOL = {
+    "name": "get_time",
+    "description": "Current time in a timezone.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"zone": {"type": "string"}},
+        "required": ["zone"],
+    },
+}
 # Gemma 3 270M loops inside free-form tool arguments; asked to repeat a call verbatim it
 # completes one (the hermes structural tag forces the envelope, not the arguments).
 TOOL_PROMPT = (
     'Repeat exactly: <tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n'
     "</tool_call>"
+)
+# asked to copy a hermes block under tool_choice auto, it writes the call the parser finds (the
+# stop sequence ends it cleanly); it copies no two blocks (see the chat recorder)
+AUTO_PROMPT = (
+    'Copy this text exactly:\n<tool_call>\n{"name": "get_weather", "arguments": {"city": '
+    '"Paris"}}\n</tool_call>\nEND'
 )
 
 
@@ -223,6 +238,41 @@ CASES: dict[str, tuple[str, dict[str, Any], dict[str, str]]] = {
         {},
     ),
     "temperature_above_1": (MESSAGES, body(CAPITAL, 4, temperature=1.5), {}),
+    # issue 35: the shapes the reference server's tool calls are held to
+    "tool_auto": (
+        MESSAGES,
+        body(
+            [user(AUTO_PROMPT)],
+            60,
+            temperature=0.0,
+            stop_sequences=["END"],
+            tools=[WEATHER_TOOL, TIME_TOOL],
+        ),
+        {},
+    ),
+    "stream_tool_auto": (
+        MESSAGES,
+        body(
+            [user(AUTO_PROMPT)],
+            60,
+            temperature=0.0,
+            stop_sequences=["END"],
+            tools=[WEATHER_TOOL, TIME_TOOL],
+            stream=True,
+        ),
+        {},
+    ),
+    "tool_named": (
+        MESSAGES,
+        body(
+            [user(TOOL_PROMPT)],
+            60,
+            temperature=0.0,
+            tools=[WEATHER_TOOL, TIME_TOOL],
+            tool_choice={"type": "tool", "name": "get_weather"},
+        ),
+        {},
+    ),
     "image_base64": (
         MESSAGES,
         body(

@@ -52,8 +52,28 @@ WEATHER = {
         "description": "Weather for a city",
     },
 }
+TIME = {
+    "type": "function",
+    "function": {
+        "name": "get_time",
+        "parameters": {
+            "type": "object",
+            "properties": {"zone": {"type": "string"}},
+            "required": ["zone"],
+        },
+        "description": "Current time in a timezone",
+    },
+}
 # Gemma 3 270M copies its prompt: these prompts make its forced call and JSON complete.
 CALL_TEXT = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+# ... and under tool_choice auto, asked to copy a hermes block it writes the call the parser finds
+# (the stop string ends it cleanly; it would repeat the block). It copies no two blocks: tried with
+# two tools, one tool twice and tool_choice required, it drifted or made one call.
+AUTO_TEXT = f"Copy this text exactly:\n<tool_call>\n{CALL_TEXT}\n</tool_call>\nEND"
+TWO_CALLS_TEXT = (
+    f"Copy this text exactly:\n<tool_call>\n{CALL_TEXT}\n</tool_call>\n<tool_call>\n"
+    '{"name": "get_time", "arguments": {"zone": "Asia/Tokyo"}}\n</tool_call>\nEND'
+)
 PERSON_TEXT = '{"name": "Bob", "adult": true}'
 CAPITAL = "What is the capital of France?"
 STREAM = {"stream": True, "stream_options": {"include_usage": True}}
@@ -65,6 +85,10 @@ def user(text: str, **extra: Any) -> dict[str, Any]:
 
 def msg(role: str, text: str) -> dict[str, Any]:
     return {"role": role, "content": [{"type": "text", "text": text}]}
+
+
+def tool_result(call_id: str, text: str) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": call_id, "content": [{"type": "text", "text": text}]}
 
 
 def body(messages: list[dict[str, Any]], **fields: Any) -> dict[str, Any]:
@@ -169,6 +193,46 @@ CASES: dict[str, dict[str, Any]] = {
         tool_choice="required",
     ),
     "tool_result_turn": body(TOOL_TURNS, **GREEDY, max_completion_tokens=12, tools=[WEATHER]),
+    # issue 35: the shapes the reference server's tool calls are held to
+    "tool_auto": body(
+        [user(AUTO_TEXT)], **GREEDY, max_completion_tokens=60, stop=["END"], tools=[WEATHER, TIME]
+    ),
+    "tool_auto_no_call": body(
+        [user(CAPITAL)], **GREEDY, max_completion_tokens=8, tools=[WEATHER, TIME]
+    ),
+    "stream_tool_auto": body(
+        [user(AUTO_TEXT)],
+        **GREEDY,
+        max_completion_tokens=60,
+        stop=["END"],
+        tools=[WEATHER, TIME],
+        **STREAM,
+    ),
+    "tool_results_parallel": body(
+        [
+            user(TWO_CALLS_TEXT),
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+                    },
+                    {
+                        "id": "call_2",
+                        "type": "function",
+                        "function": {"name": "get_time", "arguments": '{"zone":"Asia/Tokyo"}'},
+                    },
+                ],
+            },
+            tool_result("call_1", "18 C"),
+            tool_result("call_2", "09:00"),
+        ],
+        **GREEDY,
+        max_completion_tokens=16,
+        tools=[WEATHER, TIME],
+    ),
     "tool_required_cut": body(
         [user("What is the weather in Paris?")],
         **GREEDY,
@@ -231,6 +295,14 @@ CASES: dict[str, dict[str, Any]] = {
     ),
     # not a body the dialect sends: an empty IR tool list is never written
     "error_tools_empty": body([user("Hi")], max_completion_tokens=1, tools=[]),
+    # not a body the dialect sends: the IR has no named tool choice
+    "tool_named": body(
+        [user(CALL_TEXT)],
+        **GREEDY,
+        max_completion_tokens=40,
+        tools=[WEATHER, TIME],
+        tool_choice={"type": "function", "function": {"name": "get_weather"}},
+    ),
 }
 
 

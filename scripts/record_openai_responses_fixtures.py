@@ -62,7 +62,25 @@ WEATHER = {
     },
     "strict": True,
 }
+TIME = {
+    "type": "function",
+    "name": "get_time",
+    "description": "Current time in a timezone",
+    "parameters": {
+        "type": "object",
+        "properties": {"zone": {"type": "string"}},
+        "required": ["zone"],
+        "additionalProperties": False,
+    },
+    "strict": True,
+}
 WEATHER_Q = "What is the weather in Paris?"
+# Gemma 3 270M copies its prompt: asked to copy a hermes block it writes the call the parser
+# finds (the stop string ends it cleanly); it copies no two blocks (see the chat recorder)
+AUTO_Q = (
+    'Copy this text exactly:\n<tool_call>\n{"name": "get_weather", "arguments": {"city": '
+    '"Paris"}}\n</tool_call>\nEND'
+)
 CALL = {
     "type": "function_call",
     "call_id": "call_1",
@@ -253,6 +271,37 @@ CASES: list[tuple[str, str, str, dict[str, Any] | None]] = [
             **greedy(24),
             tools=[WEATHER],
             tool_choice="auto",
+        ),
+    ),
+    # issue 35: the shapes the reference server's tool calls are held to (doc_: bodies the
+    # dialect does not lower from a case of its own test)
+    (
+        "doc_tool_auto",
+        "POST",
+        ROUTE,
+        body([text_item("user", AUTO_Q)], **greedy(60), stop=["END"], tools=[WEATHER, TIME]),
+    ),
+    (
+        "doc_stream_tool_auto",
+        "POST",
+        ROUTE,
+        body(
+            [text_item("user", AUTO_Q)],
+            **greedy(60),
+            stop=["END"],
+            tools=[WEATHER, TIME],
+            stream=True,
+        ),
+    ),
+    (
+        "doc_tool_named_strict",
+        "POST",
+        ROUTE,
+        body(
+            [text_item("user", WEATHER_Q)],
+            **greedy(60),
+            tools=[WEATHER, TIME],
+            tool_choice={"type": "function", "name": "get_weather"},
         ),
     ),
     (

@@ -2,14 +2,18 @@
 quantisation or the prompt did.
 
 Samples are matched by id within each task. Only samples scored in both runs are paired; those
-failed or missing in either are counted, never scored. Per metric: both runs' means, the paired
-difference ``B - A`` with its standard error and 95% interval (clustered like the task's own
-intervals), for 0/1 metrics McNemar's exact test, and the minimum detectable difference (MDE):
-the smallest true difference this comparison's test detects with 80% probability at α 0.05
-two-sided, from its n and how its differences varied (``scoring/power.py``). The flipped
-samples are those whose headline metric differs. For scoring tasks, every per-choice
-log-likelihood both runs recorded is compared: the distribution of ``|B - A|`` and where it is
-largest.
+failed or missing in either are counted, never scored. Per metric: both runs' means over the
+paired samples (the subset scored in both, not each run's own headline when a sample failed in
+one), the paired difference ``B - A`` with its standard error and 95% interval (clustered like
+the task's own intervals: by group where the task clusters, by row when the samples are repeats
+of their rows, ``<id>#r<i>``), for 0/1 metrics a test (``test``): McNemar's exact test on the
+samples, or, when the samples are repeats, the sign-flip test on the rows
+(``uncertainty.SignFlip``: a row counts once however many repeats it has), and the minimum
+detectable difference (MDE): the smallest true difference this comparison's test detects with
+80% probability at α 0.05 two-sided, from its n (rows, for repeats) and how its differences
+varied (``scoring/power.py``). The flipped samples are those whose headline metric differs.
+For scoring tasks, every per-choice log-likelihood both runs recorded is compared: the
+distribution of ``|B - A|`` and where it is largest.
 
 Models are paired by label; when each run has one model, those two are paired whatever their
 labels (the usual case: the same model behind a changed server). ``changes`` lists what differs
@@ -33,12 +37,15 @@ from ..results.snapshot import snapshot
 from ..results.view import Unit, outcome, units
 from ..scoring.power import ALPHA, TARGET, Design, detectable_difference, icc_from_design_effect
 from ..scoring.uncertainty import (
+    UNIT,
+    Bounds,
     Estimate,
     is_binary,
     json_number,
     mcnemar,
     paired_difference,
     quantiles,
+    sign_flip,
 )
 from ..serving import compare as compare_fingerprints
 from ..serving.across_runs import stored_fingerprints
@@ -46,6 +53,7 @@ from ..serving.fingerprint import plainly
 from ..store.identity import changed_inputs
 from ..store.records import Record
 from ..store.rundir import read_run_json
+from ..tasks.families.checked import item_of
 from ..tasks.registry import TASKS
 
 __all__ = [
@@ -163,14 +171,23 @@ def _compare_unit(unit_a: Unit, unit_b: Unit, power: float, alpha: float) -> dic
         if a.sample_id in by_id_b and a.status == "ok" and by_id_b[a.sample_id].status == "ok"
     ]
     ids_a = {r.sample_id for r in unit_a.records}
-    clustered = getattr(TASKS.get(unit_a.result["task"]), "cluster_by", None) == "group"
-    clusters = [a.group or "" for a, _ in pairs] if clustered else None
+    task = TASKS.get(unit_a.result["task"])
+    ranges: dict[str, Bounds] = dict(getattr(task, "metric_ranges", None) or {})
+    rows = [item_of(a.sample_id) for a, _ in pairs]
+    repeated = any(row != a.sample_id for row, (a, _) in zip(rows, pairs, strict=True))
+    clusters: list[str] | None = None
+    if getattr(task, "cluster_by", None) == "group":
+        clusters = [a.group or "" for a, _ in pairs]
+    elif repeated:  # a row's repeats are not independent pairs
+        clusters = rows
     metrics = {}
     names = [k for k in (pairs[0][0].metrics if pairs else {}) if _in_all(k, pairs)]
     for name in names:
         xs = [a.metrics[name] for a, _ in pairs]
         ys = [b.metrics[name] for _, b in pairs]
-        diff = paired_difference(xs, ys, clusters)
+        binary = is_binary(xs) and is_binary(ys) and ranges.get(name, UNIT) == UNIT
+        bounds = UNIT if binary else ranges.get(name)
+        diff = paired_difference(xs, ys, clusters, bounds=bounds)
         entry: dict[str, Any] = {
             "a": sum(xs) / len(xs),
             "b": sum(ys) / len(ys),
@@ -179,13 +196,28 @@ def _compare_unit(unit_a: Unit, unit_b: Unit, power: float, alpha: float) -> dic
             "ci": [json_number(diff.ci[0]), json_number(diff.ci[1])],
             "estimator": diff.estimator,
             "mcnemar": None,
-            "mde": detectable(xs, ys, clusters, diff, power, alpha),
+            "test": None,
+            "mde": detectable(
+                xs, ys, clusters, diff, power, alpha, rows=rows if repeated else None
+            ),
         }
-        if is_binary(xs) and is_binary(ys):
+        if binary and repeated:
+            flip = sign_flip(xs, ys, rows)
+            entry["test"] = {
+                "name": "sign-flip", "unit": "rows", "n": flip.rows, "method": flip.method,
+                "p_value": flip.p_value, "b_better": flip.b_better, "a_better": flip.a_better,
+                "tied": flip.tied,
+            }  # fmt: skip
+        elif binary:
             test = mcnemar(xs, ys)
             entry["mcnemar"] = {
                 "b_only": test.b_only, "a_only": test.a_only, "both": test.both,
                 "neither": test.neither, "p_value": test.p_value,
+            }  # fmt: skip
+            entry["test"] = {
+                "name": "mcnemar", "unit": "samples", "n": len(xs), "method": "exact",
+                "p_value": test.p_value, "b_better": test.b_only, "a_better": test.a_only,
+                "tied": test.both + test.neither,
             }  # fmt: skip
         metrics[name] = entry
     flips = [
@@ -207,6 +239,8 @@ def _compare_unit(unit_a: Unit, unit_b: Unit, power: float, alpha: float) -> dic
         "task": unit_a.result["task"],
         "headline": headline,
         "paired": len(pairs),
+        "rows": len(set(rows)),
+        "repeats": repeated,
         "failed_a": sum(r.status != "ok" for r in unit_a.records),
         "failed_b": sum(r.status != "ok" for r in unit_b.records),
         "only_a": len(ids_a - set(by_id_b)),
@@ -233,6 +267,12 @@ def mde_note(task: Mapping[str, Any]) -> str | None:
         return None
     if mde["method"] == "mcnemar":
         how = f"McNemar's exact test, {mde['discordance']:.1%} of {mde['n']} pairs discordant"
+    elif mde["method"] == "rows":
+        test = "the sign-flip test" if mde["discordance"] is not None else "the row interval"
+        how = (
+            f"{test} on {mde['n']} rows of {mde['repeats']} repeats, design effect of the "
+            f"repeats {mde['design_effect']:.2f}"
+        )
     elif mde["method"] == "clustered":
         how = f"the clustered interval, design effect {mde['design_effect']:.2f}"
     else:
@@ -252,17 +292,22 @@ def detectable(
     diff: Estimate,
     power: float = TARGET,
     alpha: float = ALPHA,
+    rows: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The smallest true difference this comparison detects with probability ``power`` by the
     test it reports: McNemar's exact test for a 0/1 metric over the observed discordance, else
     the paired interval over the observed SD of the differences; clustered, with the design
     effect the clusters gave (the CR1 variance over the independent one, ``diff`` being the
-    clustered estimate). ``value`` is None, and ``why`` says why, when no difference can be."""
+    clustered estimate). With ``rows`` (each sample's row, the samples being repeats, ``diff``
+    clustered by them) n counts rows and the test is the one on rows (``Design.method``
+    ``"rows"``), with the design effect of the repeats. ``value`` is None, and ``why`` says why,
+    when no difference can be."""
     n = len(xs)
     binary = is_binary(xs) and is_binary(ys)
     out: dict[str, Any] = {
         "value": None, "power": power, "alpha": alpha, "method": None, "n": n,
         "discordance": None, "sd": None, "design_effect": None, "icc": None, "why": None,
+        "repeats": None, "samples": n,
     }  # fmt: skip
     diffs = [y - x for x, y in zip(xs, ys, strict=True)]
     if binary:
@@ -274,16 +319,25 @@ def detectable(
         mean = math.fsum(diffs) / n
         out["sd"] = math.sqrt(math.fsum((d - mean) ** 2 for d in diffs) / (n - 1))
     grouped = None
+    repeats = 1
     if clusters is not None and (diff.clusters or 0) > 1:
         iid = paired_difference(xs, ys)
         deff = (diff.se / iid.se) ** 2 if iid.se > 0 else 1.0
         out["design_effect"] = deff
-        out["icc"] = icc_from_design_effect(deff, Counter(clusters).values())
-        grouped = tuple(clusters)
+        sizes = Counter(rows if rows is not None else clusters).values()
+        out["icc"] = icc_from_design_effect(deff, sizes)
+        if rows is not None:
+            out["n"] = len(sizes)
+            repeats = out["repeats"] = max(1, round(n / len(sizes)))
+        else:
+            grouped = tuple(clusters)
     design = Design(discordance=out["discordance"], sd=out["sd"], clusters=grouped,
-                    icc=out["icc"] or 0.0)  # fmt: skip
+                    icc=out["icc"] or 0.0, repeats=repeats)  # fmt: skip
     out["method"] = design.method
-    value = detectable_difference(design, n, power, alpha)
+    value = detectable_difference(design, out["n"], power, alpha)
+    test = {"mcnemar": "McNemar's test", "rows": f"the sign-flip test on {out['n']} rows"}.get(
+        design.method, "the clustered interval"
+    )
     if value is not None:
         out["value"] = value
     elif binary and out["discordance"] == 0:
@@ -293,8 +347,8 @@ def detectable(
         )
     elif binary:
         out["why"] = (
-            f"{sum(d != 0 for d in diffs)} discordant samples are too few for McNemar's test to "
-            f"detect any difference with probability {power:g}"
+            f"{sum(d != 0 for d in diffs)} discordant samples are too few for {test} to detect "
+            f"any difference with probability {power:g}"
         )
     else:
         out["why"] = "the differences do not vary: every sample differs by the same amount"

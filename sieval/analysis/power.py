@@ -12,7 +12,14 @@ What the answer depends on, and where each comes from:
   cluster (``cluster_by = "group"``: MMLU's subjects) each sample's group in the task's order, so
   that the first n samples' cluster sizes give the design effect at n;
 - the intra-cluster correlation (ICC) of the differences: given, or the one a pair of runs
-  showed (negative estimates taken as 0), or assumed 0 and said so.
+  showed (negative estimates taken as 0), or assumed 0 and said so;
+- repeats: when each row is scored k times (the ``repeats`` option; ``--repeats``, or what a
+  pair of runs holds), the row is the unit: n counts rows, set against the task's rows, and the
+  ICC is the correlation of the differences among a row's repeats (the design effect of repeats
+  1 + (k − 1)·ICC).
+
+With ``--from``, the answer also says what differs between the two runs' inputs (as ``sieval
+compare`` does), since the spread it reads is that pair's.
 """
 
 from __future__ import annotations
@@ -59,6 +66,8 @@ class Question(msgspec.Struct, frozen=True, kw_only=True):
     """A previous pair of runs whose paired data sets the discordance or SD (and ICC)."""
     model: str | None = None
     """With ``runs`` holding several models: which one's comparison."""
+    repeats: int | None = None
+    """Samples a row (each row scored that many times); None: 1, or what ``runs`` hold."""
     alpha: float = ALPHA
     power: float = TARGET
     data_dir: Path | None = None
@@ -76,6 +85,7 @@ def answer(q: Question) -> dict[str, Any]:
     data = _dataset(out, q.data_dir) if out["task"] is not None else None
     design = _design(q, out, observed, data)
     out["method"] = design.method
+    out["unit"] = "rows" if design.method == "rows" else "samples"
     out["method_text"] = _method_text(design, out)
     _figures(q, out, design, data)
     return out
@@ -98,6 +108,9 @@ def _check(q: Question) -> None:
         raise ConfigError("--delta 0: give the difference to detect, e.g. 0.02", path="--delta")
     if q.n is not None and q.n < 1:
         raise ConfigError(f"--n {q.n}: give a number of samples, at least 1", path="--n")
+    if q.repeats is not None and q.repeats < 1:
+        raise ConfigError(f"--repeats {q.repeats}: give the samples a row, at least 1",
+                          path="--repeats")  # fmt: skip
     if q.runs is not None:
         given = [f for f, v in (("--baseline", q.baseline), ("--discordance", q.discordance),
                                 ("--sd", q.sd)) if v is not None]  # fmt: skip
@@ -119,8 +132,8 @@ def _check(q: Question) -> None:
             "differently), --sd S for a metric that is not 0/1, or --from RUN_A RUN_B",
             path="--baseline",
         )
-    if q.icc is not None and not 0 <= q.icc < 1:
-        raise ConfigError(f"--icc {q.icc:g}: give a correlation from 0 to below 1", path="--icc")
+    if q.icc is not None and not 0 <= q.icc <= 1:  # 1: repeats that always agree (greedy)
+        raise ConfigError(f"--icc {q.icc:g}: give a correlation from 0 to 1", path="--icc")
     if q.discordance is not None and not 0 < q.discordance <= 1:
         raise ConfigError(
             f"--discordance {q.discordance:g}: give the share of samples the runs score "
@@ -158,7 +171,9 @@ def _observed(q: Question, out: dict[str, Any]) -> dict[str, Any]:
     out.update(task=unit["task"], metric=metric, baseline=entry["a"])
     out["runs"] = {
         "a": str(q.runs[0]), "b": str(q.runs[1]), "model": unit["model_a"],
-        "paired": unit["paired"], "diff": entry["diff"], "mde": entry["mde"]["value"],
+        "paired": unit["paired"], "rows": unit.get("rows"), "repeats": entry["mde"]["repeats"],
+        "diff": entry["diff"], "mde": entry["mde"]["value"], "mde_why": entry["mde"]["why"],
+        "changes": result["changes"], "serving": result["serving"],
     }  # fmt: skip
     observed: dict[str, Any] = entry["mde"]
     return observed
@@ -199,9 +214,13 @@ def _design(
 ) -> Design:
     groups = data["groups"] if data else None
     notes: list[str] = out["notes"]
+    repeats = q.repeats or (observed or {}).get("repeats") or 1
     if observed is not None:
         psi, sd = observed["discordance"], observed["sd"]
         source = f"from the runs ({out['runs']['paired']} pairs)"
+        if observed.get("repeats"):
+            source = (f"from the runs ({out['runs']['paired']} pairs: {observed['n']} rows of "
+                      f"{observed['repeats']} repeats)")  # fmt: skip
     else:
         psi, sd, source = q.discordance, q.sd, "given (--discordance)"
         if psi is None and sd is None:
@@ -237,27 +256,40 @@ def _design(
                           path="--from")  # fmt: skip
     out.update(discordance=psi, sd=sd, spread_from=source)
     icc = 0.0
-    if groups is None:
+    out["repeats"] = repeats if repeats > 1 else None
+    if groups is not None and repeats > 1:
+        raise ConfigError(
+            f"{out['task']} clusters its samples by group, and the power of repeats within "
+            "groups is not modelled: drop --repeats",
+            path="--repeats",
+        )
+    if groups is None and repeats == 1:
         if q.icc is not None:
-            notes.append(f"--icc is ignored: {out['task'] or 'no task'} does not cluster")
+            notes.append(f"--icc is ignored: {out['task'] or 'no task'} does not cluster and "
+                         "a row is scored once (--repeats)")  # fmt: skip
         out["icc"] = None
     else:
+        within = "a row's repeats" if repeats > 1 else "a group"
         if q.icc is not None:
             icc, out["icc_from"] = q.icc, "given (--icc)"
         elif observed is not None and observed["icc"] is not None:
-            icc = max(0.0, observed["icc"])
-            out["icc_from"] = (
-                f"from the runs ({observed['icc']:.4g}, taken as 0: a negative estimate is noise)"
-                if observed["icc"] < 0
-                else "from the runs (an estimate from few samples a group is noisy)"
-            )
+            icc = min(1.0, max(0.0, observed["icc"]))
+            if observed["icc"] < 0:
+                out["icc_from"] = (f"from the runs ({observed['icc']:.4g}, taken as 0: a "
+                                   "negative estimate is noise)")  # fmt: skip
+            elif observed["icc"] > 1:
+                out["icc_from"] = (f"from the runs ({observed['icc']:.4g}, taken as 1: a "
+                                   "correlation above 1 is noise)")  # fmt: skip
+            else:
+                out["icc_from"] = (f"from the runs (the correlation of the differences within "
+                                   f"{within}; an estimate from few samples is noisy)")  # fmt: skip
         else:
             out["icc_from"] = (
-                "assumed 0 (not given): a positive ICC needs more samples, so this n is a lower "
-                "bound; --icc or --from give one"
+                f"assumed 0 (not given): differences within {within} that correlate need more "
+                "samples, so this n is a lower bound; --icc or --from give one"
             )
         out["icc"] = icc
-    return Design(discordance=psi, sd=sd, clusters=groups, icc=icc)
+    return Design(discordance=psi, sd=sd, clusters=groups, icc=icc, repeats=repeats)
 
 
 # --- figures -------------------------------------------------------------------------------
@@ -265,7 +297,9 @@ def _design(
 
 def _figures(q: Question, out: dict[str, Any], design: Design, data: dict[str, Any] | None) -> None:
     size = data["size"] if data else None
-    n = q.n if q.n is not None else (out["runs"]["paired"] if q.delta is None else None)
+    runs = out["runs"]
+    paired = None if runs is None else (runs["rows"] if runs["repeats"] else runs["paired"])
+    n = q.n if q.n is not None else (paired if q.delta is None else None)
     if design.clusters is not None and n is not None and n > len(design.clusters):
         raise ConfigError(
             f"--n {n}: {out['task']} has {len(design.clusters)} samples, and a clustered task's "
@@ -284,14 +318,22 @@ def _figures(q: Question, out: dict[str, Any], design: Design, data: dict[str, A
             }  # fmt: skip
         if needed is not None and design.clusters is not None:
             out["design_effect"] = _deff(design, needed)
+        elif design.method == "rows":
+            out["design_effect"] = _deff(design, needed or 1)
     if n is not None:
         out["n"] = n
         out["mde"] = detectable_difference(design, n, q.power, q.alpha)
+        if out["mde"] is None:
+            out["mde_why"] = (
+                runs["mde_why"] if runs is not None and n == paired and runs["mde_why"]
+                else f"too few samples differ for the test to reach power {q.power:g}"
+            )  # fmt: skip
         if q.delta is not None:
             out["power_at_n"] = power_at(design, n, q.delta, q.alpha)
         if size is not None and n > size:
-            out["notes"].append(f"n = {n} is more than the {size} samples the task's data holds")
-        if design.clusters is not None:
+            unit = "rows" if design.method == "rows" else "samples"
+            out["notes"].append(f"n = {n} is more than the {size} {unit} the task's data holds")
+        if design.clusters is not None or design.method == "rows":
             out["design_effect_at_n"] = _deff(design, n)
 
 
@@ -307,7 +349,10 @@ def _check_delta(design: Design, delta: float) -> None:
 
 
 def _deff(design: Design, n: int) -> float:
-    assert design.clusters is not None
+    """The design effect at n: of the clusters among the first n samples, or of the repeats
+    (1 + (k − 1)·ICC, whatever n)."""
+    if design.clusters is None:
+        return design_effect([design.repeats], design.icc)
     return design_effect(Counter(design.clusters[:n]).values(), design.icc)
 
 
@@ -318,6 +363,19 @@ def _method_text(design: Design, out: dict[str, Any]) -> str:
             "sieval compare reports it), its power summed exactly over the number of discordant "
             f"samples (Connor's normal approximation beyond {EXACT_LIMIT:,} of them); samples "
             "independent"
+        )
+    if design.method == "rows":
+        test = (
+            "the sign-flip test on rows (as sieval compare reports it for repeats), normal "
+            "approximation; 0/1 scores, SD² = ψ − Δ²"
+            if design.discordance is not None
+            else "the z-test of the row-clustered interval sieval compare prints; SD of the "
+            "differences"
+        )
+        return (
+            f"paired by row, each row scored {design.repeats} times: {test}; a row's mean "
+            f"difference has variance SD²·(1 + ({design.repeats} − 1)·ICC)/{design.repeats} "
+            "(the design effect of repeats), n counts rows"
         )
     if design.method == "paired":
         return (

@@ -106,7 +106,7 @@ def render_comparison(
     from rich.table import Table
 
     from .inert import markup as escape  # inert: controls shown as escapes, markup escaped
-    from .text import interval
+    from .text import figure, interval
 
     a, b = (escape(n) for n in names)
     yield f"{a}: {escape(result['a']['dir'])}\n{b}: {escape(result['b']['dir'])}"
@@ -124,37 +124,40 @@ def render_comparison(
         models = task["model_a"] if task["model_a"] == task["model_b"] else (
             f"{task['model_a']} → {task['model_b']}"
         )  # fmt: skip
-        caption = "* the headline metric; the interval is the paired difference's, 95%"
-        mdes = [m["mde"] for m in task["metrics"].values() if m.get("mde")]
-        if mdes:
-            caption += (
-                f"; MDE: the smallest difference detected with probability {mdes[0]['power']:g} "
-                f"(α {mdes[0]['alpha']:g}, two-sided)"
-            )
+        paired = f"{task['paired']} paired"
+        if task.get("repeats"):
+            paired += f" samples ({task['rows']} rows)"
         table = Table(
-            title=f"{escape(models)} / {escape(task['task'])}: {task['paired']} paired",
-            caption=caption,
+            title=f"{escape(models)} / {escape(task['task'])}: {paired}",
+            caption=_caption(task, (a, b)),
             caption_justify="left",
         )
-        for column in ("metric", a, b, f"{b} − {a}", "95% CI", "MDE", "McNemar p"):
+        for column in ("metric", a, b, f"{b} − {a}", "95% CI", "MDE", "p"):
             table.add_column(column, justify="left" if column == "metric" else "right")
         for name, m in task["metrics"].items():
-            test = m["mcnemar"]
+            test = m.get("test") or m["mcnemar"]
             mde = (m.get("mde") or {}).get("value")
             table.add_row(
-                escape(name) + (" *" if name == task["headline"] else ""), f"{m['a']:.4f}",
-                f"{m['b']:.4f}", f"{m['diff']:+.4f}", interval(m["ci"]),
+                escape(name) + (" *" if name == task["headline"] else ""), figure(m["a"]),
+                figure(m["b"]), f"{m['diff']:+.4f}", interval(m["ci"]),
                 "-" if mde is None else f"±{mde:.4f}",
                 "-" if test is None else f"{test['p_value']:.3g}",
             )  # fmt: skip
         yield table
         if task.get("mde_note"):
             yield "  " + escape(task["mde_note"])
-        head = task["metrics"].get(task["headline"], {}).get("mcnemar")
-        if head is not None:
+        head = task["metrics"].get(task["headline"], {})
+        if head.get("mcnemar") is not None:
+            counts = head["mcnemar"]
             yield (
-                f"  {task['headline']}: right only in {a} {head['a_only']}, only in {b} "
-                f"{head['b_only']}, in both {head['both']}, in neither {head['neither']}"
+                f"  {task['headline']}: right only in {a} {counts['a_only']}, only in {b} "
+                f"{counts['b_only']}, in both {counts['both']}, in neither {counts['neither']}"
+            )
+        elif (head.get("test") or {}).get("unit") == "rows":
+            rows = head["test"]
+            yield (
+                f"  {task['headline']} by row (a row's repeats summed): more right in {a} "
+                f"{rows['a_better']}, in {b} {rows['b_better']}, tied {rows['tied']}"
             )
         for name, key in ((a, "marks_a"), (b, "marks_b")):
             for mark in task.get(key) or []:
@@ -186,6 +189,34 @@ def render_comparison(
     for gone in result["unmatched"]:
         run = a if gone["run"] == "A" else b
         yield f"only in {run}: {escape(gone['model'])} / {escape(gone['task'])}"
+
+
+def _caption(task: Mapping[str, Any], names: tuple[str, str]) -> str:
+    """What the columns are: the paired subset's means, the interval, the test and the MDE."""
+    a, b = names
+    over = f"the {task['paired']} samples scored in both runs"
+    if task.get("repeats"):
+        over = f"the {task['paired']} samples ({task['rows']} rows) scored in both runs"
+    lines = [
+        f"{a}, {b}: each run's mean over {over} (a run's own report also counts the samples "
+        "the other failed or lacks)",
+        "* the headline metric; 95% CI: the paired difference's"
+        + (", clustered by row (a row's repeats are not independent)" if task.get("repeats")
+           else ""),
+    ]  # fmt: skip
+    tests = {(m.get("test") or {}).get("name") for m in task["metrics"].values()} - {None}
+    if "sign-flip" in tests:
+        lines.append("p: the sign-flip test on rows (exact; McNemar's on rows when one sample a "
+                     "row), 0/1 metrics")  # fmt: skip
+    elif "mcnemar" in tests:
+        lines.append("p: McNemar's exact test on the samples, 0/1 metrics")
+    mdes = [m["mde"] for m in task["metrics"].values() if m.get("mde")]
+    if mdes:
+        lines.append(
+            f"MDE: the smallest difference detected with probability {mdes[0]['power']:g} "
+            f"(α {mdes[0]['alpha']:g}, two-sided)"
+        )
+    return "\n".join(lines)
 
 
 def render_serving_differences(

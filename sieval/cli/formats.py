@@ -11,6 +11,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from .text import magnitude
+
 __all__ = ["FORMATS", "render_rows", "result_rows"]
 
 FORMATS = ("table", "md", "csv", "json")
@@ -73,12 +75,14 @@ def render_rows(rows: list[dict[str, Any]], form: str) -> str:
         why: dict[tuple[str, str], str] = {}
         for row in rows:
             ci = ""
-            if row["ci_low"] is not None and row["ci_high"] is not None:
-                ci = f"{row['ci_low']:.4f} – {row['ci_high']:.4f}"
-            n = str(row["n"] if row["n"] is not None else "")
+            low, high = row["ci_low"], row["ci_high"]
+            if low is not None and high is not None:
+                scale = max(abs(low), abs(high))
+                ci = f"{magnitude(low, 4, scale)} – {magnitude(high, 4, scale)}"
+            n = "" if row["n"] is None else str(row["n"])
             cells = [_cell(row["model"]), _cell(row["task"]), _cell(row["metric"]),
-                     f"{row['value']:.4f}", ci, n, str(row["failed"]), str(row["missing"]),
-                     _cell(row["marks"] or "")]  # fmt: skip
+                     magnitude(float(row["value"])), ci, n, str(row["failed"]),
+                     str(row["missing"]), _cell(row["marks"] or "")]  # fmt: skip
             lines.append("| " + " | ".join(cells) + " |")
             if row["marks_why"]:
                 why[(row["model"], row["task"])] = row["marks_why"]

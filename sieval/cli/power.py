@@ -14,7 +14,10 @@ from ..errors import ConfigError, StorageError
 from . import common
 from .app import app
 
-__all__ = ["render_power"]
+__all__ = ["SHOWN", "render_power"]
+
+SHOWN = 10
+"""Lines of what differs between the runs' inputs printed (all are in --format json)."""
 
 
 @app.command("power")
@@ -26,7 +29,9 @@ def power_command(
         None, "--delta", help="The difference to detect (B − A): prints the samples needed."
     ),
     n: int | None = typer.Option(
-        None, "--n", help="A number of samples: prints the smallest difference they detect."
+        None,
+        "--n",
+        help="Samples (rows, with repeats): prints the smallest difference they detect.",
     ),
     baseline: float | None = typer.Option(
         None, "--baseline", help="Run A's accuracy (0/1 metrics); the runs taken as independent."
@@ -52,6 +57,11 @@ def power_command(
     model: str | None = typer.Option(
         None, "--model", help="With --from: the model, when the runs hold several."
     ),
+    repeats: int | None = typer.Option(
+        None,
+        "--repeats",
+        help="Samples a row (the repeats option): n then counts rows (default: 1, or the runs').",
+    ),
     alpha: float = typer.Option(0.05, "--alpha", help="The two-sided test's level."),
     power: float = typer.Option(0.8, "--power", help="The probability of detecting."),
     data_dir: Path | None = typer.Option(
@@ -75,6 +85,7 @@ def power_command(
     question = Question(
         task=task, metric=metric, delta=delta, n=n, baseline=baseline, discordance=discordance,
         sd=sd, icc=icc, runs=runs, model=model, alpha=alpha, power=power, data_dir=data_dir,
+        repeats=repeats,
     )  # fmt: skip
     try:
         result = answer(question)
@@ -110,13 +121,17 @@ def render_power(result: Mapping[str, Any]) -> Iterable[str]:
     if r.get("runs"):
         runs = r["runs"]
         mde = "-" if runs["mde"] is None else f"{runs['mde']:.4f}"
+        pairs = f"{runs['paired']} pairs"
+        if runs.get("repeats"):
+            pairs += f" ({runs['rows']} rows of {runs['repeats']} repeats)"
         yield (
             f"  the runs: {escape(runs['a'])} → {escape(runs['b'])} ({escape(runs['model'])}), "
-            f"{runs['paired']} pairs, observed difference {runs['diff']:+.4f}, MDE {mde}"
+            f"{pairs}, observed difference {runs['diff']:+.4f}, MDE {mde}"
         )
+        yield from _changes(runs)
     size = (r.get("dataset") or {}).get("size")
     if size is not None:
-        yield f"  dataset: {size:,} samples"
+        yield f"  dataset: {size:,} {'rows' if r.get('repeats') else 'samples'}"
     if r.get("delta") is not None:
         yield from _needed(r, size)
     if "mde" in r:
@@ -125,16 +140,37 @@ def render_power(result: Mapping[str, Any]) -> Iterable[str]:
         yield f"  note: {escape(note)}"
 
 
+def _changes(runs: Mapping[str, Any]) -> Iterable[str]:
+    """What differs between the two runs whose spread the answer reads (as compare says it)."""
+    from .inert import markup as escape
+
+    for entry in runs.get("serving") or []:
+        if entry.get("compared") and not entry.get("same"):
+            yield f"  the runs' numerics differ: {escape(str(entry.get('said')))}"
+    changes = runs.get("changes") or []
+    if not changes:
+        yield "  the runs' inputs are identical (same configs, data, versions)"
+        return
+    yield f"  what differs between the runs' inputs ({len(changes)}):"
+    for line in changes[:SHOWN]:
+        yield f"    {escape(line)}"
+    if len(changes) > SHOWN:
+        yield f"    … {len(changes) - SHOWN} more (--format json)"
+
+
 def _needed(r: Mapping[str, Any], size: int | None) -> Iterable[str]:
     delta, needed = r["delta"], r["needed"]
-    head = f"samples needed to detect Δ = {delta:+g}"
+    unit = r.get("unit", "samples")
+    head = f"{unit} needed to detect Δ = {delta:+g}"
     if needed is not None:
         facts = [f"design effect {r['design_effect']:.3f}"] if "design_effect" in r else []
+        if r.get("repeats"):
+            facts.append(f"{needed * r['repeats']:,} samples at {r['repeats']} repeats a row")
         if size is not None and needed <= size:
             facts.append(f"the task's data holds {size:,}")
         line = f"{head}: {needed:,}" + (f" ({'; '.join(facts)})" if facts else "")
         if size is not None and needed > size:
-            line += f": more than the {size:,} samples the task's data holds"
+            line += f": more than the {size:,} {unit} the task's data holds"
         yield line
     else:
         yield (
@@ -145,20 +181,21 @@ def _needed(r: Mapping[str, Any], size: int | None) -> Iterable[str]:
     if at:
         mde = "none" if at["mde"] is None else f"{at['mde']:.4f}"
         yield (
-            f"  with all {at['n']:,} samples: power {at['power']:.3f} for Δ = {delta:+g}; the "
+            f"  with all {at['n']:,} {unit}: power {at['power']:.3f} for Δ = {delta:+g}; the "
             f"smallest difference detected with probability {r['power']:g}: {mde}"
         )
 
 
 def _detectable(r: Mapping[str, Any]) -> Iterable[str]:
+    from .inert import markup as escape
+
     n, mde = r["n"], r["mde"]
+    unit = r.get("unit", "samples")
     deff = f" (design effect {r['design_effect_at_n']:.3f})" if "design_effect_at_n" in r else ""
     if mde is None:
-        yield (
-            f"smallest detectable difference with {n:,} samples{deff}: none: too few samples "
-            f"differ for the test to reach power {r['power']:g}"
-        )
+        why = r.get("mde_why") or f"too few samples differ to reach power {r['power']:g}"
+        yield f"smallest detectable difference with {n:,} {unit}{deff}: none: {escape(why)}"
     else:
-        yield f"smallest detectable difference with {n:,} samples{deff}: {mde:.4f}"
+        yield f"smallest detectable difference with {n:,} {unit}{deff}: {mde:.4f}"
     if r.get("power_at_n") is not None:
-        yield f"  power for Δ = {r['delta']:+g} with {n:,} samples: {r['power_at_n']:.3f}"
+        yield f"  power for Δ = {r['delta']:+g} with {n:,} {unit}: {r['power_at_n']:.3f}"

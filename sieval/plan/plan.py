@@ -21,12 +21,11 @@ from ..dialects.registry import get_dialect, registry
 from ..dialects.spec import Auth, Dialect, Refuse
 from ..errors import ConfigError, Refused, did_you_mean
 from ..model import prepare
-from ..scoring.dependencies import missing
 from ..settings import setting
 from ..store.identity import file_sha256, fingerprint, sieval_version
 from ..store.paths import results_dirname, segment
 from ..store.records import SCHEMA_VERSION
-from ..tasks.base import ModelFacts, Requirement, Task, TaskConfig
+from ..tasks.base import ModelFacts, Readiness, Requirement, Task, TaskConfig
 from ..tasks.registry import TASKS
 from .config import EvalConfig, ModelConfig
 from .samples import DuplicateSampleId, Samples
@@ -36,7 +35,7 @@ __all__ = [
     "PlannedModel",
     "PlannedTask",
     "check_capabilities",
-    "check_dependencies",
+    "check_ready",
     "model_facts",
     "plan_run",
     "protocol",
@@ -182,24 +181,6 @@ def check_capabilities(model: ModelConfig, task: Task) -> None:
         )
 
 
-def check_dependencies(plan: Plan) -> None:
-    """Import what each task's checker needs (``Task.dependencies``): a ``ConfigError`` naming the
-    task, the module and the install command when one fails, before the first request. Without
-    it the answers that reach the missing code fail and the headline is over the rest."""
-    for pt in plan.tasks:
-        lacking = missing(getattr(pt.task, "dependencies", ()))
-        if not lacking:
-            continue
-        names = ", ".join(sorted({d.package for d, _ in lacking}))
-        said = "; ".join(f"{d.module}: {why}" for d, why in lacking[:3])
-        raise ConfigError(
-            f"task {pt.name!r} cannot be scored here: its checker needs {names}, which does not "
-            f"import ({said}); install it with {lacking[0][0].install}, then run again (no "
-            "request was sent)",
-            path=f"tasks.{pt.name}",
-        )
-
-
 def _dry_lower(model: PlannedModel, planned: PlannedTask) -> None:
     """Lower the first sample's requests: a refusal stops the run before any I/O."""
     if not planned.samples:
@@ -313,3 +294,22 @@ def plan_run(
         inputs=inputs,
         notes=notes,
     )
+
+
+def check_ready(plan: Plan, allow_unsafe_code: bool = False) -> Readiness:
+    """Each task's own check before the first request (``Task.check_ready``: the code tasks'
+    sandbox), gathered: a task that cannot be scored here raises ``ConfigError`` naming the fix,
+    before any request is sent or paid for."""
+    said: list[str] = []
+    warnings: list[str] = []
+    record: dict[str, Any] = {}
+    for pt in plan.tasks:
+        hook = getattr(pt.task, "check_ready", None)
+        if hook is None:
+            continue
+        found: Readiness = hook(allow_unsafe_code)
+        said += [line for line in found.said if line not in said]
+        warnings += [line for line in found.warnings if line not in warnings]
+        if found.record:
+            record[pt.name] = found.record
+    return Readiness(said=tuple(said), warnings=tuple(warnings), record=record)

@@ -24,12 +24,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["END_OF_TURN", "render_messages"]
+__all__ = ["END_OF_TURN", "message_text", "render_messages"]
 
 END_OF_TURN = "<end_of_turn>"
 
 
-def _text(content: Any) -> str:
+def message_text(content: Any) -> str:
+    """A message's content as the template writes it (text parts joined by newlines)."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -43,7 +44,7 @@ def render_messages(messages: Sequence[dict[str, Any]], add_generation_prompt: b
     system = ""
     for message in messages:
         role = str(message.get("role", "user"))
-        text = _text(message.get("content"))
+        text = message_text(message.get("content"))
         if role == "system":
             system = text + "\n\n"
             continue

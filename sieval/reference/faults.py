@@ -22,6 +22,8 @@ MODE                    effect
 ``nan``                 every non-null logprob becomes ``NaN`` (the bare JSON token, as
                         Python's ``json`` writes it)
 ``usage-off``           ``usage.prompt_tokens`` (and ``total_tokens``) is one more than the echo
+``usage-negative``      the prompt's token count is -100000 (a total moved with it: only the
+                        sign is wrong), on every wire
 ``no-bos``              text prompts are tokenized without the BOS (``/tokenize`` still adds it),
                         as a server that drops special tokens would, on every wire
 ``stream-error``        a 200 stream whose second half is replaced by one error event in the
@@ -33,9 +35,19 @@ MODE                    effect
                         (the same build on another machine)
 ``sampling-default``    sampling fields a request leaves out get the server's own values
                         (temperature 0.7, top_p 0.8, top_k 20, repetition_penalty 1.3)
+``tool-calls-as-text``  the server's tool parser fails: a call comes back as its
+                        ``<tool_call>`` text in the answer, no call in the reply
+``tool-call-dropped``   the parser loses the last of two or more calls (one call is kept)
+``tool-calls-empty``    the parser finds the calls but returns an empty list: the reply says it
+                        called (``tool_calls`` finish, ``tool_use`` stop) and lists none
+``judge-unparseable``   a judge's verdict comes back in no parseable form (``[[seven]]``,
+                        ``[[A?B]]``, ``GRADE: unclear``, JSON without its verdict fields)
 
-The last five are the serving checks' faults (``numerics.py``); they change the model's numbers,
-never a reply's shape, so every reply still passes every check a single reply can get.
+``batch-variant`` to ``sampling-default`` are the serving checks' faults (``numerics.py``); they
+change the model's numbers, never a reply's shape, so every reply still passes every check a
+single reply can get. The tool-call and judge faults act where the reply is made (the parser of
+``tool_calls.py``, the judge of ``judge.py``), so a stream loses what a whole reply does; a
+request that calls no tool or asks for no verdict is answered normally.
 
 Every mode applies to every wire, streamed or not. On a stream the four body modes alter
 each event (``short-prompt-logprobs``, with no prompt positions in a stream, drops the
@@ -68,10 +80,12 @@ __all__ = [
     "BODY_MODES",
     "CUTS",
     "MODES",
+    "NEGATIVE",
     "Fault",
     "FaultBook",
     "WithoutBos",
     "alter_events",
+    "negative_count",
     "parse_fault",
 ]
 
@@ -88,6 +102,7 @@ MODES = frozenset(
         "topk-short",
         "nan",
         "usage-off",
+        "usage-negative",
         "no-bos",
         "stream-error",
         "batch-variant",
@@ -95,10 +110,29 @@ MODES = frozenset(
         "nondeterministic",
         "fingerprint-changing",
         "sampling-default",
+        "tool-calls-as-text",
+        "tool-call-dropped",
+        "tool-calls-empty",
+        "judge-unparseable",
     }
 )
 #: Modes that alter a normal reply's JSON body rather than replacing it.
-BODY_MODES = frozenset({"short-prompt-logprobs", "topk-short", "nan", "usage-off"})
+BODY_MODES = frozenset(
+    {"short-prompt-logprobs", "topk-short", "nan", "usage-off", "usage-negative"}
+)
+
+NEGATIVE = -100_000
+"""The count the ``usage-negative`` fault reports."""
+
+
+def negative_count(usage: Any, key: str, total: str | None = None) -> None:
+    """The ``usage-negative`` fault on one usage object, in place: ``key`` (when it is there)
+    becomes ``NEGATIVE``, ``total`` moved with it, so only the sign is wrong."""
+    if not isinstance(usage, dict) or not isinstance(usage.get(key), int):
+        return
+    if total is not None and isinstance(usage.get(total), int):
+        usage[total] += NEGATIVE - usage[key]
+    usage[key] = NEGATIVE
 
 
 @dataclass(frozen=True)

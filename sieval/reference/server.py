@@ -38,6 +38,7 @@ from .faults import BODY_MODES, CUTS, Fault, FaultBook, WithoutBos, alter_events
 from .lm import ReferenceModel, get_model
 from .numerics import NUMERIC_MODES, SAMPLING_DEFAULTS, NumericFaults
 from .replay import ReplayBook
+from .tool_calls import PARSER_FAULTS
 from .wires import Context, Reply, Route, Wire, WireError
 
 __all__ = [
@@ -209,6 +210,10 @@ class ReferenceServer:
                     context = dataclasses.replace(context, model=numbers)
                 if fault is not None and fault.mode == "sampling-default":
                     context = dataclasses.replace(context, sampling_defaults=SAMPLING_DEFAULTS)
+                if fault is not None and fault.mode in PARSER_FAULTS:
+                    context = dataclasses.replace(context, tool_fault=fault.mode)
+                if fault is not None and fault.mode == "judge-unparseable":
+                    context = dataclasses.replace(context, judge_fault=True)
                 reply = route.render(body, context)
             except WireError as exc:
                 return _json(exc.body(), status=exc.status)

@@ -6,8 +6,10 @@ samples only, in the task's sample order; failed samples are counted beside them
 ``failures``) and never enter a metric as right or wrong.
 
 Every per-sample metric has its uncertainty in ``intervals`` (``tally.py``): the standard error
-and a 95% interval (``scoring/uncertainty.py``). Samples are independent unless the task clusters
-them (``Task.cluster_by``, MMLU by subject), then the error is cluster-robust; ``estimator`` says
+and a 95% interval (``scoring/uncertainty.py``), and so has each figure the task derives from
+sums (``Task.derived``: a perplexity). Samples are independent unless the task clusters them
+(``Task.cluster_by``, MMLU by subject, a row's repeats), then the error is cluster-robust; the
+interval depends on the metric's kind and range (``Task.metric_ranges``); ``estimator`` says
 which.
 Version 2 added ``intervals``. Each result's ``cost`` holds its forecast (when the run made one)
 and what its records say was spent (``costs.py``); ``budget`` what a budget allowed and spent.
@@ -96,13 +98,15 @@ def build_report(
     facts: Mapping[str, ModelFacts] | None = None,
     shard: int | None = None,
     serving: Mapping[str, Any] | None = None,
+    ready: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report of a run; ``previous`` is the report a resumed run had, whose timings are kept:
     a resume adds a session, it never erases the ones before it. A resume that ran nothing keeps
     the previous figures when no record changed since they were written (``_still_valid``).
     ``shard`` reports one shard's records (``records_path``) over the plan's samples.
     ``serving``: what the serving checks found, per model (``serving.across_runs.report_section``);
-    a session that ran none keeps the previous report's."""
+    a session that ran none keeps the previous report's. ``ready``: what the tasks' own checks
+    found, per task (``Task.check_ready``: the code tasks' sandbox, its mode and limits)."""
     if samples_run == 0 and previous is not None and _still_valid(plan, run_dir, previous):
         results = list(previous["results"])
     else:
@@ -143,6 +147,7 @@ def build_report(
         "warnings": warnings,
         "preflight": checks if checks is not None else {},
         "serving": served,
+        "ready": dict(ready) if ready else dict((previous or {}).get("ready") or {}),
     }
 
 
@@ -163,7 +168,12 @@ def _unit_result(
         "protocol": protocol(pt.task, model_facts),
         "headline": pt.task.headline,
         "metrics": msgspec.to_builtins(metrics),
-        "intervals": intervals(scored, getattr(pt.task, "cluster_by", None)),
+        "intervals": intervals(
+            scored,
+            getattr(pt.task, "cluster_by", None),
+            getattr(pt.task, "metric_ranges", None),
+            getattr(pt.task, "derived", None),
+        ),
         "samples": {
             "total": len(pt.samples),
             "scored": len(scored),

@@ -11,12 +11,19 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
 
 from ..plan.samples import Samples, as_samples
-from ..scoring.uncertainty import json_number, mean_estimate
+from ..scoring.uncertainty import (
+    Bounds,
+    Derived,
+    Estimate,
+    derived_estimate,
+    json_number,
+    mean_estimate,
+)
 from ..store.records import latest_at
 from ..tasks.base import Sample, SampleResult
 from ..tasks.families.checked import item_of
@@ -152,12 +159,20 @@ def tally_unit(path: Path, samples: Samples, predictions: bool = False) -> Tally
 
 
 def intervals(
-    scored: Sequence[tuple[Sample, SampleResult]], cluster_by: str | None = None
+    scored: Sequence[tuple[Sample, SampleResult]],
+    cluster_by: str | None = None,
+    ranges: Mapping[str, Bounds] | None = None,
+    derived: Mapping[str, Derived] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Per metric every scored sample has: mean, standard error, 95% interval, n, the estimator
     (clustered by ``Sample.group`` when ``cluster_by == "group"``, by the row a repeat is of when
     ``cluster_by == "item"`` and the samples are repeats) and, when clustered, the
-    error as if the samples were independent (to see what clustering changed)."""
+    error as if the samples were independent (to see what clustering changed). ``ranges`` holds
+    the range of each metric that has one (the task's ``metric_ranges``: a probability's [0, 1]),
+    which picks its interval (``uncertainty.mean_estimate``); ``derived`` the figures made of
+    sums (the task's ``derived``: a perplexity), each with its interval from
+    ``uncertainty.derived_estimate``, under the figure's name (replacing a per-sample metric's
+    mean of that name: IFEval's instruction-level accuracy is weighted by instructions)."""
     if not scored:
         return {}
     if not isinstance(scored, Scored):  # a list a caller built: the same view of it
@@ -167,6 +182,7 @@ def intervals(
         view.seal()
         scored = view
     names = scored.common()
+    ranges = ranges or {}
     clusters = scored.groups() if cluster_by == "group" else None
     if cluster_by == "item":  # repeats of one row are not independent draws
         items = scored.items()
@@ -174,19 +190,36 @@ def intervals(
     out: dict[str, dict[str, Any]] = {}
     for name in names:
         values = scored.values(name)
-        estimate = mean_estimate(values, clusters)
-        entry = {
-            "value": estimate.value,
-            "se": json_number(estimate.se),
-            "ci": [json_number(estimate.ci[0]), json_number(estimate.ci[1])],
-            "n": estimate.n,
-            "estimator": estimate.estimator,
-        }
-        if clusters is not None:
-            entry["clusters"] = estimate.clusters
-            entry["se_iid"] = json_number(mean_estimate(values).se)
-        out[name] = entry
+        bounds = ranges.get(name)
+        out[name] = _entry(
+            mean_estimate(values, clusters, bounds=bounds),
+            None if clusters is None else mean_estimate(values, bounds=bounds),
+        )
+    for name, figure in (derived or {}).items():
+        needed = [figure.of] + ([figure.per] if figure.per is not None else [])
+        if all(metric in names for metric in needed):
+            columns = {metric: scored.values(metric) for metric in needed}
+            out[name] = _entry(
+                derived_estimate(figure, columns, clusters),
+                None if clusters is None else derived_estimate(figure, columns),
+            )
     return out
+
+
+def _entry(estimate: Estimate, iid: Estimate | None) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "value": estimate.value,
+        "se": json_number(estimate.se),
+        "ci": [json_number(estimate.ci[0]), json_number(estimate.ci[1])],
+        "n": estimate.n,
+        "estimator": estimate.estimator,
+    }
+    if estimate.effective_n is not None:
+        entry["effective_n"] = estimate.effective_n
+    if iid is not None:
+        entry["clusters"] = estimate.clusters
+        entry["se_iid"] = json_number(iid.se)
+    return entry
 
 
 def finish_counts(finishes: Counter[str]) -> dict[str, Any]:

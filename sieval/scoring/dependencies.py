@@ -4,8 +4,9 @@ The instruct suite's checkers import optional packages on first use (the ``instr
 NLTK and its Punkt model, langdetect, math-verify). A checker that cannot import one fails only
 the answers that reach the code needing it (IFEval's sentence counts, not its keyword checks),
 so a run without the extra once scored the rest and printed a headline over them. A task names
-its checker's ``Dependency`` values; the runner imports each before the first request and
-refuses the run with the install command (``runner/engine.py``).
+its checker's ``Dependency`` values; its check before the run (``Task.check_ready``, which the
+runner calls before the first request) imports each, and ``require`` refuses the run with the
+install command.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import importlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["Dependency", "missing"]
+from ..errors import ConfigError
+
+__all__ = ["Dependency", "missing", "require"]
 
 
 @dataclass(frozen=True)
@@ -42,3 +45,19 @@ def missing(dependencies: Iterable[Dependency]) -> list[tuple[Dependency, str]]:
         except ImportError as exc:
             out.append((dependency, f"{type(exc).__name__}: {exc}"))
     return out
+
+
+def require(task: str, dependencies: Iterable[Dependency]) -> None:
+    """A ``ConfigError`` naming ``task``, what does not import and the install command, when
+    one of ``dependencies`` does not import here."""
+    lacking = missing(dependencies)
+    if not lacking:
+        return
+    names = ", ".join(sorted({d.package for d, _ in lacking}))
+    said = "; ".join(f"{d.module}: {why}" for d, why in lacking[:3])
+    raise ConfigError(
+        f"task {task!r} cannot be scored here: its checker needs {names}, which does not import "
+        f"({said}); install it with {lacking[0][0].install}, then run again (no request was "
+        "sent)",
+        path=f"tasks.{task}",
+    )

@@ -26,6 +26,15 @@ metric rejects "no difference" (``audit/compare.py``), so each figure is a claim
   DEFF = 1 + (Σ_c m_c²/n − 1)·ICC (Kish's, for clusters of unequal sizes m_c) holds exactly when
   differences within a cluster share a correlation ICC; m_c are the clusters' sizes among the
   first n samples in the task's order. For a 0/1 metric σ² = ψ − Δ².
+- ``"rows"``: each row scored k times (the ``repeats`` option), so the row is the unit and n
+  counts rows (a comparison of n rows is n·k samples). A row's mean difference over its k repeats
+  has the variance σ_r² = σ²·DEFF/k, DEFF = 1 + (k − 1)·ICC the design effect of repeats whose
+  differences correlate by ICC (σ² = ψ − Δ² for a 0/1 metric, ψ the share of samples the runs
+  score differently). For a 0/1 metric the test is compare's sign-flip test on rows
+  (``uncertainty.SignFlip``), by its normal approximation, which divides by the null's SD
+  √(σ_r² + Δ²): power = Φ((√n·Δ − z·√(σ_r² + Δ²)) / σ_r) + Φ((−√n·Δ − z·√(σ_r² + Δ²)) / σ_r),
+  Connor's formula when k = 1; for another metric the z-test of the row-clustered interval,
+  Var(d̄) = σ_r²/n.
 
 Pure functions: ``math`` and ``statistics.NormalDist`` only (and msgspec for ``Design``).
 """
@@ -38,6 +47,8 @@ from collections.abc import Callable, Iterable
 from statistics import NormalDist
 
 import msgspec
+
+from .beta import betainc as _betainc
 
 __all__ = [
     "ALPHA",
@@ -75,7 +86,11 @@ class Design(msgspec.Struct, frozen=True, kw_only=True):
     """A clustered task: each sample's cluster in the task's order; a comparison of n samples
     holds the first n. None: the samples are independent."""
     icc: float = 0.0
-    """With ``clusters``: the intra-cluster correlation of the differences."""
+    """With ``clusters``: the intra-cluster correlation of the differences; with ``repeats``: the
+    correlation of the differences among a row's repeats."""
+    repeats: int = 1
+    """Samples a row (each row scored ``repeats`` times): above 1 the row is the unit, and n
+    counts rows."""
 
     def __post_init__(self) -> None:
         if (self.discordance is None) == (self.sd is None):
@@ -86,14 +101,22 @@ class Design(msgspec.Struct, frozen=True, kw_only=True):
             raise ValueError(f"sd must be a finite number >= 0, not {self.sd!r}")
         if not math.isfinite(self.icc):
             raise ValueError(f"icc must be a finite number, not {self.icc!r}")
-        if self.icc != 0 and self.clusters is None:
-            raise ValueError("an icc needs the clusters it is the correlation within")
+        if not (isinstance(self.repeats, int) and self.repeats >= 1):
+            raise ValueError(f"repeats must be a whole number >= 1, not {self.repeats!r}")
+        if self.repeats > 1 and self.clusters is not None:
+            raise ValueError("a Design clusters by group or by row (repeats), not both")
+        if self.icc != 0 and self.clusters is None and self.repeats == 1:
+            raise ValueError("an icc needs the clusters (or the repeats) it is the correlation "
+                             "within")  # fmt: skip
 
     @property
     def method(self) -> str:
-        """``"clustered"``, ``"mcnemar"`` or ``"paired"`` (this module's docstring)."""
+        """``"clustered"``, ``"rows"``, ``"mcnemar"`` or ``"paired"`` (this module's
+        docstring)."""
         if self.clusters is not None:
             return "clustered"
+        if self.repeats > 1:
+            return "rows"
         return "mcnemar" if self.discordance is not None else "paired"
 
 
@@ -108,6 +131,8 @@ def power_at(design: Design, n: int, delta: float, alpha: float = ALPHA) -> floa
         if n * psi > EXACT_LIMIT:
             return _connor_power(n, psi, d, alpha)
         return _ExactMcNemar(n, psi, alpha).power(d)
+    if design.method == "rows":
+        return _rows_power(design, n, d, alpha)
     return _normal_power(math.sqrt(n) * d, math.sqrt(_variance(design, d) * _deff(design, n)),
                          alpha)  # fmt: skip
 
@@ -126,6 +151,13 @@ def samples_needed(
     if design.clusters is not None:
         return _first_clustered_n(design, d, target, alpha)
     z_a, z_b = _NORMAL.inv_cdf(1 - alpha / 2), _NORMAL.inv_cdf(target)
+    if design.method == "rows":
+        row = math.sqrt(_row_variance(design, d))
+        if row == 0:
+            return 1
+        null = math.sqrt(row * row + d * d) if design.discordance is not None else row
+        return _first_n(lambda n: _rows_power(design, n, d, alpha), target,
+                        math.ceil(((z_a * null + z_b * row) / d) ** 2))  # fmt: skip
     if design.method == "mcnemar":
         psi = _discordance(design)
         # Connor's closed form, z_α·√ψ + z_β·√(ψ − Δ²) = √n·Δ, is where the search starts
@@ -158,6 +190,17 @@ def detectable_difference(
             return _solve(lambda d: _connor_power(n, psi, d, alpha), target, psi)
         exact = _ExactMcNemar(n, psi, alpha)
         return _solve(exact.power, target, psi)
+    if design.method == "rows":
+        if design.discordance is not None:
+            psi = design.discordance
+            if psi == 0 or _row_variance(design, 0.0) <= 0:
+                return None
+            return _solve(lambda d: _rows_power(design, n, d, alpha), target, psi)
+        row = math.sqrt(_row_variance(design, 0.0))
+        if row == 0:
+            return None
+        upper = (_NORMAL.inv_cdf(1 - alpha / 2) + _NORMAL.inv_cdf(target)) * row / math.sqrt(n)
+        return _solve(lambda d: _rows_power(design, n, d, alpha), target, upper)
     deff = _deff(design, n)
     if design.discordance is not None:
         psi = design.discordance
@@ -225,6 +268,20 @@ def _normal_power(shift: float, sigma: float, alpha: float, sigma0: float | None
     if sigma == 0:
         return 1.0 if shift > z * s0 else 0.0
     return _NORMAL.cdf((shift - z * s0) / sigma) + _NORMAL.cdf((-shift - z * s0) / sigma)
+
+
+def _row_variance(design: Design, d: float) -> float:
+    """The variance of a row's mean difference over its repeats: σ²·(1 + (k − 1)·ICC)/k."""
+    k = design.repeats
+    return _variance(design, d) * max(1 + (k - 1) * design.icc, 0.0) / k
+
+
+def _rows_power(design: Design, n: int, d: float, alpha: float) -> float:
+    """n rows: the sign-flip test's normal approximation for a 0/1 metric (its statistic divides
+    by the null's SD, √(σ_r² + Δ²)), the row-clustered interval's z-test otherwise."""
+    row = math.sqrt(_row_variance(design, d))
+    null = math.sqrt(row * row + d * d) if design.discordance is not None else None
+    return _normal_power(math.sqrt(n) * d, row, alpha, sigma0=null)
 
 
 def _connor_power(n: int, psi: float, d: float, alpha: float) -> float:
@@ -447,49 +504,6 @@ def _binomial_pmf(k: int, n: int, p: float) -> float:
         math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
         + k * math.log(p) + (n - k) * math.log1p(-p)
     )  # fmt: skip
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    """The regularized incomplete beta function I_x(a, b) for a, b > 0: P[X >= a] for
-    X ~ Binomial(a + b − 1, x) at integer a, b. Its continued fraction (Abramowitz & Stegun
-    26.5.8) converges fast for x < (a + 1)/(a + b + 2); above, I_x(a, b) = 1 − I_{1−x}(b, a),
-    so a small tail is always computed directly, to a relative error near 1e-11 at a + b ~ 1e5
-    (from lgamma)."""
-    if x <= 0:
-        return 0.0
-    if x >= 1:
-        return 1.0
-    if x > (a + 1) / (a + b + 2):
-        return 1.0 - _betainc(b, a, 1 - x)
-    log_front = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                 + a * math.log(x) + b * math.log1p(-x))  # fmt: skip
-    return math.exp(log_front) / a * _beta_fraction(a, b, x)
-
-
-def _beta_fraction(a: float, b: float, x: float) -> float:
-    """1 / (1 + d1 / (1 + d2 / (1 + ...))) with d_{2i+1} = −(a + i)(a + b + i)x / ((a + 2i)
-    (a + 2i + 1)) and d_{2i} = i(b − i)x / ((a + 2i − 1)(a + 2i)), by the modified Lentz
-    method (each step's factor tends to 1; stop when it is within 1e-15 of it)."""
-    tiny = 1e-300
-
-    def nonzero(v: float) -> float:
-        return v if abs(v) > tiny else tiny
-
-    c, d = 1.0, 1.0 / nonzero(1.0 - (a + b) * x / (a + 1))
-    f = d
-    i = 1
-    while i < 100_000:
-        for coefficient in (
-            i * (b - i) * x / ((a + 2 * i - 1) * (a + 2 * i)),
-            -(a + i) * (a + b + i) * x / ((a + 2 * i) * (a + 2 * i + 1)),
-        ):
-            d = 1.0 / nonzero(1.0 + coefficient * d)
-            c = nonzero(1.0 + coefficient / c)
-            f *= c * d
-        if abs(c * d - 1.0) < 1e-15:
-            return f
-        i += 1
-    raise ArithmeticError(f"the incomplete beta fraction did not converge at a={a}, b={b}, x={x}")
 
 
 # --- checks --------------------------------------------------------------------------------

@@ -10,16 +10,19 @@
   count answers as extracted strings: pass a canonical form to merge equal values.
 - mean over repeats: every sample's score, averaged.
 
-Intervals come from ``uncertainty.mean_estimate``: pass@k and maj@k give one value per item
-(independent items); the mean over repeats gives one value per sample, clustered by item
-(repeats of one item are not independent), the CR1 clustered standard error.
+Intervals come from ``uncertainty.mean_estimate``, in [0, 1] always: pass@k and maj@k give one
+value per item (independent items; pass@k's values lie in [0, 1], so its interval is
+Clopper–Pearson's at the effective n, maj@k's Wilson's); the mean over repeats gives one value per
+sample, clustered by item (repeats of one item are not independent): the CR1 clustered standard
+error, and Clopper–Pearson's interval at the effective n (Korn and Graubard), which stays above 0
+when every repeat of every item is wrong.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 
-from .uncertainty import Estimate, mean_estimate
+from .uncertainty import UNIT, Estimate, mean_estimate
 
 __all__ = ["maj_at_k", "maj_at_k_estimate", "mean_over_repeats", "pass_at_k",
            "pass_at_k_estimate"]  # fmt: skip
@@ -67,7 +70,7 @@ def pass_at_k_estimate(
     """Mean pass@k over items (``scores[item]`` = each sample's correctness), with its interval."""
     _check_items(scores)
     values = [pass_at_k(len(v), sum(map(bool, v)), k) for v in scores.values()]
-    return mean_estimate(values, level=level)
+    return mean_estimate(values, level=level, bounds=UNIT)
 
 
 def maj_at_k_estimate(
@@ -80,7 +83,7 @@ def maj_at_k_estimate(
     if answers.keys() != correct.keys():
         raise ValueError("answers and correct must hold the same items")
     values = [maj_at_k(answers[item], correct[item], k) for item in answers]
-    return mean_estimate(values, level=level)
+    return mean_estimate(values, level=level, bounds=UNIT)
 
 
 def mean_over_repeats(scores: Mapping[Hashable, Sequence[float]], level: float = 0.95) -> Estimate:
@@ -88,4 +91,4 @@ def mean_over_repeats(scores: Mapping[Hashable, Sequence[float]], level: float =
     _check_items(scores)
     values = [float(v) for item in scores for v in scores[item]]
     clusters = [item for item in scores for _ in scores[item]]
-    return mean_estimate(values, clusters=clusters, level=level)
+    return mean_estimate(values, clusters=clusters, level=level, bounds=UNIT)

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..scoring.ifeval import DEPENDENCIES, check_response
+from ..scoring.uncertainty import UNIT, Derived
 from .base import Sample, SampleResult
 from .families import Checked, Verdict
 from .prompt import Prompt
@@ -93,5 +94,9 @@ SPEC = Spec(
     family=FAMILY,
     headline="prompt_level_strict_acc",
     figures=figures,
+    derived={
+        name: Derived(of=name, per="n_instructions", weighted=True, bounds=UNIT)
+        for name in INST_METRICS
+    },
 )
 TASK = SpecTask(SPEC)

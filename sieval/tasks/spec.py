@@ -22,7 +22,16 @@ from ..data.registry import get_source as source
 from ..errors import ConfigError
 from ..ir.request import Request
 from ..ir.response import Response
-from .base import COMPLETION_MODEL, ModelFacts, Requirement, Sample, SampleResult, TaskConfig
+from ..scoring.uncertainty import Derived
+from .base import (
+    COMPLETION_MODEL,
+    ModelFacts,
+    Readiness,
+    Requirement,
+    Sample,
+    SampleResult,
+    TaskConfig,
+)
 from .families.base import Family, Prepared
 from .prompt import Prompt, Shot
 from .shots import RANDOM, Sampler
@@ -76,6 +85,9 @@ class Spec:
     breakdowns: Mapping[str, Callable[[str], str]] = field(default_factory=dict)
     """Per-group means reported beside the headline, named: ``{"by_subject": lambda g: g}``."""
     cluster_by_group: bool = False
+    derived: Mapping[str, Derived] = field(default_factory=dict)
+    """Figures made of sums that ``figures`` computes (IFEval's instruction-level accuracy,
+    weighted by instructions), with their intervals; beside the family's own."""
     files: Callable[[Path], list[Path]] | None = None
     """Files the task reads beside its rows' (BBH's prompt files): their checksums enter the run
     identity."""
@@ -97,8 +109,9 @@ class SpecTask:
             self.cluster_by = "item"
         if getattr(spec.family, "vote", False):  # maj@k reads the repeats' answers
             self.keeps_predictions = True
-        self.dependencies = tuple(getattr(spec.family, "needs", ()))
-        for hook in ("protocol_for", "token_texts", "documents", "score_async"):
+        self.metric_ranges = MappingProxyType(dict(getattr(spec.family, "ranges", {})))
+        self.derived = MappingProxyType({**getattr(spec.family, "derived", {}), **spec.derived})
+        for hook in ("protocol_for", "token_texts", "documents", "score_async", "check_ready"):
             if hasattr(spec.family, hook):
                 setattr(self, hook, getattr(self, f"_{hook}"))
 
@@ -183,6 +196,10 @@ class SpecTask:
         family: Any = self.spec.family
         result: SampleResult = await family.score_async(self.spec, sample, responses, config, model)
         return result
+
+    def _check_ready(self, allow_unsafe_code: bool = False) -> Readiness:
+        found: Readiness = self.spec.family.check_ready(self.spec, allow_unsafe_code)  # type: ignore[attr-defined]
+        return found
 
     def _documents(self, samples: Sequence[Sample], config: TaskConfig) -> Iterator[str]:
         return iter(self.spec.family.documents(self.spec, samples, config))  # type: ignore[attr-defined]

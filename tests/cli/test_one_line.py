@@ -59,6 +59,7 @@ def test_the_flags_become_the_config_they_stand_for() -> None:
         gen_kwargs=["temperature=0,max_gen_toks=32", "until=Question:,options.min_p=0.1"],
         retries=1,
         timeout=30.0,
+        max_reply_mib=8.0,
         concurrency=100,
         api_key_env="MY_KEY",
         dialect="vllm_native",
@@ -72,6 +73,7 @@ def test_the_flags_become_the_config_they_stand_for() -> None:
         "vllm_native",
     )
     assert (model.retries, model.timeout_s, model.concurrency_limit) == (1, 30.0, 100)
+    assert (model.max_reply_mib, model.max_reply_bytes) == (8.0, 8 * 2**20)
     assert model.api_key_env == "MY_KEY" and config.concurrency == 100
     assert model.request_defaults == {
         "sampling.temperature": 0,
@@ -99,6 +101,7 @@ def test_the_flags_become_the_config_they_stand_for() -> None:
         (["--gen-kwargs", "temperature=hot"], "--gen-kwargs sampling.temperature='hot'"),
         (["--retries", "-1"], "--retries must be an integer in [0, 100]"),
         (["--timeout", "0"], "--timeout must be a finite number > 0"),
+        (["--max-reply-mib", "0"], "--max-reply-mib must be a finite number > 0"),
         (["--concurrency", "0"], "--concurrency must be an integer in [1, 65535]"),
         (["--task", "nope"], "unknown task 'nope'"),
         (["--max-failures", "nan"], "--max-failures 'nan'"),

@@ -223,3 +223,21 @@ def test_a_metric_that_is_not_0_1_uses_the_sd(data_dir: Path) -> None:
     assert NormalIndPower().power(
         result["mde"] / 0.6, nobs1=100, alpha=0.05, ratio=0
     ) == pytest.approx(0.8)
+
+
+def test_repeats_are_planned_in_rows_against_the_tasks_rows(data_dir: Path) -> None:
+    # 4 repeats a row whose differences all agree (ICC 1): a row says what one sample does, so
+    # ψ 0.3 and Δ 0.1 need ((1.96·√0.30 + 0.8416·√0.29) / 0.1)² = 233.3 rows, 936 samples
+    args = ["--task", "math500", "--discordance", "0.3", "--delta", "0.1", "--repeats", "4"]
+    agree = as_json(*args, "--icc", "1", "--data-dir", str(data_dir))
+    assert (agree["method"], agree["unit"], agree["needed"]) == ("rows", "rows", 234)
+    assert agree["dataset"]["size"] == 500 and agree["design_effect"] == 4.0
+    text = " ".join(power(*args, "--icc", "1", "--data-dir", str(data_dir)).split())
+    assert "rows needed to detect Δ = +0.1: 234 (design effect 4.000; 936 samples" in text
+    # not given, the ICC is taken as 0 and said to give a lower bound: a quarter of the rows
+    free = as_json(*args, "--data-dir", str(data_dir))
+    assert free["icc"] == 0.0 and "lower bound" in free["icc_from"]
+    assert 0.23 * 234 < free["needed"] < 0.27 * 234
+    refused = power("--task", "mmlu_kshot_clp", "--discordance", "0.2", "--delta", "0.05",
+                    "--repeats", "4", "--data-dir", str(data_dir), code=2)  # fmt: skip
+    assert "drop --repeats" in refused

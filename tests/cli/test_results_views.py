@@ -51,7 +51,9 @@ async def test_every_metric_has_its_interval(run_dir: Path) -> None:
     assert spread["n"] == 15 and set(arc["intervals"]) == {"acc", "acc_norm", "acc_uncond"}
     clustered = mmlu["intervals"]["acc"]
     subjects = {r["group"] for r in records(run_dir, "mmlu_kshot_clp")}
-    assert clustered["estimator"] == f"clustered(cr1, {len(subjects)} clusters)"
+    assert clustered["estimator"].startswith(
+        f"clustered(cr1, {len(subjects)} clusters), clopper-pearson at effective n "
+    )
     assert clustered["clusters"] == len(subjects) and "se_iid" in clustered
 
 
@@ -59,7 +61,7 @@ async def test_the_report_tables_show_the_interval(run_dir: Path) -> None:
     report = json.loads((run_dir / "report.json").read_text())
     lo, hi = report["results"][0]["intervals"]["acc_norm"]["ci"]
     out = cli("report", str(run_dir))
-    assert f"{lo:.3f}–{hi:.3f}" in out and "intervals: wilson" in out
+    assert f"{lo:.3f}–{hi:.3f}" in out and "95% CI of acc, acc_norm, acc_uncond: wilson" in out
 
 
 async def test_formats_carry_the_same_figures(run_dir: Path) -> None:

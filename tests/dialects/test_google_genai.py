@@ -924,7 +924,10 @@ def _result(reply: dict[str, Any]) -> dict[str, Any]:
         (lambda r: _result(r)["topCandidates"][1]["candidates"].pop(), "lists 2 alternatives"),
         (lambda r: _result(r)["chosenCandidates"].pop(), "counted differently"),
         (lambda r: _result(r)["topCandidates"].pop(), "counted differently"),
-        (lambda r: r["usageMetadata"].update(candidatesTokenCount=99), "counted differently"),
+        (
+            lambda r: r["usageMetadata"].update(candidatesTokenCount=99, totalTokenCount=999),
+            "counted differently",
+        ),
         (lambda r: r["candidates"][0].update(tokenCount=1), "counted differently"),
         (lambda r: _result(r).update(logProbabilitySum=-50.0), "logProbabilitySum"),
         (lambda r: _result(r)["chosenCandidates"][0].pop("logProbability"), "no logProbability"),

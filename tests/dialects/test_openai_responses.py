@@ -710,11 +710,17 @@ def _wrong_token(reply: dict) -> None:
 
 
 def _too_many(reply: dict) -> None:
-    reply["usage"]["output_tokens"] = 3
+    _output_tokens(reply, 3)
 
 
 def _too_few(reply: dict) -> None:
-    reply["usage"]["output_tokens"] = 9
+    _output_tokens(reply, 9)
+
+
+def _output_tokens(reply: dict, n: int) -> None:
+    """Another output count, the total moved with it: only the count is off."""
+    reply["usage"]["total_tokens"] += n - reply["usage"]["output_tokens"]
+    reply["usage"]["output_tokens"] = n
 
 
 def _failed(reply: dict) -> None:

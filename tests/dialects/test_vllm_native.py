@@ -119,6 +119,7 @@ def test_first_token_without_bos_is_the_prompt_prefix() -> None:
     choice["prompt_token_ids"] = choice["prompt_token_ids"][1:]
     choice["prompt_logprobs"] = [None, *choice["prompt_logprobs"][2:]]
     reply["usage"]["prompt_tokens"] -= 1
+    reply["usage"]["total_tokens"] -= 1
     lowered = lower(D, CASES["prompt_logprobs_cjk"], MODEL)
     toks = lift(D, lowered, 200, {}, json.dumps(reply).encode()).input_tokens
     assert toks[0].text == "中国的" and toks[0].token_id == 110323 and toks[0].offset == 0
@@ -236,7 +237,10 @@ def _mutate(change) -> bytes:
     [
         (lambda c, r: c["prompt_logprobs"].pop(), "counted differently"),
         (lambda c, r: c["prompt_token_ids"].pop(), "counted differently"),
-        (lambda c, r: r["usage"].update(prompt_tokens=13), "counted differently"),
+        (
+            lambda c, r: r["usage"].update(prompt_tokens=13, total_tokens=14),
+            "counted differently",
+        ),
         (lambda c, r: c.update(prompt_logprobs=None), "no prompt_logprobs"),
         (lambda c, r: c["prompt_logprobs"][3].popitem(), "ranks"),
         (lambda c, r: c["prompt_logprobs"][2].popitem(), "entries for top-k=3"),

@@ -42,15 +42,23 @@ FAULTS = {
     "topk-short": "topk-short",
     "nan": "nan",
     "usage-off": "usage-off",
+    "usage-negative": "usage-negative",
     "no-bos": "no-bos",
     "batch-variant": "batch-variant",
     "cache-variant": "cache-variant",
     "nondeterministic": "nondeterministic",
     "fingerprint-changing": "fingerprint-changing",
     "sampling-default": "sampling-default",
+    "tool-calls-as-text": "tool-calls-as-text",
+    "tool-call-dropped": "tool-call-dropped",
+    "tool-calls-empty": "tool-calls-empty",
+    "judge-unparseable": "judge-unparseable",
 }
 NUMERIC = ("batch-variant", "cache-variant", "nondeterministic", "fingerprint-changing")
 """The serving checks' faults: they change numbers, never a reply's shape (every reply passes)."""
+ANSWER_FAULTS = ("tool-calls-as-text", "tool-call-dropped", "tool-calls-empty", "judge-unparseable")
+"""Faults of the tool parser and the judge: a request with no tools and no verdict is untouched
+(``test_tool_calls.py`` and ``test_judge.py`` show them firing)."""
 OK = "ok"
 RETRIED = "retried"
 
@@ -71,7 +79,7 @@ def expected(dialect: str, stream: bool, mode: str) -> str:
     """``ok``, ``retried`` (ok on the second attempt) or the error class the call must end in."""
     if mode in ("429", "500", "503", "reset", "html"):
         return RETRIED
-    if mode in ("delay", "no-bos", "sampling-default", *NUMERIC):
+    if mode in ("delay", "no-bos", "sampling-default", *NUMERIC, *ANSWER_FAULTS):
         return OK
     if mode == "truncate":
         return "ContractViolation"
@@ -79,6 +87,8 @@ def expected(dialect: str, stream: bool, mode: str) -> str:
         return "TransportError"  # in band on a stream; a 500 on every attempt otherwise
     if mode == "usage-off":
         return "ContractViolation" if (dialect, stream) in _USAGE_CHECKED else OK
+    if mode == "usage-negative":  # usage is a contract on every wire, streamed or not
+        return "ContractViolation"
     return OK if dialect in NO_LOGPROBS else "ContractViolation"
 
 
@@ -141,6 +151,8 @@ async def test_every_fault_on_every_wire(
         assert got.attempts == (2 if want == RETRIED else 1), outcome
     else:
         assert not got.ok and type(got.error).__name__ == want, outcome
+    if mode == "usage-negative":  # refused for its count, not for anything else
+        assert "is -100000, not a token count" in outcome, outcome
     if mode in ("nondeterministic", "fingerprint-changing"):  # no error, but other numbers
         clean = await call(server, dialect, stream, None, key)
         assert got.response is not None and clean.response is not None

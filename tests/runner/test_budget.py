@@ -245,3 +245,32 @@ async def test_a_budget_without_a_forecast_counts_as_it_goes(tmp_path: Path) -> 
     assert all(r["cost"]["forecast"] is None for r in result.report["results"])
     assert result.report["budget"]["tokens"]["spent"] == spent(result.run_dir) <= 5000
     assert result.stopped is not None and "stopped: budget" in result.stopped
+
+
+async def test_a_negative_usage_fails_its_sample_and_never_lowers_the_spent_figure(
+    tmp_path: Path,
+) -> None:
+    """A server reporting -100000 prompt tokens (issue 33.4) made the report say it spent a
+    negative number and the budget never stop: such a reply is refused, its usage never counted."""
+    write_data(tmp_path / "data", ["aa", "bb", "cc"])
+
+    def handler(request: HttpRequest) -> HttpReply:
+        status, data = answer(request.url, request.body)
+        if "usage" in data:
+            data["usage"] = {"prompt_tokens": -100_000, "completion_tokens": 1}
+        return json_reply(data, status=status)
+
+    result = await arun_eval(
+        _fake_config(1),
+        RunOptions(
+            out=tmp_path / "out", data_dir=tmp_path / "data", cost=CostOptions(budget_tokens=25)
+        ),
+        tasks={"fake_qa": FakeTask()},
+        transport_factory=lambda cfg: FakeTransport(handler),
+    )
+    (entry,) = result.report["results"]
+    assert entry["samples"]["scored"] == 0 and entry["samples"]["failed"] >= 1
+    assert result.report["budget"]["tokens"]["spent"] >= 0
+    assert entry["cost"]["actual"]["input_tokens"] >= 0
+    for record in lines(result.run_dir, "fake_qa"):
+        assert "usage.prompt_tokens is -100000, not a token count" in record["error"]["message"]

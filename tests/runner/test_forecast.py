@@ -20,7 +20,7 @@ from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
 from sieval.runner import RunOptions, arun_eval
 from sieval.store.records import Shared, expand_requests, read_records
-from sieval.transport import HttpTransport
+from sieval.transport import FakeTransport, HttpTransport, json_reply
 from sieval.transport.types import HttpReply, HttpRequest
 
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
@@ -240,3 +240,29 @@ def test_a_damaged_forecast_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=f"{FORECAST_FILE}: not a sieval forecast"):
         read_forecast(tmp_path)
     assert read_forecast(tmp_path / "nowhere") is None
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {"tokens": [], "count": 0, "max_model_len": 2048},  # a text spelled by no token
+        {"tokens": [5, -1], "count": 2},  # a negative id
+        {"tokens": [5, 6], "count": 3},  # the count disagrees with the ids
+        {"tokens": ["a", "b"]},  # texts, not ids
+        {"tokens": [True]},
+    ],
+)
+async def test_a_tokenize_reply_without_believable_ids_is_no_exact_count(reply: object) -> None:
+    """It said "exact: 0 tokens" for an empty list: a tokenizer spells every character of a text
+    that is not empty, so such a reply is no count, and the prompt is estimated, marked so."""
+    transport = FakeTransport(lambda request: json_reply(reply))
+    async with Model(
+        dialect="openai_completions", base_url="http://h", model_id="m", transport=transport
+    ) as model:
+        counter = PromptCounter("/tokenize")
+        text = "a prompt of some words"
+        counted = await counter.count(
+            Request.completion(text, sampling=Sampling(max_tokens=1)), model
+        )
+    assert counted == (counter.estimate(text), False) and counted[0] > 0
+    assert counter.method == "estimate: bytes / 4" and counter.tokenized == 0

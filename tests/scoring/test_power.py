@@ -194,6 +194,43 @@ def test_a_clustered_design_may_not_reach_the_power_within_its_samples() -> None
         power_at(design, 3001, 0.01)
 
 
+def test_rows_power_is_connors_formula_over_the_rows_variance() -> None:
+    # 4 repeats, ψ 0.3, ICC 0.5: a row's mean difference has variance (ψ − Δ²)·(1 + 3·0.5)/4;
+    # the sign-flip statistic divides by its null SD √(σ_r² + Δ²)
+    design, n, delta = Design(discordance=0.3, repeats=4, icc=0.5), 120, 0.08
+    assert design.method == "rows"
+    row = math.sqrt((0.3 - delta**2) * 2.5 / 4)
+    null = math.sqrt(row**2 + delta**2)
+    shift = math.sqrt(n) * delta
+    want = stats.norm.cdf((shift - Z * null) / row) + stats.norm.cdf((-shift - Z * null) / row)
+    assert math.isclose(power_at(design, n, delta), want, rel_tol=1e-9)
+    needed = samples_needed(design, delta)
+    assert needed is not None and power_at(design, needed, delta) >= 0.8
+    assert power_at(design, needed - 1, delta) < 0.8
+    mde = detectable_difference(design, needed)
+    assert mde is not None and mde <= delta and math.isclose(mde, delta, rel_tol=0.02)
+    # ICC 1: the 4 repeats say what one does; ICC 0: as if 4 times the rows (to within the
+    # null SD's Δ²)
+    one = samples_needed(Design(discordance=0.3, repeats=4, icc=1.0), delta)
+    free = samples_needed(Design(discordance=0.3, repeats=4, icc=0.0), delta)
+    assert one is not None and free is not None and 3.5 * free < one < 4.5 * free
+    # any other metric: the z-test of the row interval, Var = σ²·DEFF/k per row
+    other = Design(sd=0.9, repeats=3, icc=0.2)
+    sigma = 0.9 * math.sqrt(1.4 / 3)
+    want = NormalIndPower().power(delta / sigma, nobs1=n, alpha=0.05, ratio=0)
+    assert math.isclose(power_at(other, n, delta), want, rel_tol=1e-9)
+
+
+def test_a_rows_design_refuses_clusters_and_counts_its_repeats() -> None:
+    with pytest.raises(ValueError, match="by group or by row"):
+        Design(discordance=0.2, repeats=4, clusters=("a", "b"))
+    with pytest.raises(ValueError, match="repeats must be a whole number"):
+        Design(discordance=0.2, repeats=0)
+    assert Design(discordance=0.2, repeats=2, icc=0.3).method == "rows"
+    assert Design(discordance=0.2, repeats=1).method == "mcnemar"
+    assert detectable_difference(Design(discordance=0.0, repeats=3), 100) is None
+
+
 # --- inputs ---------------------------------------------------------------------------------
 
 

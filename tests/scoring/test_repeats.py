@@ -87,10 +87,17 @@ def test_estimates_reuse_the_uncertainty_module() -> None:
     estimate = pass_at_k_estimate(scores, k=2)
     per_item = [float(exact(4, 2, 2)), 0.0, 1.0]
     assert estimate.value == pytest.approx(sum(per_item) / 3)
-    assert estimate == mean_estimate([pass_at_k(4, 2, 2), 0.0, 1.0])
+    # pass@k lies in [0, 1]: its interval is the bounded mean's, never outside the range
+    assert estimate == mean_estimate([pass_at_k(4, 2, 2), 0.0, 1.0], bounds=(0.0, 1.0))
+    assert estimate.ci[0] >= 0.0 and estimate.ci[1] <= 1.0
+    assert mean_estimate([pass_at_k(4, 2, 2), 0.0, 1.0]).ci[1] > 1  # unbounded, it left it
     repeats = mean_over_repeats(scores)
     assert repeats.value == pytest.approx(6 / 12)
-    assert repeats.estimator == "clustered(cr1, 3 clusters)" and repeats.n == 12
+    assert repeats.estimator.startswith("clustered(cr1, 3 clusters), clopper-pearson")
+    assert repeats.n == 12
+    # every repeat of every item wrong: above 0, as for 3 independent items (ICC 1)
+    wrong = mean_over_repeats({"a": [0.0] * 4, "b": [0.0] * 4, "c": [0.0] * 4})
+    assert wrong.ci == (0.0, pytest.approx(1 - 0.025 ** (1 / 3)))
     # clustered by item: wider than if the 12 samples were independent
     assert repeats.se > mean_estimate([float(v) for vs in scores.values() for v in vs]).se
     answers = {"a": ["1", "2", "1"], "b": [None, "3", "3"]}

@@ -23,6 +23,7 @@ What each library computes, as compared against here:
 
 from __future__ import annotations
 
+import itertools
 import math
 from statistics import NormalDist
 
@@ -37,6 +38,8 @@ from statsmodels.stats.proportion import proportion_confint
 
 from sieval.scoring import Estimate, is_binary, mcnemar, mean_estimate, paired_difference
 from sieval.scoring import uncertainty as unc
+from sieval.scoring.beta import beta_quantile
+from sieval.scoring.uncertainty import Derived, derived_estimate, sign_flip
 
 Z = 1.959963984540054  # the 0.975 normal quantile
 Z2 = Z * Z  # 3.841458820694124
@@ -108,19 +111,150 @@ def test_clustered_cr1_by_hand() -> None:
     assert close(est.ci[1], 3 + Z * math.sqrt(0.84))
 
 
-def test_clustered_binary_is_clipped_to_0_1() -> None:
+def test_clustered_binary_is_clopper_pearson_at_the_effective_n() -> None:
     # A: [1, 1], B: [1, 0], C: [0, 0]; mean 3/6 = 0.5; residual sums A: 1, B: 0, C: -1
-    # Var = 3/2 · (1 + 0 + 1) / 36 = 1/12; se = 0.288675; 0.5 ± 0.565792 → clipped to (0, 1)
+    # Var = 3/2 · (1 + 0 + 1) / 36 = 1/12; se = 0.288675. The binomial variance p(1-p)/n is
+    # 0.25/6 = 1/24, so DEFF = 2 (at its cap Σm²/n = 12/6 = 2) and the effective n = 6/2 = 3:
+    # Clopper–Pearson for 1.5 of 3, the Beta(1.5, 2.5) and Beta(2.5, 1.5) quantiles. Before,
+    # 0.5 ± 0.565792 clipped to (0, 1): no information at all.
     est = mean_estimate([1, 1, 1, 0, 0, 0], ["A", "A", "B", "B", "C", "C"])
     assert close(est.se, math.sqrt(1 / 12))
-    assert est.ci == (0.0, 1.0)
-    # A: [1, 1, 1], B: [1, 1, 0]; mean 5/6; residual sums A: 3·(1/6) = 0.5, B: 2·(1/6) - 5/6 = -0.5
-    # Var = 2/1 · (0.25 + 0.25) / 36 = 1/36; se = 1/6; ci = 5/6 ± z/6 = (0.506673, 1.159994)
-    # → the upper bound is clipped to 1
+    assert est.effective_n == 3.0
+    assert est.estimator == "clustered(cr1, 3 clusters), clopper-pearson at effective n 3"
+    assert close(est.ci[0], stats.beta.ppf(0.025, 1.5, 2.5))
+    assert close(est.ci[1], stats.beta.ppf(0.975, 2.5, 1.5))
+    # A: [1, 1, 1], B: [1, 1, 0]; mean 5/6; residual sums A: 0.5, B: -0.5
+    # Var = 2/1 · 0.5 / 36 = 1/36; binomial 5/36/6 = 5/216: DEFF = 1.2, n_eff = 5 (cap Σm²/n = 3)
     est = mean_estimate([1, 1, 1, 1, 1, 0], ["A", "A", "A", "B", "B", "B"])
     assert close(est.se, 1 / 6)
-    assert close(est.ci[0], 5 / 6 - Z / 6)
-    assert est.ci[1] == 1.0
+    assert est.effective_n is not None and close(est.effective_n, 5.0)
+    assert close(est.ci[0], stats.beta.ppf(0.025, 5 / 6 * 5, 5 - 5 / 6 * 5 + 1))
+    assert close(est.ci[1], stats.beta.ppf(0.975, 5 / 6 * 5 + 1, 5 - 5 / 6 * 5))
+    # a design effect below 1 (here 0: every cluster's mean is the same) is taken as 1
+    est = mean_estimate([1, 0, 1, 0], ["A", "A", "B", "B"])
+    assert est.se == 0.0 and est.effective_n == 4.0
+    assert est.ci == mean_estimate([1, 0, 1, 0], ["A", "B", "C", "D"]).ci
+
+
+def test_a_repeats_headline_with_every_row_wrong_does_not_collapse() -> None:
+    # 10 rows x 4 repeats, every answer wrong: the CR1 error is 0, and mean ± z·se was
+    # [0, 0]. With no variance to read the design effect from, it is the widest, Σm²/n = 4
+    # (every row's repeats alike): 10 effective samples, Clopper–Pearson's upper bound for 0 of
+    # 10, 1 − 0.025^(1/10) = 0.308497.
+    rows = [f"r{i}" for i in range(10) for _ in range(4)]
+    wrong = mean_estimate([0] * 40, rows)
+    assert wrong.ci[0] == 0.0
+    assert close(wrong.ci[1], 1 - 0.025 ** (1 / 10))
+    assert wrong.ci[1] == pytest.approx(0.308497, abs=1e-6)
+    right = mean_estimate([1] * 40, rows)
+    assert close(right.ci[0], 0.025 ** (1 / 10)) and right.ci[1] == 1.0
+    # unequal rows (a repeat failed): n²/Σm² = 39²/(9·16 + 9) = 9.94
+    uneven = mean_estimate([0] * 39, rows[1:])
+    assert uneven.effective_n is not None and close(uneven.effective_n, 39**2 / (9 * 16 + 9))
+
+
+def test_a_probability_mean_stays_in_its_range() -> None:
+    # TruthfulQA MC2-like: probability masses, mostly near 0; mean 0.2625, sample SD 0.4223,
+    # se 0.1493: mean ± z·se = (-0.030, 0.555) leaves [0, 1]
+    values = [0.9, 0.0, 0.01, 0.02, 0.0, 0.95, 0.0, 0.22]
+    assert mean_estimate(values).ci[0] < 0  # unbounded: what it printed before
+    est = mean_estimate(values, bounds=(0.0, 1.0))
+    p, se = est.value, est.se
+    n_eff = p * (1 - p) / se**2  # the n of 0/1 samples with this mean and this error
+    assert est.effective_n is not None and close(est.effective_n, max(n_eff, 8))
+    assert est.estimator == f"clopper-pearson at effective n {est.effective_n:.4g}"
+    x = p * est.effective_n
+    assert close(est.ci[0], stats.beta.ppf(0.025, x, est.effective_n - x + 1))
+    assert close(est.ci[1], stats.beta.ppf(0.975, x + 1, est.effective_n - x))
+    assert 0 < est.ci[0] < p < est.ci[1] < 1
+    # a range other than [0, 1]: the same on the scaled values
+    scaled = mean_estimate([10 * v - 5 for v in values], bounds=(-5.0, 5.0))
+    assert close(scaled.ci[0], 10 * est.ci[0] - 5) and close(scaled.ci[1], 10 * est.ci[1] - 5)
+    # values that do not vary inside the range: the worst case, n itself
+    flat = mean_estimate([0.5] * 6, bounds=(0.0, 1.0))
+    assert flat.effective_n == 6.0 and flat.ci[0] < 0.5 < flat.ci[1]
+    # a 0/1 metric under another range is not a proportion (a log-likelihood of 0 everywhere)
+    assert mean_estimate([0.0] * 5, bounds=(-math.inf, 0.0)).estimator == "clt"
+
+
+def test_a_half_bounded_mean_is_clipped_to_its_range() -> None:
+    # log-likelihoods: mean -2.5005, se 2.4995: mean ± z·se = (-7.40, 2.40) passes 0
+    est = mean_estimate([-0.001, -5.0], bounds=(-math.inf, 0.0))
+    assert close(est.ci[0], -2.5005 - Z * 2.4995)
+    assert est.ci[1] == 0.0
+    assert est.estimator == "clt, clipped to ≤ 0"
+    # clipping never excludes a true mean that lies in the range, so coverage stays
+    inside = mean_estimate([-3.0, -5.0, -4.0], bounds=(-math.inf, 0.0))
+    assert inside.estimator == "clt" and inside.ci[1] < 0
+
+
+def test_a_paired_difference_of_a_bounded_metric_is_clipped_to_its_width() -> None:
+    est = paired_difference([0, 0, 0, 0], [1, 0, 1, 1], bounds=(0.0, 1.0))
+    assert close(est.ci[0], 0.75 - Z * 0.25) and est.ci[1] == 1.0
+    assert est.estimator == "clt, clipped to [-1, 1]"
+
+
+def test_a_perplexity_interval_is_the_mean_log_likelihoods_mapped() -> None:
+    # ll = [-1, -2, -3]: mean -2, se 1/√3; perplexity exp(2) with the interval
+    # [exp(2 - z/√3), exp(2 + z/√3)] and se exp(2)/√3 (the delta method)
+    figure = Derived(of="loglikelihood", scale=-1, exp=True)
+    est = derived_estimate(figure, {"loglikelihood": [-1.0, -2.0, -3.0]})
+    assert close(est.value, math.exp(2))
+    assert close(est.ci[0], math.exp(2 - Z / math.sqrt(3)))
+    assert close(est.ci[1], math.exp(2 + Z / math.sqrt(3)))
+    assert close(est.se, math.exp(2) / math.sqrt(3))
+    assert est.estimator == (
+        "exp(-mean loglikelihood): the mean's clt interval, mapped (delta method on the log scale)"
+    )
+
+
+def test_a_ratio_of_sums_has_the_linearized_variance() -> None:
+    # word perplexity exp(-Σll/Σwords): Var(R) ≈ (s_y² − 2R·s_xy + R²·s_x²) / (n·x̄²), the
+    # delta method written with numpy's sample (co)variances
+    ll = [-310.0, -95.0, -1020.0, -480.0, -66.0]
+    words = [100.0, 40.0, 300.0, 150.0, 30.0]
+    est = derived_estimate(
+        Derived(of="loglikelihood", per="words", scale=-1, exp=True),
+        {"loglikelihood": ll, "words": words},
+    )
+    ratio = sum(ll) / sum(words)
+    cov = np.cov(np.array([ll, words]), ddof=1)
+    var = (cov[0, 0] - 2 * ratio * cov[0, 1] + ratio**2 * cov[1, 1]) / (5 * np.mean(words) ** 2)
+    assert close(est.value, math.exp(-ratio))
+    assert close(math.log(est.ci[1]), -ratio + Z * math.sqrt(var))
+    assert close(math.log(est.ci[0]), -ratio - Z * math.sqrt(var))
+    # bits per byte: a linear map, the interval's ends swap with the sign
+    bpb = derived_estimate(
+        Derived(of="loglikelihood", per="words", scale=-1 / math.log(2)),
+        {"loglikelihood": ll, "words": words},
+    )
+    assert close(bpb.ci[0], (-ratio - Z * math.sqrt(var)) / math.log(2))
+
+
+def test_a_perplexity_interval_agrees_with_lm_evals_bootstrap() -> None:
+    # lm-eval's perplexity stderr is a bootstrap's; on 400 skewed log-likelihoods the mapped
+    # interval's ends are within 3% of the bootstrap's 2.5% and 97.5% percentiles, and the
+    # delta method's se within 5% of the bootstrap's SD
+    rng = np.random.default_rng(7)
+    ll = -rng.gamma(2.0, 1.5, size=400)
+    est = derived_estimate(Derived(of="loglikelihood", scale=-1, exp=True), {"loglikelihood": ll})
+    draws = rng.integers(0, len(ll), size=(20_000, len(ll)))
+    boot = np.exp(-ll[draws].mean(axis=1))
+    lo, hi = np.percentile(boot, [2.5, 97.5])
+    assert est.ci[0] == pytest.approx(lo, rel=0.03) and est.ci[1] == pytest.approx(hi, rel=0.03)
+    assert est.se == pytest.approx(float(boot.std()), rel=0.05)
+
+
+def test_a_weighted_bounded_figure_stays_in_its_range() -> None:
+    # IFEval's instruction-level accuracy: per-prompt shares weighted by instructions
+    shares, counts = [1.0, 1.0, 0.5, 1.0, 2 / 3], [1.0, 2.0, 2.0, 1.0, 3.0]
+    figure = Derived(of="acc", per="n", weighted=True, bounds=(0.0, 1.0))
+    est = derived_estimate(figure, {"acc": shares, "n": counts})
+    assert close(est.value, (1 + 2 + 1 + 1 + 2) / 9)
+    assert 0 < est.ci[0] < est.value < est.ci[1] < 1
+    assert est.effective_n is not None and est.effective_n >= 9**2 / sum(c * c for c in counts)
+    every = derived_estimate(figure, {"acc": [1.0] * 5, "n": counts})
+    assert every.ci[1] == 1.0 and every.ci[0] < 1  # all followed: no collapse to [1, 1]
 
 
 def test_one_cluster_per_sample_is_the_iid_se() -> None:
@@ -331,8 +465,19 @@ def test_clustered_se_matches_statsmodels(sample: tuple[list[float], list[int]])
     assert close(est.value, float(fit.params[0]), scale=10)
     assert close(est.se, float(fit.bse[0]), scale=10)
     lo, hi = (float(x) for x in fit.conf_int()[0])
-    if is_binary(values):
-        lo, hi = max(0.0, lo), min(1.0, hi)
+    if is_binary(values):  # Korn and Graubard: Clopper–Pearson at n / DEFF
+        p, n = float(np.mean(values)), len(values)
+        sizes = np.unique(groups, return_counts=True)[1]
+        worst = n * n / float(np.sum(sizes**2))
+        if 0 < p < 1:  # DEFF from the CR1 variance, kept between 1 and Σm²/n
+            se = float(fit.bse[0])
+            n_eff = min(max(worst, p * (1 - p) / se**2), n) if se > 0 else n
+        else:
+            n_eff = worst
+        x = p * n_eff
+        lo = float(stats.beta.ppf(0.025, x, n_eff - x + 1)) if x > 0 else 0.0
+        hi = float(stats.beta.ppf(0.975, x + 1, n_eff - x)) if x < n_eff else 1.0
+        assert est.effective_n is not None and close(est.effective_n, n_eff)
     assert close(est.ci[0], lo, scale=10)
     assert close(est.ci[1], hi, scale=10)
 
@@ -385,3 +530,84 @@ def test_json_number_drops_what_cannot_be_estimated() -> None:
     from sieval.scoring.uncertainty import json_number
 
     assert [json_number(x) for x in (0.25, float("nan"), float("inf"))] == [0.25, None, None]
+
+
+# --- the sign-flip test on rows ------------------------------------------------------------
+
+
+def test_the_constructed_pair_is_tested_by_row() -> None:
+    # 40 rows x 4 repeats; B right on every repeat of 8 rows A got wrong, A on 4 rows B got
+    # wrong: McNemar over the 160 "pairs" (32 vs 16) says p = 0.0293; by row it is 8 vs 4,
+    # McNemar's exact test on the rows, 2 · P[Binomial(12, 1/2) <= 4] = 2 · 794/4096
+    rows = [f"r{i}" for i in range(40) for _ in range(4)]
+    a = [1.0 if 8 <= i // 4 < 22 else 0.0 for i in range(160)]
+    b = [1.0 if i // 4 < 8 or 12 <= i // 4 < 22 else 0.0 for i in range(160)]
+    assert mcnemar(a, b).p_value == pytest.approx(0.0293, abs=5e-5)
+    result = sign_flip(a, b, rows)
+    assert result.p_value == 2 * 794 / 4096
+    assert (result.rows, result.b_better, result.a_better, result.tied) == (40, 8, 4, 28)
+    assert (result.statistic, result.method) == (16, "exact")
+    diff = paired_difference(a, b, rows)
+    assert diff.ci == pytest.approx((-0.069011, 0.269011), abs=1e-6)
+
+
+@st.composite
+def repeated_pairs(draw: st.DrawFn) -> tuple[list[int], list[int], list[int]]:
+    rows = draw(st.integers(1, 9))
+    sizes = draw(st.lists(st.integers(1, 4), min_size=rows, max_size=rows))
+    keys = [r for r, m in enumerate(sizes) for _ in range(m)]
+    bit = st.sampled_from([0, 1])
+    a = draw(st.lists(bit, min_size=len(keys), max_size=len(keys)))
+    b = draw(st.lists(bit, min_size=len(keys), max_size=len(keys)))
+    return a, b, keys
+
+
+@settings(max_examples=300, deadline=None)
+@given(repeated_pairs())
+def test_the_sign_flip_p_value_is_the_share_of_sign_assignments(
+    sample: tuple[list[int], list[int], list[int]],
+) -> None:
+    a, b, keys = sample
+    totals = [sum(y - x for x, y, k in zip(a, b, keys, strict=True) if k == r) for r in set(keys)]
+    observed = abs(sum(totals))
+    extreme = sum(
+        abs(sum(s * abs(t) for s, t in zip(signs, totals, strict=True))) >= observed
+        for signs in itertools.product((1, -1), repeat=len(totals))
+    )
+    assert close(sign_flip(a, b, keys).p_value, extreme / 2 ** len(totals))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0, 1]), st.sampled_from([0, 1])), min_size=1))
+def test_one_sample_a_row_is_mcnemars_exact_test(pairs: list[tuple[int, int]]) -> None:
+    a, b = [x for x, _ in pairs], [y for _, y in pairs]
+    assert sign_flip(a, b, list(range(len(pairs)))).p_value == mcnemar(a, b).p_value
+
+
+def test_the_normal_approximation_beyond_the_exact_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(3)
+    rows = [r for r in range(300) for _ in range(4)]
+    a = rng.binomial(1, 0.5, size=1200).tolist()
+    b = rng.binomial(1, 0.56, size=1200).tolist()
+    exact = sign_flip(a, b, rows)
+    monkeypatch.setattr(unc, "_FLIP_EXACT_WORK", 0)
+    approx = sign_flip(a, b, rows)
+    assert (exact.method, approx.method) == ("exact", "normal approximation")
+    # in the tail at 300 rows (p ≈ 0.002) within 10%; it serves only beyond thousands of rows
+    assert 0.001 < exact.p_value < 0.5
+    assert approx.p_value == pytest.approx(exact.p_value, rel=0.1)
+
+
+def test_the_sign_flip_test_refuses_what_is_not_0_1() -> None:
+    with pytest.raises(ValueError, match="sample 1 has a=0.5"):
+        sign_flip([1, 0.5], [1, 1], [0, 0])
+    with pytest.raises(ValueError, match="matched"):
+        sign_flip([1, 0], [1], [0, 0])
+
+
+@pytest.mark.parametrize(
+    ("q", "a", "b"),
+    [(0.025, 3, 10), (0.975, 0.5, 40), (0.975, 800, 14000), (0.025, 0.3, 2), (0.5, 2, 2)],
+)
+def test_the_beta_quantile_matches_scipy(q: float, a: float, b: float) -> None:
+    assert close(beta_quantile(q, a, b), float(stats.beta.ppf(q, a, b)))

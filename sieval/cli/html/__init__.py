@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from ..text import magnitude
+
 if TYPE_CHECKING:
     import jinja2
     from matplotlib.axes import Axes
@@ -198,14 +200,18 @@ def _interval(ci: Any) -> list[float] | None:
 
 
 def _interval_text(ci: list[float] | None) -> str:
-    return f"[{_number(ci[0])}, {_number(ci[1])}]" if ci else "—"
+    if not ci or ci[0] is None or ci[1] is None:
+        return "—"
+    scale = max(abs(ci[0]), abs(ci[1]))
+    return f"[{magnitude(ci[0], 4, scale)}, {magnitude(ci[1], 4, scale)}]"
 
 
 def _number(value: Any) -> str:
-    """A figure as the page prints it: four decimals, ``—`` when there is none."""
+    """A figure as the page prints it: four decimals, a large one by its magnitude
+    (``text.magnitude``: ``3.3572e+11``), ``—`` when there is none."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—"
-    return f"{value:.4f}"
+    return magnitude(float(value))
 
 
 def _run_facts(run: Mapping[str, Any]) -> dict[str, Any]:

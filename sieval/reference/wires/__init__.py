@@ -41,6 +41,10 @@ class Context:
     sampling_defaults: Mapping[str, float] = field(default_factory=dict)
     """The server's own values for sampling fields a request leaves out (the
     ``sampling-default`` fault; a real server's come from the model's generation config)."""
+    tool_fault: str | None = None
+    """A tool-call parser fault (``tool_calls.PARSER_FAULTS``): calls come back lost."""
+    judge_fault: bool = False
+    """The ``judge-unparseable`` fault: a judge's verdict comes back in no parseable form."""
 
 
 @dataclass(frozen=True)

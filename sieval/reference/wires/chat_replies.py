@@ -12,15 +12,15 @@ the k best (wire reference 2.4).
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from ..lm import ReferenceModel
 from ..logprobs import Entry, sample_entries
+from ..tool_calls import Call, Offer, call_id, extract
 from .completion_replies import SYSTEM_FINGERPRINT
-from .completions import Rendered
+from .completions import Choice, Rendered
 
 __all__ = ["ChatPlan", "chat_chunks", "chat_reply"]
 
@@ -33,10 +33,16 @@ class ChatPlan:
     """The body handed to the completions renderer."""
     top_logprobs: int | None
     """The ``top_logprobs`` list length when ``logprobs`` is true, else None."""
-    forced: str | None
-    """The tool a forced call names (``required``: the first tool; or the named one), else None."""
-    named: bool
-    """The call was named: vLLM finishes it with ``stop`` (``required`` with ``tool_calls``)."""
+    offer: Offer
+    """The tools offered and how they may be called (mode ``none`` without tools)."""
+    messages: list[dict[str, Any]]
+    """The conversation as the template's messages (call ids are derived from it)."""
+    calls: tuple[Call, ...]
+    """The calls the reply makes (none: a text answer)."""
+    script: str | None
+    """What every choice writes instead of the model's own text (calls, or a follow-up)."""
+    fault: str | None = None
+    """A tool-call parser fault of the server, if any."""
 
 
 def _entries(
@@ -62,23 +68,30 @@ def _entries(
     return content
 
 
-def _called(plan: ChatPlan, finish: str) -> bool:
-    """A forced call is made when its JSON completed (the grammar ended it with EOS)."""
-    return plan.forced is not None and finish == "stop"
+def _read(plan: ChatPlan, c: Choice) -> tuple[Call, ...] | None:
+    """The calls the server's parser reads from a choice; None: the text is the answer."""
+    return extract(c.text, plan.calls, plan.fault)
 
 
-def _finish(plan: ChatPlan, finish: str) -> str:
-    if _called(plan, finish) and not plan.named:
+def _finish(plan: ChatPlan, c: Choice, read: tuple[Call, ...] | None) -> str:
+    """vLLM's: ``tool_calls`` for ``required`` (when generation stopped) and for ``auto`` when
+    the parser found calls; a named call finishes as the generation did (``stop``)."""
+    if plan.offer.mode == "required" and c.finish == "stop":
         return "tool_calls"
-    return finish
+    if plan.offer.mode == "auto" and read is not None:
+        return "tool_calls"
+    return c.finish
 
 
-def _call(plan: ChatPlan, arguments: str) -> dict[str, Any]:
-    return {
-        "id": f"chatcmpl-tool-{uuid.uuid4().hex[:16]}",
-        "type": "function",
-        "function": {"name": plan.forced, "arguments": arguments},
-    }
+def _calls(plan: ChatPlan, read: tuple[Call, ...], choice: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": call_id(plan.messages, i, choice=choice),
+            "type": "function",
+            "function": {"name": call.name, "arguments": call.arguments_json},
+        }
+        for i, call in enumerate(read)
+    ]
 
 
 def _usage(r: Rendered) -> dict[str, int]:
@@ -99,18 +112,19 @@ def chat_reply(r: Rendered, plan: ChatPlan, model: ReferenceModel) -> dict[str, 
     """The non-streaming reply body."""
     choices = []
     for index, (pi, c) in enumerate(r.choices):
-        called = _called(plan, c.finish)
+        read = _read(plan, c)
         message: dict[str, Any] = {
             "role": "assistant",
-            "content": "" if called else c.text,
+            # no text before the calls: null under auto, "" for a forced call (vLLM's)
+            "content": c.text if read is None else None if plan.offer.mode == "auto" else "",
             "refusal": None,
             "annotations": None,
             "audio": None,
             "function_call": None,
             "reasoning": None,
         }
-        if called:
-            message["tool_calls"] = [_call(plan, c.text)]
+        if read is not None:
+            message["tool_calls"] = _calls(plan, read, index)
         logprobs = None
         if plan.top_logprobs is not None:
             ids = r.prompts[pi].ids
@@ -120,7 +134,7 @@ def chat_reply(r: Rendered, plan: ChatPlan, model: ReferenceModel) -> dict[str, 
                 "index": index,
                 "message": message,
                 "logprobs": logprobs,
-                "finish_reason": _finish(plan, c.finish),
+                "finish_reason": _finish(plan, c, read),
                 "stop_reason": c.stop_reason,
                 "token_ids": None,
                 "routed_experts": None,
@@ -162,46 +176,54 @@ def _pieces(model: ReferenceModel, out: list[int], text: str) -> list[str]:
     return pieces
 
 
+def _delta(index: int, delta: dict[str, Any], logprobs: Any = None) -> dict[str, Any]:
+    return {
+        "index": index,
+        "delta": delta,
+        "logprobs": logprobs,
+        "finish_reason": None,
+        "token_ids": None,
+    }
+
+
+def _call_steps(
+    plan: ChatPlan, model: ReferenceModel, index: int, read: tuple[Call, ...]
+) -> list[dict[str, Any]]:
+    """The chunks of parsed calls, as vLLM's hermes parser streams them: per call a header
+    (id, name), then its arguments piece by piece, then an empty delta that finishes."""
+    out = []
+    for n, call in enumerate(_calls(plan, read, index)):
+        header = {"id": call["id"], "type": "function", "index": n}
+        header["function"] = {"name": call["function"]["name"]}
+        out.append(_delta(index, {"content": None, "tool_calls": [header]}))
+        arguments = call["function"]["arguments"]
+        ids = model.tokenize(arguments, add_bos=False)
+        for piece in _pieces(model, ids, arguments):
+            fn = {"index": n, "function": {"arguments": piece}}
+            out.append(_delta(index, {"content": None, "tool_calls": [fn]}))
+    out.append(_delta(index, {}))
+    return out
+
+
 def _steps(r: Rendered, plan: ChatPlan, model: ReferenceModel, index: int) -> list[dict[str, Any]]:
     """One choice's chunk ``choices[0]`` entries after its role chunk, in order."""
     pi, c = r.choices[index]
-    entries = None
-    if plan.top_logprobs is not None:
-        entries = _entries(model, r.prompts[pi].ids, c.out, plan.top_logprobs)
-    pieces = _pieces(model, c.out, c.text)
-    called = _called(plan, c.finish)
-    out: list[dict[str, Any]] = []
-    if called:
-        call = _call(plan, "")
-        header = {"id": call["id"], "type": "function", "index": 0}
-        header["function"] = {"name": plan.forced}
-        out.append(
-            {
-                "index": index,
-                "delta": {"content": None, "tool_calls": [header]},
-                "logprobs": None,
-                "finish_reason": None,
-                "token_ids": None,
-            }
-        )
-    for j, piece in enumerate(pieces):
-        delta: dict[str, Any] = {"content": piece}
-        if called:
-            fn = {"index": 0, "function": {"arguments": piece}}
-            delta = {"content": None, "tool_calls": [fn]}
-        step: dict[str, Any] = {
-            "index": index,
-            "delta": delta,
-            "logprobs": {"content": [entries[j]]} if entries is not None else None,
-            "finish_reason": None,
-            "token_ids": None,
-        }
-        out.append(step)
-    if called:
-        last: dict[str, Any] = {"index": index, "delta": {}, "logprobs": None}
-        last.update(finish_reason=None, token_ids=None)
-        out.append(last)
-    out[-1]["finish_reason"] = _finish(plan, c.finish)
+    read = _read(plan, c)
+    if read is not None:
+        out = _call_steps(plan, model, index, read)
+    else:
+        entries = None
+        if plan.top_logprobs is not None:
+            entries = _entries(model, r.prompts[pi].ids, c.out, plan.top_logprobs)
+        out = [
+            _delta(
+                index,
+                {"content": piece},
+                {"content": [entries[j]]} if entries is not None else None,
+            )
+            for j, piece in enumerate(_pieces(model, c.out, c.text))
+        ]
+    out[-1]["finish_reason"] = _finish(plan, c, read)
     out[-1]["stop_reason"] = c.stop_reason
     return out
 

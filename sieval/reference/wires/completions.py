@@ -27,12 +27,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..envelopes import VllmError, plain, request_validation, validation
+from ..judge import asked, verdict
 from ..lm import Distribution, ReferenceModel
 from ..structured import generate_json, schema_from_request
 from ..tokenizer import EOS_ID
 from . import Context
 
-__all__ = ["Rendered", "render"]
+__all__ = ["Choice", "Rendered", "render"]
 
 _INT64 = 2**63
 _MAX_STOP_STRINGS = 4
@@ -68,7 +69,9 @@ class _Params:
 
 
 @dataclass
-class _Choice:
+class Choice:
+    """One generated choice: its token ids, finish reason, matched stop and text."""
+
     out: list[int]
     finish: str
     stop_reason: int | str | None
@@ -91,7 +94,7 @@ class Rendered:
     model: str
     params: _Params
     prompts: list[_Prompt]
-    choices: list[tuple[int, _Choice]]  # (prompt index, choice)
+    choices: list[tuple[int, Choice]]  # (prompt index, choice)
 
 
 # -- request parsing ------------------------------------------------------------------------------
@@ -394,10 +397,18 @@ def _pick(logits: list[float], p: _Params, model: ReferenceModel, rng: random.Ra
 
 
 def _generate(
-    model: ReferenceModel, prompt: _Prompt, p: _Params, rng: random.Random, hidden: bool
-) -> _Choice:
+    model: ReferenceModel,
+    prompt: _Prompt,
+    p: _Params,
+    rng: random.Random,
+    hidden: bool,
+    script: str | None = None,
+) -> Choice:
+    """One choice: the model's own tokens, or ``script`` (then ``<eos>``) written token by token
+    under the same ``max_tokens``, stop strings and stop ids."""
     tok = model.tokenizer
     ctx = list(prompt.ids)
+    scripted = [*model.tokenize(script, add_bos=False), EOS_ID] if script is not None else None
     fast_greedy = (
         p.temperature < _SAMPLING_EPS
         and p.repetition == 1.0
@@ -408,6 +419,9 @@ def _generate(
     out: list[int] = []
 
     def choose(context: list[int], allowed: list[int] | None) -> int:
+        at = len(context) - len(prompt.ids)
+        if scripted is not None and allowed is None and at < len(scripted):
+            return scripted[at]
         dist = model.distribution(context)
         if fast_greedy and allowed is None:
             return dist.argmax()
@@ -415,9 +429,9 @@ def _generate(
             _processed(dist, p, prompt.ids, context[len(prompt.ids) :], allowed), p, model, rng
         )
 
-    if p.schema is not None and not hidden:
+    if p.schema is not None and not hidden and scripted is None:
         out, finish = generate_json(model, ctx, p.schema, choose, p.max_tokens)
-        return _Choice(out, finish, None, tok.decode(out))
+        return Choice(out, finish, None, tok.decode(out))
     finish = "length"
     stop_reason: int | str | None = None
     for _ in range(p.max_tokens):
@@ -436,8 +450,8 @@ def _generate(
             if hits:
                 at, matched = hits[0]
                 cut = at + len(matched) if p.include_stop else at
-                return _Choice(out, "stop", matched, text[:cut])
-    return _Choice(out, finish, stop_reason, tok.decode(out))
+                return Choice(out, "stop", matched, text[:cut])
+    return Choice(out, finish, stop_reason, tok.decode(out))
 
 
 def _rng(p: _Params, settings: Context, index: int) -> random.Random:
@@ -446,15 +460,33 @@ def _rng(p: _Params, settings: Context, index: int) -> random.Random:
     return random.Random(p.seed * 1_000_003 + index)
 
 
-def render(body: dict[str, Any], settings: Context) -> Rendered:
+def _judged(
+    prompt: _Prompt, p: _Params, rng: random.Random, settings: Context, asks: Any
+) -> str | None:
+    """A judge's verdict when the prompt asks for one (``judge.py``), else None."""
+    if asks is None:
+        return None
+    return verdict(prompt.text, asks, p.schema, p.temperature, rng, settings.judge_fault)
+
+
+def render(body: dict[str, Any], settings: Context, script: str | None = None) -> Rendered:
+    """Validate and run one request; raises :class:`VllmError` on a rejected request.
+
+    ``script``: the text every choice writes instead of the model's own (a chat wire's tool
+    calls or answer to tool results); without one, a prompt asking for a verdict in a known
+    format is answered by the judge (``judge.py``)."""
     model = settings.model
-    """Validate and run one request; raises :class:`VllmError` on a rejected request."""
     params, prompts = _parse(body, settings, model)
     hidden = params.echo and body.get("max_tokens") == 0
-    choices: list[tuple[int, _Choice]] = []
+    choices: list[tuple[int, Choice]] = []
     for pi, prompt in enumerate(prompts):
+        asks = None
+        if script is None and not params.echo:
+            asks = asked(prompt.text, params.schema is not None)
         for j in range(params.n):
-            choice = _generate(model, prompt, params, _rng(params, settings, j), hidden)
+            rng = _rng(params, settings, j)
+            text = script if script is not None else _judged(prompt, params, rng, settings, asks)
+            choice = _generate(model, prompt, params, rng, hidden, text)
             choice.hidden = bool(hidden)
             choices.append((pi, choice))
     return Rendered(

@@ -4,10 +4,16 @@
 ``x-goog-api-key``, with Google's error envelope ``{"error": {"code", "message", "status"}}``. This
 is the full wire the LiteLLM proxy cannot show: ``logprobsResult`` (one chosen candidate per
 decoding step, ``topCandidates`` sorted and exactly ``logprobs`` long, token ids),
-``candidateCount``, ``seed``, ``topK``, the penalties, and a forced ``functionCall`` (mode
-``ANY``: the arguments are generated under the declaration's schema; ``AUTO`` never calls, the
-reference model writes no tool markup). Unknown fields are a 400, as on Google; top-level,
-``generationConfig`` and part names are accepted in camelCase and snake_case.
+``candidateCount``, ``seed``, ``topK``, the penalties, and function calling: declared functions
+are called as ``tool_calls.py`` decides (``functionCallingConfig`` mode ``AUTO`` by default,
+``ANY``, ``NONE``, ``VALIDATED`` as ``AUTO``; ``allowedFunctionNames`` bounds the choice; more
+than one call may come back), each a ``functionCall`` part ``{name, args}`` (no id, as Gemini
+sends none) with ``finishReason`` ``STOP``; a call cut by ``maxOutputTokens`` is
+``MALFORMED_FUNCTION_CALL``. History is checked as Google checks it: a ``functionResponse`` turn
+must follow a ``functionCall`` turn and answer each of its calls, and ``args`` / ``response`` are
+objects (protobuf ``Struct``s); a conversation ending with responses is answered by quoting them.
+Unknown fields are a 400, as on Google; top-level, ``generationConfig`` and part names are
+accepted in camelCase and snake_case.
 
 The body becomes a message list in the live Gemma's turn format (``chat_template``) and runs
 through the completions renderer (sampling, stop strings, seeds, the JSON grammar); its vLLM errors
@@ -29,9 +35,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..chat_template import render_messages
+from ..faults import negative_count
 from ..logprobs import sample_entries
-from ..structured import generate_json
 from ..tokenizer import EOS_ID
+from ..tool_calls import Mode, Offer, Tool, decide, extract, follow_up, script
 from . import Context, Reply, Route, Wire, WireError
 from .completions import Rendered, render
 
@@ -116,6 +123,18 @@ def _fields(obj: Any, known: set[str], where: str) -> dict[str, Any]:
 # -- contents -> the live template's messages -----------------------------------------------------
 
 
+def _struct(value: Any, where: str) -> dict[str, Any]:
+    """A protobuf ``Struct`` field: a JSON object, else Google's 400 naming the field."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _invalid(
+            f"Invalid value at '{where}' (type.googleapis.com/google.protobuf.Struct), "
+            f"{json.dumps(value)}"
+        )
+    return value
+
+
 def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     system = body.get("systemInstruction")
@@ -125,26 +144,52 @@ def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
     contents = body.get("contents")
     if not isinstance(contents, list) or not contents:
         raise _invalid("* GenerateContentRequest.contents: contents is not specified")
+    pending = 0  # the calls of the turn before, which a response turn must answer
     for i, content in enumerate(contents):
         role = content.get("role", "user") if isinstance(content, dict) else None
         if role not in ("user", "model"):
             raise _invalid("Please use a valid role: user, model.")
         texts: list[str] = []
-        for part in (_fields(p, _PART, f"contents[{i}].parts") for p in _parts(content)):
+        calls: list[dict[str, Any]] = []
+        answers = 0
+        for j, part in enumerate(
+            _fields(p, _PART, f"contents[{i}].parts") for p in _parts(content)
+        ):
+            at = f"contents[{i}].parts[{j}]"
             if "inlineData" in part:
                 raise _invalid("sieval reference: the reference model reads text only (inlineData)")
             if "functionResponse" in part:
-                answer = part["functionResponse"]
-                out.append({"role": "tool", "content": json.dumps(answer.get("response"))})
+                answer = part["functionResponse"] or {}
+                response = _struct(answer.get("response"), f"{at}.function_response.response")
+                out.append(
+                    {"role": "tool", "content": json.dumps(response), "name": answer.get("name")}
+                )
+                answers += 1
             elif "functionCall" in part:
-                call = part["functionCall"]
-                texts.append(json.dumps({"name": call.get("name"), "args": call.get("args", {})}))
+                call = part["functionCall"] or {}
+                args = _struct(call.get("args"), f"{at}.function_call.args")
+                calls.append({"id": None, "name": call.get("name"), "arguments": args})
             elif "text" in part and not part.get("thought"):
                 texts.append(str(part["text"]))
-        if texts:
-            out.append(
-                {"role": "assistant" if role == "model" else "user", "content": "\n".join(texts)}
+        if answers and not pending:
+            raise _invalid(
+                "Please ensure that function response turn comes immediately after a function "
+                "call turn."
             )
+        if answers and answers != pending:
+            raise _invalid(
+                "Please ensure that the number of function response parts is equal to the "
+                "number of function call parts of the function call turn."
+            )
+        pending = len(calls)
+        if texts or calls:
+            turn: dict[str, Any] = {
+                "role": "assistant" if role == "model" else "user",
+                "content": "\n".join(texts),
+            }
+            if calls:
+                turn["tool_calls"] = calls
+            out.append(turn)
     return out
 
 
@@ -240,26 +285,6 @@ def _logprobs(ctx: Context, prompt: list[int], out: list[int], k: int) -> dict[s
     return {"chosenCandidates": chosen, "topCandidates": top, "logProbabilitySum": total}
 
 
-def _forced_call(
-    ctx: Context, body: dict[str, Any], prompt: list[int], declaration: dict[str, Any]
-) -> tuple[list[int], dict[str, Any] | None]:
-    """Greedy JSON arguments under the declaration's schema: (ids, the call, or None when cut)."""
-    schema = _get(declaration, "parametersJsonSchema") or _openapi(declaration.get("parameters"))
-    dist = ctx.model.distribution
-
-    def choose(context: list[int], allowed: list[int]) -> int:
-        logprobs = dist(context).logprobs
-        return max(allowed, key=lambda t: (logprobs[t], -t))
-
-    ids, finish = generate_json(
-        ctx.model, prompt, schema or {"type": "object"}, choose, int(body["max_tokens"])
-    )
-    if finish != "stop":
-        return ids, None
-    args = json.loads(ctx.model.decode(ids))
-    return ids, {"name": declaration.get("name"), "args": args}
-
-
 def _get(obj: Any, name: str) -> Any:
     """A field by its camelCase name or its snake_case one (the SDK sends
     ``parameters_json_schema`` inside ``functionDeclarations``)."""
@@ -269,46 +294,53 @@ def _get(obj: Any, name: str) -> Any:
     return obj.get(name, obj.get(snake))
 
 
-def _declaration(body: dict[str, Any]) -> dict[str, Any] | None:
-    """The function a mode-ANY request must call (the first one allowed), else None."""
+def _offer(body: dict[str, Any]) -> Offer:
+    """The declared functions and how they may be called (``functionCallingConfig``)."""
     calling = _get(body.get("toolConfig"), "functionCallingConfig") or {}
-    mode = calling.get("mode", "AUTO")
-    declarations = [
-        d for t in body.get("tools") or [] for d in _get(t, "functionDeclarations") or []
-    ]
-    if mode != "ANY" or not declarations:
-        return None
+    mode = str(calling.get("mode", "AUTO")).upper()
+    declared = tuple(
+        Tool(
+            str(d.get("name")),
+            str(d.get("description") or ""),
+            _get(d, "parametersJsonSchema") or _openapi(d.get("parameters")),
+        )
+        for t in body.get("tools") or []
+        for d in _get(t, "functionDeclarations") or []
+        if isinstance(d, dict)
+    )
     allowed = _get(calling, "allowedFunctionNames")
-    fitting = [d for d in declarations if not allowed or d.get("name") in allowed]
-    return fitting[0] if fitting else None
+    bound = tuple(str(n) for n in allowed) if isinstance(allowed, list) and allowed else None
+    modes: dict[str, Mode] = {"ANY": "required", "NONE": "none"}
+    return Offer(declared, modes.get(mode, "auto"), allowed=bound)
 
 
 class _Plan:
-    """What both reply forms are built from: per candidate its steps, parts and finish."""
+    """What both reply forms are built from: per candidate its steps, parts (None: no content)
+    and finish."""
 
     def __init__(self, body: dict[str, Any], ctx: Context) -> None:
         self.body = _fields(body, _TOP, "GenerateContentRequest")
         config = _fields(self.body.get("generationConfig") or {}, _CONFIG, "generation_config")
-        prompt = render_messages(_messages(self.body))
-        completion, self.k = _completion_body(config, prompt)
+        messages = _messages(self.body)
+        completion, self.k = _completion_body(config, render_messages(messages))
+        calls = decide(messages, _offer(self.body))
+        text = script(calls, ctx.tool_fault) if calls else follow_up(messages)
         try:
-            rendered: Rendered = render(completion, ctx)
+            rendered: Rendered = render(completion, ctx, text)
         except WireError as exc:
             message = _vllm_message(exc.body())
             raise WireError(exc.status, google_envelope(exc.status, message)) from exc
         self.prompt = rendered.prompts[0].ids
-        self.candidates: list[tuple[list[int], list[dict[str, Any]], str]] = []
-        declaration = _declaration(self.body)
+        self.candidates: list[tuple[list[int], list[dict[str, Any]] | None, str]] = []
         for _, choice in rendered.choices:
-            if declaration is not None:
-                ids, call = _forced_call(ctx, completion, self.prompt, declaration)
-                if call is None:
-                    self.candidates.append((_no_eos(ids), [], "MALFORMED_FUNCTION_CALL"))
-                else:
-                    self.candidates.append((_no_eos(ids), [{"functionCall": call}], "STOP"))
-                continue
             finish = "STOP" if choice.finish == "stop" else "MAX_TOKENS"
-            self.candidates.append((_no_eos(choice.out), [{"text": choice.text}], finish))
+            read = extract(choice.text, calls, ctx.tool_fault)
+            parts: list[dict[str, Any]] | None = [{"text": choice.text}]
+            if read is not None:
+                parts = [{"functionCall": {"name": c.name, "args": c.arguments}} for c in read]
+            elif calls and ctx.tool_fault != "tool-calls-as-text":
+                parts, finish = None, "MALFORMED_FUNCTION_CALL"  # a call cut short
+            self.candidates.append((_no_eos(choice.out), parts, finish))
         self.ctx = ctx
         self.response_id = uuid.uuid4().hex[:22]
 
@@ -335,7 +367,7 @@ def _vllm_message(body: Any) -> str:
 def _candidate(plan: _Plan, index: int) -> dict[str, Any]:
     ids, parts, finish = plan.candidates[index]
     out: dict[str, Any] = {"content": {"parts": parts, "role": "model"}, "finishReason": finish}
-    if not parts:
+    if parts is None:
         out = {"finishReason": finish}
     out["index"] = index
     if plan.k is not None:
@@ -378,14 +410,14 @@ def _stream(body: Any, ctx: Context) -> Reply:
     generated = 0
     for index, (ids, parts, finish) in enumerate(plan.candidates):
         whole = _candidate(plan, index)
-        text_parts = [p for p in parts if "text" in p]
+        text_parts = [p for p in parts or [] if "text" in p]
         pieces = _deltas(ctx, ids, text_parts[0]["text"]) if text_parts and ids else [None]
         for j, piece in enumerate(pieces):
             last = j == len(pieces) - 1
             delta: dict[str, Any] = {"index": index}
             if piece is not None:
                 delta["content"] = {"parts": [{"text": piece}], "role": "model"}
-            elif parts:
+            elif parts is not None:
                 delta["content"] = {"parts": parts, "role": "model"}
             if "logprobsResult" in whole:
                 result = whole["logprobsResult"]
@@ -428,6 +460,9 @@ def _bad_json(decode_error: str | None) -> WireError:
 
 def _alter(body: Any, mode: str) -> None:
     usage = body.get("usageMetadata") or {}
+    if mode == "usage-negative":
+        negative_count(usage, "promptTokenCount", "totalTokenCount")
+        return
     if mode == "usage-off":
         usage["candidatesTokenCount"] = usage.get("candidatesTokenCount", 0) + 1
         usage["totalTokenCount"] = usage.get("totalTokenCount", 0) + 1

@@ -4,19 +4,31 @@ The route checks what vLLM's ``ChatCompletionRequest`` validators check (with vL
 converts ``developer`` to ``system`` (as vLLM does for a template without a developer role),
 renders the messages with the live Gemma's turn format (``chat_template.render_messages``) and
 runs the prompt through the completions renderer; ``chat_replies.py`` reshapes the result into
-vLLM's chat reply or stream chunks, with vLLM's sampled-first top-logprobs lists. A forced tool
-call (``tool_choice: "required"`` or a named function) is generated as JSON under the tool's
-parameter schema; ``auto`` never calls (the reference model writes no tool markup). Bearer auth,
-vLLM's envelope and bad-JSON errors are ``wires/vllm.py``'s; the body faults alter chat replies.
+vLLM's chat reply or stream chunks, with vLLM's sampled-first top-logprobs lists.
+
+Tools (``tool_calls.py``): offered ``tools`` with ``tool_choice`` ``auto`` (the default with
+tools), ``required`` or a named function, and ``parallel_tool_calls`` (default true), are called
+as that module decides: the arguments are generated, read back by its parser, and written as
+vLLM writes parsed calls (``tool_calls`` finish under auto and required, ``stop`` for a named
+call, ``content`` null under auto and ``""`` when forced); ``none`` leaves the answer to the
+model. Earlier assistant turns keep their ``tool_calls`` (each entry an object of type
+``function``, else vLLM's pydantic 400), ``tool`` turns their ``tool_call_id``; arguments that
+are no JSON object become ``{}``, and a ``tool_call_id`` that matches no call is accepted (vLLM
+0.32.0 answers both, seen live: the template never reads the id). A conversation that ends with
+tool results is answered by quoting them. Bearer auth, vLLM's envelope and bad-JSON errors are
+``wires/vllm.py``'s; the body faults alter chat replies.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
 from ..chat_template import render_messages
-from ..envelopes import plain, request_validation, validation, vllm_envelope
+from ..envelopes import VllmError, plain, request_validation, validation, vllm_envelope
+from ..faults import negative_count
+from ..tool_calls import Offer, Tool, decide, follow_up, script
 from . import Context, Reply, Route, Wire
 from .chat_replies import ChatPlan, chat_chunks, chat_reply
 from .completions import render
@@ -63,21 +75,82 @@ def _content_text(content: Any, served: str) -> str:
     return "\n".join(texts)
 
 
-def _messages(body: dict[str, Any], served: str) -> list[dict[str, str]]:
+def _arguments(value: Any) -> Any:
+    """A history call's arguments as vLLM hands them to the template: an object, ``{}`` for
+    anything else (vLLM coerces a malformed string so the conversation can go on)."""
+    if isinstance(value, str) and value:
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return {}
+    return value if isinstance(value, dict) else {}
+
+
+_FUNCTION_CALL = "ChatCompletionMessageFunctionToolCallParam"
+_CUSTOM_CALL = "ChatCompletionMessageCustomToolCallParam"
+
+
+def _bad_call(at: int, item: Any) -> VllmError:
+    """vLLM 0.32.0's pydantic 400 for a history call that is no function call (recorded live
+    for an entry that is no object; the wrong-type message keeps only its first error)."""
+    loc = f"body.{at}.{_FUNCTION_CALL}"
+    if not isinstance(item, dict):
+        shown = repr(item)
+        errors = [
+            f"{{'type': 'dict_type', 'loc': '{loc}', 'msg': 'Input should be a valid "
+            f"dictionary', 'input': {shown}}}",
+            f"{{'type': 'dict_type', 'loc': 'body.{at}.{_CUSTOM_CALL}', 'msg': 'Input should be "
+            f"a valid dictionary', 'input': {shown}}}",
+        ]
+        param = loc
+    else:
+        errors = [
+            f"{{'type': 'literal_error', 'loc': '{loc}.type', 'msg': \"Input should be "
+            f"'function'\", 'input': {item.get('type')!r}, 'ctx': {{'expected': \"'function'\"}}}}"
+        ]
+        param = f"{loc}.type"
+    head = f"{len(errors)} validation error{'s' if len(errors) > 1 else ''}:\n  "
+    return VllmError(400, head + "\n  ".join(errors), "Bad Request", param)
+
+
+def _history_calls(calls: Any) -> list[dict[str, Any]]:
+    """An assistant turn's ``tool_calls``, checked as vLLM 0.32.0 checks them."""
+    if not isinstance(calls, list):
+        return []
+    out = []
+    for at, item in enumerate(calls):
+        function = item.get("function") if isinstance(item, dict) else None
+        if not isinstance(function, dict) or item.get("type", "function") != "function":
+            raise _bad_call(at, item)
+        name, args = function.get("name"), _arguments(function.get("arguments"))
+        out.append({"id": item.get("id"), "name": name, "arguments": args})
+    return out
+
+
+def _messages(body: dict[str, Any], served: str) -> list[dict[str, Any]]:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise request_validation("messages must be a non-empty list", "messages", body)
-    out = []
+    out: list[dict[str, Any]] = []
     for message in messages:
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
             raise request_validation("each message needs a role", "messages", body)
         role = "system" if message["role"] == "developer" else message["role"]
-        out.append({"role": role, "content": _content_text(message.get("content"), served)})
+        turn: dict[str, Any] = {
+            "role": role,
+            "content": _content_text(message.get("content"), served),
+        }
+        if role == "assistant" and message.get("tool_calls"):
+            turn["tool_calls"] = _history_calls(message["tool_calls"])
+        if role == "tool":
+            turn["tool_call_id"] = message.get("tool_call_id")
+            turn["name"] = message.get("name")
+        out.append(turn)
     return out
 
 
-def _tool_checks(body: dict[str, Any]) -> tuple[str | None, bool]:
-    """vLLM's ``check_tool_usage``; returns the tool a forced call names, and whether named."""
+def _offer(body: dict[str, Any]) -> Offer:
+    """vLLM's ``check_tool_usage``, then the tools and how they may be called."""
     tools = body.get("tools")
     if tools == []:
         raise validation(
@@ -87,25 +160,29 @@ def _tool_checks(body: dict[str, Any]) -> tuple[str | None, bool]:
         )
     choice = body.get("tool_choice", "auto" if tools else "none")
     if choice == "none" or choice is None:
-        return None, False
+        return Offer((), "none")
     if not tools:
         raise validation("When using `tool_choice`, `tools` must be set.", "tool_choice")
-    names = [t.get("function", {}).get("name") for t in tools if isinstance(t, dict)]
+    offered = tuple(
+        Tool(str(f.get("name")), str(f.get("description") or ""), f.get("parameters"))
+        for f in (t.get("function") or {} for t in tools if isinstance(t, dict))
+    )
+    parallel = body.get("parallel_tool_calls") is not False
     if isinstance(choice, dict):
         name = (choice.get("function") or {}).get("name")
-        if name not in names:
+        if name not in [t.name for t in offered]:
             raise validation(
                 "The tool specified in `tool_choice` does not match any of the specified `tools`",
                 "tool_choice",
             )
-        return name, True
+        return Offer(offered, "named", str(name), parallel)
     if choice not in ("auto", "required"):
         raise validation(
             f'Invalid value for `tool_choice`: {choice}! Only named tools, "none", "auto" or '
             '"required" are supported.',
             "tool_choice",
         )
-    return (names[0] if choice == "required" else None), False
+    return Offer(offered, choice, None, parallel)
 
 
 def _logprob_checks(body: dict[str, Any]) -> int | None:
@@ -126,7 +203,7 @@ def plan(body: dict[str, Any], ctx: Context) -> ChatPlan:
     if body.get("stream_options") and not body.get("stream"):
         raise validation("Stream options can only be defined when `stream=True`.", "stream_options")
     top = _logprob_checks(body)
-    forced, named = _tool_checks(body)
+    offer = _offer(body)
     effort = body.get("reasoning_effort")
     if effort is not None and effort not in _REASONING_EFFORTS:
         raise request_validation(
@@ -142,7 +219,8 @@ def plan(body: dict[str, Any], ctx: Context) -> ChatPlan:
             status=404,
             err_type="NotFoundError",
         )
-    prompt = render_messages(_messages(body, ctx.served_model))
+    messages = _messages(body, ctx.served_model)
+    prompt = render_messages(messages)
     count = len(ctx.model.tokenize(prompt))
     limit = ctx.max_model_len
     if count > limit:  # vLLM tokenizes at most max_model_len + 1 tokens, hence "at least"
@@ -161,16 +239,14 @@ def plan(body: dict[str, Any], ctx: Context) -> ChatPlan:
     completion.update({k: body[k] for k in _PASSED if body.get(k) is not None})
     if top is not None:
         completion["logprobs"] = top
-    if forced is not None:
-        tool = next(t for t in body["tools"] if t["function"]["name"] == forced)
-        schema = tool["function"].get("parameters") or {"type": "object"}
-        completion["response_format"] = {"type": "json_schema", "json_schema": {"schema": schema}}
-    return ChatPlan(completion, top, forced, named)
+    calls = decide(messages, offer)
+    text = script(calls, ctx.tool_fault) if calls else follow_up(messages)
+    return ChatPlan(completion, top, offer, messages, calls, text, ctx.tool_fault)
 
 
 def _chat(body: Any, ctx: Context) -> Reply:
     p = plan(body, ctx)
-    rendered = render(p.completion, ctx)
+    rendered = render(p.completion, ctx, p.script)
     if rendered.params.stream:
         return Reply(events=[(None, c) for c in chat_chunks(rendered, p, ctx.model)])
     return Reply(body=chat_reply(rendered, p, ctx.model))
@@ -178,6 +254,9 @@ def _chat(body: Any, ctx: Context) -> Reply:
 
 def alter_chat(body: Any, mode: str) -> None:
     """Apply a body fault to a non-stream chat reply, in place."""
+    if mode == "usage-negative":
+        negative_count(body.get("usage"), "prompt_tokens", "total_tokens")
+        return
     if mode == "usage-off":
         usage = body.get("usage") or {}
         usage["completion_tokens"] = usage.get("completion_tokens", 0) + 1

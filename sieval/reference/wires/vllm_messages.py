@@ -12,10 +12,15 @@ replies recorded on the live server (``tests/fixtures/anthropic_messages/0.32.0/
 * the reply keeps only set keys (``stop_sequence`` appears when a stop string matched); usage has
   ``input_tokens`` and ``output_tokens`` only (no cache fields without
   ``--enable-prompt-tokens-details``); an empty answer is one empty text block;
-* ``tool_choice`` any / tool with tools forces one call whose input follows the tool's schema
-  (the reference's stand-in for the hermes structural tag); ``output_config.format.schema`` is a
-  JSON-schema constraint; ``thinking.enabled`` is a 400, as on a server without
-  ``--reasoning-parser``; effort and ``thinking.disabled`` change nothing;
+* offered tools are called as ``tool_calls.py`` decides: ``tool_choice`` auto (the default with
+  tools, as vLLM sets it), any (vLLM's ``required``), tool (a named call), none; each call a
+  ``tool_use`` block (``chatcmpl-tool-`` id) and ``stop_reason`` ``tool_use`` (a named call's
+  too, as recorded); ``disable_parallel_tool_use`` is not read (vLLM drops it), so parallel
+  calls come anyway; an assistant turn's ``tool_use`` blocks are its calls, a ``tool_result`` whose
+  ``tool_use_id`` matches no call is accepted (vLLM forwards it unchecked; Anthropic's API
+  refuses it); a conversation ending with tool results is answered by quoting them;
+* ``output_config.format.schema`` is a JSON-schema constraint; ``thinking.enabled`` is a 400, as
+  on a server without ``--reasoning-parser``; effort and ``thinking.disabled`` change nothing;
 * errors are vLLM's mixed shapes: request validation is OpenAI-shaped (``"type": "Bad Request"``,
   a pydantic message), handler errors are Anthropic-shaped with vLLM's type names;
 * Bearer-only auth on ``/v1`` (``{"error": "Unauthorized"}``): an ``x-api-key`` is not read.
@@ -26,10 +31,13 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..chat_template import render_messages
 from ..envelopes import VllmError
+from ..faults import negative_count
+from ..tool_calls import Call, Mode, Offer, Tool, call_id, decide, extract, follow_up, script
 from . import Context, Reply, Route, Wire, WireError
 from .completions import Rendered, render
 
@@ -190,6 +198,7 @@ def chat_messages(body: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
             continue
         texts: list[str] = []
         tool_turns: list[dict[str, Any]] = []
+        calls: list[dict[str, Any]] = []
         for block in content:
             kind = block.get("type") if isinstance(block, dict) else None
             if kind == "text" and block.get("text"):
@@ -198,37 +207,60 @@ def chat_messages(body: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
                 raise AnthropicShaped(
                     400, f"{ctx.served_model} is not a multimodal model", "BadRequestError"
                 )
+            elif kind == "tool_use":
+                arguments = block.get("input")
+                calls.append(
+                    {
+                        "id": block.get("id"),
+                        "name": block.get("name") or "",
+                        "arguments": arguments if isinstance(arguments, dict) else {},
+                    }
+                )
             elif kind == "tool_result" and role == "user":
-                tool_turns.append({"role": "tool", "content": _result_text(block.get("content"))})
+                tool_turns.append(
+                    {
+                        "role": "tool",
+                        "content": _result_text(block.get("content")),
+                        "tool_call_id": block.get("tool_use_id") or "",
+                    }
+                )
             elif kind == "tool_result":
                 texts.append(f"Tool result: {block.get('content') or ''}")
         out.extend(tool_turns)  # vLLM appends a user turn's tool results before the turn itself
         if texts or role != "user":
-            out.append({"role": role, "content": "\n".join(texts)})
+            turn: dict[str, Any] = {"role": role, "content": "\n".join(texts)}
+            if calls:
+                turn["tool_calls"] = calls
+            out.append(turn)
     return out
 
 
 # -- generation -----------------------------------------------------------------------------------
 
 
-def _forced_tool(body: dict[str, Any]) -> dict[str, Any] | None:
+def _offer(body: dict[str, Any]) -> Offer:
+    """The tools and how they may be called, as vLLM converts them to a chat request."""
     tools = body.get("tools") or []
-    choice = body.get("tool_choice") or {}
-    if not tools or choice.get("type") not in ("any", "tool"):
-        return None
-    if choice.get("type") == "tool":
-        named = [t for t in tools if t.get("name") == choice.get("name")]
-        if not named:
+    choice = body.get("tool_choice") or {"type": "auto"}
+    offered = tuple(
+        Tool(str(t.get("name")), str(t.get("description") or ""), t.get("input_schema"))
+        for t in tools
+        if isinstance(t, dict)
+    )
+    kind = choice.get("type") if isinstance(choice, dict) else None
+    if kind == "tool":
+        if choice.get("name") not in [t.name for t in offered]:
             raise AnthropicShaped(
                 400,
                 "The tool specified in `tool_choice` does not match any of the specified `tools`",
                 "BadRequestError",
             )
-        return dict(named[0])
-    return dict(tools[0])
+        return Offer(offered, "named", str(choice["name"]))
+    modes: dict[str, Mode] = {"any": "required", "none": "none"}
+    return Offer(offered, modes.get(str(kind), "auto"), None)
 
 
-def _completion_body(body: dict[str, Any], prompt: str, tool: dict[str, Any] | None) -> Any:
+def _completion_body(body: dict[str, Any], prompt: str) -> Any:
     out: dict[str, Any] = {
         "model": body["model"],
         "prompt": prompt,
@@ -240,13 +272,23 @@ def _completion_body(body: dict[str, Any], prompt: str, tool: dict[str, Any] | N
     if body.get("stop_sequences"):
         out["stop"] = body["stop_sequences"]
     fmt = (body.get("output_config") or {}).get("format") or {}
-    schema = tool.get("input_schema") if tool is not None else fmt.get("schema")
-    if schema is not None:
-        out["structured_outputs"] = {"json": schema}
+    if fmt.get("schema") is not None:
+        out["structured_outputs"] = {"json": fmt["schema"]}
     return out
 
 
-def _generate(body: dict[str, Any], ctx: Context) -> tuple[Rendered, dict[str, Any] | None]:
+@dataclass(frozen=True)
+class _Plan:
+    """A Messages request as generated: the rendering and what its reply needs to know."""
+
+    rendered: Rendered
+    offer: Offer
+    messages: list[dict[str, Any]]
+    calls: tuple[Call, ...]
+    fault: str | None
+
+
+def _generate(body: dict[str, Any], ctx: Context) -> _Plan:
     _validate(body)
     model = body.get("model")
     if model != ctx.served_model:
@@ -258,47 +300,44 @@ def _generate(body: dict[str, Any], ctx: Context) -> tuple[Rendered, dict[str, A
     thinking = body.get("thinking")
     if isinstance(thinking, dict) and thinking.get("type") == "enabled":
         raise AnthropicShaped(400, _NO_REASONING, "BadRequestError")
-    tool = _forced_tool(body)
-    prompt = render_messages(chat_messages(body, ctx))
+    offer = _offer(body)
+    messages = chat_messages(body, ctx)
+    calls = decide(messages, offer)
+    text = script(calls, ctx.tool_fault) if calls else follow_up(messages)
     try:
-        rendered = render(_completion_body(body, prompt, tool), ctx)
+        rendered = render(_completion_body(body, render_messages(messages)), ctx, text)
     except VllmError as exc:  # handler errors leave vLLM's serving layer Anthropic-shaped
         raise AnthropicShaped(exc.status, exc.message, exc.err_type) from exc
-    return rendered, tool
+    return _Plan(rendered, offer, messages, calls, ctx.tool_fault)
 
 
-def _stop_reason(finish: str, matched: Any, called: bool) -> str:
+def _stop_reason(plan: _Plan, finish: str, matched: Any, called: bool) -> str:
+    """``tool_use`` whenever calls were read (a named call too: recorded in ``tool_named``),
+    and under ``any`` whenever generation stopped (vLLM's ``required`` finish)."""
     if finish == "length":
         return "max_tokens"
-    if called:
+    if called or plan.offer.mode == "required":
         return "tool_use"
     return "stop_sequence" if isinstance(matched, str) else "end_turn"
 
 
-def _arguments(text: str) -> dict[str, Any] | None:
-    """The forced call's input, or None when the text is no JSON object (cut by a stop or by
-    max_tokens: vLLM's parser then returns the text as it is)."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _answer(rendered: Rendered, tool: dict[str, Any] | None) -> tuple[list[Any], str, Any]:
+def _answer(plan: _Plan) -> tuple[list[Any], str, Any]:
     """The content blocks, the stop reason and the matched stop string of the generation."""
-    _, choice = rendered.choices[0]
-    arguments = _arguments(choice.text) if tool is not None and choice.finish == "stop" else None
-    stop = _stop_reason(choice.finish, choice.stop_reason, arguments is not None)
+    _, choice = plan.rendered.choices[0]
+    read = extract(choice.text, plan.calls, plan.fault)
+    stop = _stop_reason(plan, choice.finish, choice.stop_reason, read is not None)
     matched = choice.stop_reason if stop == "stop_sequence" else None
-    if tool is not None and arguments is not None:
-        call = {
-            "type": "tool_use",
-            "id": f"chatcmpl-tool-{uuid.uuid4().hex[:16]}",
-            "name": tool["name"],
-            "input": arguments,
-        }
-        return [call], stop, None
+    if read is not None:
+        blocks = [
+            {
+                "type": "tool_use",
+                "id": call_id(plan.messages, i),
+                "name": call.name,
+                "input": call.arguments,
+            }
+            for i, call in enumerate(read)
+        ]
+        return blocks, stop, None
     return [{"type": "text", "text": choice.text}], stop, matched
 
 
@@ -313,10 +352,11 @@ def _message_id() -> str:
 
 
 def _messages(body: Any, ctx: Context) -> Reply:
-    rendered, tool = _generate(body, ctx)
+    plan = _generate(body, ctx)
+    rendered = plan.rendered
     if body.get("stream"):
-        return Reply(events=list(_events(rendered, tool, ctx)), terminator=None)
-    content, stop, matched = _answer(rendered, tool)
+        return Reply(events=list(_events(plan, ctx)), terminator=None)
+    content, stop, matched = _answer(plan)
     reply: dict[str, Any] = {
         "id": _message_id(),
         "type": "message",
@@ -331,26 +371,48 @@ def _messages(body: Any, ctx: Context) -> Reply:
     return Reply(body=reply)
 
 
-def _deltas(rendered: Rendered, ctx: Context) -> list[str]:
-    """Per-token text pieces that concatenate to the choice's text (empty pieces dropped)."""
+def _deltas(out: list[int], text: str, ctx: Context) -> list[str]:
+    """Per-token text pieces that concatenate to ``text`` (empty pieces dropped)."""
     tok = ctx.model.tokenizer
-    _, choice = rendered.choices[0]
     pieces: list[str] = []
     done = 0
-    for j in range(len(choice.out)):
-        upto = min(len(tok.decode_stable(choice.out[: j + 1])), len(choice.text))
-        if j == len(choice.out) - 1:
-            upto = len(choice.text)
+    for j in range(len(out)):
+        upto = min(len(tok.decode_stable(out[: j + 1])), len(text))
+        if j == len(out) - 1:
+            upto = len(text)
         if upto > done:
-            pieces.append(choice.text[done:upto])
+            pieces.append(text[done:upto])
             done = upto
     return pieces
 
 
-def _events(
-    rendered: Rendered, tool: dict[str, Any] | None, ctx: Context
+def _block_events(
+    block: dict[str, Any], index: int, out: list[int], ctx: Context
 ) -> Iterator[tuple[str, Any]]:
-    content, stop, matched = _answer(rendered, tool)
+    """One content block streamed: start, its deltas piece by piece (a text block's by the
+    generated tokens ``out``), stop; an empty text block streams nothing."""
+    if block["type"] == "tool_use":
+        text = json.dumps(block["input"])
+        out = list(ctx.model.tokenize(text, add_bos=False))
+        shell: dict[str, Any] = {**block, "input": {}}
+        kind, key = "input_json_delta", "partial_json"
+    else:
+        text, shell = block["text"], {"type": "text", "text": ""}
+        kind, key = "text_delta", "text"
+    pieces = _deltas(out, text, ctx)
+    if not pieces:
+        return
+    start = {"type": "content_block_start", "content_block": shell, "index": index}
+    yield "content_block_start", start
+    for piece in pieces:
+        delta = {"type": "content_block_delta", "delta": {"type": kind, key: piece}, "index": index}
+        yield "content_block_delta", delta
+    yield "content_block_stop", {"type": "content_block_stop", "index": index}
+
+
+def _events(plan: _Plan, ctx: Context) -> Iterator[tuple[str, Any]]:
+    rendered = plan.rendered
+    content, stop, matched = _answer(plan)
     start: dict[str, Any] = {
         "id": _message_id(),
         "type": "message",
@@ -362,22 +424,9 @@ def _events(
         "usage": _usage(rendered, output=0),
     }
     yield "message_start", {"type": "message_start", "message": start}
-    pieces = _deltas(rendered, ctx)
-    block = content[0]
-    if pieces:  # an empty answer streams no block at all
-        if block["type"] == "tool_use":
-            shell = {**block, "input": {}}
-            kind, key = "input_json_delta", "partial_json"
-        else:
-            shell, kind, key = {"type": "text", "text": ""}, "text_delta", "text"
-        yield (
-            "content_block_start",
-            {"type": "content_block_start", "content_block": shell, "index": 0},
-        )
-        for piece in pieces:
-            delta = {"type": "content_block_delta", "delta": {"type": kind, key: piece}, "index": 0}
-            yield "content_block_delta", delta
-        yield "content_block_stop", {"type": "content_block_stop", "index": 0}
+    out = rendered.choices[0][1].out
+    for index, block in enumerate(content):
+        yield from _block_events(block, index, out, ctx)
     yield (
         "message_delta",
         {
@@ -422,6 +471,16 @@ def _bearer(headers: Mapping[str, str], key: str) -> bool:
     return headers.get("Authorization", "") == f"Bearer {key}"
 
 
+def alter_message(body: Any, mode: str) -> None:
+    """Apply a body fault to a Messages reply or stream event, in place: only
+    ``usage-negative`` (the wire has no logprobs for the others to alter); a stream's
+    ``message_start`` holds its usage in ``message``."""
+    if mode == "usage-negative":
+        for node in (body, body.get("message")):
+            if isinstance(node, dict):
+                negative_count(node.get("usage"), "input_tokens")
+
+
 WIRE = Wire(
     name="vllm-messages",
     routes=(
@@ -433,4 +492,5 @@ WIRE = Wire(
     guarded=("/v1",),
     authorized=_bearer,
     unauthorized=(401, {"error": "Unauthorized"}),
+    alter=alter_message,
 )

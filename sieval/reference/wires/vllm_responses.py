@@ -19,13 +19,17 @@ nulls included) or its typed events. Wire facts kept (wire reference 3.5, eviden
 * ``max_output_tokens`` reached is ``status: "incomplete"`` with reason ``max_output_tokens``, and
   a stream still ends with ``response.completed``; the applied budget is echoed (shortened to
   the room the prompt leaves);
-* a forced call (``tool_choice`` required or named) with a ``strict`` tool is a
-  ``function_call`` item with schema-valid arguments; without ``strict`` it comes back as text;
+* offered function tools are called as ``tool_calls.py`` decides (``tool_choice`` ``auto`` by
+  default, ``required``, ``{"type": "function", "name"}``, ``none``; ``parallel_tool_calls``
+  default true): each call a ``function_call`` item (``fc_`` id, ``chatcmpl-tool-`` call id),
+  status ``completed``; a conversation ending with ``function_call_output`` items is answered by
+  quoting them; like vLLM, an output whose ``call_id`` matches no call is accepted;
 * an empty answer has no message item; images are refused (the model is text-only).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import time
@@ -36,8 +40,10 @@ from typing import Any
 
 from ..chat_template import render_messages
 from ..envelopes import plain, validation
+from ..faults import negative_count
 from ..logprobs import Entry, sample_entries
-from ..tokenizer import BOS_ID
+from ..tokenizer import BOS_ID, Tokenizer
+from ..tool_calls import Call, Mode, Offer, Tool, call_id, decide, extract, follow_up, script
 from . import Context, Reply, Route, Wire
 from .completions import Rendered, render
 from .vllm import WIRE as OPENAI_WIRE
@@ -57,8 +63,12 @@ class _Plan:
     """The body handed to the completions renderer."""
     prompt: str
     top_logprobs: int | None
-    call: str | None
-    """The tool a forced, strict call names, else None."""
+    messages: list[dict[str, Any]]
+    """The conversation as the template's messages (call ids are derived from it)."""
+    calls: tuple[Call, ...]
+    """The calls the reply makes (none: a text answer)."""
+    fault: str | None
+    """A tool-call parser fault of the server, if any."""
 
 
 def _content_text(content: Any) -> str | None:
@@ -98,13 +108,17 @@ def _messages(body: dict[str, Any], served: str) -> list[dict[str, Any]]:
         kind = item.get("type", "message")
         last = out[-1] if out and out[-1].get("role") == "assistant" else None
         if kind == "function_call":
-            call = {"id": item.get("call_id"), "name": item.get("name")}
+            call = _history_call(item)
             if last is not None:
                 last.setdefault("tool_calls", []).append(call)
             else:
                 out.append({"role": "assistant", "content": None, "tool_calls": [call]})
         elif kind == "function_call_output":
-            out.append({"role": "tool", "content": item.get("output")})
+            if not isinstance(item.get("call_id"), str) or "output" not in item:
+                raise validation("a function_call_output item needs call_id and output", "input")
+            output = item["output"]
+            text = output if isinstance(output, str) else _content_text(output) or ""
+            out.append({"role": "tool", "content": text, "tool_call_id": item["call_id"]})
         elif kind == "reasoning":
             continue  # the turn format has no place for reasoning
         elif kind == "message" and item.get("role") == "assistant":
@@ -133,7 +147,22 @@ def _schema(body: dict[str, Any]) -> dict[str, Any] | None:
     return {"json": fmt.get("schema") or {}}
 
 
-def _forced(body: dict[str, Any]) -> str | None:
+def _history_call(item: dict[str, Any]) -> dict[str, Any]:
+    """A ``function_call`` input item as the template's call (arguments decoded, ``{}`` when
+    they are no JSON object, as vLLM coerces them)."""
+    fields = (item.get("call_id"), item.get("name"), item.get("arguments"))
+    if not all(isinstance(f, str) for f in fields):
+        raise validation("a function_call item needs call_id, name and arguments", "input")
+    try:
+        arguments = json.loads(item["arguments"])
+    except json.JSONDecodeError:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        arguments = {}
+    return {"id": item["call_id"], "name": item["name"], "arguments": arguments}
+
+
+def _offer(body: dict[str, Any]) -> Offer:
     tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
     choice = body.get("tool_choice", "auto")
     if choice == "required" and not tools:
@@ -143,11 +172,16 @@ def _forced(body: dict[str, Any]) -> str | None:
     named = choice.get("name") if isinstance(choice, dict) else None
     if named is not None and named not in {t.get("name") for t in tools}:
         raise validation("Tool choice 'function' not found in 'tools' parameter.", "tool_choice")
-    picked = next((t for t in tools if t.get("name") == named), None) if named else None
-    if choice == "required" and tools:
-        picked = tools[0]
-    # without strict, vLLM constrains only the call's envelope: the arguments stay free
-    return str(picked["name"]) if picked is not None and picked.get("strict") else None
+    functions = tuple(
+        Tool(str(t.get("name")), str(t.get("description") or ""), t.get("parameters"))
+        for t in tools
+        if t.get("type", "function") == "function"
+    )
+    parallel = body.get("parallel_tool_calls") is not False
+    if named is not None:
+        return Offer(functions, "named", str(named), parallel)
+    modes: dict[str, Mode] = {"none": "none", "required": "required"}
+    return Offer(functions, modes.get(str(choice), "auto"), None, parallel)
 
 
 def _plan(body: dict[str, Any], ctx: Context) -> _Plan:
@@ -164,7 +198,8 @@ def _plan(body: dict[str, Any], ctx: Context) -> _Plan:
     previous = body.get("previous_response_id")
     if previous is not None:
         raise _not_found(str(previous))
-    prompt = render_messages(_messages(body, ctx.served_model))
+    messages = _messages(body, ctx.served_model)
+    prompt = render_messages(messages)
     ids = [BOS_ID, *ctx.model.tokenize(prompt, add_bos=True)]  # the template's <bos>, and one more
     limit = body.get("max_output_tokens")
     if isinstance(limit, int) and limit > ctx.max_model_len:
@@ -186,13 +221,10 @@ def _plan(body: dict[str, Any], ctx: Context) -> _Plan:
         completion[key] = body.get(key)
     for key in ("presence_penalty", "frequency_penalty", "repetition_penalty"):
         completion[key] = body.get(key)
-    call = _forced(body)
-    schema = _schema(body)
-    if call is not None:
-        tool = next(t for t in body["tools"] if t.get("name") == call)
-        schema = {"json": tool.get("parameters") or {}}
-    completion["structured_outputs"] = schema
-    return _Plan(body, completion, prompt, top if LOGPROBS in include else None, call)
+    completion["structured_outputs"] = _schema(body)
+    calls = decide(messages, _offer(body))
+    top_k = top if LOGPROBS in include else None
+    return _Plan(body, completion, prompt, top_k, messages, calls, ctx.tool_fault)
 
 
 def _not_found(response_id: str) -> Exception:
@@ -331,13 +363,13 @@ def _usage(r: Rendered) -> dict[str, Any]:
     }
 
 
-def _call_item(plan: _Plan, arguments: str, status: str) -> dict[str, Any]:
+def _call_item(plan: _Plan, index: int, call: Call, arguments: str, status: str) -> dict[str, Any]:
     return {
         "arguments": arguments,
-        "call_id": f"chatcmpl-tool-{_hex()}",
-        "name": plan.call,
+        "call_id": call_id(plan.messages, index),
+        "name": call.name,
         "type": "function_call",
-        "id": f"fc_{_hex()}",
+        "id": call_id(plan.messages, index, "fc_"),
         "async": None,
         "caller": None,
         "namespace": None,
@@ -357,14 +389,12 @@ def _message_item(text: str, logprobs: list[Any] | None, status: str) -> dict[st
     }
 
 
-def _arguments(plan: _Plan, text: str, finish: str) -> str | None:
-    """A forced call's arguments as vLLM's parser re-serialises them, or None (left as text)."""
-    if plan.call is None or finish != "stop":
-        return None
-    try:
-        return json.dumps(json.loads(text))
-    except json.JSONDecodeError:
-        return None
+def _pieces(tok: Tokenizer, text: str) -> list[str]:
+    """``text`` cut where its tokens end (the deltas of streamed call arguments)."""
+    ids = tok.tokenize(text)
+    ends = [len(tok.decode_stable(ids[: j + 1])) for j in range(len(ids))]
+    cuts = sorted({0, *(e for e in ends if 0 < e < len(text)), len(text)})
+    return [text[i:j] for i, j in itertools.pairwise(cuts)]
 
 
 def _status(finish: str) -> str:
@@ -381,10 +411,11 @@ def _entries(plan: _Plan, r: Rendered, ctx: Context) -> list[Entry | None] | Non
 def _complete(plan: _Plan, r: Rendered, ctx: Context) -> dict[str, Any]:
     c = r.choices[0][1]
     entries = _entries(plan, r, ctx)
-    arguments = _arguments(plan, c.text, c.finish)
+    read = extract(c.text, plan.calls, plan.fault)
     output: list[Any] = []
-    if arguments is not None:
-        output.append(_call_item(plan, arguments, "completed"))
+    if read is not None:
+        for i, call in enumerate(read):
+            output.append(_call_item(plan, i, call, call.arguments_json, "completed"))
     elif c.text:  # an empty answer has no message item (vLLM's output parser)
         logprobs = None
         if entries is not None and plan.top_logprobs is not None:
@@ -406,18 +437,23 @@ def _events(plan: _Plan, r: Rendered, ctx: Context) -> Iterator[tuple[str, dict[
     head = _envelope(plan, r, r.request_id, "in_progress", [], None)
     yield "response.created", {"response": head}
     yield "response.in_progress", {"response": head}
-    arguments = _arguments(plan, c.text, c.finish)
-    final_item: dict[str, Any] | None = None
-    if arguments is not None:
-        item = _call_item(plan, "", "in_progress")
-        yield "response.output_item.added", {"item": item, "output_index": 0}
-        yield (
-            "response.function_call_arguments.delta",
-            {"delta": arguments, "item_id": item["id"], "output_index": 0},
-        )
-        done_args = {"arguments": arguments, "item_id": item["id"], "output_index": 0}
-        yield "response.function_call_arguments.done", {**done_args, "name": plan.call}
-        final_item = {**item, "arguments": arguments, "status": "completed"}
+    read = extract(c.text, plan.calls, plan.fault)
+    output: list[dict[str, Any]] = []
+    if read is not None:
+        for index, call in enumerate(read):
+            item = _call_item(plan, index, call, "", "in_progress")
+            arguments = call.arguments_json
+            yield "response.output_item.added", {"item": item, "output_index": index}
+            for piece in _pieces(tok, arguments):
+                yield (
+                    "response.function_call_arguments.delta",
+                    {"delta": piece, "item_id": item["id"], "output_index": index},
+                )
+            done_args = {"arguments": arguments, "item_id": item["id"], "output_index": index}
+            yield "response.function_call_arguments.done", {**done_args, "name": call.name}
+            final = {**item, "arguments": arguments, "status": "completed"}
+            yield "response.output_item.done", {"item": final, "output_index": index}
+            output.append(final)
     elif c.text:
         item = {**_message_item("", [], "in_progress"), "content": []}
         at = {"item_id": item["id"], "output_index": 0}
@@ -451,16 +487,15 @@ def _events(plan: _Plan, r: Rendered, ctx: Context) -> Iterator[tuple[str, dict[
         final_item = _message_item(c.text, kept, "completed")
         final_item["id"] = item["id"]
         yield "response.output_item.done", {"item": final_item, "output_index": 0}
-    if final_item is not None and final_item["type"] == "function_call":
-        yield "response.output_item.done", {"item": final_item, "output_index": 0}
-    output = [final_item] if final_item is not None else []
+        output.append(final_item)
     completed = _envelope(plan, r, r.request_id, _status(c.finish), output, _usage(r))
     yield "response.completed", {"response": completed}
 
 
 def _responses(body: Any, ctx: Context) -> Reply:
     plan = _plan(body, ctx)
-    rendered = render(plan.completion, ctx)
+    text = script(plan.calls, plan.fault) if plan.calls else follow_up(plan.messages)
+    rendered = render(plan.completion, ctx, text)
     rendered.request_id = f"resp_{_hex()}"
     rendered.created = int(time.time())
     if not body.get("stream"):
@@ -477,6 +512,9 @@ def _stored(body: Any, ctx: Context) -> Reply:
 
 def alter_response(body: Any, mode: str) -> None:
     """Apply a body fault to a non-stream Responses reply, in place."""
+    if mode == "usage-negative":
+        negative_count(body.get("usage"), "input_tokens", "total_tokens")
+        return
     if mode == "usage-off":
         usage = body.get("usage") or {}
         usage["input_tokens"] = usage.get("input_tokens", 0) + 1

@@ -27,6 +27,7 @@ import re
 from typing import Any
 
 from ..dependencies import Dependency
+from ..third_party_logs import quiet
 
 __all__ = [
     "DEPENDENCIES",
@@ -55,6 +56,7 @@ class LanguageUndetected(Exception):
 
 
 def _need(module: str) -> Any:
+    quiet()  # nltk's and langdetect's logs never reach the terminal (third_party_logs.py)
     try:
         return importlib.import_module(module)
     except ImportError as error:  # pragma: no cover - the dev install has them

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ...scoring.uncertainty import Bounds, Derived
 from .._shared import grouped_means, means
 from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
 
@@ -75,10 +76,15 @@ class Family(Protocol):
 
 
 class Base:
-    """The defaults a family overrides where it differs: no options, means of the metrics."""
+    """The defaults a family overrides where it differs: no options, means of the metrics, no
+    declared metric ranges (0/1 values are proportions, others unbounded), no derived figures."""
 
     kind = "?"
     options: Mapping[str, Any] = {}
+    ranges: Mapping[str, Bounds] = {}
+    """The range of each per-sample metric that has one (``Task.metric_ranges``)."""
+    derived: Mapping[str, Derived] = {}
+    """The figures made of sums of per-sample metrics, with their intervals (``Task.derived``)."""
 
     def check_options(self, spec: Spec, config: TaskConfig) -> None:
         return None

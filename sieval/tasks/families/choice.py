@@ -23,12 +23,14 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigError
 from ...ir.request import Request
 from ...ir.response import Response
 from ...scoring import argmax, continuation_score, pick_acc_norm
+from ...scoring.uncertainty import UNIT
 from .._shared import score_channels, scoring_request
 from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
 from ..prompt import Prompt, shown
@@ -61,6 +63,9 @@ class MultipleChoice(Base):
     """``doc_to_text`` gives the gold index and the choices are the contexts (WinoGrande)."""
     kind: str = "choice log-likelihood"
     options: Mapping[str, Any] = field(default_factory=dict)
+    # every metric is right or wrong, or (MC2's acc) a probability mass
+    ranges = MappingProxyType(dict.fromkeys(("acc", "acc_norm", "acc_uncond", "acc_mutual_info"),
+                                            UNIT))  # fmt: skip
 
     def __post_init__(self) -> None:
         options: dict[str, Any] = {"acc_mutual_info": False}

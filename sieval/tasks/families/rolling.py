@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigError
@@ -26,6 +27,7 @@ from ...ir.ranges import INT32_MAX, Range
 from ...ir.request import CompletionInput, Request, Sampling, Scoring
 from ...ir.response import Response
 from ...scoring.rolling import rolling_windows, window_logprob
+from ...scoring.uncertainty import Derived
 from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
 from ..prompt import shown
 from .base import Base, Prepared, option
@@ -46,6 +48,17 @@ class RollingLogLikelihood(Base):
     kind: str = "rolling log-likelihood"
     options: Mapping[str, Any] = field(
         default_factory=lambda: {"max_length": None, "prefix_token_id": None}
+    )
+    ranges = MappingProxyType(
+        {"loglikelihood": (-math.inf, 0.0), "words": (0.0, math.inf), "bytes": (0.0, math.inf)}
+    )
+    # the figures are ratios of sums over the documents: each interval is the ratio's, mapped
+    derived = MappingProxyType(
+        {
+            "word_perplexity": Derived(of="loglikelihood", per="words", scale=-1, exp=True),
+            "byte_perplexity": Derived(of="loglikelihood", per="bytes", scale=-1, exp=True),
+            "bits_per_byte": Derived(of="loglikelihood", per="bytes", scale=-1 / math.log(2)),
+        }
     )
 
     def requirements(self, spec: Spec, model: ModelFacts) -> tuple[Requirement, ...]:
@@ -110,6 +123,15 @@ class RollingLogLikelihood(Base):
             raise ConfigError(
                 f"task {spec.name}: the server does not report its maximum model length; set "
                 f"options: {{max_length: N}} for {spec.name}",
+                path=f"tasks.{spec.name}.options.max_length",
+            )
+        if int(length) < 3:  # the option is checked when given: this is the server's
+            if quiet:
+                return None
+            raise ConfigError(
+                f"task {spec.name}: the server reports a maximum model length of {length}, too "
+                "short for a window of one predicted token after its context; set options: "
+                f"{{max_length: N}} for {spec.name}",
                 path=f"tasks.{spec.name}.options.max_length",
             )
         return int(length) - 2

@@ -16,12 +16,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ContractViolation
 from ...ir.request import CompletionInput, Request, Sampling, Scoring
 from ...ir.response import Response
 from ...scoring import continuation_score
+from ...scoring.uncertainty import UNIT, Derived
 from .._shared import means, score_channels
 from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
 from ..prompt import shown
@@ -36,6 +38,10 @@ __all__ = ["TargetLogLikelihood"]
 @dataclass(frozen=True, kw_only=True)
 class TargetLogLikelihood(Base):
     kind: str = "target log-likelihood"
+    ranges = MappingProxyType({"acc": UNIT, "loglikelihood": (-math.inf, 0.0)})
+    # perplexity = exp(-mean loglikelihood): its interval is the mean's, mapped (lm-eval
+    # bootstraps a standard error instead; the mapped interval needs no resampling)
+    derived = MappingProxyType({"perplexity": Derived(of="loglikelihood", scale=-1, exp=True)})
 
     def requirements(self, spec: Spec, model: ModelFacts) -> tuple[Requirement, ...]:
         return (
