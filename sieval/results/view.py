@@ -24,6 +24,7 @@ from ..store.records import (
     shared_path,
 )
 from .explain import answer_label, explain, prompt_text
+from .marks import result_marks
 from .snapshot import snapshot
 
 __all__ = ["Unit", "build_view", "conversation", "outcome", "sample_view", "sandboxes", "units"]
@@ -142,7 +143,7 @@ def build_view(run_dir: Path, report: dict[str, Any] | None = None) -> dict[str,
     for unit in units(run_dir, report):
         result = unit.result
         headline = result["headline"]
-        summary.append(_summary(result))
+        summary.append({**_summary(result), "marks": result_marks(report, result)})
         latency, tokens_in, tokens_out = [], [], []
         gaps = []
         for record in unit.records:

@@ -169,8 +169,8 @@ class Task(abc.ABC):
       ``ModelFacts.documents`` before the run (rolling log-likelihood);
     * ``describe(sample)``: what a record keeps of the sample;
     * ``check_ready(allow_unsafe_code)``: a ``Readiness``, before the run's first request (the
-      code tasks choose their sandbox and run a trivial program in it), or ``ConfigError``
-      naming the fix;
+      code tasks choose their sandbox and run a trivial program in it; a checked task imports
+      what its checker needs, ``scoring.dependencies``), or ``ConfigError`` naming the fix;
     * ``samples_per_row(config)``: how many samples each row is (repeats); the config's ``n``
       then counts rows;
     * ``keeps_predictions``: ``aggregate`` also reads each sample's prediction (maj@k);
