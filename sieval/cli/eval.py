@@ -373,7 +373,7 @@ def _render_forecast(result: Any) -> None:
     from .costs import render_forecast
 
     out = text.console()
-    prices = {pm.label: pm.config.price for pm in result.plan.models}
+    prices = {pm.label: pm.config.price for pm in [*result.plan.models, *result.plan.role_models]}
     for part in render_forecast(result.forecast, prices):
         out.print(part)
     out.print("dry run: no model request was sent and no run directory was written")

@@ -33,7 +33,8 @@ def _render_forecast(data: Any, config: Path, stdout: Console) -> None:
 
     if not data:
         return
-    prices = {m.label: m.price for m in load_config(config).models}
+    loaded = load_config(config)
+    prices = {m.label: m.price for m in [*loaded.models, *loaded.role_models().values()]}
     for part in render_forecast(msgspec.convert(data, Forecast), prices):
         stdout.print(part)
 

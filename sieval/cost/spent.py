@@ -11,7 +11,7 @@ those sums, per million tokens.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ..plan.config import Price
     from ..plan.plan import PlannedModel, PlannedTask
 
-__all__ = ["Spent", "charged", "spent_in", "unit_cost"]
+__all__ = ["Spent", "charged", "spent_by_role", "spent_in", "unit_cost"]
 
 
 class Spent(msgspec.Struct, kw_only=True):
@@ -52,6 +52,7 @@ class _Request(msgspec.Struct):
     usage: dict[str, int] = {}
     status: int | None = None
     timings: dict[str, float] = {}
+    role: str | None = None
 
 
 class _Common(msgspec.Struct):
@@ -72,6 +73,12 @@ _line_decoder = msgspec.json.Decoder(_Line)
 
 def charged(line: _Line) -> Iterator[tuple[bool, dict[str, int], int]]:
     """Each request of a record: whether it was answered, its usage, its attempts."""
+    for answered, usage, attempts, _ in _charged(line):
+        yield answered, usage, attempts
+
+
+def _charged(line: _Line) -> Iterator[tuple[bool, dict[str, int], int, str | None]]:
+    """``charged``, with the role that answered each request (None: the evaluated model)."""
     columns = line.requests_columns
     for i, request in enumerate(line.requests.values()):
         usage = dict(request.usage)
@@ -84,22 +91,31 @@ def charged(line: _Line) -> Iterator[tuple[bool, dict[str, int], int]]:
                 attempts = int(at)
         status = request.status if request.status is not None else line.requests_common.status
         answered = status == 200 or (status is None and bool(usage))  # schema 1-2: no status
-        yield answered, usage, attempts
+        yield answered, usage, attempts, request.role
 
 
 def spent_in(path: Path) -> Spent:
-    """What the records at ``path`` say was spent (nothing when there are none yet)."""
-    spent = Spent()
+    """What the records at ``path`` say was spent by the evaluated model (nothing when there
+    are none yet); ``spent_by_role`` has what the roles' models spent beside it."""
+    return spent_by_role(path).get(None) or Spent()
+
+
+def spent_by_role(path: Path) -> dict[str | None, Spent]:
+    """What the records at ``path`` say each model spent: the evaluated model's under None,
+    each role's (a judge's calls, recorded with the sample) under its name."""
+    found: dict[str | None, Spent] = {None: Spent()}
     for line in scan(path, _line_decoder):
-        spent.records += 1
-        for answered, usage, attempts in charged(line):
+        for spent in found.values():
+            spent.records += 1
+        for answered, usage, attempts, role in _charged(line):
+            spent = found.setdefault(role, Spent(records=found[None].records))
             spent.requests += 1
             spent.retries += attempts - 1
             spent.answered += answered
             spent.input_tokens += usage.get("input_tokens", 0)
             spent.output_tokens += usage.get("output_tokens", 0)
             spent.without_usage += answered and not {"input_tokens", "output_tokens"} <= set(usage)
-    return spent
+    return found
 
 
 def _forecast_entry(unit: UnitForecast | None, price: Price | None) -> dict[str, Any] | None:
@@ -113,16 +129,40 @@ def _forecast_entry(unit: UnitForecast | None, price: Price | None) -> dict[str,
 
 
 def unit_cost(
-    pm: PlannedModel, pt: PlannedTask, path: Path, forecast: Forecast | None
+    pm: PlannedModel,
+    pt: PlannedTask,
+    path: Path,
+    forecast: Forecast | None,
+    roles: Mapping[str, PlannedModel] | None = None,
 ) -> dict[str, Any]:
     """The ``cost`` entry of one (model, task): its forecast (None when the run made none), what
-    its records say it spent, and the price both costs are computed at."""
+    its records say it spent, and the price both costs are computed at. A role's calls (a
+    judge's) are apart, under ``roles``, at the role model's price (absent when none was made)."""
     price = pm.config.price
-    spent = spent_in(path)
+    found = spent_by_role(path)
+    spent = found[None]
     actual: dict[str, Any] = msgspec.to_builtins(spent)
     actual["cost"] = spent.cost(price)
-    return {
+    entry: dict[str, Any] = {
         "forecast": _forecast_entry(forecast.unit(pm.label, pt.name) if forecast else None, price),
         "actual": actual,
         "price": msgspec.to_builtins(price) if price is not None else None,
     }
+    played = {role: s for role, s in found.items() if role is not None}
+    if played:
+        by_role: dict[str, Any] = {}
+        entry["roles"] = by_role
+        for role, role_spent in played.items():
+            role_pm = (roles or {}).get(role)
+            role_price = role_pm.config.price if role_pm is not None else None
+            said: dict[str, Any] = msgspec.to_builtins(role_spent)
+            said["cost"] = role_spent.cost(role_price)
+            by_role[role] = {
+                "model": role_pm.label if role_pm is not None else None,
+                "forecast": _forecast_entry(
+                    forecast.unit(pm.label, pt.name, role) if forecast else None, role_price
+                ),
+                "actual": said,
+                "price": msgspec.to_builtins(role_price) if role_price is not None else None,
+            }
+    return entry

@@ -126,7 +126,7 @@ def build_report(
                 path = records_path(run_dir, pm.dirname, pt.name, shard)
                 facts_of = (facts or {}).get(pm.label) or pm.facts
                 result = _unit_result(pm, pt, path, provenance.get(pm.label), facts_of)
-                result["cost"] = unit_cost(pm, pt, path, forecast)
+                result["cost"] = unit_cost(pm, pt, path, forecast, plan.roles)
                 results.append(result)
     served = dict(serving) if serving else dict((previous or {}).get("serving") or {})
     for result in results:  # what a reader must know of each headline: marks.py
@@ -218,7 +218,7 @@ def _generates(pt: PlannedTask, facts: ModelFacts) -> bool:
     than one token."""
     if not len(pt.samples):
         return False
-    requests = pt.task.requests(pt.samples[0], pt.config, facts).values()
+    requests = [c.request for c in pt.calls(pt.samples[0], facts)]
     return any(
         not isinstance(r.sampling.max_tokens, int) or r.sampling.max_tokens > 1 for r in requests
     )

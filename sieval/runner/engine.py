@@ -258,7 +258,7 @@ async def _arun_eval(
     plan = plan_run(config, data_dir=data_dir, limit=options.limit, tasks=tasks)
     if options.restrict is not None:
         plan = options.restrict(plan)
-    check_budget(options.cost, plan.models)  # a cost budget needs every model's price
+    check_budget(options.cost, [*plan.models, *plan.role_models])  # every model's price
     dry_run = options.cost.dry_run  # a forecast alone: no model request, no run directory
     if dry_run and (options.resume is not None or options.plan_only):
         raise ConfigError("--dry-run forecasts a new run; it takes no --resume or plan")
@@ -363,19 +363,23 @@ async def _arun_eval(
         started = time.time()
         t0 = time.perf_counter()
         try:
-            for pm in plan.models:
+            for pm in [*plan.models, *plan.role_models]:
                 wire = wire_log_path(run_dir, pm.dirname, options.shard)
                 if options.wire_log:
                     repair_tail(wire)  # a resume appends after a crash's torn line otherwise
                 model = setup.model(pm, wire_log=wire if options.wire_log else None)
                 stack.push_async_callback(model.aclose)
-                scheduler.models[pm.label] = Runtime(
+                runtime = Runtime(
                     pm,
                     model,
                     setup.facts[pm.label],
                     setup.endpoints[pm.label],
                     setup.primed[pm.label],
                 )
+                if pm in plan.models:
+                    scheduler.models[pm.label] = runtime
+                for role in plan.roles_of(pm):  # a judge: its calls recorded with the sample
+                    scheduler.roles[role] = runtime
             # shards share the directory: each is its own process, watched through its records
             with running(run_dir) if options.shard is None else contextlib.nullcontext():
                 warnings.extend(scheduler.prepare())
@@ -397,7 +401,7 @@ async def _arun_eval(
         provenance=setup.provenance,
         started=started,
         wall_s=wall,
-        requests=sum(rt.calls for rt in scheduler.models.values()),
+        requests=sum(rt.calls for rt in scheduler.runtimes()),
         samples_run=scheduler.samples_run,
         resumed=options.resume is not None,
         warnings=warnings,
