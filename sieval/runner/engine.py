@@ -267,7 +267,8 @@ async def _arun_eval(
             warnings.extend(check_numerics(run_dir, setup.serving, accept=accept, write=write))
         costs: Costs | None = None
         if options.cost.wanted(plan.models):
-            costs = await forecast_run(plan, setup, stage)
+            async with setup.tokenizing(plan.models) as short:
+                costs = await forecast_run(plan, setup.facts, short, stage)
         if dry_run:
             forecast = costs.forecast if costs is not None else None
             return RunResult(run_dir, {"results": []}, warnings, plan=plan, forecast=forecast)

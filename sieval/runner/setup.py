@@ -13,7 +13,7 @@ checks' (their batch probe's copies must reach the server at once, whatever its 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ from ..serving.across_runs import report_section
 from ..serving.in_eval import serving_for
 from ..settings import named, setting
 from ..tasks.base import ModelFacts
-from ..transport import Limits, Timeouts, Transport, redact_url
+from ..transport import Limits, Transport, redact_url
 from .checks import (
     CheckResult,
     Primed,
@@ -44,6 +44,9 @@ from .endpoints import Endpoints
 from .preflight import PREFLIGHT_TIMEOUTS, Provenance, embedded_server, preflight
 
 __all__ = ["Setup", "TransportFactory", "set_up"]
+
+TOKENIZE_TIMEOUT_S = 60.0
+"""The most a tokenize request of the forecast may take (a model's ``timeout_s`` when less)."""
 
 TransportFactory = Callable[[ModelConfig], Transport]
 """A test seam: the transport of a model (a ``FakeTransport``) instead of its endpoint's."""
@@ -76,27 +79,29 @@ class Setup:
 
     def model(self, pm: PlannedModel, *, wire_log: Path | None = None) -> Model:
         """``pm``'s model: its retries, timeouts and request defaults, on its endpoint's pool."""
-        cfg = pm.config
-        timeouts = _timeouts(cfg.timeout_s)
+        timeouts = pm.timeouts()
         transport = self.transports.get(pm.label) or self.endpoints[pm.label].transport(
-            limits=Limits(
-                retries=cfg.retries,
-                retry_after_max_s=cfg.retry_after_max_s,
-                outage_s=cfg.outage_s,
-            ),
-            timeouts=timeouts,
-            wire_log=wire_log,
+            limits=pm.limits(), timeouts=timeouts, wire_log=wire_log
         )
-        return Model(
-            dialect=pm.dialect,
-            base_url=self.urls[pm.label],
-            model_id=cfg.model,
-            api_key=pm.api_key,
-            auth=pm.auth,
-            timeouts=timeouts,
-            request_defaults=cfg.request_defaults,
-            transport=transport,
-        )
+        return pm.model(self.urls[pm.label], transport, timeouts)
+
+    @contextlib.asynccontextmanager
+    async def tokenizing(self, models: Sequence[PlannedModel]) -> AsyncIterator[dict[str, Model]]:
+        """A model per label for tokenize requests only (the forecast's), like the pre-run
+        checks' own, on the endpoint's pool; closed when the block ends."""
+        made = {}
+        for pm in models:
+            timeouts = pm.timeouts(most_s=TOKENIZE_TIMEOUT_S)
+            transport = self.transports.get(pm.label) or self.endpoints[pm.label].transport(
+                limits=pm.limits(), timeouts=timeouts
+            )
+            made[pm.label] = pm.model(self.urls[pm.label], transport, timeouts)
+        try:
+            yield made
+        finally:
+            for label, model in made.items():
+                if label not in self.transports:  # a shared test transport outlives the forecast
+                    await model.aclose()
 
 
 async def set_up(
@@ -224,7 +229,3 @@ async def _facts_and_checks(
 
 def _none(*_: Any) -> tuple[str, ...]:
     return ()
-
-
-def _timeouts(timeout_s: float) -> Timeouts:
-    return Timeouts(total=timeout_s, connect=min(10.0, timeout_s), read=min(300.0, timeout_s))

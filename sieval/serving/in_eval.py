@@ -14,10 +14,9 @@ from collections.abc import Callable, Sequence
 
 from ..ir.defaults import with_defaults
 from ..ir.request import Request
-from ..model import Model
 from ..plan.plan import Plan, PlannedModel
 from ..tasks.base import ModelFacts
-from ..transport import Limits, Timeouts, Transport
+from ..transport import Transport
 from .needs import needs_of, select
 from .suite import DEFAULT_COPIES, Serving, run_serving_checks
 
@@ -61,23 +60,7 @@ async def serving_for(
         f"serving checks for {pm.label}: {', '.join(needs.checks)} "
         "(choose with --serving-checks, skip with --serving-checks off)"
     )
-    timeout = pm.config.timeout_s
-    model = Model(
-        dialect=pm.dialect,
-        base_url=url,
-        model_id=pm.config.model,
-        api_key=pm.api_key,
-        limits=Limits(
-            concurrency=max(1, copies),
-            retries=pm.config.retries,
-            retry_after_max_s=pm.config.retry_after_max_s,
-            outage_s=pm.config.outage_s,
-        ),
-        auth=pm.auth,
-        timeouts=Timeouts(total=timeout, connect=min(10.0, timeout), read=min(300.0, timeout)),
-        request_defaults=pm.config.request_defaults,
-        transport=transport,
-    )
+    model = pm.model(url, transport, pm.timeouts(), limits=pm.limits(concurrency=max(1, copies)))
     try:
         serving = await run_serving_checks(model, needs, copies=copies)
     finally:
