@@ -73,8 +73,8 @@ def compare_runs(
 ) -> dict[str, Any]:
     """The comparison as plain data; each metric's MDE is at ``power``, two-sided ``alpha``."""
     report_a, report_b = snapshot(run_a), snapshot(run_b)  # a partial run: what it recorded
-    units_a = {(u.result["model"], u.result["task"]): u for u in units(run_a, report_a)}
-    units_b = {(u.result["model"], u.result["task"]): u for u in units(run_b, report_b)}
+    units_a = {(u.result.model, u.result.task): u for u in units(run_a, report_a)}
+    units_b = {(u.result.model, u.result.task): u for u in units(run_b, report_b)}
     models_a = sorted({m for m, _ in units_a})
     models_b = sorted({m for m, _ in units_b})
     if len(models_a) == 1 and len(models_b) == 1:
@@ -102,10 +102,10 @@ def compare_runs(
         {"run": "B", "model": m, "task": t} for m, t in units_b if (m, t) not in matched_b
     ]
     return {
-        "a": {"dir": str(run_a), "identity": report_a["run"]["identity"]},
-        "b": {"dir": str(run_b), "identity": report_b["run"]["identity"]},
+        "a": {"dir": str(run_a), "identity": report_a.run.identity},
+        "b": {"dir": str(run_b), "identity": report_b.run.identity},
         "serving": serving_differences(run_a, run_b, pairing),
-        "changes": _changes(report_a["run"]["inputs"], report_b["run"]["inputs"], pairing),
+        "changes": _changes(report_a.run.inputs, report_b.run.inputs, pairing),
         "tasks": tasks,
         "unmatched": unmatched,
     }
@@ -158,7 +158,7 @@ def serving_differences(run_a: Path, run_b: Path, pairing: dict[str, str]) -> li
 
 
 def _compare_unit(unit_a: Unit, unit_b: Unit, power: float, alpha: float) -> dict[str, Any]:
-    headline = unit_a.result["headline"]
+    headline = unit_a.result.headline
     by_id_b = {r.sample_id: r for r in unit_b.records}
     pairs = [
         (a, by_id_b[a.sample_id])
@@ -166,7 +166,7 @@ def _compare_unit(unit_a: Unit, unit_b: Unit, power: float, alpha: float) -> dic
         if a.sample_id in by_id_b and a.status == "ok" and by_id_b[a.sample_id].status == "ok"
     ]
     ids_a = {r.sample_id for r in unit_a.records}
-    task = TASKS.get(unit_a.result["task"])
+    task = TASKS.get(unit_a.result.task)
     ranges: dict[str, Bounds] = dict(getattr(task, "metric_ranges", None) or {})
     rows = [item_of(a.sample_id) for a, _ in pairs]
     repeated = any(row != a.sample_id for row, (a, _) in zip(rows, pairs, strict=True))
@@ -229,9 +229,9 @@ def _compare_unit(unit_a: Unit, unit_b: Unit, power: float, alpha: float) -> dic
     ]
     diffs = [(abs(y - x), where) for where, x, y in loglik_pairs(pairs)]
     return {
-        "model_a": unit_a.result["model"],
-        "model_b": unit_b.result["model"],
-        "task": unit_a.result["task"],
+        "model_a": unit_a.result.model,
+        "model_b": unit_b.result.model,
+        "task": unit_a.result.task,
         "headline": headline,
         "paired": len(pairs),
         "rows": len(set(rows)),

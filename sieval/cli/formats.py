@@ -9,9 +9,12 @@ import csv
 import io
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .text import magnitude
+
+if TYPE_CHECKING:
+    from ..results.document import Report
 
 __all__ = ["FORMATS", "render_rows", "result_rows"]
 
@@ -21,33 +24,32 @@ COLUMNS = ("model", "task", "metric", "value", "se", "ci_low", "ci_high", "n", "
            "scored", "failed", "missing")  # fmt: skip
 
 
-def result_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+def result_rows(report: Report) -> list[dict[str, Any]]:
     rows = []
-    for result in report["results"]:
-        spreads = result.get("intervals") or {}
-        samples = result["samples"]
-        flat = _flat(result.get("metrics") or {})
+    for result in report.results:
+        samples = result.samples
+        flat = _flat(result.metrics)
         for metric, value in flat.items():
             if metric == "n" or metric.endswith(".n"):
                 continue  # each row carries its n: a 1-of-1 subject never reads as a score of 1
-            spread = spreads.get(metric) or {}
+            spread = result.intervals.get(metric)
             group = metric.rpartition(".")[0]
-            n = spread.get("n", flat.get(f"{group}.n" if group else "n"))
-            ci = spread.get("ci") or [None, None]
+            n = spread.n if spread else flat.get(f"{group}.n" if group else "n")
+            ci = spread.ci if spread else [None, None]
             rows.append(
                 {
-                    "model": result["model"],
-                    "task": result["task"],
+                    "model": result.model,
+                    "task": result.task,
                     "metric": metric,
                     "value": value,
-                    "se": spread.get("se"),
+                    "se": spread.se if spread else None,
                     "ci_low": ci[0],
                     "ci_high": ci[1],
                     "n": None if n is None else int(n),
-                    "estimator": spread.get("estimator"),
-                    "scored": samples["scored"],
-                    "failed": samples["failed"],
-                    "missing": samples["missing"],
+                    "estimator": spread.estimator if spread else None,
+                    "scored": samples.scored,
+                    "failed": samples.failed,
+                    "missing": samples.missing,
                 }
             )
     return rows

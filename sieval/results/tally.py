@@ -15,6 +15,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
 
+import msgspec
+from msgspec import UNSET
+
 from ..plan.samples import Samples, as_samples
 from ..scoring.uncertainty import (
     Bounds,
@@ -27,6 +30,7 @@ from ..scoring.uncertainty import (
 from ..store.records import latest_at
 from ..tasks.base import Sample, SampleResult
 from ..tasks.families.checked import item_of
+from .document import FailureExample, Interval
 
 __all__ = ["EXAMPLES", "Scored", "Tally", "finish_counts", "intervals", "tally_unit"]
 
@@ -41,7 +45,7 @@ class Tally:
         self.scored = Scored(samples, predictions)
         self.failures: Counter[str] = Counter()
         self.finishes: Counter[str] = Counter()
-        self.examples: list[tuple[int, dict[str, Any]]] = []
+        self.examples: list[tuple[int, FailureExample]] = []
         self.reported: set[str] = set()
         self.missing = 0
 
@@ -150,7 +154,8 @@ def tally_unit(path: Path, samples: Samples, predictions: bool = False) -> Tally
             continue
         error = record.error or {"class": "Unknown", "message": ""}
         tally.failures[str(error.get("class"))] += 1
-        tally.examples.append((at, {"sample_id": record.sample_id, **error}))
+        example = msgspec.convert({"sample_id": record.sample_id, **error}, FailureExample)
+        tally.examples.append((at, example))
         if len(tally.examples) > EXAMPLES:  # keep the first failures in the task's order
             tally.examples.remove(max(tally.examples, key=lambda x: x[0]))
     tally.missing = len(samples) - seen
@@ -163,7 +168,7 @@ def intervals(
     cluster_by: str | None = None,
     ranges: Mapping[str, Bounds] | None = None,
     derived: Mapping[str, Derived] | None = None,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, Interval]:
     """Per metric every scored sample has: mean, standard error, 95% interval, n, the estimator
     (clustered by ``Sample.group`` when ``cluster_by == "group"``, by the row a repeat is of when
     ``cluster_by == "item"`` and the samples are repeats) and, when clustered, the
@@ -187,7 +192,7 @@ def intervals(
     if cluster_by == "item":  # repeats of one row are not independent draws
         items = scored.items()
         clusters = items if any(i != s for i, s in zip(items, scored.ids(), strict=True)) else None
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, Interval] = {}
     for name in names:
         values = scored.values(name)
         bounds = ranges.get(name)
@@ -206,23 +211,20 @@ def intervals(
     return out
 
 
-def _entry(estimate: Estimate, iid: Estimate | None) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        "value": estimate.value,
-        "se": json_number(estimate.se),
-        "ci": [json_number(estimate.ci[0]), json_number(estimate.ci[1])],
-        "n": estimate.n,
-        "estimator": estimate.estimator,
-    }
-    if estimate.effective_n is not None:
-        entry["effective_n"] = estimate.effective_n
-    if iid is not None:
-        entry["clusters"] = estimate.clusters
-        entry["se_iid"] = json_number(iid.se)
-    return entry
+def _entry(estimate: Estimate, iid: Estimate | None) -> Interval:
+    return Interval(
+        value=estimate.value,
+        se=json_number(estimate.se),
+        ci=[json_number(estimate.ci[0]), json_number(estimate.ci[1])],
+        n=estimate.n,
+        estimator=estimate.estimator,
+        effective_n=UNSET if estimate.effective_n is None else estimate.effective_n,
+        clusters=UNSET if iid is None else estimate.clusters,
+        se_iid=UNSET if iid is None else json_number(iid.se),
+    )
 
 
-def finish_counts(finishes: Counter[str]) -> dict[str, Any]:
+def finish_counts(finishes: Counter[str]) -> tuple[dict[str, int], int]:
     """How the answered choices ended, in the servers' words (reported, never scored), and how
     many were empty."""
     reasons: Counter[str] = Counter()
@@ -231,4 +233,4 @@ def finish_counts(finishes: Counter[str]) -> dict[str, Any]:
         bare, marked, _ = reason.partition(":empty")
         reasons[bare or "unreported"] += count
         empty += count if marked else 0
-    return {"finish_reasons": dict(sorted(reasons.items())), "empty_answers": empty}
+    return dict(sorted(reasons.items())), empty

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
+from ..cost.forecast import Forecast
 from ..errors import ConfigError
 from ..model import Model
 from ..plan.config import EMBEDDED, ModelConfig
@@ -43,13 +45,30 @@ from .checks import (
 from .endpoints import Endpoints
 from .preflight import PREFLIGHT_TIMEOUTS, Provenance, embedded_server, preflight
 
-__all__ = ["Setup", "TransportFactory", "set_up"]
+__all__ = ["Found", "Setup", "TransportFactory", "set_up"]
 
 TOKENIZE_TIMEOUT_S = 60.0
 """The most a tokenize request of the forecast may take (a model's ``timeout_s`` when less)."""
 
 TransportFactory = Callable[[ModelConfig], Transport]
 """A test seam: the transport of a model (a ``FakeTransport``) instead of its endpoint's."""
+
+
+class Found(msgspec.Struct, kw_only=True):
+    """What a run's setup found, per model label: ``RunResult.setup``, and ``plan.json``'s
+    ``setup`` (what a planned run's shards and ``finalize`` take from the plan's checks)."""
+
+    provenance: dict[str, Provenance] = msgspec.field(default_factory=dict)
+    facts: dict[str, ModelFacts] = msgspec.field(default_factory=dict)
+    checks: dict[str, list[CheckResult]] = msgspec.field(default_factory=dict)
+    serving: dict[str, dict[str, Any]] = msgspec.field(default_factory=dict)
+    """What the serving checks found (``serving.across_runs.report_section``)."""
+    forecast: Forecast | UnsetType = UNSET
+    """The run's forecast, when it made one."""
+
+    def preflight(self) -> dict[str, list[dict[str, Any]]]:
+        """The checks as ``report.json``'s ``preflight`` keeps them: plain data."""
+        return {label: msgspec.to_builtins(found) for label, found in self.checks.items()}
 
 
 @dataclass
@@ -68,14 +87,14 @@ class Setup:
     serving: dict[str, Serving] = field(default_factory=dict)
     """What the serving checks found (none with the pre-run checks off)."""
 
-    def as_data(self) -> dict[str, Any]:
-        """What the setup found, as plain data (``RunResult.setup``)."""
-        return {
-            "provenance": {label: msgspec.to_builtins(p) for label, p in self.provenance.items()},
-            "facts": {label: msgspec.to_builtins(f) for label, f in self.facts.items()},
-            "checks": {label: msgspec.to_builtins(c) for label, c in self.checks.items()},
-            "serving": report_section(self.serving),
-        }
+    def found(self) -> Found:
+        """What the setup found (``RunResult.setup``, ``plan.json``'s ``setup``)."""
+        return Found(
+            provenance=dict(self.provenance),
+            facts=dict(self.facts),
+            checks=dict(self.checks),
+            serving=report_section(self.serving),
+        )
 
     def model(self, pm: PlannedModel, *, wire_log: Path | None = None) -> Model:
         """``pm``'s model: its retries, timeouts and request defaults, on its endpoint's pool."""

@@ -53,7 +53,7 @@ async def test_the_pre_run_check_names_the_scheme_and_the_fix(
             parse_config(_config(server.url, auth="bearer")),
             RunOptions(out=tmp_path, data_dir=DATA),
         )
-    assert result.report["results"][0]["samples"]["scored"] == 2
+    assert result.report.results[0].samples.scored == 2
 
 
 async def test_a_refused_request_names_the_scheme_and_the_fix() -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
+from sieval.results.document import SampleCounts
 from sieval.runner import RunOptions, arun_eval
 
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
@@ -30,9 +31,9 @@ tasks:
 """
         )
         result = await arun_eval(config, RunOptions(out=tmp_path, data_dir=DATA))
-    entry = result.report["results"][0]
-    assert entry["samples"] == {"total": 2, "scored": 0, "failed": 2, "missing": 0}
-    assert entry["failures"] == {error_class: 2}
+    entry = result.report.results[0]
+    assert entry.samples == SampleCounts(total=2, scored=0, failed=2, missing=0)
+    assert entry.failures == {error_class: 2}
     assert result.exit_code == 1
     records = (result.run_dir / "ref" / "arc_easy_kshot_ppl" / "records.jsonl").read_text()
     for line in records.splitlines():

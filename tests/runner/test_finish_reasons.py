@@ -48,13 +48,13 @@ tasks:
 """
         )
         result = await arun_eval(config, RunOptions(out=tmp_path, data_dir=DATA))
-    by_task = {r["task"]: r for r in result.report["results"]}
+    by_task = {r.task: r for r in result.report.results}
     # one token asked for (max_tokens 1): every letter request must end by length
-    assert by_task["mmlu_kshot_clp"]["finish_reasons"] == {"length": 4}
+    assert by_task["mmlu_kshot_clp"].finish_reasons == {"length": 4}
     gsm8k = by_task["gsm8k_0shot_gen"]
-    assert sum(gsm8k["finish_reasons"].values()) == 3
-    assert set(gsm8k["finish_reasons"]) <= {"stop", "length"}
-    assert gsm8k["empty_answers"] == 0
+    assert sum(gsm8k.finish_reasons.values()) == 3
+    assert set(gsm8k.finish_reasons) <= {"stop", "length"}
+    assert gsm8k.empty_answers == 0
     records = (result.run_dir / "chat" / "gsm8k_0shot_gen" / "records.jsonl").read_text()
     finishes = [json.loads(line)["requests"]["gen"]["finish"] for line in records.splitlines()]
-    assert Counter(f for each in finishes for f in each) == Counter(gsm8k["finish_reasons"])
+    assert Counter(f for each in finishes for f in each) == Counter(gsm8k.finish_reasons)
