@@ -81,15 +81,13 @@ async def test_the_forecast_is_exact_where_the_wire_has_a_tokenize_route(tmp_pat
         task = result_entry.task
         requests, prompt, output = spent(result.run_dir, task)
         forecast = result_entry.cost.forecast
-        assert forecast["exact"] and forecast["requests"] == requests
-        assert forecast["prompt_tokens"] == prompt  # what the server counted, to the token
-        assert output <= forecast["max_output_tokens"]
-        assert forecast["cost"] == pytest.approx(
-            (prompt * 2 + forecast["max_output_tokens"] * 10) / 1e6
-        )
+        assert forecast.exact and forecast.requests == requests
+        assert forecast.prompt_tokens == prompt  # what the server counted, to the token
+        assert output <= forecast.max_output_tokens
+        assert forecast.cost == pytest.approx((prompt * 2 + forecast.max_output_tokens * 10) / 1e6)
         actual = result_entry.cost.actual
-        assert (actual["input_tokens"], actual["output_tokens"]) == (prompt, output)
-        assert actual["cost"] == pytest.approx((prompt * 2 + output * 10) / 1e6)
+        assert (actual.input_tokens, actual.output_tokens) == (prompt, output)
+        assert actual.cost == pytest.approx((prompt * 2 + output * 10) / 1e6)
         assert result_entry.cost.price.currency == "EUR"
     gsm8k = next(r for r in result.report.results if r.task == "gsm8k_kshot_base_gen")
     assert gsm8k.cost.forecast.max_output_tokens == 2 * 256  # max_tokens per request
@@ -162,8 +160,8 @@ async def test_a_wire_without_tokenize_is_estimated_and_says_so(tmp_path: Path) 
         )
     (entry,) = result.report.results
     forecast = entry.cost.forecast
-    assert forecast["method"] == "estimate: bytes / 4" and not forecast["exact"]
-    assert forecast["exact_requests"] == 0
+    assert forecast.method == "estimate: bytes / 4" and not forecast.exact
+    assert forecast.exact_requests == 0
     path = result.run_dir / "m" / "gsm8k_0shot_gen" / "records.jsonl"
     shared = Shared.load(path.with_name("shared.jsonl"))
     texts = [  # what was sent: the messages' text, read from the exact bodies
@@ -171,9 +169,9 @@ async def test_a_wire_without_tokenize_is_estimated_and_says_so(tmp_path: Path) 
         for record in read_records(path).records.values()
         for r in expand_requests(record.requests, shared).values()
     ]
-    assert forecast["prompt_tokens"] == sum(round(len(t.encode()) / 4) for t in texts)
+    assert forecast.prompt_tokens == sum(round(len(t.encode()) / 4) for t in texts)
     _, prompt, _ = spent(result.run_dir, "gsm8k_0shot_gen")
-    assert forecast["prompt_tokens"] != prompt  # the template is not in the estimate
+    assert forecast.prompt_tokens != prompt  # the template is not in the estimate
 
 
 def _parts(content: object) -> list[dict[str, str]]:

@@ -28,7 +28,7 @@ def test_repeats_are_resumable_samples_with_pass_at_k(tmp_path: Path) -> None:
     assert entry.metrics["repeats"] == 2 and "pass@2" in entry.metrics
     assert 0.0 <= entry.metrics["maj@2"] <= entry.metrics["pass@2"]  # votes read from records
     interval = entry.intervals["accuracy"]
-    assert interval["clusters"] == 2 and interval["n"] == 4  # the repeats cluster by row
+    assert interval.clusters == 2 and interval.n == 4  # the repeats cluster by row
     records = read_records(result.run_dir / "m" / "aime2025" / "records.jsonl").records
     assert sorted(records) == ["0#r0", "0#r1", "1#r0", "1#r1"]
     record = records["0#r1"]
