@@ -47,8 +47,8 @@ from ..scoring.uncertainty import (
     sign_flip,
 )
 from ..serving import compare as compare_fingerprints
-from ..serving.across_runs import stored_fingerprints
 from ..serving.fingerprint import plainly
+from ..serving.fingerprint_history import stored_fingerprints
 from ..store.identity import changed_inputs
 from ..store.records import Record
 from ..store.rundir import read_run_json

@@ -6,7 +6,7 @@ can say everything a config says (``oneline.py``)::
     sieval eval --endpoint URL --model ID --task a,b:top_k=19 [--num-fewshot K] [--limit N] ...
 
 Errors name the setting to change the way the run was started: ``--num-fewshot N`` for the one-
-line form, ``num_fewshot: N`` for a config (``sieval/settings.py``).
+line form, ``num_fewshot: N`` for a config (``sieval/setting_names.py``).
 
 Exit codes: 0 every sample scored; 1 the run finished but some samples failed (they are recorded
 and counted in report.json, never scored) or ``--max-failures`` stopped it; 2 bad input (config,
@@ -247,7 +247,7 @@ def eval_command(
 ) -> None:
     """Evaluate models on tasks; exit 0 ok, 1 failed samples, 2 bad input, 3 disk full,
     130 interrupted."""
-    from ..settings import named_as
+    from ..setting_names import named_as
 
     console = text.console(stderr=True)
     if run is not None or shard is not None:
@@ -273,7 +273,7 @@ def eval_command(
         "--retries": retries, "--timeout": timeout, "--price": price,
     }  # fmt: skip
     created: list[Path] = []
-    # errors name flags for a one-line run and config keys otherwise (sieval/settings.py)
+    # errors name flags for a one-line run and config keys otherwise (sieval/setting_names.py)
     with named_as("flags" if one_line is not None else "config"):
         try:
             from ..runner import RunOptions
@@ -358,7 +358,7 @@ def _config(
     from ..plan.config import load_config
     from ..plan.plan import resolve_task
     from ..plan.run_config import load_run_config
-    from ..settings import setting
+    from ..setting_names import setting
 
     if one_line is not None:
         if config is not None:

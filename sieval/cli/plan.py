@@ -2,7 +2,7 @@
 
 It runs every check ``sieval eval`` runs before its first request (config, data, capabilities,
 the endpoint, the pre-run checks), once, forecasts the run's tokens and cost
-(``runner/forecast.py``), then writes ``run.json``, ``plan.json`` and ``forecast.json``. Each
+(``cost/forecast.py``), then writes ``run.json``, ``plan.json`` and ``forecast.json``. Each
 shard is then ``sieval eval --run RUN_DIR --shard k/N`` (any machine that sees the directory), and
 ``sieval finalize RUN_DIR`` writes the report. Exit codes: 0 planned, 2 bad input.
 """

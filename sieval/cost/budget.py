@@ -38,7 +38,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from ..errors import ConfigError
-from ..settings import form, setting
+from ..setting_names import form, setting
 from ..store.records import Record, records_path
 from .counting import PromptCounter, max_output, requests_of
 from .forecast import CostOptions, Costs

@@ -65,7 +65,7 @@ class CostOptions:
     """Forecast and stop: no model request, no run directory (``sieval eval --dry-run``)."""
     forecast: bool | None = None
     budget_tokens: int | None = None
-    """``--budget-tokens``: prompt + output tokens the run may spend (``stopping.Budget``)."""
+    """``--budget-tokens``: prompt + output tokens the run may spend (``budget.Budget``)."""
     budget_cost: float | None = None
     """``--budget-cost``: what the run may spend, in the models' ``price:`` currency."""
 

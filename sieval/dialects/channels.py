@@ -31,7 +31,7 @@ import msgspec
 from msgspec import UNSET
 
 from ..ir.response import Token, TopEntry, Usage
-from .checks import (
+from .reply_checks import (
     LOGPROB_TOLERANCE,
     SAME_LOGPROB,
     Checker,

@@ -22,9 +22,9 @@ from msgspec import UNSET
 
 from ..ir.response import Choice, Response, ToolCall
 from .channels import UsageAt, clamp_warning, echoed_clamp_warning, lift_usage, tool_arguments
-from .checks import Checker
 from .reply import Choices, Clamp, Read, Reply, ToolCalls
-from .spec import Lowered
+from .reply_checks import Checker
+from .vocabulary import Lowered
 
 __all__ = ["read"]
 

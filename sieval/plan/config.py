@@ -47,7 +47,7 @@ import yaml
 
 from ..errors import ConfigError
 from ..ir.defaults import check_default_leaf, check_default_value
-from ..settings import named, setting
+from ..setting_names import named, setting
 from ..store.paths import results_dirname, segment
 from ..tasks.base import TaskConfig
 from ..transport.redaction import redact_url

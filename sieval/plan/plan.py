@@ -18,10 +18,10 @@ from typing import Any
 import msgspec
 
 from ..dialects.registry import get_dialect, registry
-from ..dialects.spec import Auth, Dialect, Refuse
+from ..dialects.vocabulary import Auth, Dialect, Refuse
 from ..errors import ConfigError, Refused, did_you_mean
 from ..model import Model, prepare
-from ..settings import setting
+from ..setting_names import setting
 from ..store.identity import file_sha256, fingerprint, sieval_version
 from ..store.paths import results_dirname, segment
 from ..store.records import SCHEMA_VERSION

@@ -12,8 +12,8 @@ before costs were reported has no ``cost``).
 
 Two sections stay plain data, as their writers shape them: ``preflight`` (each model's pre-run
 check results, ``runner/checks.py``) and ``serving`` (the serving checks' findings,
-``serving.across_runs.report_section``); a unit's ``metrics`` are what its task's ``aggregate``
-returns (numbers, and groups of them such as MMLU's ``by_subject``).
+``serving.fingerprint_history.report_section``); a unit's ``metrics`` are what its task's
+``aggregate`` returns (numbers, and groups of them such as MMLU's ``by_subject``).
 """
 
 from __future__ import annotations

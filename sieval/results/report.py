@@ -113,8 +113,9 @@ def build_report(
     a resume adds a session, it never erases the ones before it. A resume that ran nothing keeps
     the previous figures when no record changed since they were written (``_still_valid``).
     ``shard`` reports one shard's records (``records_path``) over the plan's samples.
-    ``serving``: what the serving checks found, per model (``serving.across_runs.report_section``);
-    a session that ran none keeps the previous report's."""
+    ``serving``: what the serving checks found, per model
+    (``serving.fingerprint_history.report_section``); a session that ran none keeps the previous
+    report's."""
     if samples_run == 0 and previous is not None and _still_valid(plan, run_dir, previous):
         results = list(previous.results)
     else:

@@ -29,7 +29,7 @@ from ..errors import ConfigError, ServerRejected, SievalError
 from ..ir.request import CompletionInput, Request, Sampling, Scoring
 from ..model import Call, Model
 from ..plan.plan import PlannedModel, PlannedTask
-from ..settings import setting
+from ..setting_names import setting
 from ..tasks.base import ModelFacts
 from ..transport import redact, redact_url
 from .preflight import Provenance

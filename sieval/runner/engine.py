@@ -51,7 +51,7 @@ from ..plan.run_config import stored
 from ..results.document import Report, Server
 from ..results.report import build_report, load_report, truncation_warnings, write_report
 from ..results.snapshot import running
-from ..serving.across_runs import check_numerics, report_section, run_json_entry
+from ..serving.fingerprint_history import check_numerics, report_section, run_json_entry
 from ..store.files import StorageError, repair_tail
 from ..store.lock import hold_run
 from ..store.records import FAILED, SCORED, records_path, statuses_at, wire_log_path
@@ -118,7 +118,7 @@ class RunOptions:
     cost: CostOptions = field(default_factory=CostOptions)
     """``--dry-run``, ``--forecast`` and the budgets (``forecast.py``, ``budget.py``)."""
     serving_checks: str = "auto"
-    """The serving checks (``runner/serving``): ``auto`` (what the tasks depend on), ``all``,
+    """The serving checks (``sieval/serving``): ``auto`` (what the tasks depend on), ``all``,
     ``off``, or names; off with ``preflight`` off."""
     accept_numerics_change: bool = False
     """Resume onto a server whose serving fingerprint changed (the run records both)."""

@@ -20,12 +20,12 @@ import msgspec
 
 from ..dialects.auth_hint import rejected_key
 from ..dialects.envelopes import message_kind, server_message
-from ..dialects.spec import Auth, Dialect
 from ..dialects.table import lift, lower
+from ..dialects.vocabulary import Auth, Dialect
 from ..errors import ConfigError, Refused, ServerRejected, SievalError, TransportError
 from ..ir.request import ChatInput, Message, Request, Sampling, TextPart
 from ..results.document import Server
-from ..settings import setting
+from ..setting_names import setting
 from ..transport import (
     HttpRequest,
     HttpTransport,

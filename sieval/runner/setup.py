@@ -27,9 +27,9 @@ from ..model import Model
 from ..plan.config import EMBEDDED, ModelConfig
 from ..plan.plan import Plan, PlannedModel
 from ..serving import Serving, parse_selection
-from ..serving.across_runs import report_section
-from ..serving.in_eval import serving_for
-from ..settings import named, setting
+from ..serving.eval_checks import serving_for
+from ..serving.fingerprint_history import report_section
+from ..setting_names import named, setting
 from ..tasks.base import ModelFacts
 from ..transport import Limits, Transport, redact_url
 from .checks import (
@@ -62,7 +62,7 @@ class Found(msgspec.Struct, kw_only=True):
     facts: dict[str, ModelFacts] = msgspec.field(default_factory=dict)
     checks: dict[str, list[CheckResult]] = msgspec.field(default_factory=dict)
     serving: dict[str, dict[str, Any]] = msgspec.field(default_factory=dict)
-    """What the serving checks found (``serving.across_runs.report_section``)."""
+    """What the serving checks found (``serving.fingerprint_history.report_section``)."""
     forecast: Forecast | UnsetType = UNSET
     """The run's forecast, when it made one."""
 

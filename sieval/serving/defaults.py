@@ -28,10 +28,10 @@ from msgspec import UNSET
 
 from ..errors import Refused
 from ..ir.request import Request, Sampling
-from .advice import defaults_fix
 from .determinism import SAMPLED_TOKENS, SEED
-from .findings import Finding
-from .observe import Observation, Sender, Step
+from .finding import Finding
+from .fixes import defaults_fix
+from .observation import Observation, Sender, Step
 from .probes import SHORT, Probe, lowered, shape
 
 __all__ = ["FIELDS", "check_defaults", "kind_of"]

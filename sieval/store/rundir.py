@@ -125,8 +125,8 @@ def write_run_json(
     serving: Mapping[str, Any] | None = None,
 ) -> None:
     """``config``: the run's config as plain data with no secret (``plan.run_config.stored``).
-    ``serving``: each model's serving fingerprints (``serving/across_runs.py``), kept beside the
-    identity, never in it: a run made before them resumes as it did."""
+    ``serving``: each model's serving fingerprints (``serving/fingerprint_history.py``), kept
+    beside the identity, never in it: a run made before them resumes as it did."""
     data = {
         "identity": identity,
         "inputs": inputs,

@@ -18,8 +18,8 @@ from mutation import json_values, paths, set_at
 from pydantic import TypeAdapter
 
 from sieval.dialects.google_genai import DIALECT as D
-from sieval.dialects.spec import Lowered
 from sieval.dialects.table import lift, lower
+from sieval.dialects.vocabulary import Lowered
 from sieval.errors import ContractViolation, Refused, ServerRejected, SievalError, TransportError
 from sieval.ir.request import (
     ChatInput,

@@ -26,8 +26,8 @@ from openai.types.chat import completion_create_params as sdk
 from sieval.audit.probe import PERSON
 from sieval.dialects.openai_chat import DIALECT as D
 from sieval.dialects.registry import get_dialect
-from sieval.dialects.spec import Lowered
 from sieval.dialects.table import lift, lower
+from sieval.dialects.vocabulary import Lowered
 from sieval.errors import ContractViolation, Refused, ServerRejected, SievalError, TransportError
 from sieval.ir.request import (
     ChatInput,

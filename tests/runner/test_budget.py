@@ -1,4 +1,4 @@
-"""``--budget-tokens`` / ``--budget-cost`` (``runner/budget.py``): a sample starts only when the
+"""``--budget-tokens`` / ``--budget-cost`` (``cost/budget.py``): a sample starts only when the
 spent figure plus the most of what is in flight and of it stays within the budget; a budget stop
 lets the samples in flight finish and be recorded, and a resume counts what was spent before."""
 
@@ -18,7 +18,7 @@ from sieval.errors import ConfigError
 from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
 from sieval.runner import RunOptions, arun_eval
-from sieval.settings import named_as
+from sieval.setting_names import named_as
 from sieval.transport import FakeTransport, HttpReply, HttpRequest, json_reply
 
 from .fakes import FakeTask, answer, write_data

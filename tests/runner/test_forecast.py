@@ -1,4 +1,4 @@
-"""The cost forecast (``runner/forecast.py``) against the reference server: exact through its
+"""The cost forecast (``cost/forecast.py``) against the reference server: exact through its
 ``/tokenize``, each distinct prompt asked once, an estimate marked as one with its method where
 the wire has no tokenize route, and ``--dry-run`` sends no model request and writes nothing."""
 

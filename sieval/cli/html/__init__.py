@@ -1,4 +1,4 @@
-"""The HTML report: one self-contained file, built from a run's *view* (``runner/view.py``).
+"""The HTML report: one self-contained file, built from a run's *view* (``results/view.py``).
 
 ``render_html(view)`` returns the page as a string and does no I/O beyond reading this package's
 own files (``report.html.j2``, ``report.css``, ``report.js``). The page opens from disk with no
@@ -528,7 +528,7 @@ def _scale(span: float) -> int:
 
 def _margins_plot(margins: Sequence[Mapping[str, Any]], several: bool) -> tuple[Figure, str] | None:
     """One histogram per (model, task) of the gold choice's score minus the best other choice's
-    (``runner/view.py``): above 0 the gold one was ahead by that much, below 0 behind."""
+    (``results/view.py``): above 0 the gold one was ahead by that much, below 0 behind."""
     rows = [m for m in margins if m.get("values")]
     if not rows:
         return None

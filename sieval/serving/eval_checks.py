@@ -1,7 +1,7 @@
 """The serving checks in ``sieval eval``: the checks a run's tasks depend on, for each model,
 after the pre-run checks; findings that matter are said at once, as warnings.
 
-Which checks: ``needs.py`` reads the first sample's requests of every task as the model will
+Which checks: ``selection.py`` reads the first sample's requests of every task as the model will
 send them (its ``request_defaults`` applied); ``--serving-checks`` narrows or widens them (``off``
 skips them all, as ``--no-preflight`` does). The batch check sends as many copies at once as the
 run would (its concurrency and the model's ``concurrency_limit``, at most ``DEFAULT_COPIES``).
@@ -17,7 +17,7 @@ from ..ir.request import Request
 from ..plan.plan import Plan, PlannedModel
 from ..tasks.base import ModelFacts
 from ..transport import Transport
-from .needs import needs_of, select
+from .selection import needs_of, select
 from .suite import DEFAULT_COPIES, Serving, run_serving_checks
 
 __all__ = ["run_requests", "serving_for"]

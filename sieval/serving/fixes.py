@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..settings import setting
+from ..setting_names import setting
 
 __all__ = ["batch_fix", "cache_fix", "defaults_fix", "determinism_fix", "seed_fix"]
 
