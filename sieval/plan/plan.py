@@ -25,7 +25,7 @@ from ..setting_names import setting
 from ..store.identity import file_sha256, fingerprint, sieval_version
 from ..store.paths import results_dirname, segment
 from ..store.records import SCHEMA_VERSION
-from ..tasks.base import ModelFacts, Requirement, Task, TaskConfig
+from ..tasks.base import ModelFacts, Readiness, Requirement, Task, TaskConfig
 from ..tasks.registry import TASKS
 from ..transport import Limits, Timeouts, Transport
 from .config import EvalConfig, ModelConfig
@@ -36,6 +36,7 @@ __all__ = [
     "PlannedModel",
     "PlannedTask",
     "check_capabilities",
+    "check_ready",
     "model_facts",
     "plan_run",
     "protocol",
@@ -77,14 +78,15 @@ class PlannedModel:
         return Timeouts(total=total, connect=min(10.0, total), read=min(300.0, total))
 
     def limits(self, concurrency: int = 1) -> Limits:
-        """The config's retry policy, ``concurrency`` requests at once on a transport of its
-        own (a model given a shared transport never reads it)."""
+        """The config's retry policy and reply cap, ``concurrency`` requests at once on a
+        transport of its own (a model given a shared transport never reads it)."""
         cfg = self.config
         return Limits(
             concurrency=concurrency,
             retries=cfg.retries,
             retry_after_max_s=cfg.retry_after_max_s,
             outage_s=cfg.outage_s,
+            max_reply_bytes=cfg.max_reply_bytes,
         )
 
     def model(
@@ -334,3 +336,22 @@ def plan_run(
         inputs=inputs,
         notes=notes,
     )
+
+
+def check_ready(plan: Plan, allow_unsafe_code: bool = False) -> Readiness:
+    """Each task's own check before the first request (``Task.check_ready``: the code tasks'
+    sandbox), gathered: a task that cannot be scored here raises ``ConfigError`` naming the fix,
+    before any request is sent or paid for."""
+    said: list[str] = []
+    warnings: list[str] = []
+    record: dict[str, Any] = {}
+    for pt in plan.tasks:
+        hook = getattr(pt.task, "check_ready", None)
+        if hook is None:
+            continue
+        found: Readiness = hook(allow_unsafe_code)
+        said += [line for line in found.said if line not in said]
+        warnings += [line for line in found.warnings if line not in warnings]
+        if found.record:
+            record[pt.name] = found.record
+    return Readiness(said=tuple(said), warnings=tuple(warnings), record=record)

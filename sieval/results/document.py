@@ -10,10 +10,11 @@ are declared in the order the keys were written, and a key written only sometime
 decodes too: a key it lacks takes its default (a version 1 report has no ``intervals``; one made
 before costs were reported has no ``cost``).
 
-Two sections stay plain data, as their writers shape them: ``preflight`` (each model's pre-run
-check results, ``runner/checks.py``) and ``serving`` (the serving checks' findings,
-``serving.fingerprint_history.report_section``); a unit's ``metrics`` are what its task's
-``aggregate`` returns (numbers, and groups of them such as MMLU's ``by_subject``).
+Three sections stay plain data, as their writers shape them: ``preflight`` (each model's pre-run
+check results, ``runner/checks.py``), ``serving`` (the serving checks' findings,
+``serving.fingerprint_history.report_section``) and ``ready`` (the tasks' own checks,
+``Task.check_ready``); a unit's ``metrics`` are what its task's ``aggregate`` returns (numbers,
+and groups of them such as MMLU's ``by_subject``).
 """
 
 from __future__ import annotations
@@ -251,6 +252,9 @@ class Report(msgspec.Struct, kw_only=True):
     """Each model's pre-run check results, as plain data."""
     serving: dict[str, dict[str, Any]] = msgspec.field(default_factory=dict)
     """What the serving checks found, per model, as plain data."""
+    ready: dict[str, dict[str, Any]] = msgspec.field(default_factory=dict)
+    """What the tasks' own checks found, per task, as plain data (``Task.check_ready``: the code
+    tasks' sandbox, ``{"sandbox": {"mode", "unsafe", "memory", ...}}``)."""
     stopped: str | UnsetType = UNSET
     """Why the run stopped before its last sample (``--max-failures``, a budget)."""
     budget: BudgetSummary | UnsetType = UNSET

@@ -108,6 +108,7 @@ def build_report(
     facts: Mapping[str, ModelFacts] | None = None,
     shard: int | None = None,
     serving: Mapping[str, dict[str, Any]] | None = None,
+    ready: Mapping[str, Any] | None = None,
 ) -> Report:
     """The report of a run; ``previous`` is the report a resumed run had, whose timings are kept:
     a resume adds a session, it never erases the ones before it. A resume that ran nothing keeps
@@ -115,7 +116,8 @@ def build_report(
     ``shard`` reports one shard's records (``records_path``) over the plan's samples.
     ``serving``: what the serving checks found, per model
     (``serving.fingerprint_history.report_section``); a session that ran none keeps the previous
-    report's."""
+    report's. ``ready``: what the tasks' own checks found, per task (``Task.check_ready``: the
+    code tasks' sandbox, its mode and limits)."""
     if samples_run == 0 and previous is not None and _still_valid(plan, run_dir, previous):
         results = list(previous.results)
     else:
@@ -146,6 +148,7 @@ def build_report(
         warnings=warnings,
         preflight=checks if checks is not None else {},
         serving=dict(serving) if serving else dict(previous.serving if previous else {}),
+        ready=dict(ready) if ready else dict(previous.ready if previous else {}),
     )
 
 

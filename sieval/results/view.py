@@ -19,7 +19,7 @@ from .document import Report, UnitResult
 from .explain import answer_label, explain, prompt_text
 from .snapshot import snapshot
 
-__all__ = ["Unit", "build_view", "outcome", "sample_view", "units"]
+__all__ = ["Unit", "build_view", "outcome", "sample_view", "sandboxes", "units"]
 
 
 class Unit(msgspec.Struct, kw_only=True):
@@ -77,6 +77,7 @@ def sample_view(record: Record, shared: Shared, headline: str) -> dict[str, Any]
         "gold": record.gold,
         "prediction_label": answer_label(record.sample, record.prediction),
         "gold_label": answer_label(record.sample, record.gold),
+        "execution": _execution(record.channels.get("execution")),
         "error": error,
         "requests": [
             {
@@ -137,6 +138,7 @@ def build_view(run_dir: Path, report: Report | None = None) -> dict[str, Any]:
         "denominator": report.denominator,
         "partial": _plain(report.partial),
         "budget": _plain(report.budget),
+        "sandboxes": sandboxes(report),
         "summary": summary,
         "requests": traffic,
         "margins": margins,
@@ -187,3 +189,35 @@ def _margin(choices: list[dict[str, Any]]) -> float | None:
     if len(gold) != 1 or not others:
         return None
     return float(gold[0] - max(others))
+
+
+def _execution(channel: Any) -> dict[str, Any] | None:
+    """How a code task's program ended (its ``execution`` channel), as the views show it."""
+    if not isinstance(channel, dict):
+        return None
+    return {
+        "status": channel.get("status"),
+        "reason": channel.get("reason"),
+        "mode": channel.get("mode"),
+        "wall_seconds": channel.get("wall_seconds"),
+        "stderr": channel.get("stderr") or "",
+    }
+
+
+def sandboxes(report: Report) -> list[dict[str, Any]]:
+    """Where the code tasks ran their programs (``report.json``: ``ready``), one entry a mode."""
+    found: dict[str, dict[str, Any]] = {}
+    for task, record in report.ready.items():
+        box = record.get("sandbox") if isinstance(record, dict) else None
+        if isinstance(box, dict):
+            entry = found.setdefault(
+                str(box.get("mode")),
+                {
+                    "mode": str(box.get("mode")),
+                    "unsafe": bool(box.get("unsafe")),
+                    "memory": box.get("memory"),
+                    "tasks": [],
+                },
+            )
+            entry["tasks"].append(str(task))
+    return list(found.values())

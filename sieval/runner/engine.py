@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -46,7 +47,7 @@ from ..cost.forecast import (
 from ..data.source import find_data_dir
 from ..errors import ConfigError
 from ..plan.config import EvalConfig
-from ..plan.plan import Plan, plan_run, select
+from ..plan.plan import Plan, check_ready, plan_run, select
 from ..plan.run_config import stored
 from ..results.document import Report, Server
 from ..results.report import build_report, load_report, truncation_warnings, write_report
@@ -122,6 +123,9 @@ class RunOptions:
     ``off``, or names; off with ``preflight`` off."""
     accept_numerics_change: bool = False
     """Resume onto a server whose serving fingerprint changed (the run records both)."""
+    allow_unsafe_code: bool = False
+    """Let the code tasks run the model's code with no sandbox when none can run here
+    (``--allow-unsafe-code``, as lm-eval's ``--confirm_run_unsafe_code``); said loudly."""
 
 
 @dataclass
@@ -345,10 +349,12 @@ def _done(planned: Planned, run_dir: Path, stage: Callable[[str], None]) -> RunR
 
 @dataclass
 class Checked:
-    """What the setup step knows: the servers reached and checked, and the forecast."""
+    """What the setup step knows: the servers reached and checked, the forecast, and what the
+    tasks' own checks found (``ready``: the code tasks' sandbox, per task)."""
 
     setup: Setup
     costs: Costs | None
+    ready: dict[str, Any]
 
 
 async def _set_up(
@@ -359,10 +365,17 @@ async def _set_up(
     stack: contextlib.AsyncExitStack,
     transport_factory: TransportFactory | None,
 ) -> Checked:
-    """Reach and check every server (``stack`` holds them until the run ends), compare a
-    continued run's numerics with its own, and forecast when asked."""
+    """The tasks' own checks (the code tasks' sandbox), before any server is asked; then reach
+    and check every server (``stack`` holds them until the run ends), compare a continued run's
+    numerics with its own, and forecast when asked."""
     plan, warnings = planned.plan, planned.warnings
     stage = options.on_stage or (lambda text: None)
+    readiness = check_ready(plan, options.allow_unsafe_code)
+    for line in readiness.said:
+        stage(line)
+    for line in readiness.warnings:
+        stage(f"warning: {line}")
+    warnings.extend(readiness.warnings)
     setup = await set_up(
         plan,
         stack,
@@ -384,7 +397,7 @@ async def _set_up(
     if options.cost.wanted(plan.models):
         async with setup.tokenizing(plan.models) as short:
             costs = await forecast_run(plan, setup.facts, short, stage)
-    return Checked(setup, costs)
+    return Checked(setup, costs, readiness.record)
 
 
 def _create(
@@ -512,6 +525,7 @@ def _report(
         facts=setup.facts,
         shard=options.shard,
         serving=report_section(setup.serving, run_dir),
+        ready=checked.ready,
     )
     if scheduler.stopped:
         report.stopped = scheduler.stopped
