@@ -1,7 +1,7 @@
 """``report.json`` as a typed ``Report`` (``results/document.py``) writes the bytes the dict did.
 
-``tests/fixtures/runs/report-2fc524b/report.json`` was written by sieval at 2fc524b, the last
-commit whose report was a ``dict[str, Any]``, by ``write_report_fixture`` below (``python -m
+``tests/fixtures/runs/report-f1bd73c/report.json`` was written by sieval at f1bd73c (main, whose
+report is a ``dict[str, Any]``), by ``write_report_fixture`` below (``python -m
 tests.runner.test_report_document DIR`` with that checkout first on ``PYTHONPATH``): two models
 on the reference server, one of them through a faulty one (every reply a 500: failures with
 their examples), three tasks (choices, a clustered MMLU, a generation), a price, a forecast and
@@ -28,7 +28,7 @@ from sieval.reference import ReferenceServer
 from sieval.runner import RunOptions, arun_eval
 
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
-OLD = Path(__file__).parents[1] / "fixtures" / "runs" / "report-2fc524b"
+OLD = Path(__file__).parents[1] / "fixtures" / "runs" / "report-f1bd73c"
 
 CONFIG = """
 models:
