@@ -267,10 +267,10 @@ async def _arun_eval(
     async with contextlib.AsyncExitStack() as stack:
         checked = await _set_up(planned, run_dir, options, mode, stack, transport_factory)
         forecast = checked.costs.forecast if checked.costs is not None else None
-        if mode is DRY_RUN:
+        if not mode.sends:  # a dry run: the forecast alone, and no run directory
             return RunResult(run_dir, None, planned.warnings, plan=planned.plan, forecast=forecast)
         found = _create(planned, run_dir, checked, options, mode, locks)
-        if mode is PLAN:
+        if not mode.schedules:  # a plan: run.json and what the checks found, nothing run
             return RunResult(run_dir, None, planned.warnings, plan=planned.plan, setup=found)
         ran = await _schedule(planned, run_dir, checked, options, mode, stack, progress)
     report = _report(planned, run_dir, checked, found, ran, options, mode)
