@@ -1,7 +1,9 @@
 """A report's figures as rows for pasting elsewhere: Markdown, CSV or JSON (``sieval report
 --format``). One row per (model, task, metric); nested metrics (MMLU's subjects) are flattened
 to dotted names, each with the n of its own group (``by_subject.anatomy.acc`` with the anatomy
-questions' n)."""
+questions' n). A generation task adds its headline's bounds over its censored answers
+(``scoring/censored.py``) as ``censored.as_wrong.<headline>`` and ``censored.left_out.<headline>``
+(n: the samples each is over), beside its ``censored_rate``."""
 
 from __future__ import annotations
 
@@ -11,10 +13,12 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from msgspec import UnsetType
+
 from .text import magnitude
 
 if TYPE_CHECKING:
-    from ..results.document import Report
+    from ..results.document import Interval, Report, UnitResult
 
 __all__ = ["FORMATS", "render_rows", "result_rows"]
 
@@ -52,7 +56,37 @@ def result_rows(report: Report) -> list[dict[str, Any]]:
                     "missing": samples.missing,
                 }
             )
+        for bound, entry in _bounds(result):
+            ci = entry.ci if entry else [None, None]
+            rows.append(
+                {
+                    "model": result.model,
+                    "task": result.task,
+                    "metric": bound,
+                    "value": entry.value if entry else None,
+                    "se": entry.se if entry else None,
+                    "ci_low": ci[0],
+                    "ci_high": ci[1],
+                    "n": entry.n if entry else 0,
+                    "estimator": entry.estimator if entry else None,
+                    "scored": samples.scored,
+                    "failed": samples.failed,
+                    "missing": samples.missing,
+                }
+            )
     return rows
+
+
+def _bounds(result: UnitResult) -> list[tuple[str, Interval | None]]:
+    """The headline's bounds over the censored answers, each named for its row (left out of
+    every sample, all censored: None, a row with no value and n 0)."""
+    censored, headline = result.censored, result.headline
+    if isinstance(censored, UnsetType):
+        return []
+    return [
+        (f"censored.as_wrong.{headline}", censored.as_wrong),
+        (f"censored.left_out.{headline}", censored.left_out),
+    ]
 
 
 def render_rows(rows: list[dict[str, Any]], form: str) -> str:
@@ -74,9 +108,9 @@ def render_rows(rows: list[dict[str, Any]], form: str) -> str:
                 scale = max(abs(low), abs(high))
                 ci = f"{magnitude(low, 4, scale)} – {magnitude(high, 4, scale)}"
             n = "" if row["n"] is None else str(row["n"])
-            cells = [_cell(row["model"]), _cell(row["task"]), _cell(row["metric"]),
-                     magnitude(float(row["value"])), ci, n, str(row["failed"]),
-                     str(row["missing"])]  # fmt: skip
+            value = "" if row["value"] is None else magnitude(float(row["value"]))
+            cells = [_cell(row["model"]), _cell(row["task"]), _cell(row["metric"]), value, ci, n,
+                     str(row["failed"]), str(row["missing"])]  # fmt: skip
             lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines) + "\n"
     raise ValueError(f"unknown format {form!r}; choose one of {', '.join(FORMATS)}")

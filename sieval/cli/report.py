@@ -20,13 +20,14 @@ from . import common
 from .app import app
 from .inert import shown as as_text
 from .serving import render_serving
-from .text import MISSING, figure, interval, shown
+from .text import MISSING, censored_line, figure, interval, shown
 
 if TYPE_CHECKING:
     from ..results.document import Interval, Report, UnitResult
 
 __all__ = [
     "partial_note",
+    "render_censored",
     "render_failures",
     "render_finishes",
     "render_report",
@@ -181,6 +182,16 @@ def render_finishes(report: Report) -> list[Text]:
     return lines
 
 
+def render_censored(results: Sequence[UnitResult]) -> list[Text]:
+    """``censored: TASK ...`` per generation task (``censored_line``), inert."""
+    lines = []
+    for result in results:
+        line = censored_line(result.censored, result.headline)
+        if line is not None:
+            lines.append(Text("censored: ") + as_text(f"{result.task} {line}"))
+    return lines
+
+
 def render_failures(report: Report) -> list[Text]:
     """The first failure messages of each error class, per (model, task): what went wrong, in
     the server's words (inert); first, whether the server's reported model changed mid-run."""
@@ -263,15 +274,21 @@ def render_sandboxes(report: Report) -> list[Text]:
 
 def render_summary(report: Report) -> Table | Group:
     """One row per task: headline with its interval, scored, failed, missing; a table per model,
-    titled with its name (a long name never squeezes a column, nor breaks). A partial report says
-    so below, in a line of its own (a caption would wrap to the table's width)."""
+    titled with its name (a long name never squeezes a column, nor breaks), and under it a line
+    per generation task with its censored answers and the headline's bounds (``censored:``). A
+    partial report says so below, in a line of its own (a caption would wrap to the table's
+    width)."""
     results = report.results
     models = list(dict.fromkeys(r.model for r in results))
-    tables = [_summary_table(report, m, [r for r in results if r.model == m]) for m in models]
+    parts: list[Table | Text] = []
+    for model in models:
+        mine = [r for r in results if r.model == model]
+        parts.append(_summary_table(report, model, mine))
+        parts.extend(render_censored(mine))
     note = partial_note(report)
-    if note is None and len(tables) == 1:
-        return tables[0]
-    return Group(*tables, *([Text(note, style="yellow")] if note else []))
+    if note is None and len(parts) == 1 and isinstance(parts[0], Table):
+        return parts[0]
+    return Group(*parts, *([Text(note, style="yellow")] if note else []))
 
 
 def _summary_table(report: Report, model: str, results: list[UnitResult]) -> Table:
@@ -324,6 +341,15 @@ def _group_table(title: str, group: Mapping[str, Any]) -> Table:
     return table
 
 
+def _bounds(result: UnitResult) -> list[tuple[str, Interval | None]]:
+    """The headline's bounds over its censored answers, as rows under it (``censored``; left
+    out of every sample, all censored, is None)."""
+    censored = result.censored
+    if isinstance(censored, msgspec.UnsetType):
+        return []
+    return [("  censored as wrong", censored.as_wrong), ("  censored left out", censored.left_out)]
+
+
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -370,6 +396,15 @@ def render_report(report: Report) -> list[Table | Text | Group]:
                     figure(spread.se if spread else None),
                     interval(spread.ci if spread else None),
                 )
+                if key == result.headline:
+                    for label, bound in _bounds(result):
+                        detail.add_row(
+                            label,
+                            figure(bound.value if bound else None),
+                            figure(bound.se if bound else None),
+                            interval(bound.ci if bound else None),
+                            style="dim",
+                        )
             tables.append(detail)
         for group, entries in _groups(metrics):
             tables.append(_group_table(f"{name} · {group}", entries))

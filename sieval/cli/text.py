@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from msgspec import UnsetType
 from rich.console import Console
 
-__all__ = ["MISSING", "console", "figure", "interval", "magnitude", "shown"]
+if TYPE_CHECKING:
+    from ..results.document import Censored
+
+__all__ = ["MISSING", "censored_line", "console", "figure", "interval", "magnitude", "shown"]
 
 MISSING = "-"
 LARGE = 1e6
@@ -69,3 +73,25 @@ def interval(ci: Sequence[Any] | None, digits: int = 3) -> str:
 def shown(value: Any) -> str:
     """Any value for the screen: ``-`` for none, text as is."""
     return MISSING if value is None else str(value)
+
+
+def censored_line(censored: Censored | UnsetType | None, headline: str) -> str | None:
+    """A generation task's censored answers (``scoring/censored.py``) in one line: how many, the
+    headline with them counted wrong and left out, and their re-runs; None without a count."""
+    if censored is None or isinstance(censored, UnsetType):  # not counted
+        return None
+    wrong = censored.as_wrong.value
+    out = censored.left_out.value if censored.left_out is not None else None
+    line = (
+        f"{censored.count}/{censored.of} ({censored.share:.0%}); {headline} "
+        f"{figure(wrong)} as wrong, {figure(out)} left out"
+    )
+    reruns = censored.reruns
+    if not isinstance(reruns, UnsetType) and reruns.samples:
+        budgets = "/".join(str(b) for b in reruns.max_tokens) or MISSING
+        line += (
+            f"; {reruns.samples} re-run at max_tokens {budgets}: {reruns.answered} "
+            f"answered, {reruns.still_censored} still censored"
+            + (f", {reruns.failed} failed" if reruns.failed else "")
+        )
+    return line

@@ -5,10 +5,10 @@ counts, metric intervals, failures, provenance and cost, the timings, a budget a
 ``compare``, ``finalize``, the HTML view) decodes it with ``load_report`` and reads attributes,
 never string keys. The file's bytes are what they were when the report was a dict: the fields
 are declared in the order the keys were written, and a key written only sometimes (``stopped``,
-``budget``, ``partial``, a sharded run's ``shards``, a clustered interval's ``clusters``) is
-``UNSET`` when absent, so it is left out as before. A report written by an earlier sieval
-decodes too: a key it lacks takes its default (a version 1 report has no ``intervals``; one made
-before costs were reported has no ``cost``).
+``budget``, ``partial``, a sharded run's ``shards``, a clustered interval's ``clusters``, a
+unit's ``censored``) is ``UNSET`` when absent, so it is left out as before. A report written by
+an earlier sieval decodes too: a key it lacks takes its default (a version 1 report has no
+``intervals``; one made before costs were reported has no ``cost``).
 
 Three sections stay plain data, as their writers shape them: ``preflight`` (each model's pre-run
 check results, ``runner/checks.py``), ``serving`` (the serving checks' findings,
@@ -28,12 +28,14 @@ from ..cost.budget import BudgetSummary
 from ..plan.config import Price
 
 __all__ = [
+    "Censored",
     "CostActual",
     "CostForecast",
     "FailureExample",
     "Interval",
     "Partial",
     "Report",
+    "RerunCounts",
     "RunInfo",
     "SampleCounts",
     "Server",
@@ -100,6 +102,32 @@ class FailureExample(msgspec.Struct, kw_only=True):
     server: str | UnsetType = UNSET
     attempts: int | UnsetType = UNSET
     status: int | UnsetType | None = UNSET
+
+
+class RerunCounts(msgspec.Struct, kw_only=True):
+    """A unit's re-runs of censored samples (``--rerun-censored``, ``runner/rerun.py``): how
+    many, how they ended, and the budgets and factors they ran at."""
+
+    samples: int
+    answered: int
+    still_censored: int
+    failed: int
+    max_tokens: list[int] = msgspec.field(default_factory=list)
+    factors: list[float] = msgspec.field(default_factory=list)
+
+
+class Censored(msgspec.Struct, kw_only=True):
+    """A generation task's answers the token budget cut before they gave one
+    (``tally.censored_figures``, ``scoring/censored.py``): how many of how many, and the headline
+    with them counted wrong and left out (None when every sample was censored)."""
+
+    count: int
+    of: int
+    share: float
+    as_wrong: Interval
+    left_out: Interval | None
+    reruns: RerunCounts | UnsetType = UNSET
+    """Absent until ``--rerun-censored`` re-ran some of them."""
 
 
 class UnitProvenance(msgspec.Struct, kw_only=True):
@@ -172,6 +200,9 @@ class UnitResult(msgspec.Struct, kw_only=True):
     empty_answers: int = 0
     generates: bool = True
     """Whether the answers are generated text (a scoring task's one-token probe is not)."""
+    censored: Censored | UnsetType = UNSET
+    """A generation task's censored answers; absent for a task that does not generate, and in
+    a report of records written before they were counted."""
     provenance: UnitProvenance
     cost: UnitCost | UnsetType = UNSET
     """Absent from a report written before costs were reported."""

@@ -42,9 +42,12 @@ def units(run_dir: Path, report: Report | None = None) -> Iterator[Unit]:
 
 
 def outcome(record: Record, headline: str) -> str:
-    """``correct`` / ``wrong`` by the headline metric, or ``failed`` (never scored)."""
+    """``correct`` / ``wrong`` by the headline metric, ``censored`` (the token budget cut the
+    answer before it gave one: ``scoring/censored.py``), or ``failed`` (never scored)."""
     if record.status != "ok":
         return "failed"
+    if record.metrics.get("censored") == 1.0:
+        return "censored"
     return "correct" if record.metrics.get(headline) == 1.0 else "wrong"
 
 
@@ -79,6 +82,7 @@ def sample_view(record: Record, shared: Shared, headline: str) -> dict[str, Any]
         "gold_label": answer_label(record.sample, record.gold),
         "execution": _execution(record.channels.get("execution")),
         "error": error,
+        "rerun": record.rerun,
         "requests": [
             {
                 "key": key,
@@ -175,6 +179,7 @@ def _summary(result: UnitResult) -> dict[str, Any]:
         "metrics": metrics,
         "samples": msgspec.to_builtins(result.samples),
         "failures": result.failures,
+        "censored": _plain(result.censored),
         "dialect": result.provenance.dialect,
         "endpoint": result.provenance.endpoint,
         "cost": _plain(result.cost),

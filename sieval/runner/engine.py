@@ -59,6 +59,7 @@ from ..store.records import FAILED, SCORED, records_path, statuses_at, wire_log_
 from ..store.rundir import check_resume, create_run_dir, new_run_dir, write_run_json
 from ..tasks.base import Task
 from .progress import NullProgress, ProgressSink
+from .rerun import censored_at, check_factor
 from .scheduler import Runtime, Scheduler
 from .setup import Found, Setup, TransportFactory, set_up
 from .stopping import MaxFailures, parse_max_failures
@@ -123,6 +124,10 @@ class RunOptions:
     ``off``, or names; off with ``preflight`` off."""
     accept_numerics_change: bool = False
     """Resume onto a server whose serving fingerprint changed (the run records both)."""
+    rerun_censored: float | None = None
+    """After the run's samples, run each censored one again with ``max_tokens`` times this
+    factor (> 1), recorded as a re-run (``rerun.py``); None: no such stage. It changes no
+    planned request, so it is not in the run identity: each re-run's record says its budget."""
     allow_unsafe_code: bool = False
     """Let the code tasks run the model's code with no sandbox when none can run here
     (``--allow-unsafe-code``, as lm-eval's ``--confirm_run_unsafe_code``); said loudly."""
@@ -236,6 +241,15 @@ async def arun_eval(
         raise ConfigError("--concurrency must be >= 1", path="concurrency")
     if options.max_failures is not None:
         parse_max_failures(str(options.max_failures))  # the one check of its value
+    if options.rerun_censored is not None:
+        check_factor(options.rerun_censored)
+        if options.shard is not None or options.cost.dry_run:
+            raise ConfigError(
+                "--rerun-censored re-runs a whole run's censored samples: run it on the finished "
+                "run (sieval eval --resume RUN_DIR --rerun-censored FACTOR), not on a shard or a "
+                "--dry-run",
+                path="rerun_censored",
+            )
     with contextlib.ExitStack() as locks:
         return await _arun_eval(
             config,
@@ -261,7 +275,7 @@ async def _arun_eval(
     planned = _plan(config, options, mode, tasks, stage)
     run_dir = _open(planned, options, mode, locks)
     if mode is RESUME:
-        done = _done(planned, run_dir, stage)
+        done = _done(planned, run_dir, options.rerun_censored, stage)
         if done is not None:
             return done
     async with contextlib.AsyncExitStack() as stack:
@@ -332,16 +346,26 @@ def _open(planned: Planned, options: RunOptions, mode: Mode, locks: contextlib.E
     return options.resume
 
 
-def _done(planned: Planned, run_dir: Path, stage: Callable[[str], None]) -> RunResult | None:
-    """A resume of a run with nothing left to run: its report, reaching no server; else None,
-    having said what is left."""
+def _done(
+    planned: Planned, run_dir: Path, rerun_censored: float | None, stage: Callable[[str], None]
+) -> RunResult | None:
+    """A resume of a run with nothing left to run (no sample unscored, none censored to re-run
+    when asked): its report, reaching no server; else None, having said what is left."""
     scored, failed, total = _recorded(planned.plan, run_dir, planned.run_only)
-    if scored == total:
+    censored = (
+        _censored(planned.plan, run_dir, planned.run_only, rerun_censored)
+        if rerun_censored is not None
+        else 0
+    )
+    if scored == total and not censored:
+        again = " and none is censored" if rerun_censored is not None else ""
         stage(
-            f"{run_dir} is complete: all {total} samples are recorded and scored; "
+            f"{run_dir} is complete: all {total} samples are recorded and scored{again}; "
             "nothing to run, no server needed"
         )
         return _finished(planned.plan, run_dir, planned.warnings)
+    if scored == total:
+        stage(f"{run_dir} is complete; {censored} censored sample(s) to re-run")
     again = f" ({failed} of them failed before and run again)" if failed else ""
     stage(f"resuming {run_dir}: {scored} recorded, {total - scored} to go{again}")
     return None
@@ -456,8 +480,10 @@ async def _schedule(
     stack: contextlib.AsyncExitStack,
     progress: ProgressSink | None,
 ) -> Ran:
-    """Send the samples left to run within the budgets, recording each as it finishes."""
+    """Send the samples left to run within the budgets, recording each as it finishes; then,
+    when asked, run the censored ones again at a larger budget (``rerun.py``)."""
     plan, setup, shard = planned.plan, checked.setup, options.shard
+    stage = options.on_stage or (lambda text: None)
     sink = progress or NullProgress()
     scheduler = Scheduler(
         plan,
@@ -490,6 +516,11 @@ async def _schedule(
         with running(run_dir) if mode.owns else contextlib.nullcontext():
             planned.warnings.extend(scheduler.prepare())
             await scheduler.run()
+            factor = options.rerun_censored
+            if factor is not None and not scheduler.stopped and scheduler.broken is None:
+                stage(f"re-running the censored samples with max_tokens ×{factor:g}")
+                rerun = await scheduler.rerun_censored(factor)
+                stage(f"re-ran {rerun} censored sample(s) with max_tokens ×{factor:g}")
     finally:
         sink.close()
         scheduler.close()
@@ -552,6 +583,16 @@ def _recorded(plan: Plan, run_dir: Path, run_only: set[tuple[str, str]]) -> tupl
             scored, failed = scored + status.count(SCORED), failed + status.count(FAILED)
             total += len(pt.samples)
     return scored, failed, total
+
+
+def _censored(plan: Plan, run_dir: Path, run_only: set[tuple[str, str]], factor: float) -> int:
+    """How many samples ``--rerun-censored factor`` would run again (``rerun.censored_at``)."""
+    return sum(
+        len(censored_at(records_path(run_dir, pm.dirname, pt.name), pt.samples, factor))
+        for pm in plan.models
+        for pt in plan.tasks
+        if (pm.label, pt.name) in run_only
+    )
 
 
 def _finished(plan: Plan, run_dir: Path, warnings: list[str]) -> RunResult:

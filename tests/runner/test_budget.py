@@ -201,7 +201,7 @@ async def test_a_reply_without_usage_counts_at_its_forecast(tmp_path: Path) -> N
     # no /tokenize there: "Q: aa" is estimated at 5 bytes / 4 = 1 token, plus max_tokens 4, for
     # each of a sample's 2 requests: 10 tokens a sample; the third would pass 25
     figures = result.report.budget  # the whole summary
-    assert figures["tokens"]["spent"] == 20 and figures["from_forecast"] == 4
+    assert figures.tokens.spent == 20 and figures.from_forecast == 4
     assert "the next sample may take up to 10 tokens" in (result.stopped or "")
     (entry,) = result.report.results
     assert entry.samples.scored == 2 and entry.cost.actual.without_usage == 4

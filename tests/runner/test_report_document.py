@@ -1,8 +1,9 @@
 """``report.json`` as a typed ``Report`` (``results/document.py``) writes the bytes the dict did.
 
-``tests/fixtures/runs/report-f1bd73c/report.json`` was written by sieval at f1bd73c (main, whose
-report is a ``dict[str, Any]``), by ``write_report_fixture`` below (``python -m
-tests.runner.test_report_document DIR`` with that checkout first on ``PYTHONPATH``): two models
+``tests/fixtures/runs/report-24bb387/report.json`` was written by sieval at 24bb387 (main, whose
+report is a ``dict[str, Any]``), by ``write_report_fixture`` below (``cd CHECKOUT &&
+PYTHONPATH=. python .../tests/runner/test_report_document.py DIR``: that checkout's sieval, this
+file's run), with main's censored answers (``censored``, in the generation's entry): two models
 on the reference server, one of them through a faulty one (every reply a 500: failures with
 their examples), three tasks (choices, a clustered MMLU, a generation), a price, a forecast and
 a budget. The same run by this sieval writes the same keys in the same order, with the same
@@ -28,7 +29,7 @@ from sieval.reference import ReferenceServer
 from sieval.runner import RunOptions, arun_eval
 
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
-OLD = Path(__file__).parents[1] / "fixtures" / "runs" / "report-f1bd73c"
+OLD = Path(__file__).parents[1] / "fixtures" / "runs" / "report-24bb387"
 
 CONFIG = """
 models:
