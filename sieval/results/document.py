@@ -33,6 +33,7 @@ __all__ = [
     "CostForecast",
     "FailureExample",
     "Interval",
+    "Mark",
     "Partial",
     "Report",
     "RerunCounts",
@@ -181,6 +182,14 @@ class UnitCost(msgspec.Struct, kw_only=True):
     price: Price | None = None
 
 
+class Mark(msgspec.Struct, kw_only=True):
+    """A mark on a headline (``marks.py``): which, why, and what to do."""
+
+    mark: str
+    why: str
+    fix: str
+
+
 class UnitResult(msgspec.Struct, kw_only=True):
     """One (model, task) of a run."""
 
@@ -206,6 +215,9 @@ class UnitResult(msgspec.Struct, kw_only=True):
     provenance: UnitProvenance
     cost: UnitCost | UnsetType = UNSET
     """Absent from a report written before costs were reported."""
+    marks: list[Mark] | UnsetType = UNSET
+    """What a reader must know before trusting the headline (``marks.py``); absent from a
+    report written before marks existed (``marks.result_marks`` computes them)."""
 
     @property
     def value(self) -> Any:

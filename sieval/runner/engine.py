@@ -220,6 +220,23 @@ def run_eval(
     )
 
 
+def _limit_not_applied(plan: Plan, limit: int | None) -> list[str]:
+    """What a resume's ``--limit`` does not do: a run's samples are fixed when it starts, so a
+    limit above a task's planned n adds none (a lower one changes the plan: refused by
+    ``check_resume``)."""
+    if limit is None:
+        return []
+    fewer = {pt.name: pt.config.n for pt in plan.tasks if pt.config.n is not None}
+    fewer = {name: n for name, n in fewer.items() if n < limit}
+    if not fewer:
+        return []
+    said = ", ".join(f"{name} {n}" for name, n in fewer.items())
+    return [
+        f"--limit {limit} does not add samples to a resumed run: it completes the samples it was "
+        f"planned with ({said}); for more, start a new run with --limit {limit}"
+    ]
+
+
 def resolve_data_dir(config: EvalConfig, options: RunOptions) -> Path:
     """The data directory the run reads (``data.source.find_data_dir``)."""
     return find_data_dir(options.data_dir, config.data_dir)
@@ -340,6 +357,10 @@ def _open(planned: Planned, options: RunOptions, mode: Mode, locks: contextlib.E
     if options.resume is None or not mode.continues:
         out = Path(options.out or planned.config.out)
         return new_run_dir(out, options.run_name, planned.plan.identity)
+    stage = options.on_stage or (lambda text: None)
+    for note in _limit_not_applied(planned.plan, options.limit):
+        stage(f"warning: {note}")
+        planned.warnings.append(note)
     check_resume(options.resume, planned.plan.identity, planned.plan.inputs)
     if mode.owns:
         locks.enter_context(hold_run(options.resume))

@@ -1,14 +1,15 @@
 """``report.json`` as a typed ``Report`` (``results/document.py``) writes the bytes the dict did.
 
-``tests/fixtures/runs/report-24bb387/report.json`` was written by sieval at 24bb387 (main, whose
-report is a ``dict[str, Any]``), by ``write_report_fixture`` below (``cd CHECKOUT &&
-PYTHONPATH=. python .../tests/runner/test_report_document.py DIR``: that checkout's sieval, this
-file's run), with main's censored answers (``censored``, in the generation's entry): two models
+``tests/fixtures/runs/report-767bc58/report.json`` was written by sieval at 767bc58 (main, whose
+report is a ``dict[str, Any]``; ``report-24bb387`` by main before it, with no ``marks``), by
+``write_report_fixture`` below (``cd CHECKOUT && PYTHONPATH=. python
+.../tests/runner/test_report_document.py DIR``: that checkout's sieval, this file's run), with
+main's censored answers (``censored``) and marks (``marks``): two models
 on the reference server, one of them through a faulty one (every reply a 500: failures with
 their examples), three tasks (choices, a clustered MMLU, a generation), a price, a forecast and
 a budget. The same run by this sieval writes the same keys in the same order, with the same
 values wherever a run does not differ from another (its directory, its times, the faulty
-server's port); and the old file, read and written again, is byte for byte itself.
+server's port); and either old file, read and written again, is byte for byte itself.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 
 from sieval.cost.forecast import CostOptions
 from sieval.plan.config import parse_config
@@ -29,7 +31,9 @@ from sieval.reference import ReferenceServer
 from sieval.runner import RunOptions, arun_eval
 
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
-OLD = Path(__file__).parents[1] / "fixtures" / "runs" / "report-24bb387"
+RUNS = Path(__file__).parents[1] / "fixtures" / "runs"
+OLD = RUNS / "report-767bc58"
+OLDER = RUNS / "report-24bb387"
 
 CONFIG = """
 models:
@@ -77,14 +81,15 @@ def same_run(report: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def test_an_old_report_is_read_and_written_byte_for_byte(tmp_path: Path) -> None:
+@pytest.mark.parametrize("old", [OLD, OLDER], ids=lambda p: p.name)
+def test_an_old_report_is_read_and_written_byte_for_byte(tmp_path: Path, old: Path) -> None:
     from sieval.results.report import load_report, write_report
 
-    report = load_report(OLD)
+    report = load_report(old)
     assert report.results[2].spread is not None and report.results[1].intervals["acc"].clusters
     assert report.results[3].failure_examples[0].status == 500
     write_report(tmp_path, report)
-    assert (tmp_path / "report.json").read_bytes() == (OLD / "report.json").read_bytes()
+    assert (tmp_path / "report.json").read_bytes() == (old / "report.json").read_bytes()
 
 
 async def test_the_typed_report_writes_what_the_dict_did(tmp_path: Path) -> None:
