@@ -3,7 +3,9 @@ print the forecast, ``sieval report`` the forecast beside what was spent, ``siev
 a model at its end.
 
 An estimated prompt count is marked ``~`` in every cell that holds one, and its method is named
-below the table; output tokens and costs of a forecast are maxima (``≤``).
+below the table; output tokens and costs of a forecast are maxima (``≤``). The forecast of a task
+that is not static (a conversation, a tool loop, a judge) is a bound in every figure, marked
+``≤`` and said below the table; a role's calls (a judge's) are a row of their own.
 """
 
 from __future__ import annotations
@@ -58,15 +60,18 @@ def render_forecast(forecast: Forecast, prices: Mapping[str, Price | None]) -> l
         if price is not None:
             table.add_column(f"cost ≤{unit_of_money}", justify="right", no_wrap=True)
         for u in units:
+            at_most = "≤ " if u.bound else ""
             cells = [
                 f"{u.samples:,}",
-                f"{u.requests:,}",
-                _tokens(u.prompt_tokens, u.exact),
+                f"{at_most}{u.requests:,}",
+                at_most + _tokens(u.prompt_tokens, u.exact),
                 _tokens(u.max_output_tokens) + ("+" if u.unbounded_requests else ""),
             ]
             if price is not None:
-                cells.append(money(u.cost(price)))
-            table.add_row(as_text(u.task), *cells)
+                own = prices.get(u.answered_by) if u.answered_by else price
+                cells.append(money(u.cost(own)))
+            name = u.task if u.role is None else f"{u.task} · {u.role} ({u.answered_by})"
+            table.add_row(as_text(name), *cells)
         if len(units) > 1:
             exact = all(u.exact for u in units)
             cells = [
@@ -86,6 +91,15 @@ def render_forecast(forecast: Forecast, prices: Mapping[str, Price | None]) -> l
         )
         mark = "" if counting.method.startswith("exact") else "~ "
         out.append(Text(f"{mark}prompt tokens: {counting.method} ({how})", style="dim"))
+        if any(u.bound for u in units):
+            out.append(
+                Text(
+                    "≤: a bound, not a count: a task that is not static (a conversation, a tool "
+                    "loop, a judge) sends at most its turns, each at most what its earlier "
+                    "answers and tool results may add",
+                    style="dim",
+                )
+            )
         if any(u.unbounded_requests for u in units):
             unbounded = sum(u.unbounded_requests for u in units)
             out.append(
@@ -128,8 +142,9 @@ def render_costs(report: Report) -> list[Table | Text]:
             exact = forecast.exact if forecast else True
             estimated = estimated or not exact
             most = forecast.max_output_tokens if forecast else None
+            at_most = "≤ " if forecast and forecast.bound else ""
             cells = [
-                f"{_tokens(forecast.prompt_tokens if forecast else None, exact)}\n"
+                f"{at_most}{_tokens(forecast.prompt_tokens if forecast else None, exact)}\n"
                 f"{_tokens(actual.input_tokens)}",
                 f"{'≤ ' if most is not None else ''}{_tokens(most)}\n"
                 f"{_tokens(actual.output_tokens)}",
@@ -226,7 +241,8 @@ def spent_lines(report: Report) -> list[Text]:
             exact = all(f.exact for f in forecasts)
             prompt = _tokens(sum(f.prompt_tokens for f in forecasts), exact)
             most = sum(f.max_output_tokens for f in forecasts)
-            text += f" (forecast {prompt} prompt, ≤ {most:,} output"
+            bound = "≤ " if any(f.bound for f in forecasts) else ""
+            text += f" (forecast {bound}{prompt} prompt, ≤ {most:,} output"
             if prices:
                 text += f", ≤ {money(sum(f.cost or 0.0 for f in forecasts), currency)}"
             text += ")"

@@ -379,7 +379,7 @@ def _render_forecast(result: RunResult) -> None:
 
     assert result.plan is not None and result.forecast is not None  # a dry run forecasts
     out = text.console()
-    prices = {pm.label: pm.config.price for pm in result.plan.models}
+    prices = {pm.label: pm.config.price for pm in [*result.plan.models, *result.plan.role_models]}
     for part in render_forecast(result.forecast, prices):
         out.print(part)
     out.print("dry run: no model request was sent and no run directory was written")

@@ -34,7 +34,8 @@ def _render_forecast(forecast: Forecast | UnsetType, config: Path, stdout: Conso
 
     if isinstance(forecast, UnsetType):
         return
-    prices = {m.label: m.price for m in load_config(config).models}
+    loaded = load_config(config)
+    prices = {m.label: m.price for m in [*loaded.models, *loaded.role_models().values()]}
     for part in render_forecast(forecast, prices):
         stdout.print(part)
 

@@ -154,7 +154,7 @@ async def freeze(
 
 
 def _clustered(task: Task) -> bool:
-    return getattr(task, "cluster_by", None) == "group"
+    return task.cluster_by == "group"
 
 
 def parse_shard(text: str, environ: Mapping[str, str] | None = None) -> tuple[int, int | None]:

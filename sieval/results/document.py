@@ -37,6 +37,7 @@ __all__ = [
     "Partial",
     "Report",
     "RerunCounts",
+    "RoleCost",
     "RunInfo",
     "SampleCounts",
     "Server",
@@ -157,6 +158,13 @@ class CostForecast(msgspec.Struct, kw_only=True):
     max_output_tokens: int
     unbounded_requests: int = 0
     method: str = ""
+    role: str | UnsetType | None = UNSET
+    """The role whose calls these are (a judge's); None: the evaluated model's. This and the
+    next two are absent from a report written before roles were forecast."""
+    bound: bool | UnsetType = UNSET
+    """The task is not static: the figures are the most its calls may take, not a count."""
+    answered_by: str | UnsetType | None = UNSET
+    """With ``role``: the label of the model playing it."""
     exact: bool = True
     cost: float | None = None
 
@@ -174,12 +182,24 @@ class CostActual(msgspec.Struct, kw_only=True):
     cost: float | None = None
 
 
+class RoleCost(msgspec.Struct, kw_only=True):
+    """What a role's calls in a unit (a judge's) cost, at the price of the model playing it."""
+
+    model: str | None
+    """The label of the model playing the role (None: the plan no longer names it)."""
+    forecast: CostForecast | None = None
+    actual: CostActual = msgspec.field(default_factory=CostActual)
+    price: Price | None = None
+
+
 class UnitCost(msgspec.Struct, kw_only=True):
     """A unit's forecast (None when the run made none), what it spent, and the price of both."""
 
     forecast: CostForecast | None = None
     actual: CostActual = msgspec.field(default_factory=CostActual)
     price: Price | None = None
+    roles: dict[str, RoleCost] | UnsetType = UNSET
+    """The roles' calls (a judge's), each apart; absent when no role made one."""
 
 
 class Mark(msgspec.Struct, kw_only=True):

@@ -34,7 +34,7 @@ import msgspec
 from msgspec import UNSET
 
 from ..cost.forecast import Forecast, UnitForecast, read_forecast
-from ..cost.spent import spent_in
+from ..cost.spent import spent_by_role
 from ..errors import ConfigError
 from ..plan.plan import protocol
 from ..store.files import storage_error, write_atomic
@@ -45,6 +45,7 @@ from .document import (
     CostActual,
     CostForecast,
     Report,
+    RoleCost,
     RunInfo,
     SampleCounts,
     Server,
@@ -142,7 +143,7 @@ def build_report(
                 path = records_path(run_dir, pm.dirname, pt.name, shard)
                 facts_of = (facts or {}).get(pm.label) or pm.facts
                 result = _unit_result(pm, pt, path, provenance.get(pm.label), facts_of)
-                result.cost = unit_cost(pm, pt, path, forecast)
+                result.cost = unit_cost(pm, pt, path, forecast, plan.roles)
                 results.append(result)
     served = dict(serving) if serving else dict(previous.serving if previous else {})
     for result in results:  # what a reader must know of each headline: marks.py
@@ -223,17 +224,41 @@ def _unit_result(
     )
 
 
-def unit_cost(pm: PlannedModel, pt: PlannedTask, path: Path, forecast: Forecast | None) -> UnitCost:
+def unit_cost(
+    pm: PlannedModel,
+    pt: PlannedTask,
+    path: Path,
+    forecast: Forecast | None,
+    roles: Mapping[str, PlannedModel] | None = None,
+) -> UnitCost:
     """The ``cost`` entry of one (model, task): its forecast (None when the run made none), what
-    its records say it spent (``cost/spent.py``), and the price both costs are computed at."""
+    its records say it spent (``cost/spent.py``), and the price both costs are computed at. A
+    role's calls (a judge's) are apart, under ``roles``, at the role model's price (absent when
+    none was made)."""
     price = pm.config.price
-    spent = spent_in(path)
-    actual = CostActual(**msgspec.structs.asdict(spent), cost=spent.cost(price))
-    return UnitCost(
+    found = spent_by_role(path)
+    spent = found[None]
+    cost = UnitCost(
         forecast=_forecast_entry(forecast.unit(pm.label, pt.name) if forecast else None, price),
-        actual=actual,
+        actual=CostActual(**msgspec.structs.asdict(spent), cost=spent.cost(price)),
         price=price,
     )
+    played = {role: s for role, s in found.items() if role is not None}
+    if played:
+        cost.roles = {}
+        for role, role_spent in played.items():
+            role_pm = (roles or {}).get(role)
+            role_price = role_pm.config.price if role_pm is not None else None
+            unit = forecast.unit(pm.label, pt.name, role) if forecast else None
+            cost.roles[role] = RoleCost(
+                model=role_pm.label if role_pm is not None else None,
+                forecast=_forecast_entry(unit, role_price),
+                actual=CostActual(
+                    **msgspec.structs.asdict(role_spent), cost=role_spent.cost(role_price)
+                ),
+                price=role_price,
+            )
+    return cost
 
 
 def _forecast_entry(unit: UnitForecast | None, price: Price | None) -> CostForecast | None:
@@ -247,6 +272,9 @@ def _forecast_entry(unit: UnitForecast | None, price: Price | None) -> CostForec
         max_output_tokens=unit.max_output_tokens,
         unbounded_requests=unit.unbounded_requests,
         method=unit.method,
+        role=unit.role,
+        bound=unit.bound,
+        answered_by=unit.answered_by,
         exact=unit.exact,
         cost=unit.cost(price),
     )
@@ -258,7 +286,7 @@ def _generates(pt: PlannedTask, facts: ModelFacts) -> bool:
     than one token."""
     if not len(pt.samples):
         return False
-    requests = pt.task.requests(pt.samples[0], pt.config, facts).values()
+    requests = [c.request for c in pt.calls(pt.samples[0], facts)]
     return any(
         not isinstance(r.sampling.max_tokens, int) or r.sampling.max_tokens > 1 for r in requests
     )

@@ -14,13 +14,21 @@ from typing import Any
 import msgspec
 
 from ..store.paths import results_dirname
-from ..store.records import Record, Shared, expand_requests, read_records, records_path, shared_path
+from ..store.records import (
+    Record,
+    RequestRecord,
+    Shared,
+    expand_requests,
+    read_records,
+    records_path,
+    shared_path,
+)
 from .document import Report, UnitResult
 from .explain import answer_label, explain, prompt_text
 from .marks import result_marks
 from .snapshot import snapshot
 
-__all__ = ["Unit", "build_view", "outcome", "sample_view", "sandboxes", "units"]
+__all__ = ["Unit", "build_view", "conversation", "outcome", "sample_view", "sandboxes", "units"]
 
 
 class Unit(msgspec.Struct, kw_only=True):
@@ -44,9 +52,12 @@ def units(run_dir: Path, report: Report | None = None) -> Iterator[Unit]:
 
 def outcome(record: Record, headline: str) -> str:
     """``correct`` / ``wrong`` by the headline metric, ``censored`` (the token budget cut the
-    answer before it gave one: ``scoring/censored.py``), or ``failed`` (never scored)."""
+    answer before it gave one: ``scoring/censored.py``), ``failed`` (never scored), or
+    ``budget_exhausted``: a tool loop a bound stopped (its own outcome, not a wrong answer)."""
     if record.status != "ok":
         return "failed"
+    if record.channels.get("stop_reason") == "budget_exhausted":
+        return "budget_exhausted"
     if record.metrics.get("censored") == 1.0:
         return "censored"
     return "correct" if record.metrics.get(headline) == 1.0 else "wrong"
@@ -83,6 +94,7 @@ def sample_view(record: Record, shared: Shared, headline: str) -> dict[str, Any]
         "gold_label": answer_label(record.sample, record.gold),
         "execution": _execution(record.channels.get("execution")),
         "error": error,
+        "conversation": conversation(requests),
         "rerun": record.rerun,
         "requests": [
             {
@@ -99,6 +111,30 @@ def sample_view(record: Record, shared: Shared, headline: str) -> dict[str, Any]
             for key, r in requests.items()
         ],
     }
+
+
+def conversation(requests: dict[str, RequestRecord]) -> list[dict[str, Any]]:
+    """A conversational sample's calls in the order made, each with the messages it added (the
+    earlier answers it sent back left out: they are the turns before) and the answer it got:
+    empty for a one-shot sample, whose records keep neither."""
+    out = []
+    for key, r in requests.items():
+        if r.messages is None and r.output is None:
+            continue
+        added = r.messages or []
+        if r.turn > 1:
+            added = [m for m in added if m.get("role") != "assistant"]
+        out.append(
+            {
+                "key": key,
+                "role": r.role,
+                "turn": r.turn,
+                "messages": added,
+                "output": r.output or [],
+                "error": r.error,
+            }
+        )
+    return out
 
 
 def build_view(run_dir: Path, report: Report | None = None) -> dict[str, Any]:

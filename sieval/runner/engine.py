@@ -347,7 +347,7 @@ def _plan(
     plan = plan_run(config, data_dir=data_dir, limit=options.limit, tasks=tasks)
     if options.restrict is not None:
         plan = options.restrict(plan)
-    check_budget(options.cost, plan.models)  # a cost budget needs every model's price
+    check_budget(options.cost, [*plan.models, *plan.role_models])  # every model's price
     return Planned(config, plan, run_only, list(plan.notes))
 
 
@@ -440,7 +440,7 @@ async def _set_up(
         warnings.extend(check_numerics(run_dir, setup.serving, accept=accept, write=mode.owns))
     costs: Costs | None = None
     if options.cost.wanted(plan.models):
-        async with setup.tokenizing(plan.models) as short:
+        async with setup.tokenizing([*plan.models, *plan.role_models]) as short:
             costs = await forecast_run(plan, setup.facts, short, stage)
     return Checked(setup, costs, readiness.record)
 
@@ -520,19 +520,23 @@ async def _schedule(
     started = time.time()
     t0 = time.perf_counter()
     try:
-        for pm in plan.models:
+        for pm in [*plan.models, *plan.role_models]:
             wire = wire_log_path(run_dir, pm.dirname, shard)
             if options.wire_log:
                 repair_tail(wire)  # a resume appends after a crash's torn line otherwise
             model = setup.model(pm, wire_log=wire if options.wire_log else None)
             stack.push_async_callback(model.aclose)
-            scheduler.models[pm.label] = Runtime(
+            runtime = Runtime(
                 pm,
                 model,
                 setup.facts[pm.label],
                 setup.endpoints[pm.label],
                 setup.primed[pm.label],
             )
+            if pm in plan.models:
+                scheduler.models[pm.label] = runtime
+            for role in plan.roles_of(pm):  # a judge: its calls recorded with the sample
+                scheduler.roles[role] = runtime
         # shards share the directory: each is its own process, watched through its records
         with running(run_dir) if mode.owns else contextlib.nullcontext():
             planned.warnings.extend(scheduler.prepare())
@@ -568,7 +572,7 @@ def _report(
         provenance=setup.provenance,
         started=ran.started,
         wall_s=ran.wall,
-        requests=sum(rt.calls for rt in scheduler.models.values()),
+        requests=sum(rt.calls for rt in scheduler.runtimes()),
         samples_run=scheduler.samples_run,
         resumed=mode.continues,
         warnings=planned.warnings,

@@ -38,13 +38,18 @@ def _declared_neutral(pm: PlannedModel) -> str | None:
     return None
 
 
-def run_requests(pm: PlannedModel, plan: Plan, facts: ModelFacts) -> list[tuple[str, Request]]:
-    """The first sample's requests of every task, as ``pm``'s model will send them."""
+def run_requests(
+    pm: PlannedModel, plan: Plan, facts: ModelFacts, roles: Sequence[str] = ()
+) -> list[tuple[str, Request]]:
+    """The first sample's requests of every task as planning knows them (a conversation's
+    later turns by the requests standing for them), as ``pm``'s model will send them: the
+    evaluated model's, or (``roles``) the calls ``pm`` answers in those roles."""
     found: list[tuple[str, Request]] = []
     for pt in plan.tasks:
         for sample in pt.samples[:1]:
-            for request in pt.task.requests(sample, pt.config, facts).values():
-                found.append((pt.name, with_defaults(request, pm.config.request_defaults)))
+            for role in roles or (None,):
+                for call in pt.calls(sample, facts, role):
+                    found.append((pt.name, with_defaults(call.request, pm.config.request_defaults)))
     return found
 
 
@@ -58,11 +63,12 @@ async def serving_for(
     selection: Sequence[str] | None,
     concurrency: int,
     stage: Callable[[str], None],
+    roles: Sequence[str] = (),
 ) -> Serving:
     """The serving checks of one model (``selection``: None, what its tasks depend on; an empty
-    selection runs nothing)."""
+    selection runs nothing); ``roles``: of a role's model, on the calls of those roles."""
     cap = min(pm.config.concurrency_limit, concurrency)
-    needs = select(needs_of(run_requests(pm, plan, facts), cap), selection)
+    needs = select(needs_of(run_requests(pm, plan, facts, roles), cap), selection)
     # the batch probe's copies are as many as the run sends at once, never more than the server's
     # budget: where that is one, the run batches nothing of its own, and the check is left out
     copies = min(DEFAULT_COPIES, cap)

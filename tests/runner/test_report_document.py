@@ -1,7 +1,8 @@
 """``report.json`` as a typed ``Report`` (``results/document.py``) writes the bytes the dict did.
 
-``tests/fixtures/runs/report-767bc58/report.json`` was written by sieval at 767bc58 (main, whose
-report is a ``dict[str, Any]``; ``report-24bb387`` by main before it, with no ``marks``), by
+``tests/fixtures/runs/report-56c6b11/report.json`` was written by sieval at 56c6b11 (t35-solve's
+task contract on main, whose report is a ``dict[str, Any]``; ``report-767bc58`` by main before
+it, with no forecast ``role``, ``bound``, ``answered_by``; ``report-24bb387`` before marks), by
 ``write_report_fixture`` below (``cd CHECKOUT && PYTHONPATH=. python
 .../tests/runner/test_report_document.py DIR``: that checkout's sieval, this file's run), with
 main's censored answers (``censored``) and marks (``marks``): two models
@@ -9,7 +10,7 @@ on the reference server, one of them through a faulty one (every reply a 500: fa
 their examples), three tasks (choices, a clustered MMLU, a generation), a price, a forecast and
 a budget. The same run by this sieval writes the same keys in the same order, with the same
 values wherever a run does not differ from another (its directory, its times, the faulty
-server's port); and either old file, read and written again, is byte for byte itself.
+server's port); and each old file, read and written again, is byte for byte itself.
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ from sieval.runner import RunOptions, arun_eval
 
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 RUNS = Path(__file__).parents[1] / "fixtures" / "runs"
-OLD = RUNS / "report-767bc58"
-OLDER = RUNS / "report-24bb387"
+OLD = RUNS / "report-56c6b11"
+OLDER = [RUNS / "report-767bc58", RUNS / "report-24bb387"]
 
 CONFIG = """
 models:
@@ -81,7 +82,7 @@ def same_run(report: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-@pytest.mark.parametrize("old", [OLD, OLDER], ids=lambda p: p.name)
+@pytest.mark.parametrize("old", [OLD, *OLDER], ids=lambda p: p.name)
 def test_an_old_report_is_read_and_written_byte_for_byte(tmp_path: Path, old: Path) -> None:
     from sieval.results.report import load_report, write_report
 
