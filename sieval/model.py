@@ -30,8 +30,8 @@ import msgspec
 
 from .dialects.auth_hint import rejected_key
 from .dialects.registry import get_dialect
-from .dialects.spec import Auth, Dialect, Lowered
 from .dialects.table import lift, lower
+from .dialects.vocabulary import Auth, Dialect, Lowered
 from .errors import ContractViolation, Refused, ServerRejected, SievalError
 from .ir.defaults import with_defaults
 from .ir.request import Request

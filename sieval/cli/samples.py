@@ -61,7 +61,7 @@ def samples_command(
         found = list(units(run_dir, report))
     except (ConfigError, StorageError) as exc:
         raise common.fail(exc.message) from None
-    known_tasks = sorted({u.result["task"] for u in found})
+    known_tasks = sorted({u.result.task for u in found})
     if task is not None and task not in known_tasks:
         raise common.fail(
             f"--task {task!r} is not in this run; its tasks: {', '.join(known_tasks)}"
@@ -72,9 +72,9 @@ def samples_command(
         console.print(f"[yellow]{escape(note)}[/]")
     shown = total = 0
     for unit in found:
-        if (task and unit.result["task"] != task) or (model and unit.result["model"] != model):
+        if (task and unit.result.task != task) or (model and unit.result.model != model):
             continue
-        headline = unit.result["headline"]
+        headline = unit.result.headline
         for record in unit.records:
             if sample_id is not None and record.sample_id != sample_id:
                 continue

@@ -38,10 +38,13 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import msgspec
+from msgspec import UNSET, UnsetType
 
 from ..errors import ConfigError
-from ..settings import form, setting
+from ..setting_names import form, setting
 from ..store.records import RequestRecord, records_path
 from .counting import PromptCounter, max_output
 from .forecast import CostOptions, Costs
@@ -55,6 +58,8 @@ if TYPE_CHECKING:
 __all__ = [
     "RULE",
     "Budget",
+    "BudgetFigures",
+    "BudgetSummary",
     "Held",
     "check_budget",
     "open_budget",
@@ -124,6 +129,32 @@ def check_budget(options: CostOptions, models: Sequence[PlannedModel]) -> None:
             f"currencies ({', '.join(repr(c) for c in currencies)}); price them in one",
             path="price",
         )
+
+
+class BudgetFigures(msgspec.Struct, kw_only=True):
+    """One budget: what it allows, what was spent, and how much of that before this session."""
+
+    budget: int | float
+    spent: int | float
+    """Tokens (an int) or a cost, as the budget counts."""
+    spent_before: int | float
+    currency: str | UnsetType = UNSET
+    """A cost budget's currency (the models' ``price:``)."""
+
+
+class BudgetSummary(msgspec.Struct, kw_only=True):
+    """``report.json``'s ``budget`` (``Budget.summary``)."""
+
+    rule: str
+    """How the budget is kept (``RULE``)."""
+    tokens: BudgetFigures | UnsetType = UNSET
+    cost: BudgetFigures | UnsetType = UNSET
+    from_forecast: int = 0
+    """Replies without usage, counted at their forecast."""
+    uncounted: int | UnsetType = UNSET
+    """Such replies of earlier sessions with no forecast to count them at."""
+    stopped: str | None = None
+    """Why the budget stopped the run, or None."""
 
 
 @dataclass
@@ -276,25 +307,29 @@ class Budget:
             "larger budget (or none) to go on"
         )
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> BudgetSummary:
         """``report.json``'s ``budget``: each budget with what was spent (and before this
         session), how replies without usage were counted, and whether it stopped the run."""
-        out: dict[str, Any] = {"rule": RULE}
-        for i, name in enumerate(("tokens", "cost")):
-            limit = self.limits[i]
-            if limit is not None:
-                out[name] = {
-                    "budget": limit,
-                    "spent": self.spent[i] if i else int(self.spent[i]),
-                    "spent_before": self.before[i] if i else int(self.before[i]),
-                }
-        if self.limits[1] is not None:
-            out["cost"]["currency"] = self.currency
-        out["from_forecast"] = self.from_forecast
-        if self.uncounted:
-            out["uncounted"] = self.uncounted
-        out["stopped"] = self.stopped
-        return out
+        tokens, cost = self.limits
+        return BudgetSummary(
+            rule=RULE,
+            tokens=UNSET
+            if tokens is None
+            else BudgetFigures(
+                budget=tokens, spent=int(self.spent[0]), spent_before=int(self.before[0])
+            ),
+            cost=UNSET
+            if cost is None
+            else BudgetFigures(
+                budget=cost,
+                spent=self.spent[1],
+                spent_before=self.before[1],
+                currency=self.currency,
+            ),
+            from_forecast=self.from_forecast,
+            uncounted=self.uncounted or UNSET,
+            stopped=self.stopped,
+        )
 
 
 def open_budget(

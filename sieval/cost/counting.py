@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import msgspec
 from msgspec import UNSET
 
-from ..dialects.spec import tokenized
+from ..dialects.vocabulary import tokenized
 from ..errors import SievalError
 from ..ir.defaults import with_defaults
 from ..ir.request import CompletionInput, Request, TextPart, ToolCallPart, ToolResultPart

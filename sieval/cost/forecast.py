@@ -35,15 +35,13 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from ..errors import ConfigError
-from ..model import Model
 from ..plan.config import Price
 from ..store.files import write_atomic
-from ..transport import Limits, Timeouts
 from .counting import TOKENIZE_CONCURRENCY, PromptCounter, calibrated, calls_of, max_output
 
 if TYPE_CHECKING:
+    from ..model import Model
     from ..plan.plan import Plan, PlannedModel, PlannedTask
-    from ..runner.setup import Setup
     from ..tasks.base import ModelFacts, PlannedCall
 
 __all__ = [
@@ -74,7 +72,7 @@ class CostOptions:
     """Forecast and stop: no model request, no run directory (``sieval eval --dry-run``)."""
     forecast: bool | None = None
     budget_tokens: int | None = None
-    """``--budget-tokens``: prompt + output tokens the run may spend (``stopping.Budget``)."""
+    """``--budget-tokens``: prompt + output tokens the run may spend (``budget.Budget``)."""
     budget_cost: float | None = None
     """``--budget-cost``: what the run may spend, in the models' ``price:`` currency."""
 
@@ -245,83 +243,61 @@ async def _forecast_unit(
     )
 
 
-def _short_model(pm: PlannedModel, setup: Setup) -> Model:
-    """A model for tokenize requests only, like the pre-run checks' own, on the endpoint's pool."""
-    cfg = pm.config
-    timeout = min(60.0, cfg.timeout_s)
-    timeouts = Timeouts(total=timeout, connect=min(10.0, timeout), read=timeout)
-    transport = setup.transports.get(pm.label) or setup.endpoints[pm.label].transport(
-        limits=Limits(retries=cfg.retries, max_reply_bytes=cfg.max_reply_bytes), timeouts=timeouts
-    )
-    return Model(
-        dialect=pm.dialect,
-        base_url=setup.urls[pm.label],
-        model_id=cfg.model,
-        api_key=pm.api_key,
-        auth=pm.auth,
-        timeouts=timeouts,
-        transport=transport,
-    )
-
-
-async def forecast_run(plan: Plan, setup: Setup, stage: Callable[[str], None]) -> Costs:
+async def forecast_run(
+    plan: Plan,
+    facts: Mapping[str, ModelFacts],
+    models: Mapping[str, Model],
+    stage: Callable[[str], None],
+) -> Costs:
     """The run's forecast, counted through each model's tokenize route where it has one (only
-    tokenize routes are asked), with a stage line per model saying what it found and how long
-    the count took."""
-    facts = setup.facts
+    tokenize routes are asked, through ``models``: one per model label, the roles' models too,
+    its caller's to close), with a stage line per model saying what it found and how long the
+    count took."""
     every = [*plan.models, *plan.role_models]
-    models = {pm.label: _short_model(pm, setup) for pm in every}
-    try:
-        counters: dict[str, PromptCounter] = {}
-        for pm in every:
-            route = pm.dialect.endpoint.tokenize
-            counters[pm.label] = (
-                PromptCounter(route)
-                if route
-                else await calibrated(pm, plan, facts[pm.label], models)
-            )
-        forecast = Forecast(created=time.time())
-        for pm in plan.models:
-            counter = counters[pm.label]
-            samples = sum(len(pt.samples) for pt in plan.tasks)
-            stage(f"forecasting {pm.label}: counting the prompt tokens of {samples:,} samples")
-            progress = _Progress(pm.label, samples, stage)
-            units = [
-                await _forecast_unit(pm, pt, facts[pm.label], counter, models[pm.label], progress)
-                for pt in plan.tasks
-            ]
-            for pt in plan.tasks:  # the roles' calls, each through the model that answers them
-                for role in pt.task.roles:
-                    judge = plan.roles[role]
-                    units.append(
-                        await _forecast_unit(
-                            pm,
-                            pt,
-                            facts[pm.label],
-                            counters[judge.label],
-                            models[judge.label],
-                            progress,
-                            role=role,
-                            answering=judge,
-                        )
+    counters: dict[str, PromptCounter] = {}
+    for pm in every:
+        route = pm.dialect.endpoint.tokenize
+        counters[pm.label] = (
+            PromptCounter(route) if route else await calibrated(pm, plan, facts[pm.label], models)
+        )
+    forecast = Forecast(created=time.time())
+    for pm in plan.models:
+        counter = counters[pm.label]
+        samples = sum(len(pt.samples) for pt in plan.tasks)
+        stage(f"forecasting {pm.label}: counting the prompt tokens of {samples:,} samples")
+        progress = _Progress(pm.label, samples, stage)
+        units = [
+            await _forecast_unit(pm, pt, facts[pm.label], counter, models[pm.label], progress)
+            for pt in plan.tasks
+        ]
+        for pt in plan.tasks:  # the roles' calls, each through the model that answers them
+            for role in pt.task.roles:
+                judge = plan.roles[role]
+                units.append(
+                    await _forecast_unit(
+                        pm,
+                        pt,
+                        facts[pm.label],
+                        counters[judge.label],
+                        models[judge.label],
+                        progress,
+                        role=role,
+                        answering=judge,
                     )
-            seconds = time.perf_counter() - progress.started
-            forecast.units.extend(units)
-            forecast.counting.append(
-                Counting(
-                    model=pm.label,
-                    method=counter.method,
-                    requests=sum(u.requests for u in units),
-                    tokenized=counter.tokenized,
-                    seconds=round(seconds, 3),
                 )
+        seconds = time.perf_counter() - progress.started
+        forecast.units.extend(units)
+        forecast.counting.append(
+            Counting(
+                model=pm.label,
+                method=counter.method,
+                requests=sum(u.requests for u in units),
+                tokenized=counter.tokenized,
+                seconds=round(seconds, 3),
             )
-            stage(_said(pm, units, forecast.counting[-1], plan.roles))
-        return Costs(forecast=forecast, counters=counters)
-    finally:
-        for label, model in models.items():
-            if label not in setup.transports:  # a shared test transport outlives the forecast
-                await model.aclose()
+        )
+        stage(_said(pm, units, forecast.counting[-1], plan.roles))
+    return Costs(forecast=forecast, counters=counters)
 
 
 def _said(

@@ -11,20 +11,18 @@ those sums, per million tokens.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from ..store.records import scan
-from .forecast import Forecast, UnitForecast
 
 if TYPE_CHECKING:
     from ..plan.config import Price
-    from ..plan.plan import PlannedModel, PlannedTask
 
-__all__ = ["Spent", "charged", "spent_by_role", "spent_in", "unit_cost"]
+__all__ = ["Spent", "charged", "spent_by_role", "spent_in"]
 
 
 class Spent(msgspec.Struct, kw_only=True):
@@ -116,53 +114,3 @@ def spent_by_role(path: Path) -> dict[str | None, Spent]:
             spent.output_tokens += usage.get("output_tokens", 0)
             spent.without_usage += answered and not {"input_tokens", "output_tokens"} <= set(usage)
     return found
-
-
-def _forecast_entry(unit: UnitForecast | None, price: Price | None) -> dict[str, Any] | None:
-    if unit is None:
-        return None
-    entry: dict[str, Any] = msgspec.to_builtins(unit)
-    del entry["model"], entry["task"]
-    entry["exact"] = unit.exact
-    entry["cost"] = unit.cost(price)
-    return entry
-
-
-def unit_cost(
-    pm: PlannedModel,
-    pt: PlannedTask,
-    path: Path,
-    forecast: Forecast | None,
-    roles: Mapping[str, PlannedModel] | None = None,
-) -> dict[str, Any]:
-    """The ``cost`` entry of one (model, task): its forecast (None when the run made none), what
-    its records say it spent, and the price both costs are computed at. A role's calls (a
-    judge's) are apart, under ``roles``, at the role model's price (absent when none was made)."""
-    price = pm.config.price
-    found = spent_by_role(path)
-    spent = found[None]
-    actual: dict[str, Any] = msgspec.to_builtins(spent)
-    actual["cost"] = spent.cost(price)
-    entry: dict[str, Any] = {
-        "forecast": _forecast_entry(forecast.unit(pm.label, pt.name) if forecast else None, price),
-        "actual": actual,
-        "price": msgspec.to_builtins(price) if price is not None else None,
-    }
-    played = {role: s for role, s in found.items() if role is not None}
-    if played:
-        by_role: dict[str, Any] = {}
-        entry["roles"] = by_role
-        for role, role_spent in played.items():
-            role_pm = (roles or {}).get(role)
-            role_price = role_pm.config.price if role_pm is not None else None
-            said: dict[str, Any] = msgspec.to_builtins(role_spent)
-            said["cost"] = role_spent.cost(role_price)
-            by_role[role] = {
-                "model": role_pm.label if role_pm is not None else None,
-                "forecast": _forecast_entry(
-                    forecast.unit(pm.label, pt.name, role) if forecast else None, role_price
-                ),
-                "actual": said,
-                "price": msgspec.to_builtins(role_price) if role_price is not None else None,
-            }
-    return entry

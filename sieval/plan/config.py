@@ -51,7 +51,7 @@ import yaml
 from ..errors import ConfigError
 from ..ir.defaults import check_default_leaf, check_default_value
 from ..ir.ranges import INT64_MAX, INT64_MIN
-from ..settings import named, setting
+from ..setting_names import named, setting
 from ..store.paths import results_dirname, segment
 from ..tasks.base import TaskConfig
 from ..transport.config import MAX_REPLY_BYTES

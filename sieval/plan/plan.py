@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from ..dialects.registry import get_dialect, registry
-from ..dialects.spec import Auth, Dialect, Refuse
+from ..dialects.vocabulary import Auth, Dialect, Refuse
 from ..errors import ConfigError, Refused, did_you_mean
 from ..ir.request import (
     ChatInput,
@@ -33,13 +33,14 @@ from ..ir.request import (
     ToolResultPart,
     Tools,
 )
-from ..model import prepare
-from ..settings import setting
+from ..model import Model, prepare
+from ..setting_names import setting
 from ..store.identity import file_sha256, fingerprint, sieval_version
 from ..store.paths import results_dirname, segment
 from ..store.records import SCHEMA_VERSION
 from ..tasks.base import ModelFacts, PlannedCall, Readiness, Requirement, Sample, Task, TaskConfig
 from ..tasks.registry import TASKS
+from ..transport import Limits, Timeouts, Transport
 from .config import EvalConfig, ModelConfig
 from .samples import DuplicateSampleId, Samples
 
@@ -82,6 +83,47 @@ class PlannedModel:
     @property
     def dirname(self) -> str:
         return results_dirname(self.config.label)
+
+    def timeouts(self, most_s: float | None = None) -> Timeouts:
+        """The config's ``timeout_s`` as a request's timeouts (connect at most 10 s, a read at
+        most 300 s), capped at ``most_s`` when given (a tokenize request needs no more)."""
+        total = self.config.timeout_s if most_s is None else min(most_s, self.config.timeout_s)
+        return Timeouts(total=total, connect=min(10.0, total), read=min(300.0, total))
+
+    def limits(self, concurrency: int = 1) -> Limits:
+        """The config's retry policy and reply cap, ``concurrency`` requests at once on a
+        transport of its own (a model given a shared transport never reads it)."""
+        cfg = self.config
+        return Limits(
+            concurrency=concurrency,
+            retries=cfg.retries,
+            retry_after_max_s=cfg.retry_after_max_s,
+            outage_s=cfg.outage_s,
+            max_reply_bytes=cfg.max_reply_bytes,
+        )
+
+    def model(
+        self,
+        base_url: str,
+        transport: Transport | None,
+        timeouts: Timeouts,
+        *,
+        limits: Limits | None = None,
+    ) -> Model:
+        """This model at ``base_url`` (the embedded server's is known once it runs): its dialect,
+        id, key, auth and request defaults, sending through ``transport`` (None: one of its own,
+        with ``limits``)."""
+        return Model(
+            dialect=self.dialect,
+            base_url=base_url,
+            model_id=self.config.model,
+            api_key=self.api_key,
+            auth=self.auth,
+            timeouts=timeouts,
+            limits=limits,
+            request_defaults=self.config.request_defaults,
+            transport=transport,
+        )
 
 
 @dataclass(frozen=True)

@@ -25,12 +25,12 @@ import msgspec
 from msgspec import UNSET
 
 from ..dialects.envelopes import message_kind
-from ..dialects.spec import model_length, tokenized
+from ..dialects.vocabulary import model_length, tokenized
 from ..errors import ConfigError, ServerRejected, SievalError
 from ..ir.request import CompletionInput, Request, Sampling, Scoring
 from ..model import Call, Model
 from ..plan.plan import PlannedModel, PlannedTask
-from ..settings import setting
+from ..setting_names import setting
 from ..tasks.base import ModelFacts
 from ..transport import redact, redact_url
 from .preflight import Provenance

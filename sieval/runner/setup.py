@@ -18,23 +18,25 @@ are not its. Any failure of its setup stops the run before the first sample, nam
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
+from ..cost.forecast import Forecast
 from ..errors import ConfigError
 from ..model import Model
 from ..plan.config import EMBEDDED, ModelConfig
 from ..plan.plan import Plan, PlannedModel
 from ..serving import Serving, parse_selection
-from ..serving.across_runs import report_section
-from ..serving.in_eval import serving_for
-from ..settings import named, setting
+from ..serving.eval_checks import serving_for
+from ..serving.fingerprint_history import report_section
+from ..setting_names import named, setting
 from ..tasks.base import ModelFacts
-from ..transport import Limits, Timeouts, Transport, redact_url
+from ..transport import Limits, Transport, redact_url
 from .checks import (
     CheckResult,
     Primed,
@@ -48,10 +50,30 @@ from .checks import (
 from .endpoints import Endpoints
 from .preflight import PREFLIGHT_TIMEOUTS, Provenance, embedded_server, preflight
 
-__all__ = ["Setup", "TransportFactory", "set_up"]
+__all__ = ["Found", "Setup", "TransportFactory", "set_up"]
+
+TOKENIZE_TIMEOUT_S = 60.0
+"""The most a tokenize request of the forecast may take (a model's ``timeout_s`` when less)."""
 
 TransportFactory = Callable[[ModelConfig], Transport]
 """A test seam: the transport of a model (a ``FakeTransport``) instead of its endpoint's."""
+
+
+class Found(msgspec.Struct, kw_only=True):
+    """What a run's setup found, per model label: ``RunResult.setup``, and ``plan.json``'s
+    ``setup`` (what a planned run's shards and ``finalize`` take from the plan's checks)."""
+
+    provenance: dict[str, Provenance] = msgspec.field(default_factory=dict)
+    facts: dict[str, ModelFacts] = msgspec.field(default_factory=dict)
+    checks: dict[str, list[CheckResult]] = msgspec.field(default_factory=dict)
+    serving: dict[str, dict[str, Any]] = msgspec.field(default_factory=dict)
+    """What the serving checks found (``serving.fingerprint_history.report_section``)."""
+    forecast: Forecast | UnsetType = UNSET
+    """The run's forecast, when it made one."""
+
+    def preflight(self) -> dict[str, list[dict[str, Any]]]:
+        """The checks as ``report.json``'s ``preflight`` keeps them: plain data."""
+        return {label: msgspec.to_builtins(found) for label, found in self.checks.items()}
 
 
 @dataclass
@@ -70,39 +92,40 @@ class Setup:
     serving: dict[str, Serving] = field(default_factory=dict)
     """What the serving checks found (none with the pre-run checks off)."""
 
-    def as_data(self) -> dict[str, Any]:
-        """What the setup found, as plain data (``RunResult.setup``)."""
-        return {
-            "provenance": {label: msgspec.to_builtins(p) for label, p in self.provenance.items()},
-            "facts": {label: msgspec.to_builtins(f) for label, f in self.facts.items()},
-            "checks": {label: msgspec.to_builtins(c) for label, c in self.checks.items()},
-            "serving": report_section(self.serving),
-        }
+    def found(self) -> Found:
+        """What the setup found (``RunResult.setup``, ``plan.json``'s ``setup``)."""
+        return Found(
+            provenance=dict(self.provenance),
+            facts=dict(self.facts),
+            checks=dict(self.checks),
+            serving=report_section(self.serving),
+        )
 
     def model(self, pm: PlannedModel, *, wire_log: Path | None = None) -> Model:
         """``pm``'s model: its retries, timeouts and request defaults, on its endpoint's pool."""
-        cfg = pm.config
-        timeouts = _timeouts(cfg.timeout_s)
+        timeouts = pm.timeouts()
         transport = self.transports.get(pm.label) or self.endpoints[pm.label].transport(
-            limits=Limits(
-                retries=cfg.retries,
-                retry_after_max_s=cfg.retry_after_max_s,
-                outage_s=cfg.outage_s,
-                max_reply_bytes=cfg.max_reply_bytes,
-            ),
-            timeouts=timeouts,
-            wire_log=wire_log,
+            limits=pm.limits(), timeouts=timeouts, wire_log=wire_log
         )
-        return Model(
-            dialect=pm.dialect,
-            base_url=self.urls[pm.label],
-            model_id=cfg.model,
-            api_key=pm.api_key,
-            auth=pm.auth,
-            timeouts=timeouts,
-            request_defaults=cfg.request_defaults,
-            transport=transport,
-        )
+        return pm.model(self.urls[pm.label], transport, timeouts)
+
+    @contextlib.asynccontextmanager
+    async def tokenizing(self, models: Sequence[PlannedModel]) -> AsyncIterator[dict[str, Model]]:
+        """A model per label for tokenize requests only (the forecast's), like the pre-run
+        checks' own, on the endpoint's pool; closed when the block ends."""
+        made = {}
+        for pm in models:
+            timeouts = pm.timeouts(most_s=TOKENIZE_TIMEOUT_S)
+            transport = self.transports.get(pm.label) or self.endpoints[pm.label].transport(
+                limits=pm.limits(), timeouts=timeouts
+            )
+            made[pm.label] = pm.model(self.urls[pm.label], transport, timeouts)
+        try:
+            yield made
+        finally:
+            for label, model in made.items():
+                if label not in self.transports:  # a shared test transport outlives the forecast
+                    await model.aclose()
 
 
 async def set_up(
@@ -272,7 +295,3 @@ async def _facts_and_checks(
     finally:
         if pm.label not in setup.transports:  # a shared test transport outlives the checks
             await model.aclose()
-
-
-def _timeouts(timeout_s: float) -> Timeouts:
-    return Timeouts(total=timeout_s, connect=min(10.0, timeout_s), read=min(300.0, timeout_s))

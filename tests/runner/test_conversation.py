@@ -130,10 +130,10 @@ async def test_the_judge_is_planned_recorded_and_in_the_identity(
         assert (verdict.role, verdict.turn) == ("judge", 1)
         assert "[[" in record.channels["verdict"]  # the reference server judged it
     # the judge's calls went to its own server: the wire logs tell them apart
-    cost = result.report["results"][0]["cost"]
-    assert cost["roles"]["judge"]["actual"]["requests"] == len(WORDS)
-    assert cost["actual"]["requests"] == 2 * len(WORDS)
-    assert result.report["timings"]["requests"] == 3 * len(WORDS)
+    cost = result.report.results[0].cost
+    assert cost.roles["judge"].actual.requests == len(WORDS)
+    assert cost.actual.requests == 2 * len(WORDS)
+    assert result.report.timings.requests == 3 * len(WORDS)
 
 
 async def test_the_judge_is_pre_run_and_serving_checked_like_a_model(
@@ -143,10 +143,10 @@ async def test_the_judge_is_pre_run_and_serving_checked_like_a_model(
         out=tmp_path / "out", data_dir=data, serving_checks="fingerprint", plan_only=True
     )
     found = await arun_eval(config(judge=JUDGE), options, tasks={"two_turns": TwoTurns(judge=True)})
-    checks = {c["check"]: c["outcome"] for c in found.setup["checks"]["j"]}
+    checks = {c.check: c.outcome for c in found.setup.checks["j"]}
     assert checks == {"endpoint": "passed", "model": "passed"}
-    assert "fingerprint" in json.dumps(found.setup["serving"]["j"])
-    assert found.setup["provenance"]["j"]["endpoint"] == "embedded"
+    assert "fingerprint" in json.dumps(found.setup.serving["j"])
+    assert found.setup.provenance["j"].endpoint == "embedded"
 
 
 async def test_a_judge_whose_endpoint_is_down_stops_before_the_first_sample(
@@ -233,7 +233,7 @@ async def test_a_budget_stops_a_conversation_between_calls(tmp_path: Path, data:
         r.usage and r.status == 200 for rec in done.values() for r in rec.requests.values()
     )  # no call was cut
     # (a chat prompt's count is an estimate, so the spent figure may pass the budget: budget.py)
-    assert stopped.report["budget"]["stopped"] == stopped.stopped
+    assert stopped.report.budget.stopped == stopped.stopped
     wire = stopped.run_dir / "m" / "wire.jsonl"
     sent = [json.loads(line) for line in wire.read_text().splitlines()]
     finished = await arun_eval(
@@ -279,8 +279,8 @@ async def test_the_forecast_of_a_conversation_is_a_bound(tmp_path: Path, data: P
     assert "≤ 6" in shown and "two_turns · judge (j)" in shown
     assert "a bound, not a count" in shown
     ran = await arun_eval(config(judge=JUDGE), opts(tmp_path), tasks=tasks)
-    actual = ran.report["results"][0]["cost"]["actual"]
-    assert actual["output_tokens"] <= own.max_output_tokens
+    actual = ran.report.results[0].cost.actual
+    assert actual.output_tokens <= own.max_output_tokens
 
 
 def _plain(table: Any) -> str:

@@ -52,7 +52,7 @@ def test_the_doc_examples_run_as_written(
         tasks=found,
     )
     assert run.exit_code == 0
-    (entry,) = run.report["results"]
-    assert entry["samples"]["scored"] == 2 and entry["metrics"][metric] == 1.0
+    (entry,) = run.report.results
+    assert entry.samples.scored == 2 and entry.metrics[metric] == 1.0
     records = read_records(run.run_dir / "m" / name / "records.jsonl").records
     assert all(list(r.requests) == calls for r in records.values())

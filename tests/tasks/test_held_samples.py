@@ -1,4 +1,4 @@
-"""Every task's samples, as the plan holds them (``runner/samples.py``), read back equal to what
+"""Every task's samples, as the plan holds them (``plan/samples.py``), read back equal to what
 the task built: in memory and spilled to a file."""
 
 from __future__ import annotations
