@@ -296,6 +296,8 @@ def eval_command(
                     "--dry-run forecasts a new run; a stopped run's report shows its forecast "
                     f"beside what it spent: sieval report {resume}"
                 )
+            if resume is not None:
+                _refuse_ignored(resume, {"--limit": limit, "--out": out})
             cfg, models, tasks = _config(config, one_line, model, task, resume, given)
             stop_rule = parse_max_failures(max_failures)
             parse_selection(serving_checks)  # refused before anything runs
@@ -375,7 +377,7 @@ def _config(
         if config is not None:
             raise ConfigError("give a CONFIG or --endpoint, not both")
         if len(model) > 1 or (not model and one_line.endpoint != "embedded"):
-            raise ConfigError("the one-line form needs exactly one --model ID")
+            raise ConfigError("the one-line form needs exactly one --model ID" + _served(one_line))
         registry = common.task_registry()
         cfg = one_line.config(registry)
         for entry in cfg.tasks:
@@ -402,6 +404,40 @@ def _config(
         "nothing to evaluate: give a CONFIG file, or --endpoint URL --model ID --task NAME, or "
         "--resume RUN_DIR (try: sieval eval examples/quickstart.yaml)"
     )
+
+
+def _refuse_ignored(resume: Path, flags: dict[str, Any]) -> None:
+    """A flag ``--resume`` would ignore is refused by name: the run completes as planned."""
+    given = [flag for flag, value in flags.items() if value is not None]
+    if given:
+        raise ConfigError(
+            f"--resume completes {resume} as it was planned (its samples and its directory are "
+            f"fixed in its identity), so {' and '.join(given)} would be ignored: drop "
+            f"{'them' if len(given) > 1 else 'it'}, or start a new run with "
+            f"{'them' if len(given) > 1 else 'it'}"
+        )
+
+
+def _served(one_line: OneLine) -> str:
+    """What the one-line form's server serves, for the error of a missing ``--model``."""
+    import asyncio
+
+    import msgspec
+
+    from ..dialects.registry import get_dialect
+    from ..plan.config import ModelConfig
+    from ..runner.preflight import served_models
+
+    try:
+        entry = msgspec.convert({**one_line.model_entry(), "model": "-"}, ModelConfig)
+        ids = asyncio.run(
+            served_models(entry.base_url, get_dialect(entry.dialect_id), entry.api_key())
+        )
+    except (ConfigError, msgspec.ValidationError):
+        return ""
+    if not ids:
+        return ""
+    return f"; {entry.base_url} serves {', '.join(ids)}: add --model {ids[0]}"
 
 
 def _write_config(path: Path, one_line: OneLine | None, console: Console) -> None:

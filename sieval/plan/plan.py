@@ -173,9 +173,14 @@ def check_capabilities(model: ModelConfig, task: Task) -> None:
         ]
         outcome = row.capabilities.get(req.capability, "no")
         verb = "supports only partly" if outcome == "partial" else "does not support"
+        fix = f"dialects that do: {', '.join(others) or 'none yet'}"
+        if req.capability == "chat" and "openai_chat" in others:
+            fix = f"run it on a chat wire with {setting('kind', 'chat')} (openai_chat; {fix})"
+        elif req.capability in ("text_prompt", "input_logprobs") and model.kind == "chat":
+            fix = f"run it on a completion wire with {setting('kind', 'completion')} ({fix})"
         raise ConfigError(
             f"{task.name} needs {req.capability} ({req.why}), which {dialect} {verb} "
-            f"(model {model.label!r}); dialects that do: {', '.join(others) or 'none yet'}",
+            f"(model {model.label!r}); {fix}",
             dialect=dialect,
             path=req.capability,
         )
