@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Literal
 
-__all__ = ["SETTINGS", "Form", "fill", "form", "named", "named_as", "setting"]
+__all__ = ["SETTINGS", "Form", "fill", "form", "named", "named_as", "setting", "task_setting"]
 
 Form = Literal["config", "flags"]
 
@@ -74,6 +74,14 @@ def setting(key: str, value: str = "N") -> str:
     head, _, name = key.partition(".")
     config, flag = SETTINGS[head if name else key]
     return (flag if form() == "flags" else config).format(v=value, name=name)
+
+
+def task_setting(task: str, key: str, value: str) -> str:
+    """A setting of one task entry: ``--task mmlu_kshot_clp:num_fewshot=2``, or ``num_fewshot: 2
+    in the mmlu_kshot_clp entry of tasks:``."""
+    if form() == "flags":
+        return f"--task {task}:{key}={value}"
+    return f"{key}: {value} in the {task} entry of tasks:"
 
 
 def named(key: str) -> str:

@@ -39,6 +39,32 @@ def _currency(prices: Sequence[Any]) -> str:
     return found.pop() if len(found) == 1 else ""
 
 
+def refusals(forecast: Forecast, plan: Any) -> list[tuple[bool, str]]:
+    """What the run would refuse before its first request: each (model, task) whose longest
+    prompt leaves no room in the server's context, with the fix as the run was started;
+    ``(exact, line)``, an estimated count saying it may not fit."""
+    from ..runner.checks import fewer_shots
+
+    tasks = {pt.name: pt for pt in plan.tasks} if plan is not None else {}
+    several = len(tasks) > 1
+    out: list[tuple[bool, str]] = []
+    for u in forecast.units:
+        if not u.overflows or u.task not in tasks:
+            continue
+        counted = f"{u.longest_prompt:,}" if u.longest_exact else f"~{u.longest_prompt:,}"
+        verb = "does not fit" if u.longest_exact else "may not fit"
+        pt = tasks[u.task]
+        fix = fewer_shots(pt, f"{u.longest_sample}/-", several, u.longest_prompt, u.context)
+        out.append(
+            (
+                u.longest_exact,
+                f"{u.model}/{u.task}: the longest prompt ({u.longest_sample}, {counted} tokens) "
+                f"{verb} the server's context of {u.context:,} tokens; {fix}",
+            )
+        )
+    return out
+
+
 def render_forecast(forecast: Forecast, prices: Mapping[str, Price | None]) -> list[Table | Text]:
     """Per model, a table of its tasks: samples, requests, prompt tokens, the most output
     tokens, and with a price the most it may cost; below it, how the prompts were counted."""

@@ -326,8 +326,9 @@ def eval_command(
         except (ConfigError, StorageError) as exc:
             raise common.fail(exc.message, code=common.exit_code(exc)) from None
     if dry_run:
-        _render_forecast(result)
-        raise typer.Exit(common.EXIT_OK)
+        with named_as("flags" if one_line is not None else "config"):
+            refused = _render_forecast(result)
+        raise typer.Exit(common.EXIT_BAD_INPUT if refused else common.EXIT_OK)
     _render(result, console)
     raise typer.Exit(result.exit_code)
 
@@ -347,15 +348,23 @@ def cost_options(
     )
 
 
-def _render_forecast(result: Any) -> None:
-    """``--dry-run``'s output: the forecast, and that nothing ran."""
-    from .costs import render_forecast
+def _render_forecast(result: Any) -> bool:
+    """``--dry-run``'s output: the forecast, what the run would refuse, and that nothing ran;
+    whether it would refuse anything (then the command exits 2)."""
+    from rich.text import Text
+
+    from .costs import refusals, render_forecast
 
     out = text.console()
     prices = {pm.label: pm.config.price for pm in result.plan.models}
     for part in render_forecast(result.forecast, prices):
         out.print(part)
+    found = refusals(result.forecast, result.plan) if result.forecast is not None else []
+    for exact, line in found:
+        head = "would refuse: " if exact else "warning: "
+        out.print(Text(head, style="red" if exact else "yellow") + Text(line))
     out.print("dry run: no model request was sent and no run directory was written")
+    return any(exact for exact, _ in found)
 
 
 def _config(

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -101,6 +101,18 @@ class UnitForecast(msgspec.Struct, kw_only=True):
     """Requests with no ``max_tokens``: their output has no maximum, and is not in the one above."""
     method: str = ""
     """How the prompt tokens were counted (``Counting.method``)."""
+    longest_prompt: int = 0
+    """The most prompt tokens of one request (exact when ``longest_exact``)."""
+    longest_exact: bool = True
+    longest_sample: str = ""
+    """The sample whose request has that prompt."""
+    context: int | None = None
+    """The server's maximum model length (prompt and output tokens), when it says one."""
+
+    @property
+    def overflows(self) -> bool:
+        """The longest prompt leaves no room for one output token: the run would refuse it."""
+        return self.context is not None and self.longest_prompt + 1 > self.context
 
     @property
     def exact(self) -> bool:
@@ -172,18 +184,24 @@ async def _forecast_unit(
     counter: PromptCounter,
     model: Model,
     progress: _Progress,
+    context: int | None = None,
 ) -> UnitForecast:
     totals = {"requests": 0, "prompt": 0, "exact": 0, "output": 0, "unbounded": 0}
+    longest: list[Any] = [0, True, ""]  # tokens, exact, sample id
 
-    def add(counted: tuple[int, bool]) -> None:
+    def add(counted: tuple[int, bool], sample_id: str) -> None:
         totals["prompt"] += counted[0]
         totals["exact"] += counted[1]
+        if counted[0] > longest[0]:
+            longest[:] = [counted[0], counted[1], sample_id]
 
-    queue: asyncio.Queue[Request | None] = asyncio.Queue(maxsize=4 * TOKENIZE_CONCURRENCY)
+    queue: asyncio.Queue[tuple[Request, str] | None] = asyncio.Queue(
+        maxsize=4 * TOKENIZE_CONCURRENCY
+    )
 
     async def worker() -> None:
-        while (request := await queue.get()) is not None:
-            add(await counter.count(request, model))
+        while (item := await queue.get()) is not None:
+            add(await counter.count(item[0], model), item[1])
 
     workers = [asyncio.ensure_future(worker()) for _ in range(TOKENIZE_CONCURRENCY)]
     try:
@@ -195,9 +213,9 @@ async def _forecast_unit(
                 totals["unbounded"] += most is None
                 ready = counter.now(request)
                 if ready is not None:
-                    add(ready)
+                    add(ready, sample.id)
                 else:
-                    await queue.put(request)
+                    await queue.put((request, sample.id))
             progress.sample_done(counter)
         for _ in workers:
             await queue.put(None)
@@ -215,6 +233,10 @@ async def _forecast_unit(
         max_output_tokens=totals["output"],
         unbounded_requests=totals["unbounded"],
         method=counter.method,
+        longest_prompt=longest[0],
+        longest_exact=longest[1],
+        longest_sample=longest[2],
+        context=context,
     )
 
 
@@ -258,8 +280,13 @@ async def forecast_run(plan: Plan, setup: Setup, stage: Callable[[str], None]) -
             samples = sum(len(pt.samples) for pt in plan.tasks)
             stage(f"forecasting {pm.label}: counting the prompt tokens of {samples:,} samples")
             progress = _Progress(pm.label, samples, stage)
+            found = setup.provenance.get(pm.label)
+            lengths = found.max_model_len if found is not None else {}
+            context = lengths.get(pm.config.model, facts[pm.label].max_length)
             units = [
-                await _forecast_unit(pm, pt, facts[pm.label], counter, models[pm.label], progress)
+                await _forecast_unit(
+                    pm, pt, facts[pm.label], counter, models[pm.label], progress, context
+                )
                 for pt in plan.tasks
             ]
             seconds = time.perf_counter() - progress.started
