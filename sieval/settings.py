@@ -41,6 +41,7 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "concurrency_limit": ("concurrency_limit: {v}", "--concurrency {v}"),
     "concurrency": ("concurrency: {v}", "--concurrency {v}"),
     "n": ("n: {v}", "--limit {v}"),
+    "samples": ("samples: [{v}]", "--samples {v}"),
     "num_fewshot": ("num_fewshot: {v}", "--num-fewshot {v}"),
     "seed": ("seed: {v}", "--seed {v}"),
     "options": ("options: {{{name}: {v}}}", "--task-option {name}={v}"),

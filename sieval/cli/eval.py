@@ -31,7 +31,7 @@ from ..errors import ConfigError, StorageError
 from . import common, text
 from .app import app
 from .inert import markup
-from .oneline import OneLine, config_yaml, names
+from .oneline import OneLine, config_yaml, names, parse_limit
 
 __all__ = ["EXIT_INTERRUPTED", "ONE_LINE_ONLY"]
 
@@ -52,6 +52,7 @@ ONE_LINE_ONLY = {
     "--timeout": "timeout_s",
     "--max-reply-mib": "max_reply_mib",
     "--price": "price",
+    "--samples": "samples",
 }
 """The flags of the one-line form a config says in its own keys (refused beside a CONFIG)."""
 
@@ -155,8 +156,17 @@ def eval_command(
         help="Requests in flight at once (one-line form: the model's; with a config: the cap "
         "over every model).",
     ),
-    limit: int | None = typer.Option(
-        None, "--limit", metavar="N", help="At most N samples a task."
+    limit: str | None = typer.Option(
+        None,
+        "--limit",
+        metavar="N",
+        help="At most N samples a task, or a fraction of each task's rows (0.1), as lm-eval's.",
+    ),
+    samples: list[str] = typer.Option(
+        [],
+        "--samples",
+        metavar="ID,...",
+        help=_ONE + "only these sample ids (as 'sieval samples' shows them), in every task.",
     ),
     write_config: Path | None = typer.Option(
         None,
@@ -274,14 +284,14 @@ def eval_command(
             auth=auth, num_fewshot=num_fewshot, seed=seed, task_options=task_option,
             gen_kwargs=gen_kwargs, retries=retries, timeout=timeout, max_reply_mib=max_reply_mib,
             concurrency=concurrency,
-            limit=limit, data_dir=data_dir, out=out, price=price,
+            limit=None, samples=samples, data_dir=data_dir, out=out, price=price,
         )  # fmt: skip
     given = {
         "--name": name, "--kind": kind, "--dialect": dialect, "--api-key-env": api_key_env,
         "--api-key-file": api_key_file, "--auth": auth, "--num-fewshot": num_fewshot,
         "--seed": seed, "--task-option": task_option or None, "--gen-kwargs": gen_kwargs or None,
         "--retries": retries, "--timeout": timeout, "--max-reply-mib": max_reply_mib,
-        "--price": price,
+        "--price": price, "--samples": samples or None,
     }  # fmt: skip
     created: list[Path] = []
     # errors name flags for a one-line run and config keys otherwise (sieval/settings.py)
@@ -298,6 +308,9 @@ def eval_command(
                 )
             if resume is not None:
                 _refuse_ignored(resume, {"--limit": limit, "--out": out})
+            limited = parse_limit(limit)
+            if one_line is not None:
+                one_line.limit = limited
             cfg, models, tasks = _config(config, one_line, model, task, resume, given)
             stop_rule = parse_max_failures(max_failures)
             parse_selection(serving_checks)  # refused before anything runs
@@ -308,7 +321,7 @@ def eval_command(
                 out=out,
                 resume=resume,
                 data_dir=data_dir,
-                limit=limit if one_line is None else None,  # the one-line config holds n
+                limit=limited if one_line is None else None,  # the one-line config holds n
                 concurrency=concurrency if one_line is None else None,
                 models=models,
                 tasks=tasks,

@@ -14,6 +14,7 @@ does not set its own.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,7 @@ from ..ir.request import Sampling
 from ..plan.config import ONE_LINE, EvalConfig, parse_config
 from ..tasks.base import Task
 
-__all__ = ["GEN_KWARGS_ALIASES", "OneLine", "config_yaml", "names", "pairs"]
+__all__ = ["GEN_KWARGS_ALIASES", "OneLine", "config_yaml", "names", "pairs", "parse_limit"]
 
 TASK_FIELDS = ("n", "num_fewshot", "seed")
 """Keys of a task entry that are its own fields, not options."""
@@ -49,6 +50,26 @@ def _scalar(text: str) -> Any:
     except yaml.YAMLError:
         return text
     return value if isinstance(value, bool | int | float | str) else text
+
+
+def parse_limit(text: str | None) -> int | float | None:
+    """``--limit``: a whole number of samples a task (``50``), or a fraction of each task's rows
+    below 1 (``0.1``, as lm-eval's)."""
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if value.is_integer() and value >= 1 and "." not in text:
+        return int(value)
+    if 0 < value < 1:
+        return value
+    raise ConfigError(
+        f"--limit {text!r}: give a whole number of samples a task (--limit 50) or a fraction of "
+        "each task below 1 (--limit 0.1)",
+        path="limit",
+    )
 
 
 def pairs(values: Sequence[str], flag: str) -> dict[str, Any]:
@@ -97,7 +118,10 @@ class OneLine:
     timeout: float | None = None
     max_reply_mib: float | None = None
     concurrency: int | None = None
-    limit: int | None = None
+    limit: int | float | None = None
+    """A count, or a fraction of each task's rows (``0.1``)."""
+    samples: Sequence[str] = field(default_factory=tuple)
+    """Only these sample ids, in every task."""
     data_dir: Path | None = None
     out: Path | None = None
     price: str | None = None
@@ -161,7 +185,11 @@ class OneLine:
             if self.seed is not None:
                 entry.setdefault("seed", self.seed)
             if self.limit is not None:
-                entry["n"] = min(entry.get("n", self.limit), self.limit)
+                own = entry.get("n")
+                same = isinstance(own, int) and isinstance(self.limit, int)
+                entry["n"] = min(own, self.limit) if same and own is not None else self.limit
+            if self.samples:
+                entry.setdefault("samples", list(names(self.samples)))
         return entries
 
     def mapping(self, registry: Mapping[str, Task]) -> dict[str, Any]:

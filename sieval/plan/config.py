@@ -422,6 +422,18 @@ def check_config(config: EvalConfig, source: str) -> EvalConfig:
         if task.name in names:
             raise ConfigError(f"{head}task {task.name!r} is listed twice", path="tasks")
         names.add(task.name)
-        if task.n is not None and task.n < 1:
-            raise ConfigError(f"{head}task {task.name!r}: {named('n')} must be >= 1", path="n")
+        if task.n is not None and not (
+            (isinstance(task.n, int) and task.n >= 1)
+            or (isinstance(task.n, float) and 0 < task.n < 1)
+        ):
+            raise ConfigError(
+                f"{head}task {task.name!r}: {named('n')} must be a whole number >= 1 or a "
+                f"fraction between 0 and 1 (0.1: a tenth of the task), got {task.n!r}",
+                path="n",
+            )
+        if task.samples is not None and not task.samples:
+            raise ConfigError(
+                f"{head}task {task.name!r}: samples is empty; list sample ids or drop it",
+                path="samples",
+            )
     return msgspec.structs.replace(config, models=models, tasks=tasks)

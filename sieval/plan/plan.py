@@ -9,7 +9,8 @@ problem is a ``ConfigError``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -25,7 +26,7 @@ from ..settings import setting
 from ..store.identity import file_sha256, fingerprint, sieval_version
 from ..store.paths import results_dirname, segment
 from ..store.records import SCHEMA_VERSION
-from ..tasks.base import ModelFacts, Readiness, Requirement, Task, TaskConfig
+from ..tasks.base import ModelFacts, Readiness, Requirement, Sample, Task, TaskConfig
 from ..tasks.registry import TASKS
 from .config import EvalConfig, ModelConfig
 from .samples import DuplicateSampleId, Samples
@@ -215,19 +216,41 @@ def _option_hint(planned: PlannedTask, leaf: str | None) -> str:
     )
 
 
-def _limited(config: TaskConfig, limit: int | None) -> TaskConfig:
+def _limited(config: TaskConfig, limit: int | float | None) -> TaskConfig:
+    """The task entry with ``--limit`` applied: a count caps ``n``; a fraction (``0.1``) is the
+    entry's ``n`` unless it sets a count of its own (then the smaller cannot be told apart before
+    the rows are read: refused)."""
     if limit is None:
         return config
-    if limit < 1:
-        raise ConfigError(f"--limit must be >= 1, got {limit}", path="limit")
-    n = limit if config.n is None else min(config.n, limit)
-    return msgspec.structs.replace(config, n=n)
+    fraction = isinstance(limit, float)
+    if (fraction and not 0 < limit < 1) or (not fraction and limit < 1):
+        raise ConfigError(
+            f"--limit must be a whole number >= 1 or a fraction between 0 and 1, got {limit}",
+            path="limit",
+        )
+    if config.n is None:
+        return msgspec.structs.replace(config, n=limit)
+    if isinstance(config.n, float) or fraction:
+        if config.n == limit:
+            return config
+        raise ConfigError(
+            f"task {config.name!r} sets n: {config.n} and --limit is {limit}: one of them is a "
+            "fraction; give one",
+            path="limit",
+        )
+    return msgspec.structs.replace(config, n=min(config.n, limit))
 
 
 def _load(task: Task, config: TaskConfig, data_dir: Path, notes: list[str]) -> PlannedTask:
-    loaded = task.load(data_dir, config)
     per_row = getattr(task, "samples_per_row", None)  # n counts rows; a repeated row is k samples
-    count = None if config.n is None else config.n * (per_row(config) if per_row else 1)
+    per = per_row(config) if per_row else 1
+    rows = config.n
+    if isinstance(rows, float):  # a fraction of the task's rows, rounded up, as lm-eval's
+        total = sum(1 for _ in _chosen(task, task.load(data_dir, config), config)) // per
+        rows = max(1, math.ceil(rows * total))
+        notes.append(f"task {task.name}: n={config.n} of its {total:,} rows is {rows:,}")
+    loaded = _chosen(task, task.load(data_dir, config), config)
+    count = None if rows is None else rows * per
     try:
         samples = Samples(loaded if count is None else islice(loaded, count))
     except DuplicateSampleId as exc:
@@ -236,7 +259,7 @@ def _load(task: Task, config: TaskConfig, data_dir: Path, notes: list[str]) -> P
             "key",
             path="tasks",
         ) from exc
-    if count is not None and count > len(samples):
+    if count is not None and count > len(samples) and not isinstance(config.n, float):
         notes.append(
             f"task {task.name!r}: n={config.n} but the dataset has {len(samples)} samples; "
             f"all {len(samples)} are evaluated"
@@ -248,11 +271,40 @@ def _load(task: Task, config: TaskConfig, data_dir: Path, notes: list[str]) -> P
     return PlannedTask(task=task, config=config, samples=samples, checksums=checksums)
 
 
+def _chosen(task: Task, samples: Iterable[Sample], config: TaskConfig) -> Iterator[Sample]:
+    """The samples ``config.samples`` names (a row's id stands for its repeats ``id#rK``), in
+    the task's order; an id the task does not have is refused, with the closest it has."""
+    if config.samples is None:
+        yield from samples
+        return
+    wanted = set(config.samples)
+    found: set[str] = set()
+    seen: list[str] = []
+    for sample in samples:
+        row = sample.id.split("#r", 1)[0]
+        key = sample.id if sample.id in wanted else row if row in wanted else None
+        if key is None:
+            if len(seen) < 5000:
+                seen.append(row)
+            continue
+        found.add(key)
+        yield sample
+    missing = [i for i in config.samples if i not in found]
+    if missing:
+        shown = f"{seen[0]}, {seen[1]}, ..." if len(seen) > 1 else "none"
+        raise ConfigError(
+            f"task {task.name} has no sample {missing[0]!r}{did_you_mean(missing[0], seen)} "
+            f"(its ids are like {shown}; 'sieval samples RUN_DIR' lists a run's)",
+            path="samples",
+            received=missing[0],
+        )
+
+
 def plan_run(
     config: EvalConfig,
     *,
     data_dir: Path,
-    limit: int | None = None,
+    limit: int | float | None = None,
     tasks: Mapping[str, Task] | None = None,
     keys: bool = True,
 ) -> Plan:
@@ -284,7 +336,7 @@ def plan_run(
         "models": {m.label: m.config.identity() for m in models},
         "tasks": {
             p.name: {
-                "config": msgspec.to_builtins(p.config),
+                "config": _entry_identity(p.config),
                 "protocol": p.task.protocol,
                 "data": p.checksums,
             }
@@ -299,6 +351,15 @@ def plan_run(
         inputs=inputs,
         notes=notes,
     )
+
+
+def _entry_identity(config: TaskConfig) -> dict[str, Any]:
+    """A task entry as the identity holds it; ``samples`` only when set, so that a run planned
+    before the field existed keeps its identity."""
+    out: dict[str, Any] = msgspec.to_builtins(config)
+    if out.get("samples") is None:
+        out.pop("samples", None)
+    return out
 
 
 def check_ready(plan: Plan, allow_unsafe_code: bool = False) -> Readiness:

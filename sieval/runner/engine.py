@@ -76,8 +76,9 @@ class RunOptions:
     data_dir: Path | None = None
     """Dataset dir; else ``SIEVAL_DATA_DIR``, else the config's ``data_dir``, else ``data`` or
     ``../shared/data`` (``DEFAULT_DATA_DIRS``), whichever exists."""
-    limit: int | None = None
-    """Cap every task's ``n`` (it enters the run identity like ``n`` does)."""
+    limit: int | float | None = None
+    """Cap every task's ``n``, or a fraction of its rows (it enters the run identity like ``n``
+    does)."""
     concurrency: int | None = None
     """Global cap on requests in flight (config ``concurrency``)."""
     models: Sequence[str] = ()
