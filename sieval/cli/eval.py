@@ -312,6 +312,8 @@ def eval_command(
             if one_line is not None:
                 one_line.limit = limited
             cfg, models, tasks = _config(config, one_line, model, task, resume, given)
+            for line in _alias_notes(config, one_line):
+                console.print(f"note: {line}", soft_wrap=True, markup=False)
             stop_rule = parse_max_failures(max_failures)
             parse_selection(serving_checks)  # refused before anything runs
             cost = cost_options(dry_run, forecast, budget_tokens, budget_cost)
@@ -426,6 +428,24 @@ def _config(
         "nothing to evaluate: give a CONFIG file, or --endpoint URL --model ID --task NAME, or "
         "--resume RUN_DIR (try: sieval eval examples/quickstart.yaml)"
     )
+
+
+def _alias_notes(config: Path | None, one_line: OneLine | None) -> list[str]:
+    """A line for each of lm-eval's task names the command used: the entry it runs as."""
+    from ..tasks.aliases import notes
+
+    if one_line is not None:
+        return notes(item.partition(":")[0].strip() for item in names(one_line.tasks))
+    if config is None:
+        return []
+    try:
+        import yaml
+
+        raw = yaml.safe_load(config.read_text())
+        entries = raw.get("tasks", []) if isinstance(raw, dict) else []
+        return notes(e["name"] if isinstance(e, dict) else str(e) for e in entries)
+    except (OSError, yaml.YAMLError, KeyError, TypeError):
+        return []  # the config was read once already; a problem there is said there
 
 
 def _refuse_ignored(resume: Path, flags: dict[str, Any]) -> None:

@@ -179,6 +179,8 @@ class OneLine:
                 )
             for entry in takers:
                 entry.setdefault("options", {}).setdefault(key, shared[key])
+        if self.num_fewshot is not None:
+            entries = _suite_members(entries, registry, self.num_fewshot)
         for entry in entries:
             if self.num_fewshot is not None:
                 entry.setdefault("num_fewshot", self.num_fewshot)
@@ -248,6 +250,51 @@ def _price(text: str) -> dict[str, Any]:
     if len(parts) == 3 and parts[2]:
         price["currency"] = parts[2]
     return price
+
+
+def _suite_members(
+    entries: list[dict[str, Any]], registry: Mapping[str, Task], shots: int
+) -> list[dict[str, Any]]:
+    """``--num-fewshot`` beside a suite: the suite's entry becomes its members', each taking the
+    shots; a member that takes none is refused by name, with the one line that runs it 0-shot
+    beside the others."""
+    from ..tasks.registry import SUITES
+
+    out: list[dict[str, Any]] = []
+    for entry in entries:
+        suite = SUITES.get(entry["name"])
+        if suite is None or "num_fewshot" in entry or entry.get("options"):
+            out.append(entry)
+            continue
+        shared: dict[str, Any] = {k: entry[k] for k in ("n", "seed", "samples") if k in entry}
+        members: list[dict[str, Any]] = []
+        for m in suite.tasks:
+            member: dict[str, Any] = {"name": m.name, **shared}
+            if m.num_fewshot is not None:
+                member["num_fewshot"] = m.num_fewshot
+            if m.options:
+                member["options"] = dict(m.options)
+            members.append(member)
+        shotless = [m["name"] for m in members if _takes_no_shots(registry, m["name"])]
+        if shotless and shots:
+            listed = ",".join(
+                m["name"] if m["name"] in shotless else f"{m['name']}:num_fewshot={shots}"
+                for m in members
+            )
+            raise ConfigError(
+                f"--num-fewshot {shots} applies to {suite.name}'s tasks, but "
+                f"{', '.join(shotless)} take no shots (their data has no split to draw them "
+                f"from); to run them 0-shot beside the others, drop --num-fewshot and give "
+                f"--task {listed}",
+                path="num_fewshot",
+            )
+        out += members
+    return out
+
+
+def _takes_no_shots(registry: Mapping[str, Task], name: str) -> bool:
+    spec = getattr(registry.get(name), "spec", None)
+    return spec is not None and spec.data.shots is None
 
 
 def _defaults(registry: Mapping[str, Task], name: str) -> Mapping[str, Any]:

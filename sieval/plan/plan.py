@@ -127,9 +127,13 @@ def select(config: EvalConfig, models: Sequence[str] = (), tasks: Sequence[str] 
 
 def resolve_task(name: str, tasks: Mapping[str, Task]) -> Task:
     if name not in tasks:
+        from ..tasks.aliases import ALIASES
+        from ..tasks.registry import SUITES
+
         raise ConfigError(
-            f"unknown task {name!r}.{did_you_mean(name, tasks)} Known tasks: "
-            f"{', '.join(sorted(tasks)) or '(none)'} (see 'sieval tasks').",
+            f"unknown task {name!r}.{did_you_mean(name, [*tasks, *SUITES, *ALIASES])} Known "
+            f"tasks: {', '.join(sorted(tasks)) or '(none)'}; suites: {', '.join(SUITES)}; "
+            "lm-eval's gsm8k, mmlu_<subject> and mmlu_<group> (see 'sieval tasks').",
             path="tasks",
             received=name,
         )
