@@ -46,6 +46,7 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "seed": ("seed: {v}", "--seed {v}"),
     "options": ("options: {{{name}: {v}}}", "--task-option {name}={v}"),
     "request_defaults": ("request_defaults: {{{name}: {v}}}", "--gen-kwargs {name}={v}"),
+    "request_overrides": ("request_overrides: {{{name}: {v}}}", "--gen-kwargs {name}={v}"),
     "price": ("price: {v}", "--price {v}"),
 }
 """Each setting a fix may name. ``options`` and ``request_defaults`` hold a named entry (a task

@@ -47,7 +47,7 @@ ONE_LINE_ONLY = {
     "--num-fewshot": "num_fewshot",
     "--seed": "seed",
     "--task-option": "options",
-    "--gen-kwargs": "request_defaults",
+    "--gen-kwargs": "request_overrides",
     "--retries": "retries",
     "--timeout": "timeout_s",
     "--max-reply-mib": "max_reply_mib",

@@ -143,8 +143,8 @@ class OneLine:
         defaults = {_gen_leaf(k): v for k, v in pairs(self.gen_kwargs, "--gen-kwargs").items()}
         if "sampling.stop" in defaults and isinstance(defaults["sampling.stop"], str):
             defaults["sampling.stop"] = [defaults["sampling.stop"]]
-        if defaults:
-            entry["request_defaults"] = defaults
+        if defaults:  # lm-eval's --gen_kwargs: over what a task sets, said by the run
+            entry["request_overrides"] = defaults
         if self.price is not None:
             entry["price"] = _price(self.price)
         return entry

@@ -20,7 +20,7 @@ from msgspec import UNSET
 
 from ..dialects.spec import tokenized
 from ..errors import SievalError
-from ..ir.defaults import with_defaults
+from ..ir.defaults import with_defaults, with_overrides
 from ..ir.request import CompletionInput, Request, TextPart, ToolCallPart, ToolResultPart
 
 if TYPE_CHECKING:
@@ -175,9 +175,9 @@ def requests_of(
 ) -> list[Request]:
     """A sample's requests for this model, with the model's request defaults applied (as
     ``Model.call`` applies them: a default ``max_tokens`` is the request's maximum)."""
-    defaults = pm.config.request_defaults
+    defaults, overrides = pm.config.request_defaults, pm.config.request_overrides
     return [
-        with_defaults(request, defaults)
+        with_overrides(with_defaults(request, defaults), overrides)
         for request in pt.task.requests(sample, pt.config, facts).values()
     ]
 

@@ -13,21 +13,29 @@ from ..settings import named
 from .leaves import schema_match
 from .request import Request
 
-__all__ = ["check_default_leaf", "check_default_value", "with_defaults"]
+__all__ = [
+    "check_default_leaf",
+    "check_default_value",
+    "overridden",
+    "with_defaults",
+    "with_overrides",
+]
 
 
-def check_default_leaf(path: str, where: str = "") -> None:
+def check_default_leaf(path: str, where: str = "", key: str = "request_defaults") -> None:
     """Raise ``ConfigError`` unless ``path`` is a leaf a model's request defaults may set."""
     head, _, name = path.partition(".")
     if schema_match(path) is None or not name or head == "input":
         raise ConfigError(
-            f"{where}{named('request_defaults.' + path)} is not a request leaf such as "
+            f"{where}{named(key + '.' + path)} is not a request leaf such as "
             "sampling.temperature or options.min_p",
             path=path,
         )
 
 
-def check_default_value(path: str, value: Any, where: str = "") -> None:
+def check_default_value(
+    path: str, value: Any, where: str = "", key: str = "request_defaults"
+) -> None:
     """Raise ``ConfigError`` unless ``value`` has the type of the leaf ``path`` (checked before a
     run, so ``sampling.top_p: "high"`` never reaches a request). ``options.*`` take any value:
     each dialect decides its own options."""
@@ -45,7 +53,7 @@ def check_default_value(path: str, value: Any, where: str = "") -> None:
             getattr(t, "__name__", str(t)) for t in kinds if t is not msgspec.UnsetType
         )
         raise ConfigError(
-            f"{where}{named('request_defaults.' + path)}={value!r} is not a valid value ({exc}); "
+            f"{where}{named(key + '.' + path)}={value!r} is not a valid value ({exc}); "
             f"it takes {shown}",
             path=path,
             received=value,
@@ -82,3 +90,51 @@ def with_defaults(request: Request, defaults: Mapping[str, Any]) -> Request:
     if options != request.options:
         changes["options"] = options
     return msgspec.structs.replace(request, **changes) if changes else request
+
+
+def with_overrides(request: Request, overrides: Mapping[str, Any]) -> Request:
+    """Set ``group.field`` and ``options.key`` leaves whatever ``request`` set (a model's
+    ``request_overrides``, the one-line form's ``--gen-kwargs``: lm-eval's ``--gen_kwargs`` and
+    Inspect's ``--temperature`` override what a task sets)."""
+    if not overrides:
+        return request
+    groups: dict[str, dict[str, Any]] = {}
+    options = dict(request.options)
+    for path, value in overrides.items():
+        check_default_leaf(path, key="request_overrides")
+        if value is None:
+            continue
+        head, _, name = path.partition(".")
+        if head == "options":
+            options[name] = value
+        else:
+            groups.setdefault(head, {})[name] = tuple(value) if isinstance(value, list) else value
+    changes: dict[str, Any] = {
+        head: msgspec.structs.replace(getattr(request, head), **fields)
+        for head, fields in groups.items()
+    }
+    if options != request.options:
+        changes["options"] = options
+    return msgspec.structs.replace(request, **changes) if changes else request
+
+
+def overridden(request: Request, overrides: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
+    """The leaves ``request`` set itself (not left at their default) that ``overrides`` changes:
+    ``(path, the request's value, the override)``."""
+    found: list[tuple[str, Any, Any]] = []
+    for path, value in overrides.items():
+        if value is None:
+            continue
+        head, _, name = path.partition(".")
+        if head == "options":
+            if name in request.options and request.options[name] != value:
+                found.append((path, request.options[name], value))
+            continue
+        group = getattr(request, head)
+        field = next(f for f in msgspec.structs.fields(group) if f.name == name)
+        default = field.default if field.default is not msgspec.NODEFAULT else None
+        had = getattr(group, name)
+        new = tuple(value) if isinstance(value, list) else value
+        if had != default and had != new:
+            found.append((path, had, new))
+    return found

@@ -130,6 +130,9 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     another one the endpoint needs (vLLM's ``/v1/messages`` takes only ``bearer``)."""
     request_defaults: dict[str, Any] = msgspec.field(default_factory=dict)
     """Leaf path -> value (``sampling.temperature: 0.0``), applied where a task sets nothing."""
+    request_overrides: dict[str, Any] = msgspec.field(default_factory=dict)
+    """Leaf path -> value, applied whatever a task sets (the one-line form's ``--gen-kwargs``, as
+    lm-eval's); the run says what each overrode."""
     timeout_s: float = 600.0
     """Client-side budget per request in seconds."""
     retry_after_max_s: float = 60.0
@@ -210,7 +213,11 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
             "model": self.model,
             "dialect": self.dialect_id,
             "request_defaults": dict(sorted(self.request_defaults.items())),
-        }
+        } | (  # only when set: a run planned before overrides existed keeps its identity
+            {"request_overrides": dict(sorted(self.request_overrides.items()))}
+            if self.request_overrides
+            else {}
+        )
 
 
 class EvalConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -265,8 +272,9 @@ def parse_config(text: str, *, source: str = "<config>") -> EvalConfig:
     for i, entry in enumerate(raw.get("models") or []):
         if isinstance(entry, dict):
             _refuse_literal_key(entry, f"{source}: models[{i}]")
-            if isinstance(entry.get("request_defaults"), dict):
-                entry["request_defaults"] = _flatten(entry["request_defaults"])
+            for key in ("request_defaults", "request_overrides"):
+                if isinstance(entry.get(key), dict):
+                    entry[key] = _flatten(entry[key])
     try:
         config = msgspec.convert(raw, EvalConfig)
     except msgspec.ValidationError as exc:
@@ -397,6 +405,9 @@ def check_config(config: EvalConfig, source: str) -> EvalConfig:
         for leaf, value in model.request_defaults.items():
             check_default_leaf(leaf, where=where)
             check_default_value(leaf, value, where=where)
+        for leaf, value in model.request_overrides.items():
+            check_default_leaf(leaf, where=where, key="request_overrides")
+            check_default_value(leaf, value, where=where, key="request_overrides")
         if model.label in labels:
             raise ConfigError(
                 f"{where}two models are named {model.label!r}; give each a distinct 'name:'",

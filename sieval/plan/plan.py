@@ -21,8 +21,9 @@ import msgspec
 from ..dialects.registry import get_dialect, registry
 from ..dialects.spec import Auth, Dialect, Refuse
 from ..errors import ConfigError, Refused, did_you_mean
+from ..ir.defaults import overridden, with_defaults
 from ..model import prepare
-from ..settings import setting
+from ..settings import named, setting
 from ..store.identity import file_sha256, fingerprint, sieval_version
 from ..store.paths import results_dirname, segment
 from ..store.records import SCHEMA_VERSION
@@ -95,6 +96,9 @@ class Plan:
     """What the identity hashes (secret-free), stored in ``run.json`` and ``report.json``."""
     notes: list[str] = field(default_factory=list)
     """Facts a user must know before the run (a task with fewer samples than asked for)."""
+    overrides: list[str] = field(default_factory=list)
+    """What a model's ``request_overrides`` (``--gen-kwargs``) overrode of what a task sets, a
+    line per model and task: said as the run starts, kept in the report's warnings."""
 
 
 def _pick(kind: str, wanted: Sequence[str], known: Sequence[str]) -> list[str]:
@@ -199,7 +203,7 @@ def _dry_lower(model: PlannedModel, planned: PlannedTask) -> None:
     cfg = model.config
     for name, request in planned.task.requests(sample, planned.config, model.facts).items():
         try:
-            prepare(model.dialect, request, cfg.model, cfg.request_defaults)
+            prepare(model.dialect, request, cfg.model, cfg.request_defaults, cfg.request_overrides)
         except Refused as exc:
             raise ConfigError(
                 f"model {cfg.label!r} cannot run task {planned.name!r}: request {name!r} of "
@@ -208,6 +212,25 @@ def _dry_lower(model: PlannedModel, planned: PlannedTask) -> None:
                 dialect=model.dialect.id,
                 path=exc.path,
             ) from exc
+
+
+def _overrode(model: PlannedModel, planned: PlannedTask, several: bool) -> str:
+    """The line saying what the model's overrides change of what the task sets (read on the
+    first sample's requests), or ``""`` when they change nothing the task set."""
+    cfg = model.config
+    if not cfg.request_overrides or not planned.samples:
+        return ""
+    changed: dict[str, tuple[Any, Any]] = {}
+    requests = planned.task.requests(planned.samples[0], planned.config, model.facts)
+    for request in requests.values():
+        sent = with_defaults(request, cfg.request_defaults)
+        for path, had, new in overridden(sent, cfg.request_overrides):
+            changed.setdefault(path, (had, new))
+    if not changed:
+        return ""
+    said = ", ".join(f"{path} {had!r} -> {new!r}" for path, (had, new) in changed.items())
+    who = f"{cfg.label}/{planned.name}" if several else planned.name
+    return f"{named('request_overrides')} overrides what {who} sets: {said}"
 
 
 def _option_hint(planned: PlannedTask, leaf: str | None) -> str:
@@ -334,6 +357,9 @@ def plan_run(
     for pm in models:
         for p in planned:
             _dry_lower(pm, p)
+    overrides = [
+        line for pm in models for p in planned if (line := _overrode(pm, p, len(models) > 1))
+    ]
     inputs: dict[str, Any] = {
         "sieval_version": sieval_version(),
         "records_schema_version": SCHEMA_VERSION,
@@ -354,6 +380,7 @@ def plan_run(
         identity=fingerprint(inputs),
         inputs=inputs,
         notes=notes,
+        overrides=overrides,
     )
 
 

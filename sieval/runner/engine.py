@@ -232,7 +232,9 @@ async def _arun_eval(
     dry_run = options.cost.dry_run  # a forecast alone: no model request, no run directory
     if dry_run and (options.resume is not None or options.plan_only):
         raise ConfigError("--dry-run forecasts a new run; it takes no --resume or plan")
-    warnings: list[str] = list(plan.notes)
+    for line in plan.overrides:  # --gen-kwargs over what a task sets: said before it runs
+        stage(line)
+    warnings: list[str] = [*plan.notes, *plan.overrides]
     if options.resume is not None:
         run_dir = options.resume
         check_resume(run_dir, plan.identity, plan.inputs)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..ir.defaults import with_defaults
+from ..ir.defaults import with_defaults, with_overrides
 from ..ir.request import Request
 from ..model import Model
 from ..plan.plan import Plan, PlannedModel
@@ -30,7 +30,8 @@ def run_requests(pm: PlannedModel, plan: Plan, facts: ModelFacts) -> list[tuple[
     for pt in plan.tasks:
         for sample in pt.samples[:1]:
             for request in pt.task.requests(sample, pt.config, facts).values():
-                found.append((pt.name, with_defaults(request, pm.config.request_defaults)))
+                sent = with_defaults(request, pm.config.request_defaults)
+                found.append((pt.name, with_overrides(sent, pm.config.request_overrides)))
     return found
 
 
@@ -77,6 +78,7 @@ async def serving_for(
         auth=pm.auth,
         timeouts=Timeouts(total=timeout, connect=min(10.0, timeout), read=min(300.0, timeout)),
         request_defaults=pm.config.request_defaults,
+        request_overrides=pm.config.request_overrides,
         transport=transport,
     )
     try:

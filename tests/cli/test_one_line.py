@@ -74,7 +74,7 @@ def test_the_flags_become_the_config_they_stand_for() -> None:
     assert (model.retries, model.timeout_s, model.concurrency_limit) == (1, 30.0, 100)
     assert (model.max_reply_mib, model.max_reply_bytes) == (8.0, 8 * 2**20)
     assert model.api_key_env == "MY_KEY" and config.concurrency == 100
-    assert model.request_defaults == {
+    assert model.request_overrides == {  # lm-eval's --gen_kwargs: over what a task sets
         "sampling.temperature": 0,
         "sampling.max_tokens": 32,
         "sampling.stop": ["Question:"],
@@ -149,7 +149,7 @@ def test_the_saved_config_runs_with_the_same_identity(tmp_path: Path) -> None:
     assert identity[0] == identity[1]
     few = json.loads((run_a / "run.json").read_text())["config"]
     assert [t["num_fewshot"] for t in few["tasks"]] == [2, 2]
-    assert few["models"][0]["request_defaults"] == {"sampling.seed": 3}
+    assert few["models"][0]["request_overrides"] == {"sampling.seed": 3}
 
 
 def test_hints_name_the_flag_or_the_key_as_the_run_was_started(tmp_path: Path) -> None:
