@@ -306,12 +306,13 @@ def eval_command(
                     "--dry-run forecasts a new run; a stopped run's report shows its forecast "
                     f"beside what it spent: sieval report {resume}"
                 )
-            if resume is not None:
-                _refuse_ignored(resume, {"--limit": limit, "--out": out})
             limited = parse_limit(limit)
             if one_line is not None:
                 one_line.limit = limited
             cfg, models, tasks = _config(config, one_line, model, task, resume, given)
+            if resume is not None and one_line is None:
+                for line in _ignored_on_resume(cfg, resume, limited, out):
+                    console.print(f"note: {line}", soft_wrap=True, markup=False)
             for line in _alias_notes(config, one_line):
                 console.print(f"note: {line}", soft_wrap=True, markup=False)
             stop_rule = parse_max_failures(max_failures)
@@ -448,16 +449,24 @@ def _alias_notes(config: Path | None, one_line: OneLine | None) -> list[str]:
         return []  # the config was read once already; a problem there is said there
 
 
-def _refuse_ignored(resume: Path, flags: dict[str, Any]) -> None:
-    """A flag ``--resume`` would ignore is refused by name: the run completes as planned."""
-    given = [flag for flag, value in flags.items() if value is not None]
-    if given:
-        raise ConfigError(
-            f"--resume completes {resume} as it was planned (its samples and its directory are "
-            f"fixed in its identity), so {' and '.join(given)} would be ignored: drop "
-            f"{'them' if len(given) > 1 else 'it'}, or start a new run with "
-            f"{'them' if len(given) > 1 else 'it'}"
+def _ignored_on_resume(
+    cfg: Any, resume: Path, limit: int | float | None, out: Path | None
+) -> list[str]:
+    """What ``--resume`` leaves as it was, said: ``--out`` (the run keeps its directory), and a
+    ``--limit`` that changes no task's ``n`` (one that does is refused by the identity check)."""
+    said: list[str] = []
+    if out is not None:
+        said.append(f"--out is ignored: --resume completes {resume} in its own directory")
+    if limit is None:
+        return said
+    counts = [t.n for t in cfg.tasks]
+    same_kind = all(isinstance(n, type(limit)) for n in counts)
+    if counts and same_kind and all(n is not None and n <= limit for n in counts):
+        said.append(
+            f"--limit {limit} changes nothing: the run's tasks already have n <= {limit} "
+            f"(n: {', '.join(str(n) for n in counts)}); a resumed run keeps its samples"
         )
+    return said
 
 
 def _served(one_line: OneLine) -> str:

@@ -164,12 +164,26 @@ def test_a_missing_model_lists_what_the_server_serves() -> None:
     )
 
 
-def test_resume_refuses_a_flag_it_would_ignore(tmp_path: Path) -> None:
-    (tmp_path / "run").mkdir()
-    code, said = sieval("eval", "--resume", str(tmp_path / "run"), "--limit", "5")
-    assert code == 2 and "--limit would be ignored: drop it, or start a new run with it" in said
-    code, both = sieval("eval", "--resume", str(tmp_path / "run"), "--limit", "5", "--out", "x")
-    assert code == 2 and "--limit and --out would be ignored: drop them" in both
+def test_resume_says_which_flag_it_ignores(tmp_path: Path) -> None:
+    """``--resume`` keeps a run's directory and samples: ``--out`` and a ``--limit`` that changes
+    no task's ``n`` are said to change nothing (a ``--limit`` that does is refused by the
+    identity check, as before)."""
+    code, said = sieval(
+        "eval", "--endpoint", "embedded", "--task", "arc_easy", "--limit", "2",
+        "--data-dir", str(DATA), "--out", str(tmp_path / "runs"), "--no-preflight",
+    )  # fmt: skip
+    assert code == 0, said
+    (run,) = (tmp_path / "runs").iterdir()
+    code, said = sieval(
+        "eval", "--resume", str(run), "--limit", "5", "--out", str(tmp_path / "elsewhere"),
+        "--data-dir", str(DATA), "--no-preflight",
+    )  # fmt: skip
+    assert code == 0, said
+    assert "note: --limit 5 changes nothing: the run's tasks already have n <= 5 (n: 2)" in said
+    assert f"note: --out is ignored: --resume completes {run} in its own directory" in said
+    assert not (tmp_path / "elsewhere").exists()
+    code, said = sieval("eval", "--resume", str(run), "--limit", "1", "--data-dir", str(DATA))
+    assert code == 2 and "config.n: 2 -> 1" in said and "changes nothing" not in said
 
 
 def test_a_chat_task_on_a_completion_wire_names_the_kind() -> None:
