@@ -497,8 +497,14 @@ def _write_config(path: Path, one_line: OneLine | None, console: Console) -> Non
         raise ConfigError("--write-config saves a one-line run (--endpoint ...) as a config file")
     if path.exists():
         raise ConfigError(f"--write-config {str(path)!r} exists; name a new file")
+    mapping = one_line.mapping(common.task_registry())
+    if "data_dir" not in mapping:  # the directory this run would read, so the file runs anywhere
+        from .data import where_data_is
+
+        used = {"data_dir": str(where_data_is(None)[0].resolve())}
+        mapping = used | mapping
     try:
-        path.write_text(config_yaml(one_line.mapping(common.task_registry())))
+        path.write_text(config_yaml(mapping))
     except OSError as exc:
         raise ConfigError(
             f"--write-config {str(path)!r}: cannot write it ({exc.strerror})"
