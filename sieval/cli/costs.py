@@ -145,6 +145,7 @@ def render_costs(report: Mapping[str, Any]) -> list[Table | Text]:
         if prices:
             table.add_column(f"cost{f' ({currency})' if currency else ''}", justify="right")
         estimated = False
+        forecasted = any(r["cost"].get("forecast") for r in mine)
         for result in mine:
             forecast = result["cost"].get("forecast") or {}
             actual = result["cost"].get("actual") or {}
@@ -162,7 +163,10 @@ def render_costs(report: Mapping[str, Any]) -> list[Table | Text]:
                 cells.append(
                     f"{'≤ ' if cost is not None else ''}{money(cost)}\n{money(actual.get('cost'))}"
                 )
-            table.add_row(as_text(result["task"]), "forecast\nspent", *cells)
+            if not forecasted:  # no forecast row of dashes: what was spent alone
+                cells = [cell.split("\n", 1)[1] for cell in cells]
+            label = "forecast\nspent" if forecasted else "spent"
+            table.add_row(as_text(result["task"]), label, *cells)
         out.append(table)
         methods = sorted(
             {

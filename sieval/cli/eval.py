@@ -547,7 +547,7 @@ def _render(result: Any, console: Console) -> None:
     for line in render_failures(result.report):
         console.print(Text("failed: ", style="yellow") + line)
     for line in render_finishes(result.report):
-        out.print(Text("finished: ") + line)
+        out.print(Text("answers: ") + line)
     out.print(render_summary(result.report))
     from .costs import render_budget, spent_lines
 

@@ -98,7 +98,7 @@ def report_command(
     for table in render_report(report):
         console.print(table)
     for line in render_finishes(report):
-        console.print(Text("finished: ") + line)
+        console.print(Text("answers: ") + line)
     for line in render_failures(report):
         console.print(line)
 
@@ -155,6 +155,15 @@ def write_html(
     return target
 
 
+READER_NOTE = (
+    "the figures count scored samples only: a failed sample is counted in the failed column "
+    "(by its error) and never scored as wrong, a missing one has no record (an interrupted "
+    "run); how answers ended is reported, never scored, and not at all for a scoring task, "
+    "which generates one token (report.json's denominator says the same by field)"
+)
+"""``report.json``'s ``denominator``, as a reader of the terminal says it (no field names)."""
+
+
 def render_finishes(report: Mapping[str, Any]) -> list[Text]:
     """How the answers ended, per (model, task), in the servers' words (reported, not scored;
     inert); a scoring task's one-token probe (``generates: false``) always ends by length: not
@@ -164,15 +173,30 @@ def render_finishes(report: Mapping[str, Any]) -> list[Text]:
         reasons = result.get("finish_reasons") or {}
         if not reasons or not result.get("generates", True):
             continue  # nothing answered, a scoring task, or a run recorded before finish reasons
-        ended = ", ".join(f"{reason} {count}" for reason, count in reasons.items())
+        total = sum(reasons.values())
+        ended = ", ".join(_ended(reason, count, total) for reason, count in reasons.items())
         empty = result.get("empty_answers", 0)
         lines.append(
             as_text(
                 f"{result['model']}/{result['task']}: {ended}"
-                + (f"; {empty} empty" if empty else "")
+                + (f"; {empty} had no text" if empty else "")
             )
         )
     return lines
+
+
+_ENDINGS = {
+    "stop": "ended on their own (a stop string or the end of text)",
+    "length": "were cut at the token limit (max_tokens)",
+    "tool_calls": "ended in a tool call",
+    "content_filter": "were stopped by the server's content filter",
+}
+"""The common finish reasons, as a reader says them; another is shown in the server's word."""
+
+
+def _ended(reason: str, count: int, total: int) -> str:
+    how = _ENDINGS.get(reason, f"ended with the server's reason {reason!r}")
+    return f"{'all ' if count == total and total > 1 else ''}{count} {how}"
 
 
 def render_failures(report: Mapping[str, Any]) -> list[Text]:
@@ -407,5 +431,5 @@ def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
             footer.add_row("sessions", str(len(timings["sessions"])))
         tables.append(footer)
     if report.get("denominator"):
-        tables.append(Text(f"note: {report['denominator']}", style="dim"))
+        tables.append(Text(f"note: {READER_NOTE}", style="dim"))
     return tables
