@@ -151,8 +151,11 @@ def render_sample(view: dict[str, Any], *, full: bool = False, body: bool = Fals
         yield Text.assemble("generation: ", shown(view["generation"]))
         extracted = view["extracted"]
         found = Text("(no answer found)") if extracted is None else shown(extracted)
-        gold = shown(text.shown(view.get("gold_label", view["gold"])))
+        gold = shown(answer(view.get("gold_label", view["gold"])))
         yield Text.assemble("extracted: ", found, "   gold: ", gold)
+    for call in view.get("tool_calls") or []:
+        arguments = json.dumps(call.get("arguments"), ensure_ascii=False, sort_keys=True)
+        yield Text.assemble("tool call: ", shown(f"{call.get('name')}({arguments})"))
     execution = view.get("execution")
     if execution:
         wall = execution.get("wall_seconds")
@@ -191,6 +194,18 @@ def render_sample(view: dict[str, Any], *, full: bool = False, body: bool = Fals
 
 
 _NUMBERS = ("logprob", "chars", "score")
+
+
+def answer(value: Any) -> str:
+    """A gold answer as a reader writes it: text as is, a list as its items, a mapping as JSON
+    (never a Python repr: ``['a', 'b']``)."""
+    if isinstance(value, list | tuple):
+        return " | ".join(answer(v) for v in value) if value else text.MISSING
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return text.shown(value)
 
 
 def _num(value: Any, spec: str = ".4f") -> str:

@@ -37,7 +37,7 @@ from ...errors import ConfigError
 from ...ir.request import ChatInput, CompletionInput, Request, Sampling
 from ...ir.response import Response
 from ...scoring.repeats import maj_at_k, pass_at_k
-from .._shared import first_choice, int_option, means
+from .._shared import first_choice, int_option, means, tool_calls
 from ..base import ModelFacts, Readiness, Requirement, Sample, SampleResult, TaskConfig
 from .base import Base, Prepared
 
@@ -237,6 +237,8 @@ class Checked(Base):
         channels: dict[str, Any] = {"text": choice.text, "finish_reason": reason}
         if isinstance(choice.reasoning, str):
             channels["reasoning"] = choice.reasoning
+        if calls := tool_calls(choice):
+            channels["tool_calls"] = calls
         return text, open_block or reason == "length", channels
 
     def _result(

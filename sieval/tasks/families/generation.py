@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ...ir.request import CompletionInput, Request, Sampling
 from ...ir.response import Response
-from .._shared import first_choice, int_option, means, user_message
+from .._shared import first_choice, int_option, means, tool_calls, user_message
 from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
 from .base import Base, Prepared
 
@@ -117,6 +117,8 @@ class Generation(Base):
         if self.count_invalid:
             metrics["invalid"] = float(found[0] is None)
         channels: dict[str, Any] = {"text": choice.text}
+        if calls := tool_calls(choice):
+            channels["tool_calls"] = calls
         for answer, value in zip(self.answers, found, strict=True):
             if answer.channel is not None:
                 channels[answer.channel] = value
