@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console, Group
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -279,23 +279,53 @@ def render_sandboxes(report: Mapping[str, Any]) -> list[Text]:
     return lines
 
 
-def render_summary(report: Mapping[str, Any]) -> Table | Group:
-    """One row per task: headline with its interval, scored, failed, missing; a table per model,
-    titled with its name (a long name never squeezes a column, nor breaks). A partial report says
-    so below, in a line of its own (a caption would wrap to the table's width)."""
-    results = report["results"]
-    models = list(dict.fromkeys(r["model"] for r in results))
-    tables = [_summary_table(report, m, [r for r in results if r["model"] == m]) for m in models]
-    note = partial_note(report)
-    if note is None and len(tables) == 1:
-        return tables[0]
-    return Group(*tables, *([Text(note, style="yellow")] if note else []))
+WIDE = 120
+"""From this many columns the summary gives a task one line (task, headline, value and interval
+side by side); below it, two (at 80 columns the pairs stack)."""
 
 
-def _summary_table(report: Mapping[str, Any], model: str, results: list[Any]) -> Table:
+class Summary:
+    """The run's summary, laid out for the width it is printed at: one row per task, headline
+    with its interval, scored, failed, missing; a table per model, titled with its name (a long
+    name never squeezes a column, nor breaks). A partial report says so below, in a line of its
+    own (a caption would wrap to the table's width)."""
+
+    def __init__(self, report: Mapping[str, Any]) -> None:
+        self.report = report
+
+    def layout(self, width: int) -> Table | Group:
+        report, results = self.report, self.report["results"]
+        wide = width >= WIDE
+        models = list(dict.fromkeys(r["model"] for r in results))
+        tables = [
+            _summary_table(report, m, [r for r in results if r["model"] == m], wide) for m in models
+        ]
+        note = partial_note(report)
+        if note is None and len(tables) == 1:
+            return tables[0]
+        return Group(*tables, *([Text(note, style="yellow")] if note else []))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.layout(options.max_width)
+
+
+def render_summary(report: Mapping[str, Any]) -> Summary:
+    """The summary (``Summary``): two lines a task at 80 columns, one from ``WIDE``."""
+    return Summary(report)
+
+
+def _summary_table(
+    report: Mapping[str, Any], model: str, results: list[Any], wide: bool = False
+) -> Table:
     summary = Table(title=as_text(f"sieval run {report['run']['identity'][:19]} · {model}"))
-    summary.add_column("task\nheadline", no_wrap=True)  # task names are what a reader scans for
-    summary.add_column("value\n95% CI", justify="right", no_wrap=True)
+    if wide:
+        summary.add_column("task", no_wrap=True)
+        summary.add_column("headline", no_wrap=True, style="dim")
+        summary.add_column("value", justify="right", no_wrap=True)
+        summary.add_column("95% CI", justify="right", no_wrap=True)
+    else:
+        summary.add_column("task\nheadline", no_wrap=True)  # task names are what one scans for
+        summary.add_column("value\n95% CI", justify="right", no_wrap=True)
     for column in ("scored", "failed", "missing"):
         summary.add_column(column, justify="right", no_wrap=True)
     for result in results:
@@ -303,13 +333,13 @@ def _summary_table(report: Mapping[str, Any], model: str, results: list[Any]) ->
         headline = result["headline"]
         metrics = result.get("metrics") or {}
         spread = (result.get("intervals") or {}).get(headline) or {}
-        summary.add_row(
-            Text(result["task"]) + Text(f"\n{headline}", style="dim"),
-            f"{figure(metrics.get(headline))}\n{interval(spread.get('ci'))}",
-            f"{samples['scored']}/{samples['total']}",
-            str(samples["failed"]),
-            str(samples["missing"]),
-        )
+        value, ci = figure(metrics.get(headline)), interval(spread.get("ci"))
+        counts = (f"{samples['scored']}/{samples['total']}", str(samples["failed"]))
+        if wide:
+            cells: list[Any] = [as_text(result["task"]), headline, value, ci]
+        else:
+            cells = [Text(result["task"]) + Text(f"\n{headline}", style="dim"), f"{value}\n{ci}"]
+        summary.add_row(*cells, *counts, str(samples["missing"]))
     return summary
 
 
@@ -359,11 +389,14 @@ def interval_methods(spreads: Mapping[str, Any], shown: Sequence[str]) -> list[s
     return [f"95% CI of {', '.join(names)}: {method}" for method, names in by_method.items()]
 
 
-def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
+def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group | Summary]:
     """The summary, per (model, task) its metrics and a table per metric group (a row a subject,
     with its n), provenance per model, the serving checks, and timings: narrow tables that read
     at 80 columns."""
-    tables: list[Table | Text | Group] = [render_summary(report), *render_sandboxes(report)]
+    tables: list[Table | Text | Group | Summary] = [
+        render_summary(report),
+        *render_sandboxes(report),
+    ]
     several = len({r["model"] for r in report["results"]}) > 1
     provenance = Table(title="provenance", show_header=False)
     provenance.add_column("what", style="dim")

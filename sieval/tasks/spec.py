@@ -79,6 +79,9 @@ class Spec:
     family: Family
     headline: str
     num_fewshot: int = 0
+    fixed_shots: int = 0
+    """Shots written into the prompt itself (BBH's 3 CoT examples in each subtask's prompt
+    file): not drawn, not changed by ``num_fewshot``; ``sieval tasks`` shows them as shots."""
     differs: str = ""
     """Where sieval deliberately departs from the reference (said in the protocol)."""
     protocol: str | None = None
