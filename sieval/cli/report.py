@@ -19,10 +19,11 @@ from . import common
 from .app import app
 from .inert import shown as as_text
 from .serving import render_serving
-from .text import MISSING, figure, interval, shown
+from .text import MISSING, censored_line, figure, interval, shown
 
 __all__ = [
     "partial_note",
+    "render_censored",
     "render_failures",
     "render_finishes",
     "render_report",
@@ -199,6 +200,16 @@ def _ended(reason: str, count: int, total: int) -> str:
     return f"{'all ' if count == total and total > 1 else ''}{count} {how}"
 
 
+def render_censored(results: list[Any]) -> list[Text]:
+    """``censored: TASK ...`` per generation task (``censored_line``), inert."""
+    lines = []
+    for result in results:
+        line = censored_line(result)
+        if line is not None:
+            lines.append(Text("censored: ") + as_text(f"{result['task']} {line}"))
+    return lines
+
+
 def render_failures(report: Mapping[str, Any]) -> list[Text]:
     """The first failure messages of each error class, per (model, task): what went wrong, in
     the server's words (inert); first, whether the server's reported model changed mid-run."""
@@ -287,8 +298,9 @@ side by side); below it, two (at 80 columns the pairs stack)."""
 class Summary:
     """The run's summary, laid out for the width it is printed at: one row per task, headline
     with its interval, scored, failed, missing; a table per model, titled with its name (a long
-    name never squeezes a column, nor breaks). A partial report says so below, in a line of its
-    own (a caption would wrap to the table's width)."""
+    name never squeezes a column, nor breaks), and under it a line per generation task with its
+    censored answers and the headline's bounds (``censored:``). A partial report says so below,
+    in a line of its own (a caption would wrap to the table's width)."""
 
     def __init__(self, report: Mapping[str, Any]) -> None:
         self.report = report
@@ -297,13 +309,15 @@ class Summary:
         report, results = self.report, self.report["results"]
         wide = width >= WIDE
         models = list(dict.fromkeys(r["model"] for r in results))
-        tables = [
-            _summary_table(report, m, [r for r in results if r["model"] == m], wide) for m in models
-        ]
+        parts: list[Table | Text] = []
+        for model in models:
+            mine = [r for r in results if r["model"] == model]
+            parts.append(_summary_table(report, model, mine, wide))
+            parts.extend(render_censored(mine))
         note = partial_note(report)
-        if note is None and len(tables) == 1:
-            return tables[0]
-        return Group(*tables, *([Text(note, style="yellow")] if note else []))
+        if note is None and len(parts) == 1 and isinstance(parts[0], Table):
+            return parts[0]
+        return Group(*parts, *([Text(note, style="yellow")] if note else []))
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield self.layout(options.max_width)
@@ -374,6 +388,17 @@ def _group_table(title: str, group: Mapping[str, Any]) -> Table:
     return table
 
 
+def _bounds(result: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """The headline's bounds over its censored answers, as rows under it (``censored``)."""
+    censored = result.get("censored")
+    if not isinstance(censored, Mapping):
+        return []
+    return [
+        (label, censored.get(key) or {})
+        for label, key in (("  censored as wrong", "as_wrong"), ("  censored left out", "left_out"))
+    ]
+
+
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -421,6 +446,12 @@ def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group | Summ
                 detail.add_row(
                     as_text(shown_key), figure(item), figure(se), interval(spread.get("ci"))
                 )
+                if key == result["headline"]:
+                    for label, bound in _bounds(result):
+                        detail.add_row(
+                            label, figure(bound.get("value")), figure(bound.get("se")),
+                            interval(bound.get("ci")), style="dim",
+                        )  # fmt: skip
             tables.append(detail)
         for group, entries in _groups(metrics):
             tables.append(_group_table(f"{name} · {group}", entries))

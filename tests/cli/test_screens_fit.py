@@ -48,10 +48,10 @@ async def test_the_summary_takes_one_line_a_task_at_160(run_dir: Path) -> None:
     wide = shown(render_summary(report), width=160).splitlines()
     for result in report["results"]:
         task, headline = result["task"], result["headline"]
-        (row,) = [line for line in wide if f" {task} " in line]
+        (row,) = [line for line in wide if f"│ {task} " in line]
         counts = f"{result['samples']['scored']}/{result['samples']['total']}"
         assert f" {headline} " in row and f" {counts} " in row  # all on one line
-        at = next(i for i, line in enumerate(narrow) if f" {task} " in line)
+        at = next(i for i, line in enumerate(narrow) if f"│ {task} " in line)
         assert f" {headline} " in narrow[at + 1]  # below it at 80 columns
     assert max(len(line) for line in narrow) <= 80
 
