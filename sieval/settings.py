@@ -47,6 +47,7 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "options": ("options: {{{name}: {v}}}", "--task-option {name}={v}"),
     "request_defaults": ("request_defaults: {{{name}: {v}}}", "--gen-kwargs {name}={v}"),
     "request_overrides": ("request_overrides: {{{name}: {v}}}", "--gen-kwargs {name}={v}"),
+    "system_instruction": ("system_instruction: {v}", "--system-instruction {v}"),
     "price": ("price: {v}", "--price {v}"),
 }
 """Each setting a fix may name. ``options`` and ``request_defaults`` hold a named entry (a task

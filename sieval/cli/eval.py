@@ -53,6 +53,7 @@ ONE_LINE_ONLY = {
     "--max-reply-mib": "max_reply_mib",
     "--price": "price",
     "--samples": "samples",
+    "--system-instruction": "system_instruction",
 }
 """The flags of the one-line form a config says in its own keys (refused beside a CONFIG)."""
 
@@ -100,8 +101,16 @@ def eval_command(
         "--gen-kwargs",
         "--gen_kwargs",
         metavar="K=V,...",
-        help=_ONE + "request defaults, filling what a task leaves unset: temperature=0,"
-        "max_tokens=64 (sampling fields, lm-eval's max_gen_toks/until, or leaves: options.min_p).",
+        help=_ONE + "set over what a task sets, as lm-eval's: temperature=0.7,max_tokens=64 "
+        "(sampling fields, lm-eval's max_gen_toks/until, or leaves: options.min_p); the run says "
+        "what it overrode.",
+    ),
+    system_instruction: str | None = typer.Option(
+        None,
+        "--system-instruction",
+        "--system_instruction",
+        metavar="TEXT",
+        help=_ONE + "a system message first in every chat request (chat wires).",
     ),
     dialect: str | None = typer.Option(
         None, "--dialect", metavar="ID", help=_ONE + "the dialect ('sieval dialects')."
@@ -295,7 +304,8 @@ def eval_command(
             endpoint=endpoint, model=model[0] if len(model) == 1 else "", tasks=task, name=name,
             kind=kind, dialect=dialect, api_key_env=api_key_env, api_key_file=api_key_file,
             auth=auth, num_fewshot=num_fewshot, seed=seed, task_options=task_option,
-            gen_kwargs=gen_kwargs, retries=retries, timeout=timeout, max_reply_mib=max_reply_mib,
+            gen_kwargs=gen_kwargs, system_instruction=system_instruction, retries=retries,
+            timeout=timeout, max_reply_mib=max_reply_mib,
             concurrency=concurrency,
             limit=None, samples=samples, data_dir=data_dir, out=out, price=price,
         )  # fmt: skip
@@ -305,6 +315,7 @@ def eval_command(
         "--seed": seed, "--task-option": task_option or None, "--gen-kwargs": gen_kwargs or None,
         "--retries": retries, "--timeout": timeout, "--max-reply-mib": max_reply_mib,
         "--price": price, "--samples": samples or None,
+        "--system-instruction": system_instruction,
     }  # fmt: skip
     created: list[Path] = []
     # errors name flags for a one-line run and config keys otherwise (sieval/settings.py)

@@ -114,6 +114,7 @@ class OneLine:
     seed: int | None = None
     task_options: Sequence[str] = field(default_factory=tuple)
     gen_kwargs: Sequence[str] = field(default_factory=tuple)
+    system_instruction: str | None = None
     retries: int | None = None
     timeout: float | None = None
     max_reply_mib: float | None = None
@@ -131,7 +132,8 @@ class OneLine:
         entry: dict[str, Any] = {"endpoint": self.endpoint}
         if self.model:
             entry["model"] = self.model
-        for key in ("name", "kind", "dialect", "api_key_env", "api_key_file", "auth", "retries"):
+        keys = ("name", "kind", "dialect", "api_key_env", "api_key_file", "auth", "retries")
+        for key in (*keys, "system_instruction"):
             if getattr(self, key) is not None:
                 entry[key] = getattr(self, key)
         if self.timeout is not None:

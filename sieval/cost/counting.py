@@ -175,7 +175,7 @@ def requests_of(
 ) -> list[Request]:
     """A sample's requests for this model, with the model's request defaults applied (as
     ``Model.call`` applies them: a default ``max_tokens`` is the request's maximum)."""
-    defaults, overrides = pm.config.request_defaults, pm.config.request_overrides
+    defaults, overrides = pm.config.request_defaults, pm.config.overrides
     return [
         with_overrides(with_defaults(request, defaults), overrides)
         for request in pt.task.requests(sample, pt.config, facts).values()

@@ -9,9 +9,9 @@ from typing import Any
 import msgspec
 
 from ..errors import ConfigError
-from ..settings import named
+from ..settings import named, setting
 from .leaves import schema_match
-from .request import Request
+from .request import ChatInput, Message, Request, TextPart
 
 __all__ = [
     "check_default_leaf",
@@ -19,7 +19,12 @@ __all__ = [
     "overridden",
     "with_defaults",
     "with_overrides",
+    "with_system",
 ]
+
+SYSTEM = "input.system"
+"""The override leaf of a system instruction (``--system-instruction``): a system message put
+first in a chat request."""
 
 
 def check_default_leaf(path: str, where: str = "", key: str = "request_defaults") -> None:
@@ -99,8 +104,12 @@ def with_overrides(request: Request, overrides: Mapping[str, Any]) -> Request:
     if not overrides:
         return request
     groups: dict[str, dict[str, Any]] = {}
+    if overrides.get(SYSTEM):
+        request = with_system(request, str(overrides[SYSTEM]))
     options = dict(request.options)
     for path, value in overrides.items():
+        if path == SYSTEM:
+            continue
         check_default_leaf(path, key="request_overrides")
         if value is None:
             continue
@@ -123,7 +132,7 @@ def overridden(request: Request, overrides: Mapping[str, Any]) -> list[tuple[str
     ``(path, the request's value, the override)``."""
     found: list[tuple[str, Any, Any]] = []
     for path, value in overrides.items():
-        if value is None:
+        if value is None or path == SYSTEM:
             continue
         head, _, name = path.partition(".")
         if head == "options":
@@ -138,3 +147,24 @@ def overridden(request: Request, overrides: Mapping[str, Any]) -> list[tuple[str
         if had != default and had != new:
             found.append((path, had, new))
     return found
+
+
+def with_system(request: Request, text: str) -> Request:
+    """``request`` with ``text`` as its system instruction: a system message put first, or
+    prepended (a blank line between) to the system message the task wrote. Chat input only: a
+    raw-text prompt has no place for one (``ConfigError`` naming the chat wire)."""
+    if not isinstance(request.input, ChatInput):
+        raise ConfigError(
+            f"{named('system_instruction')} needs a chat wire (a raw-text prompt has no system "
+            f"message); run it with {setting('kind', 'chat')}, or drop it",
+            path="system_instruction",
+        )
+    messages = request.input.messages
+    if messages and messages[0].role == "system":
+        first = msgspec.structs.replace(
+            messages[0], content=(TextPart(text=text + "\n\n"), *messages[0].content)
+        )
+        rest = messages[1:]
+    else:
+        first, rest = Message(role="system", content=(TextPart(text=text),)), messages
+    return msgspec.structs.replace(request, input=ChatInput(messages=(first, *rest)))

@@ -133,6 +133,16 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     request_overrides: dict[str, Any] = msgspec.field(default_factory=dict)
     """Leaf path -> value, applied whatever a task sets (the one-line form's ``--gen-kwargs``, as
     lm-eval's); the run says what each overrode."""
+    system_instruction: str | None = None
+    """A system message put first in every chat request (``--system-instruction``, as lm-eval's
+    ``--system_instruction``); chat wires only. In the identity when set."""
+
+    @property
+    def overrides(self) -> dict[str, Any]:
+        """What is set over every request: ``request_overrides`` and the system instruction."""
+        system = {"input.system": self.system_instruction} if self.system_instruction else {}
+        return {**self.request_overrides, **system}
+
     timeout_s: float = 600.0
     """Client-side budget per request in seconds."""
     retry_after_max_s: float = 60.0
@@ -208,15 +218,19 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
 
     def identity(self) -> dict[str, Any]:
         """What of this model can change a score: no secrets, no key names, no limits."""
-        return {
-            "endpoint": redact_url(self.base_url),
-            "model": self.model,
-            "dialect": self.dialect_id,
-            "request_defaults": dict(sorted(self.request_defaults.items())),
-        } | (  # only when set: a run planned before overrides existed keeps its identity
-            {"request_overrides": dict(sorted(self.request_overrides.items()))}
-            if self.request_overrides
-            else {}
+        return (
+            {
+                "endpoint": redact_url(self.base_url),
+                "model": self.model,
+                "dialect": self.dialect_id,
+                "request_defaults": dict(sorted(self.request_defaults.items())),
+            }
+            | (  # only when set: a run planned before overrides existed keeps its identity
+                {"request_overrides": dict(sorted(self.request_overrides.items()))}
+                if self.request_overrides
+                else {}
+            )
+            | ({"system_instruction": self.system_instruction} if self.system_instruction else {})
         )
 
 

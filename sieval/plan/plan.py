@@ -203,7 +203,7 @@ def _dry_lower(model: PlannedModel, planned: PlannedTask) -> None:
     cfg = model.config
     for name, request in planned.task.requests(sample, planned.config, model.facts).items():
         try:
-            prepare(model.dialect, request, cfg.model, cfg.request_defaults, cfg.request_overrides)
+            prepare(model.dialect, request, cfg.model, cfg.request_defaults, cfg.overrides)
         except Refused as exc:
             raise ConfigError(
                 f"model {cfg.label!r} cannot run task {planned.name!r}: request {name!r} of "
@@ -218,13 +218,13 @@ def _overrode(model: PlannedModel, planned: PlannedTask, several: bool) -> str:
     """The line saying what the model's overrides change of what the task sets (read on the
     first sample's requests), or ``""`` when they change nothing the task set."""
     cfg = model.config
-    if not cfg.request_overrides or not planned.samples:
+    if not cfg.overrides or not planned.samples:
         return ""
     changed: dict[str, tuple[Any, Any]] = {}
     requests = planned.task.requests(planned.samples[0], planned.config, model.facts)
     for request in requests.values():
         sent = with_defaults(request, cfg.request_defaults)
-        for path, had, new in overridden(sent, cfg.request_overrides):
+        for path, had, new in overridden(sent, cfg.overrides):
             changed.setdefault(path, (had, new))
     if not changed:
         return ""

@@ -96,7 +96,7 @@ class Setup:
             auth=pm.auth,
             timeouts=timeouts,
             request_defaults=cfg.request_defaults,
-            request_overrides=cfg.request_overrides,
+            request_overrides=cfg.overrides,
             transport=transport,
         )
 

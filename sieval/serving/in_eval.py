@@ -31,7 +31,7 @@ def run_requests(pm: PlannedModel, plan: Plan, facts: ModelFacts) -> list[tuple[
         for sample in pt.samples[:1]:
             for request in pt.task.requests(sample, pt.config, facts).values():
                 sent = with_defaults(request, pm.config.request_defaults)
-                found.append((pt.name, with_overrides(sent, pm.config.request_overrides)))
+                found.append((pt.name, with_overrides(sent, pm.config.overrides)))
     return found
 
 
@@ -78,7 +78,7 @@ async def serving_for(
         auth=pm.auth,
         timeouts=Timeouts(total=timeout, connect=min(10.0, timeout), read=min(300.0, timeout)),
         request_defaults=pm.config.request_defaults,
-        request_overrides=pm.config.request_overrides,
+        request_overrides=pm.config.overrides,
         transport=transport,
     )
     try:

@@ -72,3 +72,47 @@ def test_a_sampled_0shot_task_takes_a_temperature(tmp_path: Path) -> None:
     assert "--gen-kwargs overrides what gsm8k_0shot_gen sets: sampling.temperature 0.0 -> 1.0" in (
         said
     )
+
+
+def test_a_system_instruction_goes_first() -> None:
+    from sieval.ir.defaults import with_system
+    from sieval.ir.request import ChatInput, Message, TextPart
+
+    user = Message(role="user", content=(TextPart(text="Q?"),))
+    alone = with_system(Request(input=ChatInput(messages=(user,))), "Be brief.")
+    assert isinstance(alone.input, ChatInput)
+    assert [m.role for m in alone.input.messages] == ["system", "user"]
+    assert alone.input.messages[0].content == (TextPart(text="Be brief."),)
+    own = Message(role="system", content=(TextPart(text="You grade."),))
+    both = with_system(Request(input=ChatInput(messages=(own, user))), "Be brief.")
+    assert isinstance(both.input, ChatInput) and len(both.input.messages) == 2
+    assert both.input.messages[0].content == (
+        TextPart(text="Be brief.\n\n"),
+        TextPart(text="You grade."),
+    )
+
+
+def test_system_instruction_on_a_chat_wire_and_refused_on_a_completion_wire(
+    tmp_path: Path,
+) -> None:
+    code, said = sieval(
+        "eval", "--endpoint", "embedded", "--kind", "chat", "--task", "gsm8k_0shot_gen",
+        "--limit", "1", "--system-instruction", "Answer briefly.", "--data-dir", str(DATA),
+        "--out", str(tmp_path), "--wire-log", "--no-preflight",
+    )  # fmt: skip
+    assert code == 0, said
+    (run,) = tmp_path.iterdir()
+    (wire,) = run.glob("*/wire.jsonl")
+    bodies = [json.loads(x)["request_body"] for x in wire.read_text().splitlines()]
+    chats = [b for b in bodies if "messages" in b]
+    assert chats and all(b["messages"][0]["role"] == "system" for b in chats)
+    assert all(b["messages"][0]["content"][0]["text"] == "Answer briefly." for b in chats)
+    report = json.loads((run / "report.json").read_text())
+    model = report["run"]["inputs"]["models"]["sieval-reference"]
+    assert model["system_instruction"] == "Answer briefly."
+    code, said = sieval(
+        "eval", "--endpoint", "embedded", "--task", "arc_easy", "--limit", "1",
+        "--system-instruction", "Answer briefly.", "--data-dir", str(DATA),
+    )  # fmt: skip
+    assert code == 2 and "--system-instruction needs a chat wire" in said
+    assert "run it with --kind chat" in said
