@@ -49,6 +49,7 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "request_overrides": ("request_overrides: {{{name}: {v}}}", "--gen-kwargs {name}={v}"),
     "system_instruction": ("system_instruction: {v}", "--system-instruction {v}"),
     "price": ("price: {v}", "--price {v}"),
+    "server_defaults": ("server_defaults: {v}", "--server-defaults {v}"),
 }
 """Each setting a fix may name. ``options`` and ``request_defaults`` hold a named entry (a task
 option such as ``top_k``, a request leaf such as ``sampling.temperature``)."""

@@ -54,6 +54,7 @@ ONE_LINE_ONLY = {
     "--price": "price",
     "--samples": "samples",
     "--system-instruction": "system_instruction",
+    "--server-defaults": "server_defaults",
 }
 """The flags of the one-line form a config says in its own keys (refused beside a CONFIG)."""
 
@@ -228,6 +229,14 @@ def eval_command(
         metavar="IN,OUT[,CURRENCY]",
         help=_ONE + "the model's price per million input and output tokens (0.15,0.60,USD).",
     ),
+    server_defaults: str | None = typer.Option(
+        None,
+        "--server-defaults",
+        metavar="unknown|neutral",
+        help=_ONE + "neutral: the server was started with no sampling defaults of its own (vLLM "
+        "--generation-config vllm); a field the wire cannot send is then taken as neutral, not "
+        "marked exposed.",
+    ),
     dry_run: bool = typer.Option(
         False,
         "--dry-run",
@@ -308,6 +317,7 @@ def eval_command(
             timeout=timeout, max_reply_mib=max_reply_mib,
             concurrency=concurrency,
             limit=None, samples=samples, data_dir=data_dir, out=out, price=price,
+            server_defaults=server_defaults,
         )  # fmt: skip
     given = {
         "--name": name, "--kind": kind, "--dialect": dialect, "--api-key-env": api_key_env,
@@ -315,7 +325,7 @@ def eval_command(
         "--seed": seed, "--task-option": task_option or None, "--gen-kwargs": gen_kwargs or None,
         "--retries": retries, "--timeout": timeout, "--max-reply-mib": max_reply_mib,
         "--price": price, "--samples": samples or None,
-        "--system-instruction": system_instruction,
+        "--system-instruction": system_instruction, "--server-defaults": server_defaults,
     }  # fmt: skip
     created: list[Path] = []
     # errors name flags for a one-line run and config keys otherwise (sieval/settings.py)
@@ -335,7 +345,7 @@ def eval_command(
                 one_line.limit = limited
             cfg, models, tasks = _config(config, one_line, model, task, resume, given)
             if resume is not None and one_line is None:
-                for line in _ignored_on_resume(cfg, resume, limited, out):
+                for line in _ignored_on_resume(resume, out):
                     console.print(f"note: {line}", soft_wrap=True, markup=False)
             for line in _alias_notes(config, one_line):
                 console.print(f"note: {line}", soft_wrap=True, markup=False)
@@ -474,24 +484,12 @@ def _alias_notes(config: Path | None, one_line: OneLine | None) -> list[str]:
         return []  # the config was read once already; a problem there is said there
 
 
-def _ignored_on_resume(
-    cfg: Any, resume: Path, limit: int | float | None, out: Path | None
-) -> list[str]:
-    """What ``--resume`` leaves as it was, said: ``--out`` (the run keeps its directory), and a
-    ``--limit`` that changes no task's ``n`` (one that does is refused by the identity check)."""
-    said: list[str] = []
-    if out is not None:
-        said.append(f"--out is ignored: --resume completes {resume} in its own directory")
-    if limit is None:
-        return said
-    counts = [t.n for t in cfg.tasks]
-    same_kind = all(isinstance(n, type(limit)) for n in counts)
-    if counts and same_kind and all(n is not None and n <= limit for n in counts):
-        said.append(
-            f"--limit {limit} changes nothing: the run's tasks already have n <= {limit} "
-            f"(n: {', '.join(str(n) for n in counts)}); a resumed run keeps its samples"
-        )
-    return said
+def _ignored_on_resume(resume: Path, out: Path | None) -> list[str]:
+    """What ``--resume`` leaves as it was, said: ``--out`` (the run keeps its directory; a
+    ``--limit`` that adds no samples is said by the run itself)."""
+    if out is None:
+        return []
+    return [f"--out is ignored: --resume completes {resume} in its own directory"]
 
 
 def _served(one_line: OneLine) -> str:
@@ -520,20 +518,15 @@ def _write_config(path: Path, one_line: OneLine | None, console: Console) -> Non
     """Save the one-line form's config as YAML and stop (exit 0); nothing runs."""
     if one_line is None:
         raise ConfigError("--write-config saves a one-line run (--endpoint ...) as a config file")
-    if path.exists():
-        raise ConfigError(f"--write-config {str(path)!r} exists; name a new file")
+    from ..store.rundir import write_new_file
+
     mapping = one_line.mapping(common.task_registry())
     if "data_dir" not in mapping:  # the directory this run would read, so the file runs anywhere
         from .data import where_data_is
 
         used = {"data_dir": str(where_data_is(None)[0].resolve())}
         mapping = used | mapping
-    try:
-        path.write_text(config_yaml(mapping))
-    except OSError as exc:
-        raise ConfigError(
-            f"--write-config {str(path)!r}: cannot write it ({exc.strerror})"
-        ) from exc
+    write_new_file(path, config_yaml(mapping), flag="--write-config")
     console.print(f"wrote {escape(str(path))}; run it with: sieval eval {escape(str(path))}")
     raise typer.Exit(common.EXIT_OK)
 

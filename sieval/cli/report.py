@@ -26,6 +26,7 @@ __all__ = [
     "render_censored",
     "render_failures",
     "render_finishes",
+    "render_marks",
     "render_report",
     "render_sandboxes",
     "render_summary",
@@ -295,15 +296,35 @@ WIDE = 120
 side by side); below it, two (at 80 columns the pairs stack)."""
 
 
+def render_marks(report: Mapping[str, Any], *, fixes: bool = False) -> list[Text]:
+    """One line per mark of a headline (``results/marks.py``): what it is and why (inert);
+    ``fixes``: and what to do about it."""
+    from ..results.marks import result_marks
+
+    several = len({r["model"] for r in report["results"]}) > 1
+    lines = []
+    for result in report["results"]:
+        name = f"{result['model']}/{result['task']}" if several else result["task"]
+        for mark in result_marks(report, result):
+            said = f"{mark['mark']}: {name}: {mark['why']}"
+            if fixes and mark.get("fix"):
+                said += f"; {mark['fix']}"
+            lines.append(as_text(said, style="yellow"))
+    return lines
+
+
 class Summary:
     """The run's summary, laid out for the width it is printed at: one row per task, headline
     with its interval, scored, failed, missing; a table per model, titled with its name (a long
     name never squeezes a column, nor breaks), and under it a line per generation task with its
-    censored answers and the headline's bounds (``censored:``). A partial report says so below,
-    in a line of its own (a caption would wrap to the table's width)."""
+    censored answers and the headline's bounds (``censored:``). A marked headline
+    (``results/marks.py``) says its mark under its name and why below the table (``fixes``: and
+    what to do); a partial report says so below, in a line of its own (a caption would wrap to
+    the table's width)."""
 
-    def __init__(self, report: Mapping[str, Any]) -> None:
+    def __init__(self, report: Mapping[str, Any], *, fixes: bool = False) -> None:
         self.report = report
+        self.fixes = fixes
 
     def layout(self, width: int) -> Table | Group:
         report, results = self.report, self.report["results"]
@@ -315,17 +336,18 @@ class Summary:
             parts.append(_summary_table(report, model, mine, wide))
             parts.extend(render_censored(mine))
         note = partial_note(report)
-        if note is None and len(parts) == 1 and isinstance(parts[0], Table):
+        marked = render_marks(report, fixes=self.fixes)
+        if note is None and not marked and len(parts) == 1 and isinstance(parts[0], Table):
             return parts[0]
-        return Group(*parts, *([Text(note, style="yellow")] if note else []))
+        return Group(*parts, *marked, *([Text(note, style="yellow")] if note else []))
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield self.layout(options.max_width)
 
 
-def render_summary(report: Mapping[str, Any]) -> Summary:
+def render_summary(report: Mapping[str, Any], *, fixes: bool = False) -> Summary:
     """The summary (``Summary``): two lines a task at 80 columns, one from ``WIDE``."""
-    return Summary(report)
+    return Summary(report, fixes=fixes)
 
 
 def _summary_table(
@@ -342,6 +364,8 @@ def _summary_table(
         summary.add_column("value\n95% CI", justify="right", no_wrap=True)
     for column in ("scored", "failed", "missing"):
         summary.add_column(column, justify="right", no_wrap=True)
+    from ..results.marks import result_marks
+
     for result in results:
         samples = result["samples"]
         headline = result["headline"]
@@ -349,10 +373,17 @@ def _summary_table(
         spread = (result.get("intervals") or {}).get(headline) or {}
         value, ci = figure(metrics.get(headline)), interval(spread.get("ci"))
         counts = (f"{samples['scored']}/{samples['total']}", str(samples["failed"]))
+        marks = ", ".join(m["mark"] for m in result_marks(report, result))
         if wide:
-            cells: list[Any] = [as_text(result["task"]), headline, value, ci]
+            mark = Text(f" {marks}", style="yellow") if marks else Text()
+            cells: list[Any] = [as_text(result["task"]) + mark, headline, value, ci]
         else:
-            cells = [Text(result["task"]) + Text(f"\n{headline}", style="dim"), f"{value}\n{ci}"]
+            cells = [
+                Text(result["task"])
+                + Text(f"\n{headline}", style="dim")
+                + (Text(f"\n{marks}", style="yellow") if marks else Text()),
+                f"{value}\n{ci}",
+            ]
         summary.add_row(*cells, *counts, str(samples["missing"]))
     return summary
 
@@ -419,7 +450,7 @@ def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group | Summ
     with its n), provenance per model, the serving checks, and timings: narrow tables that read
     at 80 columns."""
     tables: list[Table | Text | Group | Summary] = [
-        render_summary(report),
+        render_summary(report, fixes=True),
         *render_sandboxes(report),
     ]
     several = len({r["model"] for r in report["results"]}) > 1

@@ -11,6 +11,7 @@ import msgspec
 from ..errors import ConfigError
 from ..settings import named, setting
 from .leaves import schema_match
+from .ranges import out_of_range
 from .request import ChatInput, Message, Request, TextPart
 
 __all__ = [
@@ -41,9 +42,10 @@ def check_default_leaf(path: str, where: str = "", key: str = "request_defaults"
 def check_default_value(
     path: str, value: Any, where: str = "", key: str = "request_defaults"
 ) -> None:
-    """Raise ``ConfigError`` unless ``value`` has the type of the leaf ``path`` (checked before a
-    run, so ``sampling.top_p: "high"`` never reaches a request). ``options.*`` take any value:
-    each dialect decides its own options."""
+    """Raise ``ConfigError`` unless ``value`` has the type of the leaf ``path`` and lies in its
+    range (``ranges.py``), checked before a run, so neither ``sampling.top_p: "high"`` nor
+    ``sampling.temperature: .nan`` reaches a request. ``options.*`` take any value: each dialect
+    decides its own options."""
     head, _, name = path.partition(".")
     if head == "options" or value is None:
         return
@@ -63,6 +65,13 @@ def check_default_value(
             path=path,
             received=value,
         ) from exc
+    why = out_of_range(path, value)
+    if why is not None:
+        raise ConfigError(
+            f"{where}{named(key + '.' + path)}={value!r} is out of range: it {why}",
+            path=path,
+            received=value,
+        )
 
 
 def with_defaults(request: Request, defaults: Mapping[str, Any]) -> Request:

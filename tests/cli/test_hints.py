@@ -179,11 +179,11 @@ def test_resume_says_which_flag_it_ignores(tmp_path: Path) -> None:
         "--data-dir", str(DATA), "--no-preflight",
     )  # fmt: skip
     assert code == 0, said
-    assert "note: --limit 5 changes nothing: the run's tasks already have n <= 5 (n: 2)" in said
+    assert "--limit 5 does not add samples to a resumed run" in said and "(arc_easy 2)" in said
     assert f"note: --out is ignored: --resume completes {run} in its own directory" in said
     assert not (tmp_path / "elsewhere").exists()
     code, said = sieval("eval", "--resume", str(run), "--limit", "1", "--data-dir", str(DATA))
-    assert code == 2 and "config.n: 2 -> 1" in said and "changes nothing" not in said
+    assert code == 2 and "config.n: 2 -> 1" in said and "does not add samples" not in said
 
 
 def test_a_chat_task_on_a_completion_wire_names_the_kind() -> None:
