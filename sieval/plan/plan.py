@@ -276,7 +276,9 @@ def _load(task: Task, config: TaskConfig, data_dir: Path, notes: list[str]) -> P
         total = sum(1 for _ in _chosen(task, task.load(data_dir, config), config)) // per
         rows = max(1, math.ceil(rows * total))
         notes.append(f"task {task.name}: n={config.n} of its {total:,} rows is {rows:,}")
-    loaded = _chosen(task, task.load(data_dir, config), config)
+    loaded: Iterable[Sample] = _chosen(task, task.load(data_dir, config), config)
+    if config.samples is not None:  # read to the end: an id the task lacks is refused, n or not
+        loaded = list(loaded)
     count = None if rows is None else rows * per
     try:
         samples = Samples(loaded if count is None else islice(loaded, count))

@@ -77,6 +77,8 @@ def test_chosen_samples_run_in_the_tasks_order() -> None:
 def test_an_id_the_task_lacks_is_refused_with_the_closest() -> None:
     with pytest.raises(ConfigError, match=r"arc_easy has no sample 'tst/3'.*test/3"):
         _plan("{name: arc_easy, samples: [tst/3]}")
+    with pytest.raises(ConfigError, match=r"arc_easy has no sample 'test/99999'"):
+        _plan("{name: arc_easy, n: 1, samples: [test/0, test/99999]}")  # n does not hide it
 
 
 def test_the_one_line_form_takes_both(tmp_path: Path) -> None:
