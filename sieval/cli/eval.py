@@ -271,6 +271,13 @@ def eval_command(
         "the first answers kept.",
     ),
     wire_log: bool = typer.Option(False, "--wire-log", help="Log every exchange (redacted)."),
+    cache: Path | None = typer.Option(
+        None,
+        "--cache",
+        metavar="DIR",
+        help="Keep replies in DIR and answer a request sent before from it, keyed by the exact "
+        "body and the server's serving fingerprint (never across a numerics change).",
+    ),
     allow_unsafe_code: bool = typer.Option(
         False,
         "--allow-unsafe-code",
@@ -363,6 +370,7 @@ def eval_command(
                 models=models,
                 tasks=tasks,
                 wire_log=wire_log,
+                cache=cache,
                 preflight=not no_preflight,
                 serving_checks=serving_checks,
                 accept_numerics_change=accept_numerics_change,

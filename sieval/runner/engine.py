@@ -114,6 +114,9 @@ class RunOptions:
     serving_checks: str = "auto"
     """The serving checks (``runner/serving``): ``auto`` (what the tasks depend on), ``all``,
     ``off``, or names; off with ``preflight`` off."""
+    cache: Path | None = None
+    """``--cache DIR``: keep replies there and answer a request sent before to a server of the
+    same serving fingerprint from them (``reply_cache.py``)."""
     accept_numerics_change: bool = False
     """Resume onto a server whose serving fingerprint changed (the run records both)."""
     rerun_censored: float | None = None
@@ -370,7 +373,17 @@ async def _arun_eval(
                 wire = wire_log_path(run_dir, pm.dirname, options.shard)
                 if options.wire_log:
                     repair_tail(wire)  # a resume appends after a crash's torn line otherwise
-                model = setup.model(pm, wire_log=wire if options.wire_log else None)
+                model = setup.model(
+                    pm, wire_log=wire if options.wire_log else None, cache=options.cache
+                )
+                if options.cache is not None and pm.label not in setup.caches:
+                    note = (
+                        f"--cache is not used for {pm.label}: a reply is kept under its server's "
+                        "serving fingerprint, and the serving checks measured none (they are "
+                        "off, or the fingerprint check is not selected)"
+                    )
+                    stage(f"warning: {note}")
+                    warnings.append(note)
                 stack.push_async_callback(model.aclose)
                 scheduler.models[pm.label] = Runtime(
                     pm,
@@ -394,6 +407,7 @@ async def _arun_eval(
         wall = time.perf_counter() - t0
     if scheduler.broken is not None:
         raise _stopped(scheduler.broken, run_dir, options.shard)
+    warnings.extend(c.summary(label) for label, c in setup.caches.items())
     report = build_report(
         plan,
         run_dir,
@@ -419,6 +433,11 @@ async def _arun_eval(
     )
     if scheduler.stopped:
         report["stopped"] = scheduler.stopped
+    if setup.caches:
+        report["cache"] = {
+            label: {"dir": str(c.directory), "hits": c.hits, "sent": c.sent, "kept": c.kept}
+            for label, c in setup.caches.items()
+        }
     if scheduler.budget is not None:
         report["budget"] = scheduler.budget.summary()
     warnings.extend(truncation_warnings(report["results"]))  # report["warnings"] is this list

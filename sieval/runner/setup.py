@@ -42,6 +42,7 @@ from .checks import (
 )
 from .endpoints import Endpoints
 from .preflight import PREFLIGHT_TIMEOUTS, Provenance, embedded_server, preflight
+from .reply_cache import ReplyCache
 
 __all__ = ["Setup", "TransportFactory", "set_up"]
 
@@ -64,6 +65,8 @@ class Setup:
     primed: dict[str, Primed] = field(default_factory=dict)
     serving: dict[str, Serving] = field(default_factory=dict)
     """What the serving checks found (none with the pre-run checks off)."""
+    caches: dict[str, ReplyCache] = field(default_factory=dict)
+    """The models whose replies go through ``--cache`` (those with a serving fingerprint)."""
 
     def as_data(self) -> dict[str, Any]:
         """What the setup found, as plain data (``RunResult.setup``)."""
@@ -74,11 +77,15 @@ class Setup:
             "serving": report_section(self.serving),
         }
 
-    def model(self, pm: PlannedModel, *, wire_log: Path | None = None) -> Model:
-        """``pm``'s model: its retries, timeouts and request defaults, on its endpoint's pool."""
+    def model(
+        self, pm: PlannedModel, *, wire_log: Path | None = None, cache: Path | None = None
+    ) -> Model:
+        """``pm``'s model: its retries, timeouts and request defaults, on its endpoint's pool;
+        with ``cache``, its replies kept and answered there under its serving fingerprint (none
+        without one)."""
         cfg = pm.config
         timeouts = _timeouts(cfg.timeout_s)
-        transport = self.transports.get(pm.label) or self.endpoints[pm.label].transport(
+        transport: Transport = self.transports.get(pm.label) or self.endpoints[pm.label].transport(
             limits=Limits(
                 retries=cfg.retries,
                 retry_after_max_s=cfg.retry_after_max_s,
@@ -88,6 +95,10 @@ class Setup:
             timeouts=timeouts,
             wire_log=wire_log,
         )
+        found = self.serving.get(pm.label)
+        fingerprint = found.fingerprint if found is not None else None
+        if cache is not None and fingerprint is not None and fingerprint.digest:
+            transport = self.caches[pm.label] = ReplyCache(transport, cache, fingerprint)
         return Model(
             dialect=pm.dialect,
             base_url=self.urls[pm.label],
