@@ -37,7 +37,7 @@ RULE = (
 
 def where_data_is(data_dir: Path | None) -> tuple[Path, str]:
     """The data directory a one-line run would read, and what chose it."""
-    from ..runner.engine import DEFAULT_DATA_DIRS
+    from ..data.source import DEFAULT_DATA_DIRS
 
     if data_dir is not None:
         return data_dir, "--data-dir"

@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 
 from ..errors import ConfigError
-from ..settings import named, setting
+from ..setting_names import named, setting
 from .leaves import schema_match
 from .ranges import out_of_range
 from .request import ChatInput, Message, Request, TextPart

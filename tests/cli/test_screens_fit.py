@@ -15,7 +15,7 @@ from sieval.cli.compare import render_comparison
 from sieval.cli.report import render_summary
 from sieval.runner import arun_eval, parse_config
 
-from .test_screens import cli, report_of, shown
+from .test_screens import cli, report_of, shown, typed
 
 CONFIG = """
 models: [{name: ref, endpoint: embedded}]
@@ -44,8 +44,8 @@ def test_tasks_header_on_one_line_and_bbh_shots(width: int) -> None:
 
 async def test_the_summary_takes_one_line_a_task_at_160(run_dir: Path) -> None:
     report = report_of(run_dir)
-    narrow = shown(render_summary(report), width=80).splitlines()
-    wide = shown(render_summary(report), width=160).splitlines()
+    narrow = shown(render_summary(typed(report)), width=80).splitlines()
+    wide = shown(render_summary(typed(report)), width=160).splitlines()
     for result in report["results"]:
         task, headline = result["task"], result["headline"]
         (row,) = [line for line in wide if f"│ {task} " in line]
