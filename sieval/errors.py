@@ -126,10 +126,20 @@ class ContractViolation(SievalError):
 class TransportError(SievalError):
     """Raised when the server could not be reached or kept failing (connect, 429, 5xx)."""
 
-    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1, **kw: Any):
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        attempts: int = 1,
+        cause: str | None = None,
+        **kw: Any,
+    ):
         super().__init__(message, **kw)
         self.status = status
         self.attempts = attempts
+        self.cause = cause
+        """What failed, without the fix (a caller that names its own fix says this part)."""
 
     def to_record(self) -> dict[str, Any]:
         data = super().to_record()

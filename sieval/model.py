@@ -33,7 +33,7 @@ from .dialects.registry import get_dialect
 from .dialects.table import lift, lower
 from .dialects.vocabulary import Auth, Dialect, Lowered
 from .errors import ContractViolation, Refused, ServerRejected, SievalError
-from .ir.defaults import with_defaults
+from .ir.defaults import with_defaults, with_overrides
 from .ir.request import Request
 from .ir.response import Decision, Response
 from .transport import (
@@ -93,10 +93,17 @@ class Call:
 
 
 def prepare(
-    dialect: Dialect, request: Request, model_id: str, defaults: Mapping[str, Any]
+    dialect: Dialect,
+    request: Request,
+    model_id: str,
+    defaults: Mapping[str, Any],
+    overrides: Mapping[str, Any] | None = None,
 ) -> Lowered:
-    """A request with a model's defaults applied, lowered (pure, no I/O; ``Refused`` on refusal)."""
-    return lower(dialect, with_defaults(request, defaults), model_id)
+    """A request with a model's defaults and overrides applied, lowered (pure, no I/O;
+    ``Refused`` on refusal)."""
+    return lower(
+        dialect, with_overrides(with_defaults(request, defaults), overrides or {}), model_id
+    )
 
 
 class Model:
@@ -118,6 +125,7 @@ class Model:
         limits: Limits | None = None,
         timeouts: Timeouts | None = None,
         request_defaults: Mapping[str, Any] | None = None,
+        request_overrides: Mapping[str, Any] | None = None,
         wire_log: WireLog | str | Path | None = None,
         transport: Transport | None = None,
         headers: Mapping[str, str] | None = None,
@@ -128,6 +136,7 @@ class Model:
         self.model_id = model_id
         self._secrets = (api_key,) if api_key else ()
         self.request_defaults = dict(request_defaults or {})
+        self.request_overrides = dict(request_overrides or {})
         self.auth = auth or self.dialect.auth
         self.headers = {**dict(headers or {}), **self.auth.headers(api_key)}
         self.timeouts = timeouts or Timeouts()
@@ -170,7 +179,9 @@ class Model:
 
     async def call(self, request: Request) -> Call:
         """Decide, send, check, and keep what happened; sieval errors are kept, not raised."""
-        request = with_defaults(request, self.request_defaults)
+        request = with_overrides(
+            with_defaults(request, self.request_defaults), self.request_overrides
+        )
         try:
             lowered = lower(self.dialect, request, self.model_id)
         except Refused as exc:

@@ -132,8 +132,11 @@ def render_comparison(
             caption=_caption(task, (a, b)),
             caption_justify="left",
         )
-        for column in ("metric", a, b, f"{b} − {a}", "95% CI", "MDE", "p"):
-            table.add_column(column, justify="left" if column == "metric" else "right")
+        # the metric's name (and the headline's star) is never cut nor wrapped; the difference's
+        # header stacks, so that at 80 columns the numbers give way, not the names
+        table.add_column("metric", no_wrap=True)
+        for column in (a, b, f"{b} −\n{a}", "95% CI", "MDE", "p"):
+            table.add_column(column, justify="right")
         for name, m in task["metrics"].items():
             test = m.get("test") or m["mcnemar"]
             mde = (m.get("mde") or {}).get("value")

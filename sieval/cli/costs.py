@@ -23,6 +23,7 @@ from .text import MISSING
 if TYPE_CHECKING:
     from ..cost.forecast import Forecast
     from ..plan.config import Price
+    from ..plan.plan import Plan
     from ..results.document import Report
 
 __all__ = ["money", "render_budget", "render_costs", "render_forecast", "spent_lines"]
@@ -43,6 +44,32 @@ def _tokens(value: float | None, exact: bool = True) -> str:
 def _currency(prices: Sequence[Price]) -> str:
     found = {p.currency for p in prices}
     return found.pop() if len(found) == 1 else ""
+
+
+def refusals(forecast: Forecast, plan: Plan | None) -> list[tuple[bool, str]]:
+    """What the run would refuse before its first request: each (model, task) whose longest
+    prompt leaves no room in the server's context, with the fix as the run was started;
+    ``(exact, line)``, an estimated count saying it may not fit."""
+    from ..runner.checks import fewer_shots
+
+    tasks = {pt.name: pt for pt in plan.tasks} if plan is not None else {}
+    several = len(tasks) > 1
+    out: list[tuple[bool, str]] = []
+    for u in forecast.units:
+        if not u.overflows or u.task not in tasks or u.role is not None:
+            continue  # a role's prompts hold the answers it judges: fewer shots are no fix
+        counted = f"{u.longest_prompt:,}" if u.longest_exact else f"~{u.longest_prompt:,}"
+        verb = "does not fit" if u.longest_exact else "may not fit"
+        pt = tasks[u.task]
+        fix = fewer_shots(pt, f"{u.longest_sample}/-", several, u.longest_prompt, u.context)
+        out.append(
+            (
+                u.longest_exact,
+                f"{u.model}/{u.task}: the longest prompt ({u.longest_sample}, {counted} tokens) "
+                f"{verb} the server's context of {u.context:,} tokens; {fix}",
+            )
+        )
+    return out
 
 
 def render_forecast(forecast: Forecast, prices: Mapping[str, Price | None]) -> list[Table | Text]:
@@ -137,6 +164,7 @@ def render_costs(report: Report) -> list[Table | Text]:
         if prices:
             table.add_column(f"cost{f' ({currency})' if currency else ''}", justify="right")
         estimated = False
+        forecasted = any(cost.forecast for _, cost in mine)
         for result, cost in mine:
             forecast, actual = cost.forecast, cost.actual
             exact = forecast.exact if forecast else True
@@ -155,7 +183,10 @@ def render_costs(report: Report) -> list[Table | Text]:
                     f"{'≤ ' if most_cost is not None else ''}{money(most_cost)}\n"
                     f"{money(actual.cost)}"
                 )
-            table.add_row(as_text(result.task), "forecast\nspent", *cells)
+            if not forecasted:  # no forecast row of dashes: what was spent alone
+                cells = [cell.split("\n", 1)[1] for cell in cells]
+            label = "forecast\nspent" if forecasted else "spent"
+            table.add_row(as_text(result.task), label, *cells)
         out.append(table)
         methods = sorted({cost.forecast.method for _, cost in mine if cost.forecast})
         if methods:

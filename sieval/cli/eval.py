@@ -31,7 +31,7 @@ from ..errors import ConfigError, StorageError
 from . import common, text
 from .app import app
 from .inert import markup
-from .oneline import OneLine, config_yaml, names
+from .oneline import OneLine, config_yaml, names, parse_limit
 
 if TYPE_CHECKING:  # the runner is imported when a run starts, not when the CLI does
     from ..cost.forecast import CostOptions
@@ -52,11 +52,13 @@ ONE_LINE_ONLY = {
     "--num-fewshot": "num_fewshot",
     "--seed": "seed",
     "--task-option": "options",
-    "--gen-kwargs": "request_defaults",
+    "--gen-kwargs": "request_overrides",
     "--retries": "retries",
     "--timeout": "timeout_s",
     "--max-reply-mib": "max_reply_mib",
     "--price": "price",
+    "--samples": "samples",
+    "--system-instruction": "system_instruction",
     "--server-defaults": "server_defaults",
 }
 """The flags of the one-line form a config says in its own keys (refused beside a CONFIG)."""
@@ -105,8 +107,16 @@ def eval_command(
         "--gen-kwargs",
         "--gen_kwargs",
         metavar="K=V,...",
-        help=_ONE + "request defaults, filling what a task leaves unset: temperature=0,"
-        "max_tokens=64 (sampling fields, lm-eval's max_gen_toks/until, or leaves: options.min_p).",
+        help=_ONE + "set over what a task sets, as lm-eval's: temperature=0.7,max_tokens=64 "
+        "(sampling fields, lm-eval's max_gen_toks/until, or leaves: options.min_p); the run says "
+        "what it overrode.",
+    ),
+    system_instruction: str | None = typer.Option(
+        None,
+        "--system-instruction",
+        "--system_instruction",
+        metavar="TEXT",
+        help=_ONE + "a system message first in every chat request (chat wires).",
     ),
     dialect: str | None = typer.Option(
         None, "--dialect", metavar="ID", help=_ONE + "the dialect ('sieval dialects')."
@@ -161,8 +171,17 @@ def eval_command(
         help="Requests in flight at once (one-line form: the model's; with a config: the cap "
         "over every model).",
     ),
-    limit: int | None = typer.Option(
-        None, "--limit", metavar="N", help="At most N samples a task."
+    limit: str | None = typer.Option(
+        None,
+        "--limit",
+        metavar="N",
+        help="At most N samples a task, or a fraction of each task's rows (0.1), as lm-eval's.",
+    ),
+    samples: list[str] = typer.Option(
+        [],
+        "--samples",
+        metavar="ID,...",
+        help=_ONE + "only these sample ids (as 'sieval samples' shows them), in every task.",
     ),
     write_config: Path | None = typer.Option(
         None,
@@ -257,6 +276,13 @@ def eval_command(
         "the first answers kept.",
     ),
     wire_log: bool = typer.Option(False, "--wire-log", help="Log every exchange (redacted)."),
+    cache: Path | None = typer.Option(
+        None,
+        "--cache",
+        metavar="DIR",
+        help="Keep replies in DIR and answer a request sent before from it, keyed by the exact "
+        "body and the server's serving fingerprint (never across a numerics change).",
+    ),
     allow_unsafe_code: bool = typer.Option(
         False,
         "--allow-unsafe-code",
@@ -299,16 +325,19 @@ def eval_command(
             endpoint=endpoint, model=model[0] if len(model) == 1 else "", tasks=task, name=name,
             kind=kind, dialect=dialect, api_key_env=api_key_env, api_key_file=api_key_file,
             auth=auth, num_fewshot=num_fewshot, seed=seed, task_options=task_option,
-            gen_kwargs=gen_kwargs, retries=retries, timeout=timeout, max_reply_mib=max_reply_mib,
+            gen_kwargs=gen_kwargs, system_instruction=system_instruction, retries=retries,
+            timeout=timeout, max_reply_mib=max_reply_mib,
             concurrency=concurrency,
-            limit=limit, data_dir=data_dir, out=out, price=price, server_defaults=server_defaults,
+            limit=None, samples=samples, data_dir=data_dir, out=out, price=price,
+            server_defaults=server_defaults,
         )  # fmt: skip
     given = {
         "--name": name, "--kind": kind, "--dialect": dialect, "--api-key-env": api_key_env,
         "--api-key-file": api_key_file, "--auth": auth, "--num-fewshot": num_fewshot,
         "--seed": seed, "--task-option": task_option or None, "--gen-kwargs": gen_kwargs or None,
         "--retries": retries, "--timeout": timeout, "--max-reply-mib": max_reply_mib,
-        "--price": price, "--server-defaults": server_defaults,
+        "--price": price, "--samples": samples or None,
+        "--system-instruction": system_instruction, "--server-defaults": server_defaults,
     }  # fmt: skip
     created: list[Path] = []
     # errors name flags for a one-line run and config keys otherwise (sieval/setting_names.py)
@@ -323,7 +352,15 @@ def eval_command(
                     "--dry-run forecasts a new run; a stopped run's report shows its forecast "
                     f"beside what it spent: sieval report {resume}"
                 )
+            limited = parse_limit(limit)
+            if one_line is not None:
+                one_line.limit = limited
             cfg, models, tasks = _config(config, one_line, model, task, resume, given)
+            if resume is not None and one_line is None:
+                for line in _ignored_on_resume(resume, out):
+                    console.print(f"note: {line}", soft_wrap=True, markup=False)
+            for line in _alias_notes(config, one_line):
+                console.print(f"note: {line}", soft_wrap=True, markup=False)
             stop_rule = parse_max_failures(max_failures)
             parse_selection(serving_checks)  # refused before anything runs
             cost = cost_options(dry_run, forecast, budget_tokens, budget_cost)
@@ -333,11 +370,12 @@ def eval_command(
                 out=out,
                 resume=resume,
                 data_dir=data_dir,
-                limit=limit if one_line is None else None,  # the one-line config holds n
+                limit=limited if one_line is None else None,  # the one-line config holds n
                 concurrency=concurrency if one_line is None else None,
                 models=models,
                 tasks=tasks,
                 wire_log=wire_log,
+                cache=cache,
                 preflight=not no_preflight,
                 serving_checks=serving_checks,
                 accept_numerics_change=accept_numerics_change,
@@ -352,8 +390,9 @@ def eval_command(
         except (ConfigError, StorageError) as exc:
             raise common.fail(exc.message, code=common.exit_code(exc)) from None
     if dry_run:
-        _render_forecast(result)
-        raise typer.Exit(common.EXIT_OK)
+        with named_as("flags" if one_line is not None else "config"):
+            refused = _render_forecast(result)
+        raise typer.Exit(common.EXIT_BAD_INPUT if refused else common.EXIT_OK)
     _render(result, console)
     raise typer.Exit(result.exit_code)
 
@@ -373,16 +412,24 @@ def cost_options(
     )
 
 
-def _render_forecast(result: RunResult) -> None:
-    """``--dry-run``'s output: the forecast, and that nothing ran."""
-    from .costs import render_forecast
+def _render_forecast(result: RunResult) -> bool:
+    """``--dry-run``'s output: the forecast, what the run would refuse, and that nothing ran;
+    whether it would refuse anything (then the command exits 2)."""
+    from rich.text import Text
+
+    from .costs import refusals, render_forecast
 
     assert result.plan is not None and result.forecast is not None  # a dry run forecasts
     out = text.console()
     prices = {pm.label: pm.config.price for pm in [*result.plan.models, *result.plan.role_models]}
     for part in render_forecast(result.forecast, prices):
         out.print(part)
+    found = refusals(result.forecast, result.plan)
+    for exact, line in found:
+        head = "would refuse: " if exact else "warning: "
+        out.print(Text(head, style="red" if exact else "yellow") + Text(line))
     out.print("dry run: no model request was sent and no run directory was written")
+    return any(exact for exact, _ in found)
 
 
 def _config(
@@ -404,7 +451,7 @@ def _config(
         if config is not None:
             raise ConfigError("give a CONFIG or --endpoint, not both")
         if len(model) > 1 or (not model and one_line.endpoint != "embedded"):
-            raise ConfigError("the one-line form needs exactly one --model ID")
+            raise ConfigError("the one-line form needs exactly one --model ID" + _served(one_line))
         registry = common.task_registry()
         cfg = one_line.config(registry)
         for entry in cfg.tasks:
@@ -433,14 +480,67 @@ def _config(
     )
 
 
+def _alias_notes(config: Path | None, one_line: OneLine | None) -> list[str]:
+    """A line for each of lm-eval's task names the command used: the entry it runs as."""
+    from ..tasks.aliases import notes
+
+    if one_line is not None:
+        return notes(item.partition(":")[0].strip() for item in names(one_line.tasks))
+    if config is None:
+        return []
+    try:
+        import yaml
+
+        raw = yaml.safe_load(config.read_text())
+        entries = raw.get("tasks", []) if isinstance(raw, dict) else []
+        return notes(e["name"] if isinstance(e, dict) else str(e) for e in entries)
+    except (OSError, yaml.YAMLError, KeyError, TypeError):
+        return []  # the config was read once already; a problem there is said there
+
+
+def _ignored_on_resume(resume: Path, out: Path | None) -> list[str]:
+    """What ``--resume`` leaves as it was, said: ``--out`` (the run keeps its directory; a
+    ``--limit`` that adds no samples is said by the run itself)."""
+    if out is None:
+        return []
+    return [f"--out is ignored: --resume completes {resume} in its own directory"]
+
+
+def _served(one_line: OneLine) -> str:
+    """What the one-line form's server serves, for the error of a missing ``--model``."""
+    import asyncio
+
+    import msgspec
+
+    from ..dialects.registry import get_dialect
+    from ..plan.config import ModelConfig
+    from ..runner.preflight import served_models
+
+    try:
+        entry = msgspec.convert({**one_line.model_entry(), "model": "-"}, ModelConfig)
+        ids = asyncio.run(
+            served_models(entry.base_url, get_dialect(entry.dialect_id), entry.api_key())
+        )
+    except (ConfigError, msgspec.ValidationError):
+        return ""
+    if not ids:
+        return ""
+    return f"; {entry.base_url} serves {', '.join(ids)}: add --model {ids[0]}"
+
+
 def _write_config(path: Path, one_line: OneLine | None, console: Console) -> None:
     """Save the one-line form's config as YAML and stop (exit 0); nothing runs."""
     if one_line is None:
         raise ConfigError("--write-config saves a one-line run (--endpoint ...) as a config file")
     from ..store.rundir import write_new_file
 
-    text = config_yaml(one_line.mapping(common.task_registry()))
-    write_new_file(path, text, flag="--write-config")
+    mapping = one_line.mapping(common.task_registry())
+    if "data_dir" not in mapping:  # the directory this run would read, so the file runs anywhere
+        from .data import where_data_is
+
+        used = {"data_dir": str(where_data_is(None)[0].resolve())}
+        mapping = used | mapping
+    write_new_file(path, config_yaml(mapping), flag="--write-config")
     console.print(f"wrote {escape(str(path))}; run it with: sieval eval {escape(str(path))}")
     raise typer.Exit(common.EXIT_OK)
 
@@ -481,7 +581,7 @@ def _render(result: RunResult, console: Console) -> None:
     for line in render_failures(report):
         console.print(Text("failed: ", style="yellow") + line)
     for line in render_finishes(report):
-        out.print(Text("finished: ") + line)
+        out.print(Text("answers: ") + line)
     out.print(render_summary(report))
     from .costs import render_budget, spent_lines
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 import typer
-from rich.console import Console, Group
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -104,7 +104,7 @@ def report_command(
     for table in render_report(report):
         console.print(table)
     for line in render_finishes(report):
-        console.print(Text("finished: ") + line)
+        console.print(Text("answers: ") + line)
     for line in render_failures(report):
         console.print(line)
 
@@ -164,6 +164,15 @@ def write_html(
     return target
 
 
+READER_NOTE = (
+    "the figures count scored samples only: a failed sample is counted in the failed column "
+    "(by its error) and never scored as wrong, a missing one has no record (an interrupted "
+    "run); how answers ended is reported, never scored, and not at all for a scoring task, "
+    "which generates one token (report.json's denominator says the same by field)"
+)
+"""``report.json``'s ``denominator``, as a reader of the terminal says it (no field names)."""
+
+
 def render_finishes(report: Report) -> list[Text]:
     """How the answers ended, per (model, task), in the servers' words (reported, not scored;
     inert); a scoring task's one-token probe (``generates: false``) always ends by length: not
@@ -173,14 +182,30 @@ def render_finishes(report: Report) -> list[Text]:
         reasons = result.finish_reasons
         if not reasons or not result.generates:
             continue  # nothing answered, a scoring task, or a run recorded before finish reasons
-        ended = ", ".join(f"{reason} {count}" for reason, count in reasons.items())
+        total = sum(reasons.values())
+        ended = ", ".join(_ended(reason, count, total) for reason, count in reasons.items())
         empty = result.empty_answers
         lines.append(
             as_text(
-                f"{result.model}/{result.task}: {ended}" + (f"; {empty} empty" if empty else "")
+                f"{result.model}/{result.task}: {ended}"
+                + (f"; {empty} had no text" if empty else "")
             )
         )
     return lines
+
+
+_ENDINGS = {
+    "stop": "ended on their own (a stop string or the end of text)",
+    "length": "were cut at the token limit (max_tokens)",
+    "tool_calls": "ended in a tool call",
+    "content_filter": "were stopped by the server's content filter",
+}
+"""The common finish reasons, as a reader says them; another is shown in the server's word."""
+
+
+def _ended(reason: str, count: int, total: int) -> str:
+    how = _ENDINGS.get(reason, f"ended with the server's reason {reason!r}")
+    return f"{'all ' if count == total and total > 1 else ''}{count} {how}"
 
 
 def render_censored(results: Sequence[UnitResult]) -> list[Text]:
@@ -273,25 +298,9 @@ def render_sandboxes(report: Report) -> list[Text]:
     return lines
 
 
-def render_summary(report: Report, *, fixes: bool = False) -> Table | Group:
-    """One row per task: headline with its interval, scored, failed, missing; a table per model,
-    titled with its name (a long name never squeezes a column, nor breaks), and under it a line
-    per generation task with its censored answers and the headline's bounds (``censored:``). A
-    marked headline (``results/marks.py``) says its mark under its name and why below the table
-    (``fixes``: and what to do); a partial report says so below, in a line of its own (a caption
-    would wrap to the table's width)."""
-    results = report.results
-    models = list(dict.fromkeys(r.model for r in results))
-    parts: list[Table | Text] = []
-    for model in models:
-        mine = [r for r in results if r.model == model]
-        parts.append(_summary_table(report, model, mine))
-        parts.extend(render_censored(mine))
-    note = partial_note(report)
-    marked = render_marks(report, fixes=fixes)
-    if note is None and not marked and len(parts) == 1 and isinstance(parts[0], Table):
-        return parts[0]
-    return Group(*parts, *marked, *([Text(note, style="yellow")] if note else []))
+WIDE = 120
+"""From this many columns the summary gives a task one line (task, headline, value and interval
+side by side); below it, two (at 80 columns the pairs stack)."""
 
 
 def render_marks(report: Report, *, fixes: bool = False) -> list[Text]:
@@ -311,10 +320,55 @@ def render_marks(report: Report, *, fixes: bool = False) -> list[Text]:
     return lines
 
 
-def _summary_table(report: Report, model: str, results: list[UnitResult]) -> Table:
+class Summary:
+    """The run's summary, laid out for the width it is printed at: one row per task, headline
+    with its interval, scored, failed, missing; a table per model, titled with its name (a long
+    name never squeezes a column, nor breaks), and under it a line per generation task with its
+    censored answers and the headline's bounds (``censored:``). A marked headline
+    (``results/marks.py``) says its mark under its name and why below the table (``fixes``: and
+    what to do); a partial report says so below, in a line of its own (a caption would wrap to
+    the table's width)."""
+
+    def __init__(self, report: Report, *, fixes: bool = False) -> None:
+        self.report = report
+        self.fixes = fixes
+
+    def layout(self, width: int) -> Table | Group:
+        report, results = self.report, self.report.results
+        wide = width >= WIDE
+        models = list(dict.fromkeys(r.model for r in results))
+        parts: list[Table | Text] = []
+        for model in models:
+            mine = [r for r in results if r.model == model]
+            parts.append(_summary_table(report, model, mine, wide))
+            parts.extend(render_censored(mine))
+        note = partial_note(report)
+        marked = render_marks(report, fixes=self.fixes)
+        if note is None and not marked and len(parts) == 1 and isinstance(parts[0], Table):
+            return parts[0]
+        return Group(*parts, *marked, *([Text(note, style="yellow")] if note else []))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.layout(options.max_width)
+
+
+def render_summary(report: Report, *, fixes: bool = False) -> Summary:
+    """The summary (``Summary``): two lines a task at 80 columns, one from ``WIDE``."""
+    return Summary(report, fixes=fixes)
+
+
+def _summary_table(
+    report: Report, model: str, results: list[UnitResult], wide: bool = False
+) -> Table:
     summary = Table(title=as_text(f"sieval run {report.run.identity[:19]} · {model}"))
-    summary.add_column("task\nheadline", no_wrap=True)  # task names are what a reader scans for
-    summary.add_column("value\n95% CI", justify="right", no_wrap=True)
+    if wide:
+        summary.add_column("task", no_wrap=True)
+        summary.add_column("headline", no_wrap=True, style="dim")
+        summary.add_column("value", justify="right", no_wrap=True)
+        summary.add_column("95% CI", justify="right", no_wrap=True)
+    else:
+        summary.add_column("task\nheadline", no_wrap=True)  # task names are what one scans for
+        summary.add_column("value\n95% CI", justify="right", no_wrap=True)
     for column in ("scored", "failed", "missing"):
         summary.add_column(column, justify="right", no_wrap=True)
     from ..results.marks import result_marks
@@ -322,16 +376,20 @@ def _summary_table(report: Report, model: str, results: list[UnitResult]) -> Tab
     for result in results:
         samples = result.samples
         spread = result.spread
+        value, ci = figure(result.value), interval(spread.ci if spread else None)
+        counts = (f"{samples.scored}/{samples.total}", str(samples.failed))
         marks = ", ".join(m.mark for m in result_marks(report, result))
-        summary.add_row(
-            Text(result.task)
-            + Text(f"\n{result.headline}", style="dim")
-            + (Text(f"\n{marks}", style="yellow") if marks else Text()),
-            f"{figure(result.value)}\n{interval(spread.ci if spread else None)}",
-            f"{samples.scored}/{samples.total}",
-            str(samples.failed),
-            str(samples.missing),
-        )
+        if wide:
+            mark = Text(f" {marks}", style="yellow") if marks else Text()
+            cells: list[Text | str] = [as_text(result.task) + mark, result.headline, value, ci]
+        else:
+            cells = [
+                Text(result.task)
+                + Text(f"\n{result.headline}", style="dim")
+                + (Text(f"\n{marks}", style="yellow") if marks else Text()),
+                f"{value}\n{ci}",
+            ]
+        summary.add_row(*cells, *counts, str(samples.missing))
     return summary
 
 
@@ -390,11 +448,11 @@ def interval_methods(spreads: Mapping[str, Interval], shown: Sequence[str]) -> l
     return [f"95% CI of {', '.join(names)}: {method}" for method, names in by_method.items()]
 
 
-def render_report(report: Report) -> list[Table | Text | Group]:
+def render_report(report: Report) -> list[Table | Text | Group | Summary]:
     """The summary, per (model, task) its metrics and a table per metric group (a row a subject,
     with its n), provenance per model, the serving checks, and timings: narrow tables that read
     at 80 columns."""
-    tables: list[Table | Text | Group] = [
+    tables: list[Table | Text | Group | Summary] = [
         render_summary(report, fixes=True),
         *render_sandboxes(report),
     ]
@@ -476,5 +534,5 @@ def render_report(report: Report) -> list[Table | Text | Group]:
             footer.add_row("sessions", str(len(timings.sessions)))
         tables.append(footer)
     if report.denominator:
-        tables.append(Text(f"note: {report.denominator}", style="dim"))
+        tables.append(Text(f"note: {READER_NOTE}", style="dim"))
     return tables

@@ -166,8 +166,11 @@ def render_sample(view: dict[str, Any], *, full: bool = False, body: bool = Fals
         yield Text.assemble("generation: ", shown(view["generation"]))
         extracted = view["extracted"]
         found = Text("(no answer found)") if extracted is None else shown(extracted)
-        gold = shown(text.shown(view.get("gold_label", view["gold"])))
+        gold = shown(answer(view.get("gold_label", view["gold"])))
         yield Text.assemble("extracted: ", found, "   gold: ", gold)
+    for call in view.get("tool_calls") or []:
+        arguments = json.dumps(call.get("arguments"), ensure_ascii=False, sort_keys=True)
+        yield Text.assemble("tool call: ", shown(f"{call.get('name')}({arguments})"))
     execution = view.get("execution")
     if execution:
         wall = execution.get("wall_seconds")
@@ -268,6 +271,18 @@ def _budgets(value: Any) -> str:
     """A re-run's budgets per request (``{"gen": 4096}``) as ``4096``."""
     found = list(value.values()) if isinstance(value, dict) else []
     return "/".join(str(v) for v in found) or "-"
+
+
+def answer(value: Any) -> str:
+    """A gold answer as a reader writes it: text as is, a list as its items, a mapping as JSON
+    (never a Python repr: ``['a', 'b']``)."""
+    if isinstance(value, list | tuple):
+        return " | ".join(answer(v) for v in value) if value else text.MISSING
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return text.shown(value)
 
 
 def _num(value: Any, spec: str = ".4f") -> str:

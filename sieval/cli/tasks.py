@@ -56,21 +56,26 @@ def describe_task(task: Task) -> dict[str, Any]:
             shots_from=data.shots if stored else None,
             sampler=data.sampler.name if data.shots else None,
             subsets=len(data.subsets),
+            fixed_shots=spec.fixed_shots or None,
             differs=spec.differs or None,
         )
     return out
 
 
 def _shots(facts: Mapping[str, Any]) -> str:
+    """The default shots: ``5 from train``; ``3 in prompt`` where they are written into the
+    prompt (BBH's CoT examples); ``0 only`` where none can be drawn."""
     k = facts["defaults"].get("num_fewshot", 0)
     source = facts.get("shots_from")
+    if facts.get("fixed_shots"):
+        return f"{facts['fixed_shots']} in prompt"
     return f"{k} from {source}" if source else "0 only"
 
 
 def render_tasks(registry: Mapping[str, Task], suites: Mapping[str, Suite] | None = None) -> Text:
     """Two lines a task within 80 columns: name, family, data, scored split, shots; then what
     its protocol follows (folded). Then one line per suite."""
-    rows = [("task", "family", "data", "scored", "shots (default)")]
+    rows = [("task", "family", "data", "scored", "shots")]
     follows = [""]
     for name, task in registry.items():
         f = describe_task(task)
@@ -89,7 +94,11 @@ def render_tasks(registry: Mapping[str, Task], suites: Mapping[str, Suite] | Non
         out.append(
             "\n" + textwrap.fill(f"suite {suite.name}: {members}", width=80, subsequent_indent="  ")
         )
-    out.append("\n\n'sieval tasks NAME': one task's data, options and protocol; --json")
+    out.append(
+        "\n\nshots: the default number and the split they are drawn from (--num-fewshot "
+        "changes it; 'in prompt': written into the prompt, fixed)"
+        "\n'sieval tasks NAME': one task's data, options and protocol; --json"
+    )
     return out
 
 
@@ -111,7 +120,11 @@ def render_task(task: Task) -> Table:
             else f.get("source"),
         ),
         ("scored", f.get("split")),
-        ("shots", f.get("shots_from") and f"from {f['shots_from']}, {f['sampler']}"),
+        (
+            "shots",
+            (f.get("fixed_shots") and f"{f['fixed_shots']}, written into the prompt (fixed)")
+            or (f.get("shots_from") and f"from {f['shots_from']}, {f['sampler']}"),
+        ),
         ("headline", f["headline"]),
         ("defaults", ", ".join(f"{k}={v}" for k, v in f["defaults"].items()) or "-"),
         ("needs", "\n".join(f"{k}: {why}" for k, why in f["requirements"].items())),

@@ -21,7 +21,7 @@ from msgspec import UNSET
 
 from ..dialects.vocabulary import tokenized
 from ..errors import SievalError
-from ..ir.defaults import with_defaults
+from ..ir.defaults import with_defaults, with_overrides
 from ..ir.request import CompletionInput, Request, TextPart, ToolCallPart, ToolResultPart
 
 if TYPE_CHECKING:
@@ -177,8 +177,8 @@ def requests_of(
 ) -> list[Request]:
     """A sample's requests for this model as planning knows them (a static task's all; a
     conversation's first turn and the requests standing for its later ones), with the model's
-    request defaults applied (as ``Model.call`` applies them: a default ``max_tokens`` is the
-    request's maximum)."""
+    request defaults and overrides applied (as ``Model.call`` applies them: a default
+    ``max_tokens`` is the request's maximum)."""
     return [c.request for c in calls_of(pm, pt, facts, sample)]
 
 
@@ -190,10 +190,13 @@ def calls_of(
     role: str | None = None,
 ) -> list[PlannedCall]:
     """A sample's planned calls to the model playing ``role`` (None: the evaluated model, whose
-    ``facts`` the task builds them for), with ``answering``'s request defaults applied."""
-    defaults = answering.config.request_defaults
+    ``facts`` the task builds them for), with ``answering``'s request defaults and overrides
+    applied."""
+    defaults, overrides = answering.config.request_defaults, answering.config.overrides
     return [
-        dataclasses.replace(c, request=with_defaults(c.request, defaults))
+        dataclasses.replace(
+            c, request=with_overrides(with_defaults(c.request, defaults), overrides)
+        )
         for c in pt.calls(sample, facts, role)
     ]
 

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -114,6 +114,18 @@ class UnitForecast(msgspec.Struct, kw_only=True):
     what each may hold), not a count of what will be sent."""
     answered_by: str | None = None
     """With ``role``: the label of the model playing it (whose price costs these calls)."""
+    longest_prompt: int = 0
+    """The most prompt tokens of one request (exact when ``longest_exact``)."""
+    longest_exact: bool = True
+    longest_sample: str = ""
+    """The sample whose request has that prompt."""
+    context: int | None = None
+    """The server's maximum model length (prompt and output tokens), when it says one."""
+
+    @property
+    def overflows(self) -> bool:
+        """The longest prompt leaves no room for one output token: the run would refuse it."""
+        return self.context is not None and self.longest_prompt + 1 > self.context
 
     @property
     def exact(self) -> bool:
@@ -189,23 +201,30 @@ async def _forecast_unit(
     model: Model,
     progress: _Progress,
     *,
+    context: int | None = None,
     role: str | None = None,
     answering: PlannedModel | None = None,
 ) -> UnitForecast:
     """The forecast of ``pm`` on ``pt``: the evaluated model's calls, or (``role``) the calls
     the model ``answering`` gets in that role, counted through ``counter``."""
     totals = {"requests": 0, "prompt": 0, "exact": 0, "output": 0, "unbounded": 0}
+    longest: list[Any] = [0, True, ""]  # tokens, exact, sample id
 
-    def add(counted: tuple[int, bool], call: PlannedCall) -> None:
+    def add(counted: tuple[int, bool], call: PlannedCall, sample_id: str) -> None:
         totals["prompt"] += (counted[0] + call.unseen_tokens) * call.times
-        if counted[1] and call.exact and call.times == 1 and not call.unseen_tokens:
+        exact = counted[1] and call.exact and not call.unseen_tokens
+        if exact and call.times == 1:
             totals["exact"] += 1
+        if counted[0] + call.unseen_tokens > longest[0]:
+            longest[:] = [counted[0] + call.unseen_tokens, exact, sample_id]
 
-    queue: asyncio.Queue[PlannedCall | None] = asyncio.Queue(maxsize=4 * TOKENIZE_CONCURRENCY)
+    queue: asyncio.Queue[tuple[PlannedCall, str] | None] = asyncio.Queue(
+        maxsize=4 * TOKENIZE_CONCURRENCY
+    )
 
     async def worker() -> None:
-        while (call := await queue.get()) is not None:
-            add(await counter.count(call.request, model), call)
+        while (item := await queue.get()) is not None:
+            add(await counter.count(item[0].request, model), *item)
 
     workers = [asyncio.ensure_future(worker()) for _ in range(TOKENIZE_CONCURRENCY)]
     try:
@@ -217,9 +236,9 @@ async def _forecast_unit(
                 totals["unbounded"] += (most is None) * call.times
                 ready = counter.now(call.request)
                 if ready is not None:
-                    add(ready, call)
+                    add(ready, call, sample.id)
                 else:
-                    await queue.put(call)
+                    await queue.put((call, sample.id))
             progress.sample_done(counter)
         for _ in workers:
             await queue.put(None)
@@ -237,6 +256,10 @@ async def _forecast_unit(
         max_output_tokens=totals["output"],
         unbounded_requests=totals["unbounded"],
         method=counter.method,
+        longest_prompt=longest[0],
+        longest_exact=longest[1],
+        longest_sample=longest[2],
+        context=context,
         role=role,
         bound=not pt.task.static,
         answered_by=answering.label if role is not None and answering is not None else None,
@@ -248,11 +271,13 @@ async def forecast_run(
     facts: Mapping[str, ModelFacts],
     models: Mapping[str, Model],
     stage: Callable[[str], None],
+    contexts: Mapping[str, int | None] | None = None,
 ) -> Costs:
     """The run's forecast, counted through each model's tokenize route where it has one (only
     tokenize routes are asked, through ``models``: one per model label, the roles' models too,
     its caller's to close), with a stage line per model saying what it found and how long the
-    count took."""
+    count took. ``contexts``: each model label's maximum model length, where its server says one
+    (a unit whose longest prompt leaves no room says so: ``UnitForecast.overflows``)."""
     every = [*plan.models, *plan.role_models]
     counters: dict[str, PromptCounter] = {}
     for pm in every:
@@ -266,8 +291,11 @@ async def forecast_run(
         samples = sum(len(pt.samples) for pt in plan.tasks)
         stage(f"forecasting {pm.label}: counting the prompt tokens of {samples:,} samples")
         progress = _Progress(pm.label, samples, stage)
+        context = (contexts or {}).get(pm.label)
         units = [
-            await _forecast_unit(pm, pt, facts[pm.label], counter, models[pm.label], progress)
+            await _forecast_unit(
+                pm, pt, facts[pm.label], counter, models[pm.label], progress, context=context
+            )
             for pt in plan.tasks
         ]
         for pt in plan.tasks:  # the roles' calls, each through the model that answers them
@@ -281,6 +309,7 @@ async def forecast_run(
                         counters[judge.label],
                         models[judge.label],
                         progress,
+                        context=(contexts or {}).get(judge.label),
                         role=role,
                         answering=judge,
                     )

@@ -142,6 +142,19 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     another one the endpoint needs (vLLM's ``/v1/messages`` takes only ``bearer``)."""
     request_defaults: dict[str, Any] = msgspec.field(default_factory=dict)
     """Leaf path -> value (``sampling.temperature: 0.0``), applied where a task sets nothing."""
+    request_overrides: dict[str, Any] = msgspec.field(default_factory=dict)
+    """Leaf path -> value, applied whatever a task sets (the one-line form's ``--gen-kwargs``, as
+    lm-eval's); the run says what each overrode."""
+    system_instruction: str | None = None
+    """A system message put first in every chat request (``--system-instruction``, as lm-eval's
+    ``--system_instruction``); chat wires only. In the identity when set."""
+
+    @property
+    def overrides(self) -> dict[str, Any]:
+        """What is set over every request: ``request_overrides`` and the system instruction."""
+        system = {"input.system": self.system_instruction} if self.system_instruction else {}
+        return {**self.request_overrides, **system}
+
     timeout_s: float = 600.0
     """Client-side budget per request in seconds."""
     retry_after_max_s: float = 60.0
@@ -223,12 +236,20 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
 
     def identity(self) -> dict[str, Any]:
         """What of this model can change a score: no secrets, no key names, no limits."""
-        return {
-            "endpoint": redact_url(self.base_url),
-            "model": self.model,
-            "dialect": self.dialect_id,
-            "request_defaults": dict(sorted(self.request_defaults.items())),
-        }
+        return (
+            {
+                "endpoint": redact_url(self.base_url),
+                "model": self.model,
+                "dialect": self.dialect_id,
+                "request_defaults": dict(sorted(self.request_defaults.items())),
+            }
+            | (  # only when set: a run planned before overrides existed keeps its identity
+                {"request_overrides": dict(sorted(self.request_overrides.items()))}
+                if self.request_overrides
+                else {}
+            )
+            | ({"system_instruction": self.system_instruction} if self.system_instruction else {})
+        )
 
 
 class EvalConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -301,8 +322,9 @@ def parse_config(text: str, *, source: str = "<config>") -> EvalConfig:
     ]:
         if isinstance(entry, dict):
             _refuse_literal_key(entry, where)
-            if isinstance(entry.get("request_defaults"), dict):
-                entry["request_defaults"] = _flatten(entry["request_defaults"])
+            for key in ("request_defaults", "request_overrides"):
+                if isinstance(entry.get(key), dict):
+                    entry[key] = _flatten(entry[key])
     try:
         config = msgspec.convert(raw, EvalConfig)
     except msgspec.ValidationError as exc:
@@ -417,8 +439,20 @@ def check_config(config: EvalConfig, source: str) -> EvalConfig:
         if task.name in names:
             raise ConfigError(f"{head}task {task.name!r} is listed twice", path="tasks")
         names.add(task.name)
-        if task.n is not None and task.n < 1:
-            raise ConfigError(f"{head}task {task.name!r}: {named('n')} must be >= 1", path="n")
+        if task.n is not None and not (
+            (isinstance(task.n, int) and task.n >= 1)
+            or (isinstance(task.n, float) and 0 < task.n < 1)
+        ):
+            raise ConfigError(
+                f"{head}task {task.name!r}: {named('n')} must be a whole number >= 1 or a "
+                f"fraction between 0 and 1 (0.1: a tenth of the task), got {task.n!r}",
+                path="n",
+            )
+        if task.samples is not None and not task.samples:
+            raise ConfigError(
+                f"{head}task {task.name!r}: samples is empty; list sample ids or drop it",
+                path="samples",
+            )
         if not INT64_MIN <= task.seed <= INT64_MAX:
             raise ConfigError(
                 f"{head}task {task.name!r}: {named('seed')} must be an integer in "
@@ -516,4 +550,7 @@ def _checked_model(model: ModelConfig, where: str) -> ModelConfig:
     for leaf, value in model.request_defaults.items():
         check_default_leaf(leaf, where=where)
         check_default_value(leaf, value, where=where)
+    for leaf, value in model.request_overrides.items():
+        check_default_leaf(leaf, where=where, key="request_overrides")
+        check_default_value(leaf, value, where=where, key="request_overrides")
     return model

@@ -11,7 +11,8 @@ requests sent), and computes the run identity (a role's model in it). Any proble
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -22,6 +23,7 @@ import msgspec
 from ..dialects.registry import get_dialect, registry
 from ..dialects.vocabulary import Auth, Dialect, Refuse
 from ..errors import ConfigError, Refused, did_you_mean
+from ..ir.defaults import overridden, with_defaults
 from ..ir.request import (
     ChatInput,
     FunctionTool,
@@ -34,7 +36,7 @@ from ..ir.request import (
     Tools,
 )
 from ..model import Model, prepare
-from ..setting_names import setting
+from ..setting_names import named, setting
 from ..store.identity import file_sha256, fingerprint, sieval_version
 from ..store.paths import results_dirname, segment
 from ..store.records import SCHEMA_VERSION
@@ -111,8 +113,8 @@ class PlannedModel:
         limits: Limits | None = None,
     ) -> Model:
         """This model at ``base_url`` (the embedded server's is known once it runs): its dialect,
-        id, key, auth and request defaults, sending through ``transport`` (None: one of its own,
-        with ``limits``)."""
+        id, key, auth, request defaults and overrides, sending through ``transport`` (None: one
+        of its own, with ``limits``)."""
         return Model(
             dialect=self.dialect,
             base_url=base_url,
@@ -122,6 +124,7 @@ class PlannedModel:
             timeouts=timeouts,
             limits=limits,
             request_defaults=self.config.request_defaults,
+            request_overrides=self.config.overrides,
             transport=transport,
         )
 
@@ -161,6 +164,9 @@ class Plan:
     """What the identity hashes (secret-free), stored in ``run.json`` and ``report.json``."""
     notes: list[str] = field(default_factory=list)
     """Facts a user must know before the run (a task with fewer samples than asked for)."""
+    overrides: list[str] = field(default_factory=list)
+    """What a model's ``request_overrides`` (``--gen-kwargs``) overrode of what a task sets, a
+    line per model and task: said as the run starts, kept in the report's warnings."""
     roles: dict[str, PlannedModel] = field(default_factory=dict)
     """The model playing each role a task calls (``roles:``), planned like the models."""
 
@@ -210,9 +216,13 @@ def select(config: EvalConfig, models: Sequence[str] = (), tasks: Sequence[str] 
 
 def resolve_task(name: str, tasks: Mapping[str, Task]) -> Task:
     if name not in tasks:
+        from ..tasks.aliases import ALIASES
+        from ..tasks.registry import SUITES
+
         raise ConfigError(
-            f"unknown task {name!r}.{did_you_mean(name, tasks)} Known tasks: "
-            f"{', '.join(sorted(tasks)) or '(none)'} (see 'sieval tasks').",
+            f"unknown task {name!r}.{did_you_mean(name, [*tasks, *SUITES, *ALIASES])} Known "
+            f"tasks: {', '.join(sorted(tasks)) or '(none)'}; suites: {', '.join(SUITES)}; "
+            "lm-eval's gsm8k, mmlu_<subject> and mmlu_<group> (see 'sieval tasks').",
             path="tasks",
             received=name,
         )
@@ -295,9 +305,14 @@ def check_capabilities(model: ModelConfig, task: Task) -> None:
         ]
         outcome = row.capabilities.get(req.capability, "no")
         verb = "supports only partly" if outcome == "partial" else "does not support"
+        fix = f"dialects that do: {', '.join(others) or 'none yet'}"
+        if req.capability == "chat" and "openai_chat" in others:
+            fix = f"run it on a chat wire with {setting('kind', 'chat')} (openai_chat; {fix})"
+        elif req.capability in ("text_prompt", "input_logprobs") and model.kind == "chat":
+            fix = f"run it on a completion wire with {setting('kind', 'completion')} ({fix})"
         raise ConfigError(
             f"{task.name} needs {req.capability} ({req.why}), which {dialect} {verb} "
-            f"(model {model.label!r}); dialects that do: {', '.join(others) or 'none yet'}",
+            f"(model {model.label!r}); {fix}",
             dialect=dialect,
             path=req.capability,
         )
@@ -315,7 +330,7 @@ def _dry_lower(
         answering = model if call.role is None else roles[call.role]
         cfg = answering.config
         try:
-            prepare(answering.dialect, call.request, cfg.model, cfg.request_defaults)
+            prepare(answering.dialect, call.request, cfg.model, cfg.request_defaults, cfg.overrides)
         except Refused as exc:
             who = f"model {cfg.label!r}" + (f" (role {call.role})" if call.role else "")
             raise ConfigError(
@@ -325,6 +340,26 @@ def _dry_lower(
                 dialect=answering.dialect.id,
                 path=exc.path,
             ) from exc
+
+
+def _overrode(model: PlannedModel, planned: PlannedTask, several: bool) -> str:
+    """The line saying what the model's overrides change of what the task sets (read on the
+    first sample's requests), or ``""`` when they change nothing the task set."""
+    cfg = model.config
+    if not cfg.overrides or not planned.samples:
+        return ""
+    changed: dict[str, tuple[Any, Any]] = {}
+    for call in planned.task.calls(planned.samples[0], planned.config, model.facts):
+        if call.role is not None:  # a role's calls are its model's, which has its own overrides
+            continue
+        sent = with_defaults(call.request, cfg.request_defaults)
+        for path, had, new in overridden(sent, cfg.overrides):
+            changed.setdefault(path, (had, new))
+    if not changed:
+        return ""
+    said = ", ".join(f"{path} {had!r} -> {new!r}" for path, (had, new) in changed.items())
+    who = f"{cfg.label}/{planned.name}" if several else planned.name
+    return f"{named('request_overrides')} overrides what {who} sets: {said}"
 
 
 def _plan_roles(
@@ -376,19 +411,42 @@ def _option_hint(planned: PlannedTask, leaf: str | None) -> str:
     )
 
 
-def _limited(config: TaskConfig, limit: int | None) -> TaskConfig:
+def _limited(config: TaskConfig, limit: int | float | None) -> TaskConfig:
+    """The task entry with ``--limit`` applied: a count caps ``n``; a fraction (``0.1``) is the
+    entry's ``n`` unless it sets a count of its own (then the smaller cannot be told apart before
+    the rows are read: refused)."""
     if limit is None:
         return config
-    if limit < 1:
-        raise ConfigError(f"--limit must be >= 1, got {limit}", path="limit")
-    n = limit if config.n is None else min(config.n, limit)
-    return msgspec.structs.replace(config, n=n)
+    fraction = isinstance(limit, float)
+    if (fraction and not 0 < limit < 1) or (not fraction and limit < 1):
+        raise ConfigError(
+            f"--limit must be a whole number >= 1 or a fraction between 0 and 1, got {limit}",
+            path="limit",
+        )
+    if config.n is None:
+        return msgspec.structs.replace(config, n=limit)
+    if isinstance(config.n, float) or fraction:
+        if config.n == limit:
+            return config
+        raise ConfigError(
+            f"task {config.name!r} sets n: {config.n} and --limit is {limit}: one of them is a "
+            "fraction; give one",
+            path="limit",
+        )
+    return msgspec.structs.replace(config, n=min(config.n, limit))
 
 
 def _load(task: Task, config: TaskConfig, data_dir: Path, notes: list[str]) -> PlannedTask:
-    loaded = task.load(data_dir, config)
-    # n counts rows; a repeated row is k samples
-    count = None if config.n is None else config.n * task.samples_per_row(config)
+    per = task.samples_per_row(config)  # n counts rows; a repeated row is k samples
+    rows = config.n
+    if isinstance(rows, float):  # a fraction of the task's rows, rounded up, as lm-eval's
+        total = sum(1 for _ in _chosen(task, task.load(data_dir, config), config)) // per
+        rows = max(1, math.ceil(rows * total))
+        notes.append(f"task {task.name}: n={config.n} of its {total:,} rows is {rows:,}")
+    loaded: Iterable[Sample] = _chosen(task, task.load(data_dir, config), config)
+    if config.samples is not None:  # read to the end: an id the task lacks is refused, n or not
+        loaded = list(loaded)
+    count = None if rows is None else rows * per
     try:
         samples = Samples(loaded if count is None else islice(loaded, count))
     except DuplicateSampleId as exc:
@@ -397,7 +455,7 @@ def _load(task: Task, config: TaskConfig, data_dir: Path, notes: list[str]) -> P
             "key",
             path="tasks",
         ) from exc
-    if count is not None and count > len(samples):
+    if count is not None and count > len(samples) and not isinstance(config.n, float):
         notes.append(
             f"task {task.name!r}: n={config.n} but the dataset has {len(samples)} samples; "
             f"all {len(samples)} are evaluated"
@@ -409,11 +467,40 @@ def _load(task: Task, config: TaskConfig, data_dir: Path, notes: list[str]) -> P
     return PlannedTask(task=task, config=config, samples=samples, checksums=checksums)
 
 
+def _chosen(task: Task, samples: Iterable[Sample], config: TaskConfig) -> Iterator[Sample]:
+    """The samples ``config.samples`` names (a row's id stands for its repeats ``id#rK``), in
+    the task's order; an id the task does not have is refused, with the closest it has."""
+    if config.samples is None:
+        yield from samples
+        return
+    wanted = set(config.samples)
+    found: set[str] = set()
+    seen: list[str] = []
+    for sample in samples:
+        row = sample.id.split("#r", 1)[0]
+        key = sample.id if sample.id in wanted else row if row in wanted else None
+        if key is None:
+            if len(seen) < 5000:
+                seen.append(row)
+            continue
+        found.add(key)
+        yield sample
+    missing = [i for i in config.samples if i not in found]
+    if missing:
+        shown = f"{seen[0]}, {seen[1]}, ..." if len(seen) > 1 else "none"
+        raise ConfigError(
+            f"task {task.name} has no sample {missing[0]!r}{did_you_mean(missing[0], seen)} "
+            f"(its ids are like {shown}; 'sieval samples RUN_DIR' lists a run's)",
+            path="samples",
+            received=missing[0],
+        )
+
+
 def plan_run(
     config: EvalConfig,
     *,
     data_dir: Path,
-    limit: int | None = None,
+    limit: int | float | None = None,
     tasks: Mapping[str, Task] | None = None,
     keys: bool = True,
 ) -> Plan:
@@ -440,13 +527,16 @@ def plan_run(
     for pm in models:
         for p in planned:
             _dry_lower(pm, p, roles)
+    overrides = [
+        line for pm in models for p in planned if (line := _overrode(pm, p, len(models) > 1))
+    ]
     inputs: dict[str, Any] = {
         "sieval_version": sieval_version(),
         "records_schema_version": SCHEMA_VERSION,
         "models": {m.label: m.config.identity() for m in models},
         "tasks": {
             p.name: {
-                "config": msgspec.to_builtins(p.config),
+                "config": _entry_identity(p.config),
                 "protocol": p.task.protocol,
                 "data": p.checksums,
             }
@@ -462,8 +552,18 @@ def plan_run(
         identity=fingerprint(inputs),
         inputs=inputs,
         notes=notes,
+        overrides=overrides,
         roles=roles,
     )
+
+
+def _entry_identity(config: TaskConfig) -> dict[str, Any]:
+    """A task entry as the identity holds it; ``samples`` only when set, so that a run planned
+    before the field existed keeps its identity."""
+    out: dict[str, Any] = msgspec.to_builtins(config)
+    if out.get("samples") is None:
+        out.pop("samples", None)
+    return out
 
 
 def check_ready(plan: Plan, allow_unsafe_code: bool = False) -> Readiness:

@@ -5,10 +5,10 @@ counts, metric intervals, failures, provenance and cost, the timings, a budget a
 ``compare``, ``finalize``, the HTML view) decodes it with ``load_report`` and reads attributes,
 never string keys. The file's bytes are what they were when the report was a dict: the fields
 are declared in the order the keys were written, and a key written only sometimes (``stopped``,
-``budget``, ``partial``, a sharded run's ``shards``, a clustered interval's ``clusters``, a
-unit's ``censored``) is ``UNSET`` when absent, so it is left out as before. A report written by
-an earlier sieval decodes too: a key it lacks takes its default (a version 1 report has no
-``intervals``; one made before costs were reported has no ``cost``).
+``cache``, ``budget``, ``partial``, a sharded run's ``shards``, a clustered interval's
+``clusters``, a unit's ``censored``) is ``UNSET`` when absent, so it is left out as before. A
+report written by an earlier sieval decodes too: a key it lacks takes its default (a version 1
+report has no ``intervals``; one made before costs were reported has no ``cost``).
 
 Three sections stay plain data, as their writers shape them: ``preflight`` (each model's pre-run
 check results, ``runner/checks.py``), ``serving`` (the serving checks' findings,
@@ -28,6 +28,7 @@ from ..cost.budget import BudgetSummary
 from ..plan.config import Price
 
 __all__ = [
+    "CacheUse",
     "Censored",
     "CostActual",
     "CostForecast",
@@ -299,6 +300,18 @@ class Partial(msgspec.Struct, kw_only=True):
     """Whether the task's data files changed since the run started."""
 
 
+class CacheUse(msgspec.Struct, kw_only=True):
+    """What one model's ``--cache`` did (``runner/reply_cache.py``)."""
+
+    dir: str
+    hits: int
+    """Requests answered from the cache."""
+    sent: int
+    """Requests sent to the server."""
+    kept: int
+    """Replies kept for a later run."""
+
+
 class Report(msgspec.Struct, kw_only=True):
     """``report.json``."""
 
@@ -320,6 +333,8 @@ class Report(msgspec.Struct, kw_only=True):
     tasks' sandbox, ``{"sandbox": {"mode", "unsafe", "memory", ...}}``)."""
     stopped: str | UnsetType = UNSET
     """Why the run stopped before its last sample (``--max-failures``, a budget)."""
+    cache: dict[str, CacheUse] | UnsetType = UNSET
+    """Per model, what ``--cache`` did (with ``--cache`` only)."""
     budget: BudgetSummary | UnsetType = UNSET
     partial: Partial | UnsetType = UNSET
 

@@ -93,6 +93,7 @@ def sample_view(record: Record, shared: Shared, headline: str) -> dict[str, Any]
         "prediction_label": answer_label(record.sample, record.prediction),
         "gold_label": answer_label(record.sample, record.gold),
         "execution": _execution(record.channels.get("execution")),
+        "tool_calls": record.channels.get("tool_calls") or [],
         "error": error,
         "conversation": conversation(requests),
         "rerun": record.rerun,

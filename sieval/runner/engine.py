@@ -49,7 +49,7 @@ from ..errors import ConfigError
 from ..plan.config import EvalConfig
 from ..plan.plan import Plan, check_ready, plan_run, select
 from ..plan.run_config import stored
-from ..results.document import Report, Server
+from ..results.document import CacheUse, Report, Server
 from ..results.report import build_report, load_report, truncation_warnings, write_report
 from ..results.snapshot import running
 from ..serving.fingerprint_history import check_numerics, report_section, run_json_entry
@@ -86,8 +86,9 @@ class RunOptions:
     data_dir: Path | None = None
     """Dataset dir; else ``SIEVAL_DATA_DIR``, else the config's ``data_dir``, else ``data`` or
     ``../shared/data`` (``DEFAULT_DATA_DIRS``), whichever exists."""
-    limit: int | None = None
-    """Cap every task's ``n`` (it enters the run identity like ``n`` does)."""
+    limit: int | float | None = None
+    """Cap every task's ``n``, or a fraction of its rows (it enters the run identity like ``n``
+    does)."""
     concurrency: int | None = None
     """Global cap on requests in flight (config ``concurrency``)."""
     models: Sequence[str] = ()
@@ -122,6 +123,9 @@ class RunOptions:
     serving_checks: str = "auto"
     """The serving checks (``sieval/serving``): ``auto`` (what the tasks depend on), ``all``,
     ``off``, or names; off with ``preflight`` off."""
+    cache: Path | None = None
+    """``--cache DIR``: keep replies there and answer a request sent before to a server of the
+    same serving fingerprint from them (``reply_cache.py``)."""
     accept_numerics_change: bool = False
     """Resume onto a server whose serving fingerprint changed (the run records both)."""
     rerun_censored: float | None = None
@@ -220,14 +224,14 @@ def run_eval(
     )
 
 
-def _limit_not_applied(plan: Plan, limit: int | None) -> list[str]:
+def _limit_not_applied(plan: Plan, limit: int | float | None) -> list[str]:
     """What a resume's ``--limit`` does not do: a run's samples are fixed when it starts, so a
     limit above a task's planned n adds none (a lower one changes the plan: refused by
     ``check_resume``)."""
     if limit is None:
         return []
     fewer = {pt.name: pt.config.n for pt in plan.tasks if pt.config.n is not None}
-    fewer = {name: n for name, n in fewer.items() if n < limit}
+    fewer = {name: n for name, n in fewer.items() if type(n) is type(limit) and n < limit}
     if not fewer:
         return []
     said = ", ".join(f"{name} {n}" for name, n in fewer.items())
@@ -348,7 +352,9 @@ def _plan(
     if options.restrict is not None:
         plan = options.restrict(plan)
     check_budget(options.cost, [*plan.models, *plan.role_models])  # every model's price
-    return Planned(config, plan, run_only, list(plan.notes))
+    for line in plan.overrides:  # --gen-kwargs over what a task sets: said before it runs
+        stage(line)
+    return Planned(config, plan, run_only, [*plan.notes, *plan.overrides])
 
 
 def _open(planned: Planned, options: RunOptions, mode: Mode, locks: contextlib.ExitStack) -> Path:
@@ -440,8 +446,9 @@ async def _set_up(
         warnings.extend(check_numerics(run_dir, setup.serving, accept=accept, write=mode.owns))
     costs: Costs | None = None
     if options.cost.wanted(plan.models):
-        async with setup.tokenizing([*plan.models, *plan.role_models]) as short:
-            costs = await forecast_run(plan, setup.facts, short, stage)
+        every = [*plan.models, *plan.role_models]
+        async with setup.tokenizing(every) as short:
+            costs = await forecast_run(plan, setup.facts, short, stage, setup.contexts(every))
     return Checked(setup, costs, readiness.record)
 
 
@@ -524,7 +531,17 @@ async def _schedule(
             wire = wire_log_path(run_dir, pm.dirname, shard)
             if options.wire_log:
                 repair_tail(wire)  # a resume appends after a crash's torn line otherwise
-            model = setup.model(pm, wire_log=wire if options.wire_log else None)
+            model = setup.model(
+                pm, wire_log=wire if options.wire_log else None, cache=options.cache
+            )
+            if options.cache is not None and pm.label not in setup.caches:
+                note = (
+                    f"--cache is not used for {pm.label}: a reply is kept under its server's "
+                    "serving fingerprint, and the serving checks measured none (they are "
+                    "off, or the fingerprint check is not selected)"
+                )
+                stage(f"warning: {note}")
+                planned.warnings.append(note)
             stack.push_async_callback(model.aclose)
             runtime = Runtime(
                 pm,
@@ -566,6 +583,7 @@ def _report(
     """The run's report from its records (written unless this is a shard: a shard's figures
     are its own; the run's report is ``sieval finalize``'s)."""
     setup, scheduler = checked.setup, ran.scheduler
+    planned.warnings.extend(c.summary(label) for label, c in setup.caches.items())
     report = build_report(
         planned.plan,
         run_dir,
@@ -585,6 +603,11 @@ def _report(
     )
     if scheduler.stopped:
         report.stopped = scheduler.stopped
+    if setup.caches:
+        report.cache = {
+            label: CacheUse(dir=str(c.directory), hits=c.hits, sent=c.sent, kept=c.kept)
+            for label, c in setup.caches.items()
+        }
     if scheduler.budget is not None:
         report.budget = scheduler.budget.summary()
     planned.warnings.extend(truncation_warnings(report.results))  # report.warnings is this list

@@ -49,6 +49,7 @@ from .checks import (
 )
 from .endpoints import Endpoints
 from .preflight import PREFLIGHT_TIMEOUTS, Provenance, embedded_server, preflight
+from .reply_cache import ReplyCache
 
 __all__ = ["Found", "Setup", "TransportFactory", "set_up"]
 
@@ -91,6 +92,8 @@ class Setup:
     primed: dict[str, Primed] = field(default_factory=dict)
     serving: dict[str, Serving] = field(default_factory=dict)
     """What the serving checks found (none with the pre-run checks off)."""
+    caches: dict[str, ReplyCache] = field(default_factory=dict)
+    """The models whose replies go through ``--cache`` (those with a serving fingerprint)."""
 
     def found(self) -> Found:
         """What the setup found (``RunResult.setup``, ``plan.json``'s ``setup``)."""
@@ -101,12 +104,30 @@ class Setup:
             serving=report_section(self.serving),
         )
 
-    def model(self, pm: PlannedModel, *, wire_log: Path | None = None) -> Model:
-        """``pm``'s model: its retries, timeouts and request defaults, on its endpoint's pool."""
+    def contexts(self, models: Sequence[PlannedModel]) -> dict[str, int | None]:
+        """Each model's maximum model length (prompt and output tokens), where its server says
+        one (else the dialect's), by label: what the forecast holds the longest prompt to."""
+        out: dict[str, int | None] = {}
+        for pm in models:
+            found = self.provenance.get(pm.label)
+            lengths = found.max_model_len if found is not None else {}
+            out[pm.label] = lengths.get(pm.config.model, self.facts[pm.label].max_length)
+        return out
+
+    def model(
+        self, pm: PlannedModel, *, wire_log: Path | None = None, cache: Path | None = None
+    ) -> Model:
+        """``pm``'s model: its retries, timeouts, request defaults and overrides, on its
+        endpoint's pool; with ``cache``, its replies kept and answered there under its serving
+        fingerprint (none without one)."""
         timeouts = pm.timeouts()
-        transport = self.transports.get(pm.label) or self.endpoints[pm.label].transport(
+        transport: Transport = self.transports.get(pm.label) or self.endpoints[pm.label].transport(
             limits=pm.limits(), timeouts=timeouts, wire_log=wire_log
         )
+        found = self.serving.get(pm.label)
+        fingerprint = found.fingerprint if found is not None else None
+        if cache is not None and fingerprint is not None and fingerprint.digest:
+            transport = self.caches[pm.label] = ReplyCache(transport, cache, fingerprint)
         return pm.model(self.urls[pm.label], transport, timeouts)
 
     @contextlib.asynccontextmanager

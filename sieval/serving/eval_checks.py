@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..ir.defaults import with_defaults
+from ..ir.defaults import with_defaults, with_overrides
 from ..ir.request import Request
 from ..plan.config import EMBEDDED
 from ..plan.plan import Plan, PlannedModel
@@ -49,7 +49,8 @@ def run_requests(
         for sample in pt.samples[:1]:
             for role in roles or (None,):
                 for call in pt.calls(sample, facts, role):
-                    found.append((pt.name, with_defaults(call.request, pm.config.request_defaults)))
+                    sent = with_defaults(call.request, pm.config.request_defaults)
+                    found.append((pt.name, with_overrides(sent, pm.config.overrides)))
     return found
 
 

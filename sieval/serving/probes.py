@@ -59,7 +59,9 @@ __all__ = [
 def lowered(model: Model, request: Request) -> Lowered:
     """``request`` as ``model`` sends it (its defaults applied, lowered): no I/O, ``Refused`` when
     the wire cannot carry it."""
-    return prepare(model.dialect, request, model.model_id, model.request_defaults)
+    return prepare(
+        model.dialect, request, model.model_id, model.request_defaults, model.request_overrides
+    )
 
 
 SHORT = (

@@ -62,6 +62,12 @@ def first_choice(response: Response) -> Choice:
     return response.choices[0]
 
 
+def tool_calls(choice: Choice) -> list[dict[str, Any]]:
+    """The tool calls a choice made, as a record keeps them (``sieval samples`` shows them)."""
+    calls = choice.tool_calls if isinstance(choice.tool_calls, tuple) else ()
+    return [{"name": c.name, "arguments": c.arguments} for c in calls]
+
+
 def scoring_request(text: str) -> Request:
     """Input scoring of ``text``; the one generated token (max_tokens=1, as 0 is refused on some
     vLLM routes) is ignored."""

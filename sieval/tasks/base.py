@@ -73,8 +73,12 @@ class TaskConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     """What a config's ``tasks:`` entry may set; everything that can change a score."""
 
     name: str
-    n: int | None = None
-    """How many samples to evaluate (the first n in the task's fixed order); None = all."""
+    n: int | float | None = None
+    """How many samples to evaluate (the first n in the task's fixed order); a fraction below 1
+    takes that share of the task's rows, rounded up (lm-eval's ``--limit 0.1``); None = all."""
+    samples: list[str] | None = None
+    """Only the samples with these ids (``--samples test/3,test/7``), in the task's order; a
+    repeated row's id selects all its repeats. None = every sample."""
     num_fewshot: int | None = None
     """Shots per prompt; None = the task's default."""
     seed: int = 1234

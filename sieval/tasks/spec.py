@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 
 from ..data.registry import get_source as source
-from ..errors import ConfigError
+from ..errors import ConfigError, did_you_mean
 from ..ir.request import Request
 from ..ir.response import Response
 from ..scoring.uncertainty import Derived
@@ -58,6 +58,11 @@ class Data:
     sampler: Sampler = RANDOM
     subsets: tuple[str, ...] = ()
     """Parts read one by one (MMLU's subjects): each sample's group, each with its own shots."""
+    subset_option: str = ""
+    """The task option that chooses some of the subsets (MMLU's ``subjects``: ``all``, or names
+    and groups joined by ``+``); empty: every subset is run."""
+    subset_groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Names that stand for several subsets in that option (lm-eval's ``stem``)."""
     process: Process | None = None
     id_field: str | None = None
     """A field holding the row's id; None: ``{split}/{index}`` (``{subset}/{index}``)."""
@@ -75,6 +80,9 @@ class Spec:
     family: Family
     headline: str
     num_fewshot: int = 0
+    fixed_shots: int = 0
+    """Shots written into the prompt itself (BBH's 3 CoT examples in each subtask's prompt
+    file): not drawn, not changed by ``num_fewshot``; ``sieval tasks`` shows them as shots."""
     differs: str = ""
     """Where sieval deliberately departs from the reference (said in the protocol)."""
     protocol: str | None = None
@@ -103,7 +111,10 @@ class SpecTask(StaticTask):
         self.headline = spec.headline
         self.protocol = spec.protocol or spec.family.protocol(spec)
         self.requirements = spec.family.requirements(spec, COMPLETION_MODEL)
-        self.defaults = MappingProxyType({"num_fewshot": spec.num_fewshot, **spec.family.options})
+        chooses = {spec.data.subset_option: "all"} if spec.data.subset_option else {}
+        self.defaults = MappingProxyType(
+            {"num_fewshot": spec.num_fewshot, **spec.family.options, **chooses}
+        )
         if spec.cluster_by_group:
             self.cluster_by = "group"
         elif hasattr(spec.family, "repeats"):  # a repeated row's samples cluster by the row
@@ -131,8 +142,8 @@ class SpecTask(StaticTask):
     def load(self, data_dir: Path, config: TaskConfig) -> Iterator[Sample]:
         """The samples in a fixed order, built as they are read (rows and shots read first)."""
         k = self._check(config)
-        data = self.spec.data
-        per_subset = [self._subset(data_dir, config, k, s) for s in data.subsets or (None,)]
+        chosen = self.subsets(config) or (None,)
+        per_subset = [self._subset(data_dir, config, k, s) for s in chosen]
         if len(per_subset) == 1:
             samples = per_subset[0]
         else:  # one row of every subset in turn, so that a small n spans them all
@@ -219,16 +230,47 @@ class SpecTask(StaticTask):
 
     # -- loading ----------------------------------------------------------------------------------
 
+    def subsets(self, config: TaskConfig) -> tuple[str, ...]:
+        """The subsets the entry runs, in the data's order: all of them, or those its subset
+        option names (each a subset or a group of them; ``+``, ``,`` or spaces between)."""
+        data = self.spec.data
+        value = config.options.get(data.subset_option, "all") if data.subset_option else "all"
+        items = value if isinstance(value, list) else str(value).replace(",", "+").split("+")
+        words = [w for item in items for w in str(item).split() if w]
+        if words == ["all"] or not data.subset_option:
+            return data.subsets
+        known = {*data.subsets, *data.subset_groups}
+        wanted: set[str] = set()
+        for word in words:
+            if word not in known:
+                raise ConfigError(
+                    f"task {self.name}: {data.subset_option} {word!r} is neither one of its "
+                    f"{len(data.subsets)} subsets nor a group."
+                    f"{did_you_mean(word, known)} Groups: {', '.join(data.subset_groups)}; "
+                    f"subsets: {', '.join(data.subsets[:3])}, ... ({len(data.subsets)} in all)",
+                    path=f"tasks.{self.name}.options.{data.subset_option}",
+                    received=word,
+                )
+            wanted |= set(data.subset_groups.get(word, (word,)))
+        return tuple(s for s in data.subsets if s in wanted)
+
     def _check(self, config: TaskConfig) -> int:
-        allowed = set(self.spec.family.options)
+        allowed = set(self.spec.family.options) | (
+            {self.spec.data.subset_option} if self.spec.data.subset_option else set()
+        )
         unknown = sorted(set(config.options) - allowed)
         if unknown:
             raise ConfigError(
-                f"task {self.name} has no option {', '.join(unknown)}; "
-                f"it accepts: {', '.join(sorted(allowed)) or '(none)'}",
+                f"task {self.name} has no option {', '.join(unknown)}."
+                f"{did_you_mean(unknown[0], allowed)} "
+                f"It accepts: {', '.join(sorted(allowed)) or '(none)'}",
                 path=f"tasks.{self.name}.options",
                 received=unknown,
             )
+        self.subsets(config)
+        if self.spec.data.subset_option in config.options:  # the family sees its own options
+            own = {k: v for k, v in config.options.items() if k != self.spec.data.subset_option}
+            config = msgspec.structs.replace(config, options=own)
         self.spec.family.check_options(self.spec, config)
         k = self.spec.num_fewshot if config.num_fewshot is None else config.num_fewshot
         if k < 0:

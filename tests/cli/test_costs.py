@@ -195,5 +195,9 @@ def test_the_cost_views_say_what_the_figures_leave_out() -> None:
     )
     told = _text(render_costs(report))
     assert "no forecast was made for this run" in told
+    # no forecast: its row is not printed as dashes, the spent row stands alone (issue 41)
+    row = next(line for line in told.splitlines() if line.startswith("│ a "))
+    assert [cell.strip() for cell in row.split("│")[1:-1]] == ["a", "spent", "12", "3"]
+    assert "forecast" not in told.split("no forecast was made")[0]
     assert "2 replies reported no usage" in told
     assert "1 attempt was sent again" in told and "may have computed it too" in told

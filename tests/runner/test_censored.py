@@ -54,6 +54,8 @@ class BudgetServer:
             status, data = answer(request.url, request.body)
             return json_reply(data, status=status)
         body = msgspec.json.decode(request.body or b"{}")
+        if not body:  # the pre-flight's route probe: refused unread, as a server does
+            return json_reply({"error": {"message": "prompt: Field required"}}, status=400)
         budget = int(body["max_tokens"])
         self.budgets.append(budget)
         question = str(body["prompt"]).rsplit("Question: ", 1)[1]

@@ -151,7 +151,7 @@ def test_api_key_from_env_and_file(tmp_path: Path, monkeypatch: pytest.MonkeyPat
             "two models are named",
         ),
         ("models: [{endpoint: embedded}]\ntasks: [{name: t}, {name: t}]", "listed twice"),
-        ("models: [{endpoint: embedded}]\ntasks: [{name: t, n: 0}]", "n must be >= 1"),
+        ("models: [{endpoint: embedded}]\ntasks: [{name: t, n: 0}]", "must be a whole number >= 1"),
         # a model id without an endpoint once evaluated the reference model under that name
         (
             "models: [{model: meta-llama/Llama-3.1-8B}]\ntasks: [{name: t}]",

@@ -100,8 +100,9 @@ async def test_run_writes_records_and_report(tmp_path: Path, data_dir: Path) -> 
         json.loads((result.run_dir / "run.json").read_text())["identity"]
         == result.report.run.identity
     )
-    # probe (models + version) then 12 completions
-    assert [c.url.rsplit("/", 1)[-1] for c in transport.calls[:2]] == ["models", "version"]
+    # probe (models, the wire's own route asked with an empty body, version) then 12 completions
+    urls = [c.url.rsplit("/", 1)[-1] for c in transport.calls[:3]]
+    assert urls == ["models", "completions", "version"] and transport.calls[1].body == b"{}"
     assert transport.closed
 
 
@@ -370,7 +371,9 @@ async def test_resume_reruns_failed_samples_and_skips_scored_ones(
         tasks={"fake_qa": FakeTask()},
         transport_factory=lambda cfg: transport,
     )
-    completions = [c for c in transport.calls if c.url.endswith("/completions")]
+    completions = [  # the pre-flight's route probe (an empty body) generates nothing
+        c for c in transport.calls if c.url.endswith("/completions") and c.body != b"{}"
+    ]
     assert len(completions) == 2 and all(b"bbb" in c.body for c in completions if c.body)
     assert second.exit_code == 0 and second.report.results[0].samples.scored == 6
     path = first.run_dir / "m" / "fake_qa" / "records.jsonl"

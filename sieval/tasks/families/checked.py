@@ -48,7 +48,7 @@ from ...ir.response import Response
 from ...scoring.censored import censored
 from ...scoring.dependencies import Dependency, require
 from ...scoring.repeats import SAME_TEXT, Equivalence, maj_at_k, pass_at_k, vote_groups
-from .._shared import first_choice, int_option, means
+from .._shared import first_choice, int_option, means, tool_calls
 from ..base import ModelFacts, Readiness, Requirement, Sample, SampleResult, TaskConfig
 from .base import Base, Prepared
 
@@ -273,6 +273,8 @@ class Checked(Base):
         channels: dict[str, Any] = {"text": choice.text, "finish_reason": reason}
         if isinstance(choice.reasoning, str):
             channels["reasoning"] = choice.reasoning
+        if calls := tool_calls(choice):
+            channels["tool_calls"] = calls
         return text, open_block, channels
 
     def _result(
