@@ -43,15 +43,15 @@ def describe_task(task: Task) -> dict[str, Any]:
         "protocol": task.protocol,
     }
     if spec is not None:
-        from ..data.registry import get_source
+        from ..tasks.spec import source
 
         data = spec.data
-        stored = data.shots is not None and data.shots in get_source(data.source).splits
+        stored = data.shots is not None and data.shots in source(data.source).splits
         out.update(
             family=spec.family.kind,
             reference=spec.reference,
             about=" ".join(spec.about.split()),
-            source=data.source,
+            source=source(data.source).folder,
             split=data.split,
             shots_from=data.shots if stored else None,
             sampler=data.sampler.name if data.shots else None,

@@ -156,12 +156,16 @@ class Prompt:
             text = self.choices_of(row)[text]
         return Shot(text=text, answer=self.answer_of(row))
 
-    def prefix(self, row: Mapping[str, Any], shots: Sequence[Shot]) -> str:
+    def prefix(
+        self, row: Mapping[str, Any], shots: Sequence[Shot], shot_prompt: Prompt | None = None
+    ) -> str:
         """The description and the shots: everything of the context before the row's text (a
-        shot without an answer is its text alone, as lm-eval renders it)."""
+        shot without an answer is its text alone, as lm-eval renders it); the shots joined by
+        ``shot_prompt``'s delimiters when it is given (lm-eval's ``fewshot_config``)."""
         description = render(self.description, row) if self.description else ""
+        delims = shot_prompt or self
         return description + "".join(
-            s.text + self.target_delimiter + s.answer + self.fewshot_delimiter
+            s.text + delims.target_delimiter + s.answer + delims.fewshot_delimiter
             if s.answer
             else s.text
             for s in shots

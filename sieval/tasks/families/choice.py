@@ -59,8 +59,11 @@ class MultipleChoice(Base):
     uncond_context: str | None = None
     """The fixed context of ``acc_uncond``; None: the task has no ``acc_uncond``."""
     uncond_default: bool = False
-    variable_context: bool = False
-    """``doc_to_text`` gives the gold index and the choices are the contexts (WinoGrande)."""
+    variable_context: bool | None = False
+    """``doc_to_text`` gives the gold index and the choices are the contexts (WinoGrande); None:
+    whichever each row's text says (a task file, as lm-eval decides it)."""
+    mutual_info_default: bool = False
+    """``acc_mutual_info`` on unless the config turns it off (a task file that lists it)."""
     kind: str = "choice log-likelihood"
     options: Mapping[str, Any] = field(default_factory=dict)
     # every metric is right or wrong, or (MC2's acc) a probability mass
@@ -68,7 +71,7 @@ class MultipleChoice(Base):
                                             UNIT))  # fmt: skip
 
     def __post_init__(self) -> None:
-        options: dict[str, Any] = {"acc_mutual_info": False}
+        options: dict[str, Any] = {"acc_mutual_info": self.mutual_info_default}
         if self.uncond_context is not None:
             options["acc_uncond"] = self.uncond_default
         object.__setattr__(self, "options", options)
@@ -109,7 +112,7 @@ class MultipleChoice(Base):
         p = spec.prompt
         text = p.text_of(row)
         choices = p.choices_of(row)
-        if isinstance(text, int) != self.variable_context:
+        if self.variable_context is not None and isinstance(text, int) != self.variable_context:
             raise ConfigError(
                 f"a row of {spec.name} gives the text {text!r}: a variable-context task's text is "
                 "the gold index, any other task's a string; fix the spec (variable_context)",
