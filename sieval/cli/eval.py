@@ -20,6 +20,7 @@ are printed).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -169,6 +170,15 @@ def eval_command(
     data_dir: Path | None = typer.Option(
         None, "--data-dir", metavar="DIR", help="Dataset directory (else SIEVAL_DATA_DIR)."
     ),
+    include_path: list[Path] = typer.Option(
+        [],
+        "--include-path",
+        "--include_path",
+        metavar="DIR",
+        help="A folder of task files (lm-eval YAML, Python) searched beside the stock tasks "
+        "(repeatable; also include_path: in a config, SIEVAL_INCLUDE_PATH). --task may also name "
+        "a task file.",
+    ),
     max_failures: str = typer.Option(
         "auto",
         "--max-failures",
@@ -280,7 +290,9 @@ def eval_command(
                     "--dry-run forecasts a new run; a stopped run's report shows its forecast "
                     f"beside what it spent: sieval report {resume}"
                 )
-            cfg, models, tasks = _config(config, one_line, model, task, resume, given)
+            cfg, models, tasks, registry = _config(
+                config, one_line, model, task, resume, given, include_path
+            )
             stop_rule = parse_max_failures(max_failures)
             parse_selection(serving_checks)  # refused before anything runs
             cost = cost_options(dry_run, forecast, budget_tokens, budget_cost)
@@ -303,7 +315,7 @@ def eval_command(
                 on_run_dir=created.append,
                 on_stage=lambda line: console.print(_stage(line)),
             )
-            result = _run(cfg, options, console, created)
+            result = _run(cfg, options, console, created, registry)
         except (ConfigError, StorageError) as exc:
             raise common.fail(exc.message, code=common.exit_code(exc)) from None
     if dry_run:
@@ -339,6 +351,48 @@ def _render_forecast(result: Any) -> None:
     out.print("dry run: no model request was sent and no run directory was written")
 
 
+def _expand(items: Sequence[str], registry: Any) -> list[str]:
+    """``--task`` values with each task file replaced by its tasks' names (the file added to the
+    registry) and each group or tag by its members; ``:K=V`` suffixes kept."""
+    from ..tasks.catalogue import is_task_file
+
+    out: list[str] = []
+    for item in names(items):
+        head, colon, rest = item.partition(":")
+        if is_task_file(head):
+            found = registry.add_file(Path(head))
+        elif "=" not in head:
+            found = registry.expand(head.strip())
+        else:
+            found = [head]
+        out += [f"{name}{colon}{rest}" for name in found]
+    return out
+
+
+def _with_tasks(cfg: Any, registry: Any) -> Any:
+    """``cfg`` with file and group entries expanded, and its include path the registry's (every
+    folder absolute, so a resume finds the task files from any folder)."""
+    import msgspec
+
+    from ..tasks.catalogue import is_task_file
+
+    entries = []
+    for entry in cfg.tasks:
+        if is_task_file(entry.name):
+            found = registry.add_file(Path(entry.name))
+        else:
+            found = registry.expand(entry.name)
+        entries += [msgspec.structs.replace(entry, name=name) for name in found]
+    folders = [str(p) for p in registry.catalogue.roots]
+    for entry in entries:
+        source = registry.source_of(entry.name) if entry.name in registry else "stock"
+        if source != "stock":
+            folder = str(Path(source).parent)
+            if not any(folder == f or folder.startswith(f + "/") for f in folders):
+                folders.append(folder)
+    return msgspec.structs.replace(cfg, tasks=entries, include_path=folders)
+
+
 def _config(
     config: Path | None,
     one_line: OneLine | None,
@@ -346,9 +400,10 @@ def _config(
     task: list[str],
     resume: Path | None,
     given: dict[str, Any],
-) -> tuple[Any, tuple[str, ...], tuple[str, ...]]:
-    """The config, and the model labels and tasks to run of it, from whichever form the command
-    line used."""
+    include_path: Sequence[Path] = (),
+) -> tuple[Any, tuple[str, ...], tuple[str, ...], Any]:
+    """The config, the model labels and tasks to run of it, and the tasks it can name (stock
+    and included), from whichever form the command line used."""
     from ..plan.config import load_config
     from ..plan.plan import resolve_task
     from ..settings import setting
@@ -359,11 +414,12 @@ def _config(
             raise ConfigError("give a CONFIG or --endpoint, not both")
         if len(model) > 1 or (not model and one_line.endpoint != "embedded"):
             raise ConfigError("the one-line form needs exactly one --model ID")
-        registry = common.task_registry()
-        cfg = one_line.config(registry)
+        registry = common.tasks_for(include_path)
+        one_line.tasks = _expand(one_line.tasks, registry)
+        cfg = _with_tasks(one_line.config(registry), registry)
         for entry in cfg.tasks:
             resolve_task(entry.name, registry)
-        return cfg, (), ()
+        return cfg, (), (), registry
     for flag, value in given.items():
         if value is not None:
             raise ConfigError(
@@ -377,10 +433,12 @@ def _config(
             "--task NAME:KEY=VALUE belongs to the one-line form; a config sets a task's options "
             "in its entry (- {name: mmlu_kshot_clp, options: {top_k: 19}})"
         )
-    if config is not None:
-        return load_config(config), tuple(model), tasks
-    if resume is not None:
-        return load_run_config(resume), tuple(model), tasks
+    if config is not None or resume is not None:
+        cfg = load_config(config) if config is not None else load_run_config(resume)  # type: ignore[arg-type]
+        registry = common.tasks_for([*cfg.include_path, *include_path])
+        cfg = _with_tasks(cfg, registry)
+        tasks = tuple(n for t in tasks for n in registry.expand(t))
+        return cfg, tuple(model), tasks, registry
     raise ConfigError(
         "nothing to evaluate: give a CONFIG file, or --endpoint URL --model ID --task NAME, or "
         "--resume RUN_DIR (try: sieval eval examples/quickstart.yaml)"
@@ -403,12 +461,12 @@ def _write_config(path: Path, one_line: OneLine | None, console: Console) -> Non
     raise typer.Exit(common.EXIT_OK)
 
 
-def _run(cfg: Any, options: Any, console: Console, created: list[Path]) -> Any:
+def _run(cfg: Any, options: Any, console: Console, created: list[Path], registry: Any) -> Any:
     from ..runner import make_progress, run_eval
 
     progress = make_progress(console)
     try:
-        return run_eval(cfg, options, tasks=common.task_registry(), progress=progress)
+        return run_eval(cfg, options, tasks=registry, progress=progress)
     except KeyboardInterrupt:
         progress.close()
         if created:

@@ -77,7 +77,7 @@ def report_command(
         report = (
             _watch(run_dir, data_dir)
             if watch
-            else snapshot(run_dir, data_dir=data_dir, tasks=common.task_registry())
+            else snapshot(run_dir, data_dir=data_dir, tasks=common.tasks_for(run_dir=run_dir))
         )
         if html is not None:
             written = write_html(run_dir, report, Path(html), compare_with=compare, force=force)
@@ -104,7 +104,7 @@ def _watch(run_dir: Path, data_dir: Path | None) -> dict[str, Any]:
     from ..results.snapshot import snapshot
 
     def look() -> dict[str, Any]:
-        return snapshot(run_dir, data_dir=data_dir, tasks=common.task_registry())
+        return snapshot(run_dir, data_dir=data_dir, tasks=common.tasks_for(run_dir=run_dir))
 
     report = look()
     if not (report.get("partial") or {}).get("running"):

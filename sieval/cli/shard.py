@@ -56,7 +56,7 @@ def run_shard_command(
                     cost=cost,
                     on_stage=lambda text: console.print(f"[dim]{text}[/]"),
                 ),
-                tasks=common.task_registry(),
+                tasks=common.tasks_for(run_dir=run),
                 progress=make_progress(console),
                 endpoints=endpoints,
             )

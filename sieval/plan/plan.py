@@ -242,6 +242,21 @@ def _load(task: Task, config: TaskConfig, data_dir: Path, notes: list[str]) -> P
     return PlannedTask(task=task, config=config, samples=samples, checksums=checksums)
 
 
+def _task_inputs(planned: PlannedTask) -> dict[str, Any]:
+    """What the identity holds of one task: its config, protocol and data; a task from a task
+    file also its ``source`` (the file's hashes and its resolved keys), so a changed file is
+    refused on resume with the key that changed."""
+    out: dict[str, Any] = {
+        "config": msgspec.to_builtins(planned.config),
+        "protocol": planned.task.protocol,
+        "data": planned.checksums,
+    }
+    source = getattr(planned.task, "source", None)
+    if isinstance(source, dict):
+        out["source"] = source
+    return out
+
+
 def plan_run(
     config: EvalConfig,
     *,
@@ -276,14 +291,7 @@ def plan_run(
         "sieval_version": sieval_version(),
         "records_schema_version": SCHEMA_VERSION,
         "models": {m.label: m.config.identity() for m in models},
-        "tasks": {
-            p.name: {
-                "config": msgspec.to_builtins(p.config),
-                "protocol": p.task.protocol,
-                "data": p.checksums,
-            }
-            for p in planned
-        },
+        "tasks": {p.name: _task_inputs(p) for p in planned},
     }
     return Plan(
         models=models,
