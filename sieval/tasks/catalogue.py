@@ -171,11 +171,7 @@ def _python_names(path: Path) -> list[str] | None:
                 for kw in node.value.keywords:
                     if kw.arg == "name" and isinstance(kw.value, ast.Constant):
                         names.append(str(kw.value.value))
-        elif isinstance(node, ast.ClassDef) and any(
-            isinstance(b, ast.Name) and b.id in _TASK_BASES
-            or isinstance(b, ast.Attribute) and b.attr in _TASK_BASES
-            for b in node.bases
-        ):
+        elif isinstance(node, ast.ClassDef) and _task_class(node):
             declares = True
             for item in node.body:
                 if (
@@ -185,6 +181,18 @@ def _python_names(path: Path) -> list[str] | None:
                 ):
                     names.append(str(item.value.value))
     return names if declares else None
+
+
+def _task_class(node: ast.ClassDef) -> bool:
+    """A class that says it is a task (a task base) or has a task's methods (duck-typed)."""
+    if any(
+        isinstance(b, ast.Name) and b.id in _TASK_BASES
+        or isinstance(b, ast.Attribute) and b.attr in _TASK_BASES
+        for b in node.bases
+    ):
+        return True
+    methods = {f.name for f in node.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)}
+    return "load" in methods and bool(methods & {"solve", "requests"})
 
 
 @dataclass
@@ -212,9 +220,10 @@ class Catalogue:
         out: list[str] = []
         for member in self.groups.get(name, []):
             if member in self.groups and member not in _seen and member not in self.entries:
-                out += self.members(member, (*_seen, name))
-            elif member not in out:
-                out.append(member)
+                found = self.members(member, (*_seen, name))
+            else:
+                found = [member]
+            out += [m for m in found if m not in out]
         return out
 
 

@@ -281,7 +281,7 @@ def read_yaml(path: Path, *, root: Path | None = None, _seen: tuple[Path, ...] =
                 f"{where}: include must name a file (or a list of files), got {item!r}",
                 path=where,
             )
-        target = inside(path.parent / item, root, "include", where)
+        target = inside(path.parent / item, root, "include", f"{where}: include")
         if not target.is_file():
             raise ConfigError(
                 f"{where}: include {item!r}: no such file ({target}); fix the path (relative to "

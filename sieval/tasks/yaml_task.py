@@ -168,7 +168,7 @@ def _data_files(located: Located, root: Path | None) -> dict[str, tuple[Path, ..
         for name in names:
             target = Path(name).expanduser()
             if not target.is_absolute():
-                target = inside(folder / target, root, "data file", located.where(key))
+                target = inside(folder / target, root, "data file", f"{located.where(key)}: {key}")
             if glob.has_magic(str(target)):
                 matched = sorted(Path(p) for p in glob.glob(str(target)))
                 if not matched:
@@ -305,7 +305,9 @@ def _family(located: Located, output: str) -> tuple[Any, str]:
     pipes = _pipelines(located)
     scorers: list[Scorer] = []
     if results is None:
-        scorers = [scorer(name, options, located.where(key)) for name, options, key in metrics]
+        scorers = [
+            scorer(name, options, f"{located.where(key)}: {key}") for name, options, key in metrics
+        ]
     keeps = any(p.needs_doc for p in pipes) or any(s.needs_doc for s in scorers)
     family = Generated(
         scorers=tuple(scorers),
@@ -376,7 +378,11 @@ def _pipelines(located: Located) -> list[Pipeline]:
             for f in entry["filter"] or []
         ]
         out.append(
-            pipeline(str(entry["name"]), functions, lambda j, key=key: located.where(f"{key}.filter[{j}]"))
+            pipeline(
+                str(entry["name"]),
+                functions,
+                lambda j, key=key: f"{located.where(f'{key}.filter[{j}]')}: {key}.filter[{j}]",
+            )
         )
     return out
 
@@ -400,6 +406,7 @@ def _prompts(located: Located, fewshot: Mapping[str, Any]) -> tuple[Prompt, Prom
     description = v.get("description") or ""
     if not isinstance(description, str):
         raise _fail(located, "description", f"must be a string (a template), got {description!r}")
+    _field(located, "description", description)  # the template parses
     for key in ("target_delimiter", "fewshot_delimiter"):
         if key in v and not isinstance(v[key], str):
             raise _fail(located, key, f"must be a string, got {v[key]!r}")
