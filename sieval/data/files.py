@@ -130,7 +130,9 @@ def _column_type(values: Sequence[str]) -> type:
     return float
 
 
-def _delimited_rows(path: Path, delimiter: str) -> list[Row]:
+def _delimited_rows(
+    path: Path, delimiter: str, column_names: Sequence[str] | None = None
+) -> list[Row]:
     reader = csv.reader(io.StringIO(read_text(path), newline=""), delimiter=delimiter, strict=True)
     records: list[tuple[str, list[str]]] = []
     while True:
@@ -145,7 +147,10 @@ def _delimited_rows(path: Path, delimiter: str) -> list[Row]:
             records.append((where, record))
     if not records:
         raise no_samples(str(path))
-    (head_at, header), *body = records
+    if column_names is not None:  # no header line: every record is a row
+        head_at, header, body = f"{path}:1", list(column_names), records
+    else:
+        (head_at, header), *body = records
     if len(set(header)) != len(header) or any(not h for h in header):
         raise bad_row(head_at, f"the header must name each column once, got {header}")
     for where, record in body:
@@ -194,7 +199,13 @@ def _text_rows(path: Path) -> list[Row]:
     return [(f"{path}:{i}", {"text": line}) for i, line in enumerate(lines, 1)]
 
 
-def read_file(path: Path, kind: str, *, field_name: str | None = None) -> list[Row]:
+def read_file(
+    path: Path,
+    kind: str,
+    *,
+    field_name: str | None = None,
+    column_names: Sequence[str] | None = None,
+) -> list[Row]:
     """Every row of one file of format ``kind`` (``FORMATS``), in order."""
     if not path.is_file():
         raise ConfigError(
@@ -208,7 +219,7 @@ def read_file(path: Path, kind: str, *, field_name: str | None = None) -> list[R
     elif kind == "jsonl":
         rows = _jsonl_rows(path)
     elif kind in ("csv", "tsv"):
-        rows = _delimited_rows(path, "," if kind == "csv" else "\t")
+        rows = _delimited_rows(path, "," if kind == "csv" else "\t", column_names)
     elif kind in ("parquet", "arrow"):
         rows = _arrow_rows(path, kind)
     elif kind == "text":
@@ -234,6 +245,8 @@ class FileData:
     """``dataset_kwargs.field``: the key of a JSON object that holds the rows."""
     folder: str = field(default="")
     """How ``sieval tasks`` names the data (the files' common folder)."""
+    column_names: tuple[str, ...] | None = None
+    """``dataset_kwargs.column_names``: a CSV/TSV without a header line, its columns named."""
 
     def __post_init__(self) -> None:
         if not self.folder:
@@ -260,7 +273,9 @@ class FileData:
     def rows(self, data_dir: Path, split: str, subset: str | None = None) -> list[Row]:
         out: list[Row] = []
         for path in self._paths(split):
-            out += read_file(path, self.format, field_name=self.field_name)
+            out += read_file(
+                path, self.format, field_name=self.field_name, column_names=self.column_names
+            )
         return out
 
 

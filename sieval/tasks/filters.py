@@ -112,7 +112,11 @@ def _lm_eval_filter(name: str, kwargs: Mapping[str, Any], where: str) -> Any:
             path=where,
             received=name,
         )
-    instance = found(**kwargs)
+    return _applied(found(**kwargs))
+
+
+def _applied(instance: Any) -> Callable[[Any, Mapping[str, Any]], Any]:
+    """An lm-eval filter object applied to one answer (its ``apply`` takes lists of lists)."""
 
     def apply(value: Any, doc: Mapping[str, Any]) -> Any:
         return list(instance.apply([[value]], [doc]))[0][0]
@@ -126,6 +130,16 @@ def pipeline(name: str, functions: Sequence[Any], where: Callable[[int], str]) -
     needs_doc = False
     for i, entry in enumerate(functions):
         at = where(i)
+        if isinstance(entry, Mapping) and callable(entry.get("function")):  # a !function class
+            kwargs = {k: v for k, v in entry.items() if k != "function"}
+            try:
+                instance = entry["function"](**kwargs)
+            except TypeError as exc:
+                raise ConfigError(f"{at}: filter {entry['function']!r} cannot take {kwargs} "
+                                  f"({exc}); fix its arguments", path=at) from exc  # fmt: skip
+            steps.append(Step(getattr(entry["function"], "__name__", "custom"), _applied(instance)))
+            needs_doc = True
+            continue
         if not isinstance(entry, Mapping) or not isinstance(entry.get("function"), str):
             raise ConfigError(
                 f"{at}: a filter is a mapping with a 'function:' name (regex, take_first, ...), "

@@ -179,14 +179,14 @@ def _lm_eval_metric(name: str, kwargs: Mapping[str, Any], where: str) -> Any:
             received=name,
         )
 
-    def score(prediction: Any, gold: Any, doc: Mapping[str, Any]) -> float:
+    def score(prediction: Any, gold: Any, doc: Mapping[str, Any]) -> Any:
         try:
             value = fn(references=[gold], predictions=[prediction], **kwargs)
         except TypeError:
             value = fn([gold, prediction])
         if isinstance(value, Mapping):
             value = value[name]
-        return float(value)
+        return value  # a number, or (a corpus-level metric) the item its aggregation reads
 
     return score
 
@@ -195,11 +195,13 @@ def scorer(name: Any, options: Mapping[str, Any], where: str) -> Scorer:
     """The scorer ``name`` with its options (the metric's other keys in ``metric_list``)."""
     if callable(name):
         fn = name
-        return Scorer(
-            fn.__name__,
-            lambda p, g, d: float(fn(references=[g], predictions=[p], **options)[fn.__name__]),
-            f"{fn.__module__}.{fn.__qualname__}",
-        )
+        key = getattr(fn, "__name__", "metric")
+
+        def custom(prediction: Any, gold: Any, doc: Mapping[str, Any]) -> Any:
+            value = fn(references=[gold], predictions=[prediction], **options)
+            return value[key] if isinstance(value, Mapping) else value
+
+        return Scorer(key, custom, f"{getattr(fn, '__module__', '?')}.{key}")
     if name == "judge":
         raise ConfigError(f"{where}: metric judge: {JUDGE_SEAM}", path=where, received=name)
     if name in NATIVE:

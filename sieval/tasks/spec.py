@@ -135,7 +135,8 @@ class SpecTask:
             self.cluster_by = "group"
         elif hasattr(spec.family, "repeats"):  # a repeated row's samples cluster by the row
             self.cluster_by = "item"
-        if getattr(spec.family, "vote", False):  # maj@k reads the repeats' answers
+        if getattr(spec.family, "vote", False) or getattr(spec.family, "custom", None):
+            # maj@k reads the repeats' answers; a corpus-level metric its items
             self.keeps_predictions = True
         self.metric_ranges = MappingProxyType(dict(getattr(spec.family, "ranges", {})))
         self.derived = MappingProxyType({**getattr(spec.family, "derived", {}), **spec.derived})

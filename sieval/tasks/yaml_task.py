@@ -54,7 +54,7 @@ READ = (
     "training_split", "validation_split", "test_split", "fewshot_split", "process_docs",
     "doc_to_text", "doc_to_target", "doc_to_choice", "description", "target_delimiter",
     "fewshot_delimiter", "fewshot_config", "num_fewshot", "output_type", "generation_kwargs",
-    "filter_list", "metric_list", "repeats", "metadata", "process_results",
+    "filter_list", "metric_list", "repeats", "metadata", "process_results", "gen_prefix",
 )  # fmt: skip
 """The keys sieval reads."""
 NO_OP = {
@@ -71,7 +71,6 @@ REFUSED = {
     "use_prompt": "a promptsource prompt; write doc_to_text/doc_to_target instead",
     "doc_to_image": "multimodal tasks are not supported yet",
     "doc_to_audio": "multimodal tasks are not supported yet",
-    "gen_prefix": "an assistant prefix is not supported yet",
     "aggregate_metric_list": "a group's key; put it in the group's own file",
 }
 """Keys of lm-eval's format sieval refuses, with what to do instead."""
@@ -88,13 +87,20 @@ _FAMILY_METRICS = {
     "loglikelihood": ("perplexity", "acc"),
     "loglikelihood_rolling": ("word_perplexity", "byte_perplexity", "bits_per_byte"),
 }
-_MEAN_LIKE = {"mean", "perplexity", "weighted_perplexity", "bits_per_byte"}
+_FAMILY_METRICS["multiple_choice"] += ("acc_bytes", "f1", "mcc")
+_NATIVE_AGGREGATION = {"mean", "perplexity", "weighted_perplexity", "bits_per_byte"}
+"""The aggregations the families compute themselves (the log-likelihood figures, the mean)."""
+_ITEM_METRICS = {"f1": "f1", "mcc": "matthews_corrcoef"}
+"""Multiple-choice metrics whose default aggregation is corpus-level (lm-eval's)."""
 _FEWSHOT_KEYS = {
     "sampler", "split", "samples", "process_docs", "doc_to_text", "doc_to_target",
-    "doc_to_choice", "fewshot_delimiter", "target_delimiter",
+    "doc_to_choice", "fewshot_delimiter", "target_delimiter", "gen_prefix",
 }  # fmt: skip
 _GENERATION_KEYS = {"until", "max_gen_toks", "do_sample", "temperature", "top_p", "top_k", "seed"}
-_DATASET_KWARGS = {"data_files", "field", "trust_remote_code"}
+_DATASET_KWARGS = {
+    "data_files", "field", "trust_remote_code", "column_names", "revision", "verification_mode",
+    "streaming",
+}  # fmt: skip
 
 
 def _fail(located: Located, key: str, message: str, received: Any = None) -> ConfigError:
@@ -197,7 +203,17 @@ def _source(located: Located, root: Path | None) -> Any:
             raise _fail(located, f"dataset_kwargs.{key}", "not supported; sieval reads "
                         f"{', '.join(sorted(_DATASET_KWARGS))}")  # fmt: skip
     if path in FORMATS:
-        return FileData(path, _data_files(located, root), kwargs.get("field"))
+        columns = kwargs.get("column_names")
+        if columns is not None and (
+            not isinstance(columns, list) or not all(isinstance(c, str) for c in columns)
+        ):
+            raise _fail(located, "dataset_kwargs.column_names", "must be a list of names")
+        return FileData(
+            path,
+            _data_files(located, root),
+            kwargs.get("field"),
+            column_names=tuple(columns) if columns is not None else None,
+        )
     if "data_files" in kwargs:
         raise _fail(located, "dataset_path", f"{path!r} with data_files: name the files' format "
                     f"({', '.join(FORMATS)})")  # fmt: skip
@@ -248,10 +264,55 @@ def _process(located: Located, key: str, value: Any) -> Any:
     return whole
 
 
-def _metrics(located: Located, output: str) -> list[tuple[Any, dict[str, Any], str]]:
+def _aggregation(located: Located, key: str, name: Any, given: Any) -> Any:
+    """The aggregation of a metric when it is not a mean the family computes: a callable over
+    the samples' items; None for a mean (or the log-likelihood figures)."""
+    if isinstance(given, Function):
+        return given.load()
+    if given is None:
+        if name in _ITEM_METRICS:
+            given = _ITEM_METRICS[name]
+        elif isinstance(name, str) and name not in sum(_FAMILY_METRICS.values(), ()) and not (
+            name in ("exact_match", "number", "math_equiv", "choice_letter", "code", "judge")
+        ):
+            default = _lm_eval_default_aggregation(name)
+            given = default if default not in (None, "mean") else "mean"
+        else:
+            given = "mean"
+    if given in _NATIVE_AGGREGATION:
+        return None
+    if not isinstance(given, str):
+        raise _fail(located, f"{key}.aggregation", f"must be a name or a !function, got {given!r}")
+    try:
+        from lm_eval.api.registry import get_aggregation
+    except ImportError:
+        raise _fail(located, f"{key}.aggregation", f"{given!r} is lm-eval's aggregation: install "
+                    "lm-eval (pip install 'sieval[lm-eval]'), or aggregate by mean") from None  # fmt: skip
+    try:
+        found = get_aggregation(given)
+    except Exception:
+        found = None
+    if found is None:
+        raise _fail(located, f"{key}.aggregation", f"unknown aggregation {given!r}")
+    return found
+
+
+def _lm_eval_default_aggregation(name: str) -> str | None:
+    try:
+        from lm_eval.api.registry import AGGREGATION_REGISTRY, get_metric_aggregation
+    except ImportError:
+        return None
+    try:
+        fn = get_metric_aggregation(name)
+    except Exception:
+        return None
+    return next((k for k, v in AGGREGATION_REGISTRY.items() if v is fn), None)
+
+
+def _metrics(located: Located, output: str) -> list[tuple[Any, dict[str, Any], str, Any]]:
     given = located.values.get("metric_list")
     if given is None:
-        return [(m, {}, "metric_list") for m in _DEFAULT_METRICS[output]]
+        return [(m, {}, "metric_list", None) for m in _DEFAULT_METRICS[output]]
     if not isinstance(given, list) or not given:
         raise _fail(located, "metric_list", f"must be a list of {{metric: NAME}}, got {given!r}")
     out = []
@@ -260,15 +321,12 @@ def _metrics(located: Located, output: str) -> list[tuple[Any, dict[str, Any], s
         if not isinstance(entry, Mapping) or "metric" not in entry:
             raise _fail(located, key, f"each entry needs 'metric: NAME', got {entry!r}")
         name = _function(located, f"{key}.metric", entry["metric"])
-        aggregation = entry.get("aggregation", "mean")
-        if isinstance(aggregation, Function) or aggregation not in _MEAN_LIKE:
-            raise _fail(located, f"{key}.aggregation", f"{aggregation} is not supported: sieval "
-                        f"aggregates by {', '.join(sorted(_MEAN_LIKE))}")  # fmt: skip
+        aggregation = _aggregation(located, key, name, entry.get("aggregation"))
         options = {
             k: v for k, v in entry.items()
             if k not in ("metric", "aggregation", "higher_is_better", "hf_evaluate")
         }  # fmt: skip
-        out.append((name, options, key))
+        out.append((name, options, key, aggregation))
     return out
 
 
@@ -282,19 +340,24 @@ def _family(located: Located, output: str) -> tuple[Any, str]:
             raise _fail(located, "process_results", f"is supported for generate_until only "
                         f"(this task is {output})")  # fmt: skip
         names = []
-        for name, options, key in metrics:
+        custom: dict[str, Any] = {}
+        for name, _options, key, aggregation in metrics:  # lm-eval passes no option to these
             if name not in _FAMILY_METRICS[output]:
                 raise _fail(located, f"{key}.metric", f"{name!r} is not supported for {output}; "
                             f"sieval computes {', '.join(_FAMILY_METRICS[output])}")  # fmt: skip
-            if options:
-                raise _fail(located, key, f"{name} takes no options, got {sorted(options)}")
+            if aggregation is not None:
+                if output != "multiple_choice":
+                    raise _fail(located, f"{key}.aggregation", f"{output} figures are lm-eval's "
+                                "own (perplexity, bits per byte); drop the aggregation")  # fmt: skip
+                custom[name] = aggregation
             names.append(name)
         if output == "multiple_choice":
-            kept = tuple(n for n in names if n != "acc_mutual_info")
+            kept = tuple(n for n in names if n not in ("acc_mutual_info", "f1", "mcc"))
             family: Any = MultipleChoice(
                 metrics=kept or ("acc",),
                 variable_context=None,
                 mutual_info_default="acc_mutual_info" in names,
+                custom=custom,
             )
         elif output == "loglikelihood":
             family = TargetLogLikelihood()
@@ -306,18 +369,25 @@ def _family(located: Located, output: str) -> tuple[Any, str]:
     scorers: list[Scorer] = []
     if results is None:
         scorers = [
-            scorer(name, options, f"{located.where(key)}: {key}") for name, options, key in metrics
+            scorer(name, options, f"{located.where(key)}: {key}")
+            for name, options, key, _ in metrics
         ]
     keeps = any(p.needs_doc for p in pipes) or any(s.needs_doc for s in scorers)
+    custom = {
+        (getattr(name, "__name__", None) or str(name)): aggregation
+        for name, _, _, aggregation in metrics
+        if aggregation is not None
+    }
     family = Generated(
         scorers=tuple(scorers),
         pipelines=tuple(pipes),
         generation=generation,
         results=results,
         keeps_doc=keeps,
+        custom=custom,
     )
     if results is not None:
-        first = str(metrics[0][0])
+        first = str(getattr(metrics[0][0], "__name__", metrics[0][0]))
     else:
         first = scorers[0].name
     single = len(pipes) == 1 and pipes[0].name == "none"
@@ -410,6 +480,7 @@ def _prompts(located: Located, fewshot: Mapping[str, Any]) -> tuple[Prompt, Prom
     for key in ("target_delimiter", "fewshot_delimiter"):
         if key in v and not isinstance(v[key], str):
             raise _fail(located, key, f"must be a string, got {v[key]!r}")
+    gen_prefix = _field(located, "gen_prefix", v.get("gen_prefix"))
     prompt = Prompt(
         text="" if text is None else text,
         target="" if target is None else target,
@@ -417,9 +488,11 @@ def _prompts(located: Located, fewshot: Mapping[str, Any]) -> tuple[Prompt, Prom
         description=description,
         target_delimiter=v.get("target_delimiter", " "),
         fewshot_delimiter=v.get("fewshot_delimiter", "\n\n"),
+        gen_prefix=gen_prefix,
     )
     overrides = {k: fewshot[k] for k in ("doc_to_text", "doc_to_target", "doc_to_choice",
-                                          "target_delimiter", "fewshot_delimiter") if k in fewshot}  # fmt: skip
+                                          "target_delimiter", "fewshot_delimiter", "gen_prefix")
+                 if k in fewshot}  # fmt: skip
     if not overrides:
         return prompt, None
     shot = Prompt(
@@ -430,6 +503,8 @@ def _prompts(located: Located, fewshot: Mapping[str, Any]) -> tuple[Prompt, Prom
                        overrides.get("doc_to_choice", prompt.choices)),
         target_delimiter=overrides.get("target_delimiter", prompt.target_delimiter),
         fewshot_delimiter=overrides.get("fewshot_delimiter", prompt.fewshot_delimiter),
+        gen_prefix=_field(located, "fewshot_config.gen_prefix",
+                          overrides.get("gen_prefix", prompt.gen_prefix)),
     )  # fmt: skip
     return prompt, shot
 

@@ -255,7 +255,8 @@ def _hostile(tmp_path: Path, extra: str) -> Path:
          r"failed \(RuntimeError: exploded on import\)"),
         ("process_docs: !function nosuch.run\n", r"h.yaml:7: !function nosuch.run: importing nosuch"),
         ("repeats: 4\n", r"h.yaml:7: repeats: 4: repeats other than 1"),
-        ("metric_list: [{metric: acc, aggregation: median}]\n", r"h.yaml:7: metric_list\[0\]"),
+        ("metric_list: [{metric: exact_match, aggregation: nosuch}]\n",
+         r"h.yaml:7: metric_list\[0\].aggregation: unknown aggregation .nosuch."),
     ],
 )
 def test_hostile_task_files(tmp_path: Path, extra: str, says: str) -> None:

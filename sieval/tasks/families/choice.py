@@ -21,7 +21,7 @@ fixed context such as ``Answer:``).
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -64,6 +64,9 @@ class MultipleChoice(Base):
     whichever each row's text says (a task file, as lm-eval decides it)."""
     mutual_info_default: bool = False
     """``acc_mutual_info`` on unless the config turns it off (a task file that lists it)."""
+    custom: Mapping[str, Any] = field(default_factory=dict)
+    """Metrics aggregated over the samples' items, not averaged (a task file's ``f1``, ``mcc``,
+    or a custom ``aggregation``: ``tasks/aggregations.py``)."""
     kind: str = "choice log-likelihood"
     options: Mapping[str, Any] = field(default_factory=dict)
     # every metric is right or wrong, or (MC2's acc) a probability mass
@@ -95,7 +98,7 @@ class MultipleChoice(Base):
         scored = (
             "acc = normalised probability mass on the true choices (exp, then /sum, numpy)"
             if self.mass is not None
-            else ", ".join(_METRIC_WORDS[m] for m in self.metrics)
+            else ", ".join(_METRIC_WORDS.get(m, m) for m in self.metrics)
         )
         opt = "opt-in: acc_mutual_info (minus the choice's log-likelihood after the BOS alone)"
         if self.uncond_context is not None:
@@ -122,7 +125,7 @@ class MultipleChoice(Base):
             data: dict[str, Any] = {"contexts": choices, "continuation": p.target_of(row)}
             gold: Any = text
         else:
-            data = {"query": text, "choices": choices}
+            data = {"query": text + p.tail(row, text), "choices": choices}
             gold = p.target_of(row)
             if isinstance(gold, str):
                 gold = choices.index(gold) if gold in choices else -100
@@ -177,6 +180,8 @@ class MultipleChoice(Base):
         picks: dict[str, int] = {"acc": argmax(lls)}
         if "acc_norm" in self.metrics:
             picks["acc_norm"] = pick_acc_norm(cond, norm)
+        if "acc_bytes" in self.metrics:  # lm-eval: the log-likelihood per UTF-8 byte of the choice
+            picks["acc_bytes"] = argmax([x / len(c.encode()) for x, c in zip(lls, norm, strict=True)])
         channels: dict[str, Any] = {"choices": score_channels(cond, norm)}
         if self._on(spec, config, "acc_uncond"):
             assert self.uncond_context is not None
@@ -203,12 +208,26 @@ class MultipleChoice(Base):
         metrics = {name: _right(pick, gold) for name, pick in picks.items()}
         if self.mass is not None:
             metrics["acc"] = _mass(lls, sample.data["labels"])
+        items = {
+            name: [gold, picks["acc"]] if name in ("f1", "mcc") else metrics.get(name)
+            for name in self.custom
+        }
+        from ..aggregations import items_prediction
+
         return SampleResult(
-            prediction=picks.get(spec.headline, picks["acc"]),
+            prediction=items_prediction(picks.get(spec.headline, picks["acc"]), items),
             gold=gold,
             metrics=metrics,
             channels=channels,
         )
+
+    def aggregate(
+        self, spec: Spec, results: Iterable[tuple[Sample, SampleResult]]
+    ) -> dict[str, Any]:
+        from .._shared import means
+        from ..aggregations import aggregate
+
+        return aggregate(results, self.custom) if self.custom else means(results)
 
     def _on(self, spec: Spec, config: TaskConfig, name: str) -> bool:
         return name in self.options and flag(spec.name, config, name, self.options)
@@ -218,6 +237,9 @@ _METRIC_WORDS = {
     "acc": "acc = argmax sum",
     "acc_norm": "acc_norm = argmax sum/len(choice), characters of the choice without the "
     "delimiter (lm-eval)",
+    "acc_bytes": "acc_bytes = argmax sum/UTF-8 bytes of the choice",
+    "f1": "f1 over (gold, argmax sum) of every sample",
+    "mcc": "mcc over (gold, argmax sum) of every sample",
 }
 
 

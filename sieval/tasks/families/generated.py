@@ -50,6 +50,8 @@ class Generated(Base):
     """``process_results``: the row and ``[answer]`` to the metrics."""
     keeps_doc: bool = False
     """The row is kept in the sample (a filter or scorer reads it)."""
+    custom: Mapping[str, Any] = field(default_factory=dict)
+    """Metrics aggregated over the samples' items (``tasks/aggregations.py``)."""
     kind: str = "generation, filtered and scored"
 
     @property
@@ -106,7 +108,7 @@ class Generated(Base):
                 path=f"{spec.name}.doc_to_text",
             )
         gold = p.target_of(row)
-        data: dict[str, Any] = {"query": text}
+        data: dict[str, Any] = {"query": text + p.tail(row, text)}
         if p.choices is not None:
             choices = p.choices_of(row)
             gold = choices[gold] if isinstance(gold, int) else gold
@@ -168,6 +170,7 @@ class Generated(Base):
         text = choice.text
         doc = self._doc(sample)
         metrics: dict[str, float] = {}
+        items: dict[str, Any] = {}
         extracted: dict[str, Any] = {}
         channels: dict[str, Any] = {
             "text": text,
@@ -179,32 +182,63 @@ class Generated(Base):
             extracted[pipe.name] = answer
             suffix = "" if single else f",{pipe.name}"
             if self.results is not None:
-                found = self.results(sample.data["doc"], [answer])
-                for name, value in found.items():
+                found = dict(self.results(sample.data["doc"], [answer]))
+            else:
+                found = {}
+                for scorer in self.scorers:
+                    value = scorer.score(answer, sample.gold, doc)
+                    if inspect.isawaitable(value):
+                        value, more = await value
+                        channels.update(more)
+                    found[scorer.name] = value
+            for name, value in found.items():
+                if f"{name}{suffix}" in self.custom or name in self.custom:
+                    items[f"{name}{suffix}"] = _plain(value)
+                else:
                     metrics[f"{name}{suffix}"] = _float(name, value, spec)
-                continue
-            for scorer in self.scorers:
-                value = scorer.score(answer, sample.gold, doc)
-                if inspect.isawaitable(value):
-                    value, more = await value
-                    channels.update(more)
-                metrics[f"{scorer.name}{suffix}"] = float(value)
         channels["extracted"] = extracted
         channels["rule"] = {p.name: p.rule for p in self.pipelines}
         first = extracted[self.pipelines[0].name]
-        return SampleResult(prediction=first, gold=sample.gold, metrics=metrics, channels=channels)
+        from ..aggregations import items_prediction
+
+        return SampleResult(
+            prediction=items_prediction(first, items),
+            gold=sample.gold,
+            metrics=metrics,
+            channels=channels,
+        )
 
     def aggregate(
         self, spec: Spec, results: Iterable[tuple[Sample, SampleResult]]
     ) -> dict[str, Any]:
-        return means(results)
+        if not self.custom:
+            return means(results)
+        from ..aggregations import aggregate
+
+        names = {p.name for p in self.pipelines}
+        single = len(self.pipelines) == 1 and self.pipelines[0].name == "none"
+        custom = {
+            f"{metric}{'' if single else ',' + pipe}": fn
+            for metric, fn in self.custom.items()
+            for pipe in names
+        }
+        return aggregate(results, custom)
+
+
+def _plain(value: Any) -> Any:
+    """An item as a record holds it (tuples as lists, numpy numbers as Python's)."""
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):
+        return value.item()
+    return value
 
 
 def _float(name: str, value: Any, spec: Spec) -> float:
     if isinstance(value, bool) or isinstance(value, int | float):
         return float(value)
     raise ConfigError(
-        f"task {spec.name}: process_results gave {name}={value!r}; sieval averages numbers only "
-        "(a corpus-level metric is not supported yet)",
+        f"task {spec.name}: the metric {name} gave {value!r} for a sample, which is no number; "
+        "give the metric its aggregation in metric_list (a corpus-level metric)",
         path=f"{spec.name}.process_results",
     )
