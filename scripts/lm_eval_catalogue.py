@@ -35,6 +35,12 @@ def feature(message: str) -> str:
     if not sep:
         return body[:90]
     key = re.sub(r"\[\d+\]", "[]", key)
+    if key.startswith("!function") and "importing" in why:
+        missing = re.search(r"No module named '([^']+)'", why)
+        cause = (
+            f"needs {missing.group(1)}, not installed" if missing else why.split("(", 1)[-1][:60]
+        )
+        return f"!function: its module fails to import ({cause})"
     if "unknown key" in why:
         return f"{key}: unknown key"
     if "!function" in why and "importing" in why:
@@ -109,7 +115,8 @@ def main() -> int:
         "|---|---:|---|",
     ]
     for key, count in failures.most_common():
-        lines.append(f"| {key.replace('|', '/')} | {count:,} | {examples[key]} |")
+        shown = key.replace("|", "/").replace(str(tasks_dir) + "/", "")
+        lines.append(f"| {shown} | {count:,} | {examples[key]} |")
     lines.append("")
     text = "\n".join(lines)
     print(text)

@@ -31,7 +31,9 @@ not stored, ``training_split``), not sieval's own task module. lm-eval then runs
 over the same temporary files. ``--yaml`` adds the tasks beyond the base suite whose data is
 stored and whose stock YAML resolves: GSM8K (0 and its default 5 shots), HumanEval, BBH's 27
 zero-shot and 3-shot chain-of-thought subtasks. ``--sample N`` compares N seeded documents of a
-split larger than N (the count is printed), else every document.
+split larger than N (the count is printed), else every document; ``--limit N`` the first N of
+each split (of each subject or subtask), which lm-eval builds alone (``build_all_requests(limit=
+N)``; a document's shots depend on no later document).
 """
 
 from __future__ import annotations
@@ -212,7 +214,11 @@ def _extra_dataset(task: str, data: Path, tmp: Path) -> dict[str, Any]:
 
     if task == "gsm8k":
         files = {s: str(data / "gsm8k" / f"{s}.jsonl") for s in ("train", "test")}
-        return {"dataset_path": "json", "dataset_name": None, "dataset_kwargs": {"data_files": files}}
+        return {
+            "dataset_path": "json",
+            "dataset_name": None,
+            "dataset_kwargs": {"data_files": files},
+        }
     if task == "humaneval":
         text = gzip.decompress((data / "humaneval/HumanEval.jsonl.gz").read_bytes()).decode()
         path = tmp / "humaneval.jsonl"
@@ -240,7 +246,7 @@ def _mmlu_dataset(subject: str, data: Path, tmp: Path) -> dict[str, Any]:
     return {"dataset_path": "json", "dataset_name": None, "dataset_kwargs": {"data_files": files}}
 
 
-def _build(config: dict[str, Any], k: int) -> list[dict[str, Any]]:
+def _build(config: dict[str, Any], k: int, limit: int | None = None) -> list[dict[str, Any]]:
     from lm_eval.api.task import ConfigurableTask
 
     task = ConfigurableTask(config=config)
@@ -249,7 +255,7 @@ def _build(config: dict[str, Any], k: int) -> list[dict[str, Any]]:
     elif task.get_config("num_fewshot") is None:
         task.set_config(key="num_fewshot", value=0)
     task.set_fewshot_seed(seed=SEED)
-    task.build_all_requests(limit=None, rank=0, world_size=1)
+    task.build_all_requests(limit=limit, rank=0, world_size=1)
     docs: dict[int, list[list[str]]] = {}
     for inst in task.instances:
         docs.setdefault(inst.doc_id, []).append([inst.idx, *inst.arguments])
@@ -446,7 +452,11 @@ def _plain(arguments: Any) -> list[Any]:
 
 
 def yaml_parity(
-    cases: list[tuple[str, int]], data: Path, sample: int | None, out: Path | None = None
+    cases: list[tuple[str, int]],
+    data: Path,
+    sample: int | None,
+    out: Path | None = None,
+    limit: int | None = None,
 ) -> list[dict[str, Any]]:
     """Per case: lm-eval's requests from its stock YAML against sieval's from the same YAML
     (the table written to ``out`` after each case, so a long run's finished cases are kept)."""
@@ -469,9 +479,12 @@ def yaml_parity(
                 config = load_yaml(path)
                 config = {k_: v for k_, v in config.items() if k_ != "tag"}
                 config.update(override)
-                theirs = {d["doc"]: [_plain(a) for a in d["arguments"]] for d in _build(config, k)}
+                built = _build(config, k, limit)
+                theirs = {d["doc"]: [_plain(a) for a in d["arguments"]] for d in built}
                 ours = _sieval_yaml(path, override, k, data)
                 total += len(ours)
+                if limit is not None:  # the first docs: their shots depend on no later doc
+                    ours = ours[:limit]
                 if sample is not None and len(ours) > sample:
                     ours = random.Random(SEED).sample(ours, sample)
                 for row in ours:
@@ -480,9 +493,11 @@ def yaml_parity(
                     if theirs.get(doc) == row["arguments"]:
                         same += 1
                     elif len(diffs) < 3:
-                        diffs.append({"part": part, "sample": row["sample"],
-                                      "lm_eval": theirs.get(doc), "sieval": row["arguments"]})  # fmt: skip
-                if len(theirs) != total and sample is None and not part:
+                        diffs.append(
+                            {"part": part, "sample": row["sample"], "lm_eval": theirs.get(doc),
+                             "sieval": row["arguments"]}
+                        )  # fmt: skip
+                if len(theirs) != total and sample is None and limit is None and not part:
                     diffs.append({"part": part, "lm_eval_docs": len(theirs), "sieval_docs": total})
             table.append({"task": name, "num_fewshot": k, "docs_in_split": total, "compared": docs,
                           "identical": same, "first_differences": diffs})  # fmt: skip
@@ -504,6 +519,9 @@ def main() -> int:
     parser.add_argument("--fixture-docs", type=int, default=60)
     parser.add_argument("--yaml", action="store_true", help="lm-eval's YAML read by sieval")
     parser.add_argument("--sample", type=int, default=None)
+    parser.add_argument(
+        "--limit", type=int, default=None, help="--yaml: the first N docs of each split (part)"
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the --yaml table here")
     parser.add_argument(
         "--lm-eval", type=Path, help=argparse.SUPPRESS
@@ -516,7 +534,7 @@ def main() -> int:
         picked = [c for c in YAML_CASES if not args.task or c[0] in args.task]
         print(f"{'task':<16} {'shots':>5} {'in split':>7} {'compared':>8} {'identical':>9}",
               file=sys.stderr)  # fmt: skip
-        rows = yaml_parity(picked, args.data_dir, args.sample, args.json)
+        rows = yaml_parity(picked, args.data_dir, args.sample, args.json, args.limit)
         for row in rows:
             for diff in row["first_differences"]:
                 print(json.dumps({"task": row["task"], **diff})[:1500])

@@ -97,18 +97,17 @@ def _task_results(report: Mapping[str, Any]) -> list[TaskResult]:
     return out
 
 
-def _named(
-    tasks: str | Path | Task | Any | Sequence[str | Path | Task | Any], registry: Any
-) -> list[str]:
+def _named(tasks: Any, registry: Any) -> list[str]:
     """Each task as a name the registry knows (files and objects added to it)."""
     from .tasks.catalogue import FileTask
     from .tasks.spec import Spec, SpecTask
 
     items = [tasks] if isinstance(tasks, str | Path | Spec) or hasattr(tasks, "load") else tasks
     names: list[str] = []
-    for item in items:  # type: ignore[union-attr]
-        if isinstance(item, Path) or (isinstance(item, str) and item.endswith((".yaml", ".yml",
-                                                                                ".py"))):  # fmt: skip
+    for item in items:
+        if isinstance(item, Path) or (
+            isinstance(item, str) and item.endswith((".yaml", ".yml", ".py"))
+        ):
             path = Path(item)
             if not path.is_file():
                 raise ConfigError(f"task file {str(path)!r} does not exist", path="tasks")
@@ -120,7 +119,7 @@ def _named(
                     raise registry.unknown(name)
             names += found
         else:
-            task = SpecTask(item) if isinstance(item, Spec) else item
+            task: Any = SpecTask(item) if isinstance(item, Spec) else item
             if not isinstance(task, FileTask | SpecTask) and not hasattr(task, "load"):
                 raise ConfigError(
                     f"evaluate(tasks=...) takes names, task files, Specs or tasks; got "
@@ -132,7 +131,9 @@ def _named(
                 from .tasks.catalogue import Entry
 
                 file = Path(getattr(task, "source_file", None) or "<object>")
-                registry.catalogue.entries[task.name] = Entry(task.name, file, file.parent, "object")
+                registry.catalogue.entries[task.name] = Entry(
+                    task.name, file, file.parent, "object"
+                )
             names.append(task.name)
     return names
 
@@ -169,12 +170,24 @@ def evaluate(
     """
     return asyncio.run(
         aevaluate(
-            tasks, endpoint=endpoint, model=model, kind=kind, dialect=dialect,
-            api_key_env=api_key_env, num_fewshot=num_fewshot, limit=limit, seed=seed,
-            include_path=include_path, data_dir=data_dir, out=out, concurrency=concurrency,
-            preflight=preflight, serving_checks=serving_checks, resume=resume,
+            tasks,
+            endpoint=endpoint,
+            model=model,
+            kind=kind,
+            dialect=dialect,
+            api_key_env=api_key_env,
+            num_fewshot=num_fewshot,
+            limit=limit,
+            seed=seed,
+            include_path=include_path,
+            data_dir=data_dir,
+            out=out,
+            concurrency=concurrency,
+            preflight=preflight,
+            serving_checks=serving_checks,
+            resume=resume,
         )
-    )  # fmt: skip
+    )
 
 
 async def aevaluate(
@@ -205,7 +218,7 @@ async def aevaluate(
 
     if resume is not None:
         config = load_run_config(Path(resume))
-        registry = make_registry([*config.include_path, *map(Path, include_path)])
+        registry = make_registry([Path(p) for p in [*config.include_path, *include_path]])
     else:
         registry = make_registry([Path(p) for p in include_path])
         names = _named(tasks, registry)

@@ -43,11 +43,11 @@ def describe_task(task: Task) -> dict[str, Any]:
         "requirements": {r.capability: r.why for r in task.requirements},
         "protocol": task.protocol,
     }
-    source = getattr(task, "source", None)
-    if isinstance(source, dict):
-        out["source_file"] = source.get("file")
-        if "definition" in source:
-            out["definition"] = source["definition"]
+    origin = getattr(task, "source", None)
+    if isinstance(origin, dict):
+        out["source_file"] = origin.get("file")
+        if "definition" in origin:
+            out["definition"] = origin["definition"]
     if spec is not None:
         from ..tasks.spec import source
 
@@ -89,7 +89,9 @@ def render_tasks(registry: Mapping[str, Task], suites: Mapping[str, Suite] | Non
         family = _SHORT.get(f.get("family", "-"), f.get("family", "-"))
         rows.append((name, family, f.get("source", "-"), f.get("split", "-"), _shots(f)))
         follows.append(
-            f"from {f['source_file']}" if f.get("source_file") else f.get("reference") or f["protocol"]
+            f"from {f['source_file']}"
+            if f.get("source_file")
+            else f.get("reference") or f["protocol"]
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     out = Text()

@@ -140,7 +140,8 @@ def _delimited_rows(
         try:
             record = next(reader, None)
         except csv.Error as exc:
-            raise bad_row(where, f"not valid {'TSV' if delimiter == chr(9) else 'CSV'} ({exc})")
+            label = "TSV" if delimiter == "\t" else "CSV"
+            raise bad_row(where, f"not valid {label} ({exc})") from exc
         if record is None:
             break
         if record:
@@ -155,9 +156,7 @@ def _delimited_rows(
         raise bad_row(head_at, f"the header must name each column once, got {header}")
     for where, record in body:
         if len(record) != len(header):
-            raise bad_row(
-                where, f"expected {len(header)} fields (the header's), got {len(record)}"
-            )
+            raise bad_row(where, f"expected {len(header)} fields (the header's), got {len(record)}")
     columns = list(zip(*(r for _, r in body), strict=True)) if body else [()] * len(header)
     types = [_column_type(col) for col in columns]
     rows: list[Row] = []
@@ -190,7 +189,9 @@ def _arrow_rows(path: Path, kind: str) -> list[Row]:
                     table = file_reader.read_all()
     except (pa.ArrowException, OSError) as exc:
         name = "Parquet file" if kind == "parquet" else "Arrow file"
-        raise ConfigError(f"{path}: not a readable {name} ({exc}); fix or replace it", path=str(path))
+        raise ConfigError(
+            f"{path}: not a readable {name} ({exc}); fix or replace it", path=str(path)
+        ) from exc
     return [(f"{path}#row {i}", record) for i, record in enumerate(table.to_pylist())]
 
 
@@ -298,7 +299,9 @@ class HubData:
 
     def rows(self, data_dir: Path, split: str, subset: str | None = None) -> list[Row]:
         found = hub_rows(self.hub, self.hub, self.name, split, [])
-        where = f"hub {self.hub} ({self.name}, {split})" if self.name else f"hub {self.hub} ({split})"
+        where = (
+            f"hub {self.hub} ({self.name}, {split})" if self.name else f"hub {self.hub} ({split})"
+        )
         if not found:
             raise no_samples(where)
         return [(f"{where} row {i}", row) for i, row in enumerate(found)]

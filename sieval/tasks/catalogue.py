@@ -22,6 +22,7 @@ task file changed is refused, naming the change.
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ from ..data.source import file_sha256
 from ..errors import ConfigError, did_you_mean
 from .base import Task
 from .spec import Spec, SpecTask
-from .yaml_file import Function, Located, _module_at, peek, read_yaml
+from .yaml_file import Located, _module_at, peek, read_yaml
 from .yaml_task import definition, functions_of, resolve
 
 __all__ = [
@@ -90,7 +91,7 @@ def _hashes(paths: Sequence[Path]) -> dict[str, str]:
     return {str(p): file_sha256(p) for p in dict.fromkeys(paths)}
 
 
-def load_yaml_task(entry: Entry) -> Task:
+def load_yaml_task(entry: Entry) -> Any:
     """The task of a YAML entry, resolved (a ``ConfigError`` naming file:line:key)."""
     if entry.inline is not None:
         located = Located(dict(entry.inline), entry.file, {}, [entry.file])
@@ -105,7 +106,7 @@ def load_yaml_task(entry: Entry) -> Task:
     return FileTask(spec, source)
 
 
-def load_python(path: Path) -> list[Task]:
+def load_python(path: Path) -> list[Any]:
     """The tasks a Python task file declares: ``SPEC``, ``TASK``, or its task classes (each built
     with no arguments), each with its source."""
     path = path.resolve()
@@ -121,7 +122,7 @@ def load_python(path: Path) -> list[Task]:
             path=str(path),
         ) from exc
     source = {"file": str(path), "files": _hashes([path])}
-    found: list[Task] = []
+    found: list[Any] = []
     spec = getattr(module, "SPEC", None)
     task = getattr(module, "TASK", None)
     if task is not None:
@@ -133,7 +134,10 @@ def load_python(path: Path) -> list[Task]:
             isinstance(value, type)
             and value.__module__ == module.__name__
             and callable(getattr(value, "load", None))
-            and (callable(getattr(value, "solve", None)) or callable(getattr(value, "requests", None)))
+            and (
+                callable(getattr(value, "solve", None))
+                or callable(getattr(value, "requests", None))
+            )
             and not getattr(value, "__abstractmethods__", None)
             and isinstance(getattr(value, "name", None), str)
         ):
@@ -146,10 +150,8 @@ def load_python(path: Path) -> list[Task]:
         )
     for item in found:
         if getattr(item, "source", None) is None:
-            try:
-                item.source = source  # type: ignore[attr-defined]
-            except AttributeError:
-                pass
+            with contextlib.suppress(AttributeError):  # a task that takes no new attribute
+                item.source = source
     return found
 
 
@@ -186,8 +188,8 @@ def _python_names(path: Path) -> list[str] | None:
 def _task_class(node: ast.ClassDef) -> bool:
     """A class that says it is a task (a task base) or has a task's methods (duck-typed)."""
     if any(
-        isinstance(b, ast.Name) and b.id in _TASK_BASES
-        or isinstance(b, ast.Attribute) and b.attr in _TASK_BASES
+        (isinstance(b, ast.Name) and b.id in _TASK_BASES)
+        or (isinstance(b, ast.Attribute) and b.attr in _TASK_BASES)
         for b in node.bases
     ):
         return True
@@ -209,9 +211,8 @@ class Catalogue:
 
     def add(self, entry: Entry) -> None:
         if entry.name in self.entries and self.entries[entry.name].file != entry.file:
-            self.duplicates.append(
-                f"{entry.name}: {self.entries[entry.name].file} and {entry.file} (the first is used)"
-            )
+            first = self.entries[entry.name].file
+            self.duplicates.append(f"{entry.name}: {first} and {entry.file} (the first is used)")
             return
         self.entries.setdefault(entry.name, entry)
 
@@ -248,7 +249,7 @@ def _yaml_entries(catalogue: Catalogue, path: Path, root: Path) -> None:
             elif isinstance(item, Mapping) and isinstance(item.get("task"), str):
                 inner = item["task"]
                 members.append(inner)
-                if len(item) > 1 and "dataset_path" in item or "include" in item:
+                if (len(item) > 1 and "dataset_path" in item) or "include" in item:
                     catalogue.add(Entry(inner, path, root, "yaml", inline=_inline(item, path)))
         catalogue.groups.setdefault(group, [])
         catalogue.groups[group] += members
@@ -325,7 +326,8 @@ class Registry(Mapping[str, Task]):
                 self._resolved.setdefault(other, t)
             task = tasks[name]
         self._resolved[name] = task
-        return task
+        found: Task = task
+        return found
 
     def source_of(self, name: str) -> str:
         """Where a task comes from: ``stock`` or its file."""
@@ -381,11 +383,7 @@ class Registry(Mapping[str, Task]):
         """The error for a name that is no task, group or tag."""
         known = [*self, *self.catalogue.groups]
         problems = self.catalogue.problems
-        more = (
-            f" {len(problems)} task file(s) could not be read: {problems[0]}"
-            if problems
-            else ""
-        )
+        more = f" {len(problems)} task file(s) could not be read: {problems[0]}" if problems else ""
         return ConfigError(
             f"unknown task {name!r}.{did_you_mean(name, known)} See 'sieval tasks' (with the "
             f"same --include-path) for the list.{more}",
@@ -398,10 +396,7 @@ def registry(include_paths: Sequence[Path] = ()) -> Registry:
     """The stock tasks and those of ``include_paths`` (and ``$SIEVAL_INCLUDE_PATH``)."""
     from .registry import TASKS
 
-    roots = list(dict.fromkeys(Path(p).expanduser().resolve() for p in
-                               [*include_paths, *env_include_path()]))  # fmt: skip
+    roots = list(
+        dict.fromkeys(Path(p).expanduser().resolve() for p in [*include_paths, *env_include_path()])
+    )
     return Registry(TASKS, scan(roots))
-
-
-def task_function_name(value: Any) -> str:  # pragma: no cover - a helper for reprs
-    return str(value) if isinstance(value, Function) else repr(value)

@@ -79,7 +79,7 @@ def _map(mapping_dict: Mapping[Any, Any] | None = None, default_value: Any = Non
 
 
 def _custom(filter_fn: Callable[..., Any]) -> Any:
-    return lambda value, doc: list(filter_fn([[value]], [doc]))[0][0]
+    return lambda value, doc: next(iter(filter_fn([[value]], [doc])))[0]
 
 
 NATIVE: dict[str, Callable[..., Callable[[Any, Mapping[str, Any]], Any]]] = {
@@ -119,7 +119,7 @@ def _applied(instance: Any) -> Callable[[Any, Mapping[str, Any]], Any]:
     """An lm-eval filter object applied to one answer (its ``apply`` takes lists of lists)."""
 
     def apply(value: Any, doc: Mapping[str, Any]) -> Any:
-        return list(instance.apply([[value]], [doc]))[0][0]
+        return next(iter(instance.apply([[value]], [doc])))[0]
 
     return apply
 
@@ -135,8 +135,11 @@ def pipeline(name: str, functions: Sequence[Any], where: Callable[[int], str]) -
             try:
                 instance = entry["function"](**kwargs)
             except TypeError as exc:
-                raise ConfigError(f"{at}: filter {entry['function']!r} cannot take {kwargs} "
-                                  f"({exc}); fix its arguments", path=at) from exc  # fmt: skip
+                raise ConfigError(
+                    f"{at}: filter {entry['function']!r} cannot take {kwargs} "
+                    f"({exc}); fix its arguments",
+                    path=at,
+                ) from exc
             steps.append(Step(getattr(entry["function"], "__name__", "custom"), _applied(instance)))
             needs_doc = True
             continue

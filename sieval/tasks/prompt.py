@@ -37,7 +37,7 @@ Field = str | int | list[Any] | Callable[[Mapping[str, Any]], Any]
 """What ``doc_to_text`` / ``doc_to_target`` / ``doc_to_choice`` may be (see the docstring)."""
 
 
-def shown(field: Field | None) -> str:
+def shown(field: Any) -> str:
     """A field as a protocol line names it: a template or constant as written, a function by
     its module and name (never its address: the protocol enters the run identity)."""
     if callable(field):

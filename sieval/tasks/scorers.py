@@ -61,10 +61,10 @@ def _exact_match(
     punctuation = str.maketrans("", "", string.punctuation)
     digits = str.maketrans("", "", string.digits)
 
-    def norm(text: Any) -> str:
-        text = str(text)
+    def norm(value: Any) -> str:
+        text = str(value)
         for p in patterns:
-            text = p.sub("", text)
+            text = str(p.sub("", text))
         if ignore_case:
             text = text.lower()
         if ignore_punctuation:
@@ -102,9 +102,11 @@ def _number(rel_tol: float = 1e-9, abs_tol: float = 0.0) -> Any:
             return 0.0
         wanted = [_as_number(g) for g in golds]
         return float(
-            any(w is not None and math.isclose(got, w, rel_tol=rel_tol, abs_tol=abs_tol)
-                for w in wanted)
-        )  # fmt: skip
+            any(
+                w is not None and math.isclose(got, w, rel_tol=rel_tol, abs_tol=abs_tol)
+                for w in wanted
+            )
+        )
 
     return score
 
@@ -135,7 +137,9 @@ def _choice_letter() -> Any:
 def _code(test: str, timeout: float | None = None) -> Any:
     from .prompt import render
 
-    async def run(prediction: Any, gold: Any, doc: Mapping[str, Any]) -> tuple[float, dict[str, Any]]:
+    async def run(
+        prediction: Any, gold: Any, doc: Mapping[str, Any]
+    ) -> tuple[float, dict[str, Any]]:
         from ._code import answer_code, execution_channel, sandbox
 
         code, _ = answer_code(str(prediction))

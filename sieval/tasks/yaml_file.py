@@ -131,7 +131,7 @@ class Located:
 
 
 def _loader(folder: Path, text: str, where: str) -> Any:
-    class Loader(_BASE):  # type: ignore[misc,valid-type]
+    class Loader(_BASE):  # type: ignore[misc]
         pass
 
     def function(loader: Any, node: Any) -> Function:
@@ -179,7 +179,9 @@ def _size(path: Path) -> None:
     try:
         size = path.stat().st_size
     except OSError as exc:
-        raise ConfigError(f"{where}: cannot read the task file ({exc.strerror})", path=where)
+        raise ConfigError(
+            f"{where}: cannot read the task file ({exc.strerror})", path=where
+        ) from exc
     if size > MAX_BYTES:
         raise ConfigError(
             f"{where}: the task file is {size:,} bytes, over sieval's limit of {MAX_BYTES:,}; "

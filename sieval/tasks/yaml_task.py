@@ -50,12 +50,35 @@ from .yaml_file import Function, Located, inside
 __all__ = ["NO_OP", "READ", "REFUSED", "definition", "resolve"]
 
 READ = (
-    "task", "task_alias", "tag", "group", "dataset_path", "dataset_name", "dataset_kwargs",
-    "training_split", "validation_split", "test_split", "fewshot_split", "process_docs",
-    "doc_to_text", "doc_to_target", "doc_to_choice", "description", "target_delimiter",
-    "fewshot_delimiter", "fewshot_config", "num_fewshot", "output_type", "generation_kwargs",
-    "filter_list", "metric_list", "repeats", "metadata", "process_results", "gen_prefix",
-)  # fmt: skip
+    "task",
+    "task_alias",
+    "tag",
+    "group",
+    "dataset_path",
+    "dataset_name",
+    "dataset_kwargs",
+    "training_split",
+    "validation_split",
+    "test_split",
+    "fewshot_split",
+    "process_docs",
+    "doc_to_text",
+    "doc_to_target",
+    "doc_to_choice",
+    "description",
+    "target_delimiter",
+    "fewshot_delimiter",
+    "fewshot_config",
+    "num_fewshot",
+    "output_type",
+    "generation_kwargs",
+    "filter_list",
+    "metric_list",
+    "repeats",
+    "metadata",
+    "process_results",
+    "gen_prefix",
+)
 """The keys sieval reads."""
 NO_OP = {
     "should_decontaminate": "decontamination changes no score (lm-eval uses it for reports)",
@@ -93,14 +116,27 @@ _NATIVE_AGGREGATION = {"mean", "perplexity", "weighted_perplexity", "bits_per_by
 _ITEM_METRICS = {"f1": "f1", "mcc": "matthews_corrcoef"}
 """Multiple-choice metrics whose default aggregation is corpus-level (lm-eval's)."""
 _FEWSHOT_KEYS = {
-    "sampler", "split", "samples", "process_docs", "doc_to_text", "doc_to_target",
-    "doc_to_choice", "fewshot_delimiter", "target_delimiter", "gen_prefix",
-}  # fmt: skip
+    "sampler",
+    "split",
+    "samples",
+    "process_docs",
+    "doc_to_text",
+    "doc_to_target",
+    "doc_to_choice",
+    "fewshot_delimiter",
+    "target_delimiter",
+    "gen_prefix",
+}
 _GENERATION_KEYS = {"until", "max_gen_toks", "do_sample", "temperature", "top_p", "top_k", "seed"}
 _DATASET_KWARGS = {
-    "data_files", "field", "trust_remote_code", "column_names", "revision", "verification_mode",
+    "data_files",
+    "field",
+    "trust_remote_code",
+    "column_names",
+    "revision",
+    "verification_mode",
     "streaming",
-}  # fmt: skip
+}
 
 
 def _fail(located: Located, key: str, message: str, received: Any = None) -> ConfigError:
@@ -134,8 +170,9 @@ def _field(located: Located, key: str, value: Any) -> Any:
     if value is None or callable(value) or isinstance(value, int | list | dict):
         return value
     if not isinstance(value, str):
-        raise _fail(located, key, f"must be a field name, a template, a list or a !function, "
-                    f"got {value!r}")  # fmt: skip
+        raise _fail(
+            located, key, f"must be a field name, a template, a list or a !function, got {value!r}"
+        )
     from .prompt import _ENV
 
     try:
@@ -165,8 +202,11 @@ def _data_files(located: Located, root: Path | None) -> dict[str, tuple[Path, ..
     by_split = files if isinstance(files, Mapping) else {"train": files}
     out: dict[str, tuple[Path, ...]] = {}
     for split, given in by_split.items():
-        key = f"dataset_kwargs.data_files.{split}" if isinstance(files, Mapping) else (
-            "dataset_kwargs.data_files")  # fmt: skip
+        key = (
+            f"dataset_kwargs.data_files.{split}"
+            if isinstance(files, Mapping)
+            else ("dataset_kwargs.data_files")
+        )
         names = [given] if isinstance(given, str) else given
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise _fail(located, key, f"must be a path or a list of paths, got {given!r}")
@@ -182,8 +222,11 @@ def _data_files(located: Located, root: Path | None) -> dict[str, tuple[Path, ..
                 paths += matched
             else:
                 if not target.is_file():
-                    raise _fail(located, key, f"{name!r}: no such file ({target}); fix the path "
-                                f"(relative to {folder})")  # fmt: skip
+                    raise _fail(
+                        located,
+                        key,
+                        f"{name!r}: no such file ({target}); fix the path (relative to {folder})",
+                    )
                 paths.append(target)
         out[str(split)] = tuple(paths)
     return out
@@ -193,15 +236,22 @@ def _source(located: Located, root: Path | None) -> Any:
     v = located.values
     path = v.get("dataset_path")
     if not isinstance(path, str) or not path:
-        raise _fail(located, "dataset_path", "required: json, csv, parquet, arrow, text (with "
-                    "dataset_kwargs.data_files) or a hub dataset id")  # fmt: skip
+        raise _fail(
+            located,
+            "dataset_path",
+            "required: json, csv, parquet, arrow, text (with "
+            "dataset_kwargs.data_files) or a hub dataset id",
+        )
     kwargs = v.get("dataset_kwargs") or {}
     if not isinstance(kwargs, Mapping):
         raise _fail(located, "dataset_kwargs", f"must be a mapping, got {kwargs!r}")
     for key in kwargs:
         if key not in _DATASET_KWARGS:
-            raise _fail(located, f"dataset_kwargs.{key}", "not supported; sieval reads "
-                        f"{', '.join(sorted(_DATASET_KWARGS))}")  # fmt: skip
+            raise _fail(
+                located,
+                f"dataset_kwargs.{key}",
+                f"not supported; sieval reads {', '.join(sorted(_DATASET_KWARGS))}",
+            )
     if path in FORMATS:
         columns = kwargs.get("column_names")
         if columns is not None and (
@@ -215,8 +265,11 @@ def _source(located: Located, root: Path | None) -> Any:
             column_names=tuple(columns) if columns is not None else None,
         )
     if "data_files" in kwargs:
-        raise _fail(located, "dataset_path", f"{path!r} with data_files: name the files' format "
-                    f"({', '.join(FORMATS)})")  # fmt: skip
+        raise _fail(
+            located,
+            "dataset_path",
+            f"{path!r} with data_files: name the files' format ({', '.join(FORMATS)})",
+        )
     from ..data.registry import SOURCES
 
     name = v.get("dataset_name")
@@ -224,9 +277,10 @@ def _source(located: Located, root: Path | None) -> Any:
         if stored.hub == path and stored.hub_name == name:
             return folder
     splits = tuple(
-        s for s in (v.get("training_split"), v.get("validation_split"), v.get("test_split"))
+        s
+        for s in (v.get("training_split"), v.get("validation_split"), v.get("test_split"))
         if isinstance(s, str)
-    )  # fmt: skip
+    )
     return HubData(path, name, splits, kwargs)
 
 
@@ -235,8 +289,11 @@ def _sampler(located: Located, name: Any, exclude: bool) -> Sampler:
         return RANDOM_EXCLUDING_ITEM if exclude else RANDOM
     if name == "first_n":
         return FirstN(exclude_item=True) if exclude else FIRST_N
-    raise _fail(located, "fewshot_config.sampler", f"unknown sampler {name!r}; sieval draws "
-                "with default or first_n")  # fmt: skip
+    raise _fail(
+        located,
+        "fewshot_config.sampler",
+        f"unknown sampler {name!r}; sieval draws with default or first_n",
+    )
 
 
 def _process(located: Located, key: str, value: Any) -> Any:
@@ -250,8 +307,12 @@ def _process(located: Located, key: str, value: Any) -> Any:
         try:
             import datasets
         except ImportError:
-            raise _fail(located, key, "process_docs receives a datasets.Dataset: install the "
-                        "optional 'datasets' package (pip install 'sieval[hub]')") from None  # fmt: skip
+            raise _fail(
+                located,
+                key,
+                "process_docs receives a datasets.Dataset: install the "
+                "optional 'datasets' package (pip install 'sieval[hub]')",
+            ) from None
         head = rows[0][0].rsplit(":", 1)[0].split("#", 1)[0] if rows else "rows"
         try:
             out = fn(datasets.Dataset.from_list([r for _, r in rows]))
@@ -272,8 +333,11 @@ def _aggregation(located: Located, key: str, name: Any, given: Any) -> Any:
     if given is None:
         if name in _ITEM_METRICS:
             given = _ITEM_METRICS[name]
-        elif isinstance(name, str) and name not in sum(_FAMILY_METRICS.values(), ()) and not (
-            name in ("exact_match", "number", "math_equiv", "choice_letter", "code", "judge")
+        elif (
+            isinstance(name, str)
+            and name not in sum(_FAMILY_METRICS.values(), ())
+            and name
+            not in ("exact_match", "number", "math_equiv", "choice_letter", "code", "judge")
         ):
             default = _lm_eval_default_aggregation(name)
             given = default if default not in (None, "mean") else "mean"
@@ -286,8 +350,12 @@ def _aggregation(located: Located, key: str, name: Any, given: Any) -> Any:
     try:
         from lm_eval.api.registry import get_aggregation
     except ImportError:
-        raise _fail(located, f"{key}.aggregation", f"{given!r} is lm-eval's aggregation: install "
-                    "lm-eval (pip install 'sieval[lm-eval]'), or aggregate by mean") from None  # fmt: skip
+        raise _fail(
+            located,
+            f"{key}.aggregation",
+            f"{given!r} is lm-eval's aggregation: install "
+            "lm-eval (pip install 'sieval[lm-eval]'), or aggregate by mean",
+        ) from None
     try:
         found = get_aggregation(given)
     except Exception:
@@ -323,9 +391,10 @@ def _metrics(located: Located, output: str) -> list[tuple[Any, dict[str, Any], s
         name = _function(located, f"{key}.metric", entry["metric"])
         aggregation = _aggregation(located, key, name, entry.get("aggregation"))
         options = {
-            k: v for k, v in entry.items()
+            k: v
+            for k, v in entry.items()
             if k not in ("metric", "aggregation", "higher_is_better", "hf_evaluate")
-        }  # fmt: skip
+        }
         out.append((name, options, key, aggregation))
     return out
 
@@ -337,18 +406,29 @@ def _family(located: Located, output: str) -> tuple[Any, str]:
     results = _function(located, "process_results", v.get("process_results"))
     if output in _FAMILY_METRICS:
         if results is not None:
-            raise _fail(located, "process_results", f"is supported for generate_until only "
-                        f"(this task is {output})")  # fmt: skip
+            raise _fail(
+                located,
+                "process_results",
+                f"is supported for generate_until only (this task is {output})",
+            )
         names = []
         custom: dict[str, Any] = {}
         for name, _options, key, aggregation in metrics:  # lm-eval passes no option to these
             if name not in _FAMILY_METRICS[output]:
-                raise _fail(located, f"{key}.metric", f"{name!r} is not supported for {output}; "
-                            f"sieval computes {', '.join(_FAMILY_METRICS[output])}")  # fmt: skip
+                raise _fail(
+                    located,
+                    f"{key}.metric",
+                    f"{name!r} is not supported for {output}; "
+                    f"sieval computes {', '.join(_FAMILY_METRICS[output])}",
+                )
             if aggregation is not None:
                 if output != "multiple_choice":
-                    raise _fail(located, f"{key}.aggregation", f"{output} figures are lm-eval's "
-                                "own (perplexity, bits per byte); drop the aggregation")  # fmt: skip
+                    raise _fail(
+                        located,
+                        f"{key}.aggregation",
+                        f"{output} figures are lm-eval's "
+                        "own (perplexity, bits per byte); drop the aggregation",
+                    )
                 custom[name] = aggregation
             names.append(name)
         if output == "multiple_choice":
@@ -414,8 +494,11 @@ def _generation(located: Located) -> dict[str, Any]:
         raise _fail(located, "generation_kwargs", f"must be a mapping, got {given!r}")
     for key in given:
         if key not in _GENERATION_KEYS:
-            raise _fail(located, f"generation_kwargs.{key}", "not supported; sieval sends "
-                        f"{', '.join(sorted(_GENERATION_KEYS))}")  # fmt: skip
+            raise _fail(
+                located,
+                f"generation_kwargs.{key}",
+                f"not supported; sieval sends {', '.join(sorted(_GENERATION_KEYS))}",
+            )
     out = dict(given)
     if "temperature" in out:
         out["temperature"] = float(out["temperature"])
@@ -425,9 +508,14 @@ def _generation(located: Located) -> dict[str, Any]:
     if isinstance(until, str):
         out["until"] = [until]
     elif not isinstance(until, list) or not all(isinstance(u, str) for u in until):
-        raise _fail(located, "generation_kwargs.until", f"must be a string or a list of strings, "
-                    f"got {until!r}")  # fmt: skip
-    if "max_gen_toks" in out and (not isinstance(out["max_gen_toks"], int) or out["max_gen_toks"] < 1):
+        raise _fail(
+            located,
+            "generation_kwargs.until",
+            f"must be a string or a list of strings, got {until!r}",
+        )
+    if "max_gen_toks" in out and (
+        not isinstance(out["max_gen_toks"], int) or out["max_gen_toks"] < 1
+    ):
         raise _fail(located, "generation_kwargs.max_gen_toks", "must be an integer >= 1")
     return out
 
@@ -447,14 +535,17 @@ def _pipelines(located: Located) -> list[Pipeline]:
             {k: _function(located, key, v) for k, v in f.items()} if isinstance(f, Mapping) else f
             for f in entry["filter"] or []
         ]
-        out.append(
-            pipeline(
-                str(entry["name"]),
-                functions,
-                lambda j, key=key: f"{located.where(f'{key}.filter[{j}]')}: {key}.filter[{j}]",
-            )
-        )
+        out.append(pipeline(str(entry["name"]), functions, _place(located, key)))
     return out
+
+
+def _place(located: Located, key: str) -> Callable[[int], str]:
+    """How a filter pipeline's errors name its function ``j``: ``FILE:LINE: KEY.filter[j]``."""
+
+    def where(j: int) -> str:
+        return f"{located.where(f'{key}.filter[{j}]')}: {key}.filter[{j}]"
+
+    return where
 
 
 def _fewshot(located: Located) -> dict[str, Any]:
@@ -463,8 +554,11 @@ def _fewshot(located: Located) -> dict[str, Any]:
         raise _fail(located, "fewshot_config", f"must be a mapping, got {given!r}")
     for key in given:
         if key not in _FEWSHOT_KEYS:
-            raise _fail(located, f"fewshot_config.{key}", "not supported; sieval reads "
-                        f"{', '.join(sorted(_FEWSHOT_KEYS))}")  # fmt: skip
+            raise _fail(
+                located,
+                f"fewshot_config.{key}",
+                f"not supported; sieval reads {', '.join(sorted(_FEWSHOT_KEYS))}",
+            )
     return dict(given)
 
 
@@ -490,33 +584,54 @@ def _prompts(located: Located, fewshot: Mapping[str, Any]) -> tuple[Prompt, Prom
         fewshot_delimiter=v.get("fewshot_delimiter", "\n\n"),
         gen_prefix=gen_prefix,
     )
-    overrides = {k: fewshot[k] for k in ("doc_to_text", "doc_to_target", "doc_to_choice",
-                                          "target_delimiter", "fewshot_delimiter", "gen_prefix")
-                 if k in fewshot}  # fmt: skip
+    overrides = {
+        k: fewshot[k]
+        for k in (
+            "doc_to_text",
+            "doc_to_target",
+            "doc_to_choice",
+            "target_delimiter",
+            "fewshot_delimiter",
+            "gen_prefix",
+        )
+        if k in fewshot
+    }
     if not overrides:
         return prompt, None
     shot = Prompt(
-        text=_field(located, "fewshot_config.doc_to_text", overrides.get("doc_to_text", prompt.text)),
-        target=_field(located, "fewshot_config.doc_to_target",
-                      overrides.get("doc_to_target", prompt.target)),
-        choices=_field(located, "fewshot_config.doc_to_choice",
-                       overrides.get("doc_to_choice", prompt.choices)),
+        text=_field(
+            located, "fewshot_config.doc_to_text", overrides.get("doc_to_text", prompt.text)
+        ),
+        target=_field(
+            located, "fewshot_config.doc_to_target", overrides.get("doc_to_target", prompt.target)
+        ),
+        choices=_field(
+            located, "fewshot_config.doc_to_choice", overrides.get("doc_to_choice", prompt.choices)
+        ),
         target_delimiter=overrides.get("target_delimiter", prompt.target_delimiter),
         fewshot_delimiter=overrides.get("fewshot_delimiter", prompt.fewshot_delimiter),
-        gen_prefix=_field(located, "fewshot_config.gen_prefix",
-                          overrides.get("gen_prefix", prompt.gen_prefix)),
-    )  # fmt: skip
+        gen_prefix=_field(
+            located, "fewshot_config.gen_prefix", overrides.get("gen_prefix", prompt.gen_prefix)
+        ),
+    )
     return prompt, shot
 
 
 def _data(located: Located, root: Path | None, fewshot: Mapping[str, Any]) -> Data:
     v = located.values
     source = _source(located, root)
-    test, validation, train = v.get("test_split"), v.get("validation_split"), v.get("training_split")
+    test, validation, train = (
+        v.get("test_split"),
+        v.get("validation_split"),
+        v.get("training_split"),
+    )
     scored = test if test is not None else validation
     if not isinstance(scored, str):
-        raise _fail(located, "test_split", "a task scores its test_split (else its "
-                    "validation_split): set one of them")  # fmt: skip
+        raise _fail(
+            located,
+            "test_split",
+            "a task scores its test_split (else its validation_split): set one of them",
+        )
     shot_split = fewshot.get("split", v.get("fewshot_split"))
     pool = shot_split
     if pool is None:
@@ -525,8 +640,11 @@ def _data(located: Located, root: Path | None, fewshot: Mapping[str, Any]) -> Da
 
     splits = reader(source).splits
     if not isinstance(source, HubData) and scored not in splits:
-        raise _fail(located, "test_split" if test is not None else "validation_split",
-                    f"{scored!r} is not a split of the data ({', '.join(splits)})")  # fmt: skip
+        raise _fail(
+            located,
+            "test_split" if test is not None else "validation_split",
+            f"{scored!r} is not a split of the data ({', '.join(splits)})",
+        )
     samples = fewshot.get("samples")
     if isinstance(samples, Function):
         samples = samples.load()()
@@ -536,8 +654,11 @@ def _data(located: Located, root: Path | None, fewshot: Mapping[str, Any]) -> Da
         raise _fail(located, "fewshot_config.samples", "must be a list of rows (mappings)")
     process = _process(located, "process_docs", v.get("process_docs"))
     if "process_docs" in fewshot and fewshot["process_docs"] != v.get("process_docs"):
-        raise _fail(located, "fewshot_config.process_docs", "a process_docs of the shots' own "
-                    "is not supported yet")  # fmt: skip
+        raise _fail(
+            located,
+            "fewshot_config.process_docs",
+            "a process_docs of the shots' own is not supported yet",
+        )
     exclude = shot_split == test
     return Data(
         source=source,
@@ -545,7 +666,8 @@ def _data(located: Located, root: Path | None, fewshot: Mapping[str, Any]) -> Da
         shots=pool if samples is None or shot_split is not None else None,
         sampler=_sampler(located, fewshot.get("sampler"), exclude),
         process_split=process,
-        shot_rows=tuple(dict(s) for s in samples) if samples is not None and shot_split is None
+        shot_rows=tuple(dict(s) for s in samples)
+        if samples is not None and shot_split is None
         else None,
     )
 
@@ -560,12 +682,16 @@ def resolve(located: Located, *, root: Path | None = None) -> Spec:
         raise _fail(located, "task", "every task file names its task (task: NAME)")
     output = v.get("output_type", "generate_until")
     if output not in _OUTPUT_TYPES:
-        raise _fail(located, "output_type", f"{output!r} is not one of {', '.join(_OUTPUT_TYPES)}",
-                    output)  # fmt: skip
+        raise _fail(
+            located, "output_type", f"{output!r} is not one of {', '.join(_OUTPUT_TYPES)}", output
+        )
     repeats = v.get("repeats", 1)
     if repeats != 1:
-        raise _fail(located, "repeats", f"{repeats!r}: repeats other than 1 are not supported in "
-                    "a task file yet")  # fmt: skip
+        raise _fail(
+            located,
+            "repeats",
+            f"{repeats!r}: repeats other than 1 are not supported in a task file yet",
+        )
     num_fewshot = v.get("num_fewshot") or 0
     if not isinstance(num_fewshot, int) or num_fewshot < 0:
         raise _fail(located, "num_fewshot", f"must be an integer >= 0, got {num_fewshot!r}")

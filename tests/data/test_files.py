@@ -46,9 +46,11 @@ def test_every_format_reads_the_same_rows_with_their_types(tmp_path: Path, kind:
     assert [fields for _, fields in rows] == ROWS  # ints stay ints (csv: inferred as pandas does)
     where = [w for w, _ in rows]
     if kind in ("jsonl", "csv", "tsv"):
-        assert where == [f"{path}:{i}" for i in (1, 2, 3)] if kind == "jsonl" else where == [
-            f"{path}:{i}" for i in (2, 3, 4)
-        ]
+        assert (
+            where == [f"{path}:{i}" for i in (1, 2, 3)]
+            if kind == "jsonl"
+            else where == [f"{path}:{i}" for i in (2, 3, 4)]
+        )
     else:
         assert where == [f"{path}#row {i}" for i in range(3)]
 
@@ -72,8 +74,10 @@ def test_json_reads_lines_a_field_and_text_reads_lines(tmp_path: Path) -> None:
     assert [f for _, f in rows] == ROWS and rows[1][0] == f"{nested}#row 1"
     text = tmp_path / "doc.txt"
     text.write_text("first line\nsecond line\n")
-    assert [f for _, f in read_file(text, "text")] == [{"text": "first line"},
-                                                       {"text": "second line"}]  # fmt: skip
+    assert [f for _, f in read_file(text, "text")] == [
+        {"text": "first line"},
+        {"text": "second line"},
+    ]
 
 
 def test_a_csv_column_with_a_word_stays_text_and_an_empty_cell_is_none(tmp_path: Path) -> None:

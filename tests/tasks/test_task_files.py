@@ -48,15 +48,19 @@ def test_the_examples_resolve_to_the_families_and_prompts_they_say() -> None:
     pairs = mc.arguments(samples[0], TaskConfig(name="quiz_mc"))  # type: ignore[attr-defined]
     assert pairs["choice:1"][1] == " Venus"
     assert mc.headline == "acc" and qa.headline == "exact_match"
-    request = qa.requests(next(iter(qa.load(EXAMPLES, TaskConfig(name="quiz_qa")))),
-                          TaskConfig(name="quiz_qa"))["gen"]  # fmt: skip
+    request = qa.requests(
+        next(iter(qa.load(EXAMPLES, TaskConfig(name="quiz_qa")))), TaskConfig(name="quiz_qa")
+    )["gen"]
     assert request.sampling.stop == ("\n",) and request.sampling.max_tokens == 16
 
 
 def test_shots_come_from_the_train_split_and_the_description_leads(tmp_path: Path) -> None:
     _rows(tmp_path, MC, "train.jsonl")
     _rows(tmp_path, MC[:2], "test.jsonl")
-    _write(tmp_path, "t.yaml", """
+    _write(
+        tmp_path,
+        "t.yaml",
+        """
         task: t
         dataset_path: json
         dataset_kwargs: {data_files: {train: train.jsonl, test: test.jsonl}}
@@ -69,7 +73,8 @@ def test_shots_come_from_the_train_split_and_the_description_leads(tmp_path: Pat
         doc_to_target: gold
         num_fewshot: 2
         fewshot_config: {sampler: first_n}
-    """)
+    """,
+    )
     task = registry([tmp_path])["t"]
     sample = next(iter(task.load(tmp_path, TaskConfig(name="t"))))
     assert sample.data["fewshot"] == "Quiz:\nquestion 0? a\n\nquestion 1? bb\n\n"
@@ -77,7 +82,10 @@ def test_shots_come_from_the_train_split_and_the_description_leads(tmp_path: Pat
 
 def test_includes_merge_and_the_including_file_wins(tmp_path: Path) -> None:
     _rows(tmp_path, MC)
-    _write(tmp_path, "base.yaml", """
+    _write(
+        tmp_path,
+        "base.yaml",
+        """
         dataset_path: json
         dataset_kwargs: {data_files: {test: rows.jsonl}}
         test_split: test
@@ -85,12 +93,17 @@ def test_includes_merge_and_the_including_file_wins(tmp_path: Path) -> None:
         doc_to_text: "base {{q}}"
         doc_to_choice: choices
         doc_to_target: gold
-    """)
-    _write(tmp_path, "t.yaml", """
+    """,
+    )
+    _write(
+        tmp_path,
+        "t.yaml",
+        """
         include: base.yaml
         task: t
         doc_to_text: "own {{q}}"
-    """)
+    """,
+    )
     located = read_yaml(tmp_path / "t.yaml")
     assert located.values["doc_to_text"] == "own {{q}}"
     assert located.where("doc_to_text") == f"{tmp_path / 't.yaml'}:3"
@@ -104,7 +117,10 @@ def test_generation_filters_and_scorers_score_as_lm_eval_names_them(tmp_path: Pa
     from sieval.ir.response import Choice, Response
 
     _rows(tmp_path, [{"q": "2+2", "a": "4"}])
-    _write(tmp_path, "g.yaml", """
+    _write(
+        tmp_path,
+        "g.yaml",
+        """
         task: g
         dataset_path: json
         dataset_kwargs: {data_files: {test: rows.jsonl}}
@@ -119,16 +135,19 @@ def test_generation_filters_and_scorers_score_as_lm_eval_names_them(tmp_path: Pa
         metric_list:
           - {metric: exact_match}
           - {metric: number}
-    """)
+    """,
+    )
     task = registry([tmp_path])["g"]
     config = TaskConfig(name="g")
     sample = next(iter(task.load(tmp_path, config)))
     reply = Response(choices=(Choice(index=0, text=" it is 3 or maybe 4"),))
     result = asyncio.run(task.score_async(sample, {"gen": reply}, config))  # type: ignore[attr-defined]
     assert result.metrics == {
-        "exact_match,strict": 0.0, "number,strict": 0.0,
-        "exact_match,loose": 1.0, "number,loose": 1.0,
-    }  # fmt: skip
+        "exact_match,strict": 0.0,
+        "number,strict": 0.0,
+        "exact_match,loose": 1.0,
+        "number,loose": 1.0,
+    }
     assert result.channels["extracted"] == {"strict": "[invalid]", "loose": "4"}
     assert task.headline == "exact_match,strict"
 
@@ -151,7 +170,10 @@ def test_exact_match_options_agree_with_lm_evals_metric() -> None:
 
 def test_the_judge_scorer_is_a_named_seam(tmp_path: Path) -> None:
     _rows(tmp_path, [{"q": "x", "a": "y"}])
-    _write(tmp_path, "j.yaml", """
+    _write(
+        tmp_path,
+        "j.yaml",
+        """
         task: j
         dataset_path: json
         dataset_kwargs: {data_files: {test: rows.jsonl}}
@@ -159,14 +181,20 @@ def test_the_judge_scorer_is_a_named_seam(tmp_path: Path) -> None:
         doc_to_text: q
         doc_to_target: a
         metric_list: [{metric: judge}]
-    """)
-    with pytest.raises(ConfigError, match=r"j.yaml:7: metric_list\[0\]: metric judge: .*second model role"):
+    """,
+    )
+    with pytest.raises(
+        ConfigError, match=r"j.yaml:7: metric_list\[0\]: metric judge: .*second model role"
+    ):
         registry([tmp_path])["j"]
 
 
 def test_a_python_task_file_loads_a_spec_and_a_task_class(tmp_path: Path) -> None:
     _rows(tmp_path, MC)
-    _write(tmp_path, "spec_task.py", f"""
+    _write(
+        tmp_path,
+        "spec_task.py",
+        f"""
         from pathlib import Path
         from sieval.data.files import FileData
         from sieval.tasks.families import MultipleChoice
@@ -175,13 +203,19 @@ def test_a_python_task_file_loads_a_spec_and_a_task_class(tmp_path: Path) -> Non
 
         SPEC = Spec(
             name="py_mc", about="a test", reference="here",
-            data=Data(source=FileData("jsonl", {{"test": (Path({str(tmp_path / "rows.jsonl")!r}),)}}),
-                      split="test"),
+            data=Data(
+                source=FileData("jsonl", {{"test": (Path({str(tmp_path / "rows.jsonl")!r}),)}}),
+                split="test",
+            ),
             prompt=Prompt(text="{{{{q}}}}", target="gold", choices="choices"),
             family=MultipleChoice(), headline="acc",
         )
-    """)
-    _write(tmp_path, "class_task.py", """
+    """,
+    )
+    _write(
+        tmp_path,
+        "class_task.py",
+        """
         from sieval.tasks.base import Sample
 
         class Echo:
@@ -194,7 +228,8 @@ def test_a_python_task_file_loads_a_spec_and_a_task_class(tmp_path: Path) -> Non
 
             async def solve(self, sample, ctx):
                 raise NotImplementedError
-    """)
+    """,
+    )
     listed = scan([tmp_path])
     assert {"py_mc", "echo"} <= set(listed.entries)
     tasks = registry([tmp_path])
@@ -208,7 +243,10 @@ def test_a_python_task_file_loads_a_spec_and_a_task_class(tmp_path: Path) -> Non
 def test_groups_and_tags_expand_to_their_tasks(tmp_path: Path) -> None:
     _rows(tmp_path, MC)
     for name in ("a", "b"):
-        _write(tmp_path, f"{name}.yaml", f"""
+        _write(
+            tmp_path,
+            f"{name}.yaml",
+            f"""
             task: {name}
             tag: [letters]
             dataset_path: json
@@ -218,7 +256,8 @@ def test_groups_and_tags_expand_to_their_tasks(tmp_path: Path) -> None:
             doc_to_text: q
             doc_to_choice: choices
             doc_to_target: gold
-        """)
+        """,
+        )
     _write(tmp_path, "g.yaml", "group: both\ntask: [a, letters]\n")
     tasks = registry([tmp_path])
     assert tasks.expand("letters") == ["a", "b"]
@@ -251,12 +290,20 @@ def _hostile(tmp_path: Path, extra: str) -> Path:
         ("output_type: rank\n", r"h.yaml:7: output_type: 'rank' is not one of"),
         ("generation_kwargs: {until: 3}\n", r"h.yaml:7: generation_kwargs.until: must be a string"),
         ("num_fewshot: -1\n", r"h.yaml:7: num_fewshot: must be an integer >= 0"),
-        ("process_docs: !function boom.run\n", r"h.yaml:7: !function boom.run: importing .*boom.py "
-         r"failed \(RuntimeError: exploded on import\)"),
-        ("process_docs: !function nosuch.run\n", r"h.yaml:7: !function nosuch.run: importing nosuch"),
+        (
+            "process_docs: !function boom.run\n",
+            r"h.yaml:7: !function boom.run: importing .*boom.py "
+            r"failed \(RuntimeError: exploded on import\)",
+        ),
+        (
+            "process_docs: !function nosuch.run\n",
+            r"h.yaml:7: !function nosuch.run: importing nosuch",
+        ),
         ("repeats: 4\n", r"h.yaml:7: repeats: 4: repeats other than 1"),
-        ("metric_list: [{metric: exact_match, aggregation: nosuch}]\n",
-         r"h.yaml:7: metric_list\[0\].aggregation: unknown aggregation .nosuch."),
+        (
+            "metric_list: [{metric: exact_match, aggregation: nosuch}]\n",
+            r"h.yaml:7: metric_list\[0\].aggregation: unknown aggregation .nosuch.",
+        ),
     ],
 )
 def test_hostile_task_files(tmp_path: Path, extra: str, says: str) -> None:
@@ -278,7 +325,10 @@ def test_a_path_that_escapes_the_include_path_is_refused(tmp_path: Path) -> None
     inner.mkdir()
     _rows(tmp_path, [{"q": "x", "a": "y"}], "secret.jsonl")
     _write(inner, "h.yaml", _BASE.replace("rows.jsonl", "../secret.jsonl"))
-    with pytest.raises(ConfigError, match=r"h.yaml:3: dataset_kwargs.data_files.test: data file '.*secret.jsonl' leaves .*tasks"):
+    with pytest.raises(
+        ConfigError,
+        match=r"h.yaml:3: dataset_kwargs.data_files.test: data file '.*secret.jsonl' leaves",
+    ):
         registry([inner])["h"]
     _write(inner, "i.yaml", "include: ../outside.yaml\ntask: i\n")
     (tmp_path / "outside.yaml").write_text("dataset_path: json\n")
@@ -294,8 +344,10 @@ def test_a_huge_file_an_alias_bomb_and_a_cycle_are_refused(tmp_path: Path) -> No
     bomb = ["task: bomb", "a: &a [x, x, x, x, x, x, x, x, x, x]"]
     for i, name in enumerate("bcdefg"):
         prev = "abcdefg"[i]
-        bomb.append(f"{name}: &{name} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, "
-                    f"*{prev}, *{prev}, *{prev}, *{prev}]")  # fmt: skip
+        bomb.append(
+            f"{name}: &{name} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, "
+            f"*{prev}, *{prev}, *{prev}, *{prev}]"
+        )
     (tmp_path / "bomb.yaml").write_text("\n".join(bomb) + "\n")
     with pytest.raises(ConfigError, match="expands to more than"):
         read_yaml(tmp_path / "bomb.yaml")
@@ -370,8 +422,22 @@ def test_the_yaml_reader_agrees_with_lm_evals_own_parse() -> None:
     from lm_eval.tasks._yaml_loader import load_yaml
 
     tasks_dir = Path(lm_eval.__file__).parent / "tasks"
-    covered = ("arc", "gsm8k", "hellaswag", "mmlu/default", "bbh", "truthfulqa", "winogrande",
-               "humaneval", "ifeval", "lambada", "wikitext", "piqa", "sciq", "openbookqa")  # fmt: skip
+    covered = (
+        "arc",
+        "gsm8k",
+        "hellaswag",
+        "mmlu/default",
+        "bbh",
+        "truthfulqa",
+        "winogrande",
+        "humaneval",
+        "ifeval",
+        "lambada",
+        "wikitext",
+        "piqa",
+        "sciq",
+        "openbookqa",
+    )
     every = sorted(tasks_dir.rglob("*.yaml"))
     picked = [p for p in every if str(p.relative_to(tasks_dir)).startswith(covered)]
     picked += every[::25]
@@ -384,3 +450,101 @@ def test_the_yaml_reader_agrees_with_lm_evals_own_parse() -> None:
         assert _lm_eval_form(read_yaml(path).values) == theirs, path
         compared += 1
     assert compared > 500
+
+
+_ORACLE_CASES = {
+    "mc_gen_prefix": {
+        "output_type": "multiple_choice",
+        "doc_to_text": "Q: {{q}}",
+        "doc_to_choice": "choices",
+        "doc_to_target": "gold",
+        "gen_prefix": "Answer:",
+        "description": "Pick one.\n\n",
+    },
+    "gen_first_n": {
+        "output_type": "generate_until",
+        "doc_to_text": "{{q}}?",
+        "doc_to_target": "{{choices[gold]}}",
+        "fewshot_config": {"sampler": "first_n"},
+        "target_delimiter": " =",
+        "generation_kwargs": {"until": ["\n"], "max_gen_toks": 8},
+    },
+    "mc_shot_format": {
+        "output_type": "multiple_choice",
+        "doc_to_text": "{{q}}",
+        "doc_to_choice": "choices",
+        "doc_to_target": "gold",
+        "fewshot_config": {"doc_to_text": "Shot: {{q}}", "fewshot_delimiter": "\n--\n"},
+    },
+}
+
+
+@pytest.mark.parametrize("case", sorted(_ORACLE_CASES))
+def test_requests_are_lm_evals_own_for_the_same_file(tmp_path: Path, case: str) -> None:
+    """lm-eval's ConfigurableTask, given the same YAML keys over the same JSONL, builds the same
+    requests as sieval, at 0 and 3 shots (shots from train, rows from test)."""
+    pytest.importorskip("lm_eval.api.task")
+    import logging
+
+    from lm_eval.api.task import ConfigurableTask
+
+    logging.disable(logging.WARNING)
+    _rows(tmp_path, MC, "train.jsonl")
+    _rows(tmp_path, [dict(r, q=f"test {i}") for i, r in enumerate(MC)], "test.jsonl")
+    keys = {
+        "task": f"oracle_{case}",
+        "dataset_path": "json",
+        "dataset_kwargs": {
+            "data_files": {
+                "train": str(tmp_path / "train.jsonl"),
+                "test": str(tmp_path / "test.jsonl"),
+            }
+        },
+        "training_split": "train",
+        "test_split": "test",
+        **_ORACLE_CASES[case],
+    }
+    from sieval.tasks.catalogue import FileTask
+    from sieval.tasks.yaml_file import Located
+
+    for k in (0, 3):
+        theirs = ConfigurableTask(config=json.loads(json.dumps(keys)))
+        theirs.set_config(key="num_fewshot", value=k)
+        theirs.set_fewshot_seed(seed=1234)
+        theirs.build_all_requests(limit=None, rank=0, world_size=1)
+        by_doc: dict[int, list[object]] = {}
+        for inst in sorted(theirs.instances, key=lambda i: (i.doc_id, i.idx)):
+            by_doc.setdefault(inst.doc_id, []).append(list(inst.arguments))
+        spec = resolve(Located(json.loads(json.dumps(keys)), tmp_path / "x.yaml"))
+        task = FileTask(spec, {"file": "x"})
+        config = TaskConfig(name=spec.name, num_fewshot=k)
+        for sample in task.load(tmp_path, config):
+            ours = [
+                [dict(a) if isinstance(a, dict) else a for a in args]
+                for args in task.arguments(sample, config).values()
+            ]
+            assert ours == by_doc[int(sample.id.rpartition("/")[2])], (case, k, sample.id)
+
+
+def test_a_corpus_level_metric_aggregates_the_items(tmp_path: Path) -> None:
+    """f1 over (gold, pick) of every sample, as lm-eval's f1 aggregation computes it."""
+    from sieval.tasks.aggregations import aggregate
+    from sieval.tasks.base import Sample, SampleResult
+
+    metrics = pytest.importorskip("lm_eval.api.metrics")
+    golds, picks = [0, 1, 1, 0, 1], [0, 1, 0, 0, 0]
+    results = [
+        (
+            Sample(id=str(i), data={}, gold=g),
+            SampleResult(
+                prediction={"answer": p, "items": {"f1": [g, p]}},
+                gold=g,
+                metrics={"acc": float(g == p)},
+            ),
+        )
+        for i, (g, p) in enumerate(zip(golds, picks, strict=True))
+    ]
+    out = aggregate(results, {"f1": metrics.f1_score})
+    assert out["acc"] == pytest.approx(3 / 5)
+    assert out["f1"] == metrics.f1_score(list(zip(golds, picks, strict=True)))
+    assert out["f1"] != out["acc"]

@@ -181,7 +181,9 @@ class MultipleChoice(Base):
         if "acc_norm" in self.metrics:
             picks["acc_norm"] = pick_acc_norm(cond, norm)
         if "acc_bytes" in self.metrics:  # lm-eval: the log-likelihood per UTF-8 byte of the choice
-            picks["acc_bytes"] = argmax([x / len(c.encode()) for x, c in zip(lls, norm, strict=True)])
+            picks["acc_bytes"] = argmax(
+                [x / len(c.encode()) for x, c in zip(lls, norm, strict=True)]
+            )
         channels: dict[str, Any] = {"choices": score_channels(cond, norm)}
         if self._on(spec, config, "acc_uncond"):
             assert self.uncond_context is not None

@@ -174,7 +174,9 @@ class Generated(Base):
         extracted: dict[str, Any] = {}
         channels: dict[str, Any] = {
             "text": text,
-            "finish_reason": choice.finish_reason if isinstance(choice.finish_reason, str) else None,
+            "finish_reason": choice.finish_reason
+            if isinstance(choice.finish_reason, str)
+            else None,
         }
         single = len(self.pipelines) == 1 and self.pipelines[0].name == "none"
         for pipe in self.pipelines:
@@ -235,7 +237,7 @@ def _plain(value: Any) -> Any:
 
 
 def _float(name: str, value: Any, spec: Spec) -> float:
-    if isinstance(value, bool) or isinstance(value, int | float):
+    if isinstance(value, bool | int | float):
         return float(value)
     raise ConfigError(
         f"task {spec.name}: the metric {name} gave {value!r} for a sample, which is no number; "
