@@ -98,7 +98,9 @@ def render_tasks(registry: Mapping[str, Task], suites: Mapping[str, Suite] | Non
     for i, (row, reference) in enumerate(zip(rows, follows, strict=True)):
         line = " ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         out.append(line + "\n", style="bold" if i == 0 else None)
-        for part in textwrap.wrap(reference, width=76):
+        for part in textwrap.wrap(
+            reference, width=76, break_long_words=False, break_on_hyphens=False
+        ):
             out.append(f"    {part}\n", style="dim")
     catalogue = getattr(registry, "catalogue", None)
     if catalogue is not None:
