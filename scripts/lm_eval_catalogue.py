@@ -109,6 +109,13 @@ def main() -> int:
         f"{len(catalogue.duplicates)} task name(s) are defined twice (the first is used); "
         f"{len(catalogue.groups):,} groups and tags.",
         "",
+        "Resolving is not running: a resolved task has its keys read, its functions imported, "
+        "its family, filters, scorers and aggregations built, and its data source named (a hub "
+        "dataset is fetched only when the task runs, online, through `datasets`). Metrics, "
+        "filters and aggregations that sieval does not have itself are lm-eval's own functions "
+        "(lm-eval installed); the parity of the requests is measured on the tasks whose data is "
+        "stored: [lm-eval-yaml-parity.md](lm-eval-yaml-parity.md).",
+        "",
         "Every feature that stopped a task, with its count and one example:",
         "",
         "| feature (key: why) | tasks | example |",

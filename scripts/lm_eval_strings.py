@@ -507,6 +507,32 @@ def yaml_parity(
     return table
 
 
+def markdown(rows: list[dict[str, Any]], command: str) -> str:
+    """The ``--yaml`` tables as the evidence page shows them."""
+    lines = [
+        "# lm-eval's own YAMLs read by sieval: the same requests, document by document",
+        "",
+        f"Measured by `{command}` (lm-eval 0.4.13 in the venv, both sides in one process over the "
+        "same files). sieval's side is lm-eval's stock YAML loaded by sieval's task-file loader, "
+        "the data source pointed at the stored files (`dataset_path`, `dataset_name`, "
+        "`dataset_kwargs`; `training_split: null` where train is not stored: hellaswag, boolq, "
+        "wikitext), nothing else. lm-eval's side is `ConfigurableTask` from the same YAML and "
+        "override, shots seeded as `simple_evaluate` seeds them (1234). A document is identical "
+        "when every request's arguments are equal: (context, continuation) for log-likelihood, "
+        "(document,) for rolling, (context, generation_kwargs) for generation.",
+        "",
+        "| task | shots | docs in split | compared | identical |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['task']} | {r['num_fewshot']} | {r['docs_in_split']:,} | {r['compared']:,} "
+            f"| {r['identical']:,} |"
+        )
+    lines.append("")
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -519,6 +545,7 @@ def main() -> int:
     parser.add_argument("--fixture-docs", type=int, default=60)
     parser.add_argument("--yaml", action="store_true", help="lm-eval's YAML read by sieval")
     parser.add_argument("--sample", type=int, default=None)
+    parser.add_argument("--render", type=Path, nargs="*", help="--yaml tables (JSON) to Markdown")
     parser.add_argument(
         "--limit", type=int, default=None, help="--yaml: the first N docs of each split (part)"
     )
@@ -527,6 +554,10 @@ def main() -> int:
         "--lm-eval", type=Path, help=argparse.SUPPRESS
     )  # the venv's side: its output file
     args = parser.parse_args()
+    if args.render:
+        rows = [row for path in args.render for row in json.loads(path.read_text())]
+        print(markdown(rows, "scripts/lm_eval_strings.py --yaml"))
+        return 0
     if args.yaml:
         sys.path.insert(0, str(ROOT))
         os.environ.setdefault("HF_DATASETS_OFFLINE", "1")

@@ -548,3 +548,18 @@ def test_a_corpus_level_metric_aggregates_the_items(tmp_path: Path) -> None:
     assert out["acc"] == pytest.approx(3 / 5)
     assert out["f1"] == metrics.f1_score(list(zip(golds, picks, strict=True)))
     assert out["f1"] != out["acc"]
+
+
+def test_the_environment_adds_folders_to_the_include_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    _rows(other, MC)
+    _write(other, "env.yaml", _BASE.replace("task: h", "task: from_env"))
+    assert "from_env" not in registry([])
+    monkeypatch.setenv("SIEVAL_INCLUDE_PATH", f"{tmp_path / 'missing-is-refused'}")
+    with pytest.raises(ConfigError, match="is not a folder"):
+        registry([])
+    monkeypatch.setenv("SIEVAL_INCLUDE_PATH", str(other))
+    assert "from_env" in registry([])
