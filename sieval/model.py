@@ -237,7 +237,8 @@ class Model:
 
     async def fetch(self, path: str, body: Any = None) -> tuple[int, Any]:
         """A side route of the same server with this model's auth (``/tokenize``): the status
-        and the decoded JSON body (``None`` when it is not JSON). POST with a body, else GET."""
+        and the decoded JSON body (``None`` when it is not JSON, or nested too deep to decode).
+        POST with a body, else GET."""
         reply = await self._transport.send(
             HttpRequest(
                 url=self.base_url + path,
@@ -249,7 +250,7 @@ class Model:
         )
         try:
             return reply.status, msgspec.json.decode(reply.body)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):  # not JSON, or too deep to read
             return reply.status, None
 
     def _own(self, exc: SievalError) -> SievalError:

@@ -37,6 +37,7 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "auth": ("auth: {v}", "--auth {v}"),
     "retries": ("retries: {v}", "--retries {v}"),
     "timeout_s": ("timeout_s: {v}", "--timeout {v}"),
+    "max_reply_mib": ("max_reply_mib: {v}", "--max-reply-mib {v}"),
     "concurrency_limit": ("concurrency_limit: {v}", "--concurrency {v}"),
     "concurrency": ("concurrency: {v}", "--concurrency {v}"),
     "n": ("n: {v}", "--limit {v}"),

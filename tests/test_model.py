@@ -260,3 +260,13 @@ async def test_short_prompt_logprobs_is_refused_by_vllm_native(reference) -> Non
     async with model:
         with pytest.raises(ContractViolation, match="counted differently"):
             await model.run(SCORE)
+
+
+async def test_a_deep_json_reply_fails_the_call_as_a_contract_violation() -> None:
+    """A 100,000-deep reply was an InternalError (msgspec's RecursionError) in the sample's
+    record; it is a reply not believed. A side route gets no JSON from it."""
+    deep = b'{"unknown": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    model, _ = fake_model(lambda r: HttpReply(status=200, headers={}, body=deep))
+    call = await model.call(Request.completion("2+2=", sampling=Sampling(max_tokens=1)))
+    assert isinstance(call.error, ContractViolation) and "nested deeper" in str(call.error)
+    assert await model.fetch("/tokenize", {"prompt": "x"}) == (200, None)

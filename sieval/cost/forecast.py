@@ -224,7 +224,7 @@ def _short_model(pm: PlannedModel, setup: Setup) -> Model:
     timeout = min(60.0, cfg.timeout_s)
     timeouts = Timeouts(total=timeout, connect=min(10.0, timeout), read=timeout)
     transport = setup.transports.get(pm.label) or setup.endpoints[pm.label].transport(
-        limits=Limits(retries=cfg.retries), timeouts=timeouts
+        limits=Limits(retries=cfg.retries, max_reply_bytes=cfg.max_reply_bytes), timeouts=timeouts
     )
     return Model(
         dialect=pm.dialect,

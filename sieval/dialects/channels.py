@@ -6,7 +6,8 @@
 * **exact top-k** from a position's alternatives (``top_k`` for lists, ``top_k_map`` for maps keyed
   by text, ``top_k_by_id`` for maps keyed by token id), the rule a parameter (``TopK``);
 * **candidates**, the logprobs of the token ids a request asked for (``candidates``);
-* **usage** lifted where "not reported" stays unset (``UsageAt``, ``lift_usage``);
+* **usage** lifted where "not reported" stays unset, and checked: counts that are token counts
+  and parts that fit in their wholes (``UsageAt``, ``lift_usage``, ``checked_usage``);
 * the **clamp warning**, when a server shortened the budget it was given (``clamp_warning``);
 * **tool arguments** parsed from their JSON text (``tool_arguments``).
 
@@ -17,7 +18,6 @@ bad position), and the two agree on every reply (``tests/dialects/test_channels.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import operator
 import re
@@ -30,9 +30,12 @@ from typing import Any, Literal, NamedTuple, TypeVar
 import msgspec
 from msgspec import UNSET
 
+from ..errors import ContractViolation
 from ..ir.response import Token, TopEntry, Usage
 from .checks import (
+    DEEP,
     LOGPROB_TOLERANCE,
+    MAX_TOKEN_COUNT,
     SAME_LOGPROB,
     Checker,
     sampled_first,
@@ -49,6 +52,7 @@ __all__ = [
     "best_first",
     "by_bytes",
     "candidate_rows",
+    "checked_usage",
     "clamp_warning",
     "count",
     "covered",
@@ -747,7 +751,14 @@ counts add up (the first decides whether the sum is reported: Anthropic's input 
 
 @dataclass(frozen=True)
 class UsageAt:
-    """Where each usage count sits in a wire's usage Struct (``None``: the wire has none)."""
+    """Where each usage count sits in a wire's usage Struct (``None``: the wire has none), and
+    how its total relates to the others.
+
+    Usage is a contract like log-probabilities (``lift_usage``): every count the wire reports is
+    a whole number from 0 to ``MAX_TOKEN_COUNT``, the cached part of the input is at most the
+    input, the reasoning part of the output at most the output, and the total is what
+    ``total_covers`` says.
+    """
 
     input: Path | None = None
     output: Path | None = None
@@ -755,26 +766,62 @@ class UsageAt:
     reasoning: Path | None = None
     total: Path | None = None
     """The server's own total, kept only when it disagrees with input + output."""
+    total_covers: tuple[str, ...] | None = None
+    """``None``: the total is exactly input + output, and one that is not is refused (the OpenAI
+    family's ``total_tokens``, Responses'). Else the counts the total must at least cover, when
+    the wire's total may count more (Google's adds tool-use prompt tokens, and a proxy may leave
+    thoughts out of it): a total above them is kept as reported, one below is refused."""
+    where: str = "usage"
+    """How the wire names its usage object, for the path of a bad count (``usageMetadata``)."""
 
 
 Getter = Callable[[Any], Any]
 
 
-def _getter(path: Path | None) -> Getter:
+class _Plan(NamedTuple):
+    """How ``lift_usage`` reads one ``UsageAt``, worked out once: a getter per attribute path,
+    and which of them each count adds up (``None``: the wire has no such count)."""
+
+    leaves: tuple[str, ...]
+    getters: tuple[Getter, ...]
+    input: tuple[int, ...] | None
+    output: tuple[int, ...] | None
+    cached: tuple[int, ...] | None
+    reasoning: tuple[int, ...] | None
+    total: tuple[int, ...] | None
+    covers: tuple[int, ...] | None
+
+
+def _plan(at: UsageAt) -> _Plan:
+    leaves: list[str] = []
+    for path in (at.input, at.output, at.cached, at.reasoning, at.total, at.total_covers):
+        for leaf in (path,) if isinstance(path, str) else (path or ()):
+            if leaf not in leaves:
+                leaves.append(leaf)
+
+    def ids(path: Path | None) -> tuple[int, ...] | None:
+        if path is None:
+            return None
+        return tuple(leaves.index(leaf) for leaf in ((path,) if isinstance(path, str) else path))
+
+    return _Plan(
+        tuple(leaves),
+        tuple(map(_getter, leaves)),
+        ids(at.input),
+        ids(at.output),
+        ids(at.cached),
+        ids(at.reasoning),
+        ids(at.total),
+        ids(at.total_covers),
+    )
+
+
+def _getter(path: str) -> Getter:
     """A function reading one count where ``path`` says (``None`` where a node is absent)."""
-    if path is None:
-        return _none
-    if isinstance(path, tuple):
-        first, rest = _getter(path[0]), [_getter(p) for p in path[1:]]
-        return lambda wire: _sum(first(wire), [g(wire) for g in rest])
     names = path.split(".")
     if len(names) == 1:
         return attrgetter(path)
     return lambda wire: _walk(wire, names)
-
-
-def _none(wire: Any) -> None:
-    return None
 
 
 def _walk(node: Any, names: list[str]) -> Any:
@@ -785,31 +832,149 @@ def _walk(node: Any, names: list[str]) -> Any:
     return node
 
 
-def _sum(first: int | None, rest: list[int | None]) -> int | None:
-    return None if first is None else first + sum(v for v in rest if v is not None)
+def _added(values: list[Any], ids: tuple[int, ...] | None) -> Any:
+    """The count ``ids`` name: one value, or the sum of several (unreported when the first is)."""
+    if ids is None:
+        return None
+    first = values[ids[0]]
+    if first is None or len(ids) == 1:
+        return first
+    return first + sum(values[i] for i in ids[1:] if values[i] is not None)
 
 
-@functools.lru_cache(maxsize=32)
-def _getters(at: UsageAt) -> tuple[Getter, ...]:
-    return tuple(map(_getter, (at.input, at.output, at.cached, at.reasoning, at.total)))
+def _wire_path(wire: Any, at: UsageAt, leaf: str) -> str:
+    """``leaf`` (attribute names) as the wire spells it: ``usageMetadata.promptTokenCount``."""
+    node, out = wire, [at.where]
+    for name in leaf.split("."):
+        fields = {f.name: f.encode_name for f in msgspec.structs.fields(node)} if node else {}
+        out.append(fields.get(name, name))
+        node = getattr(node, name, None) if node is not None else None
+    return ".".join(out)
 
 
-def lift_usage(wire: Any, at: UsageAt) -> Usage:
-    """A wire's usage as the IR's: "not reported" stays ``UNSET``; the server's total is kept
-    only when it disagrees with input + output."""
+def _named(wire: Any, at: UsageAt, path: Path | None) -> str:
+    """The wire's name of a count (several joined by ``+``)."""
+    leaves = (path,) if isinstance(path, str) else (path or ())
+    return " + ".join(_wire_path(wire, at, leaf) for leaf in leaves)
+
+
+def lift_usage(check: Checker, wire: Any, at: UsageAt) -> Usage:
+    """A wire's usage as the IR's, checked: "not reported" stays ``UNSET``; each count reported
+    is a token count (``Checker.count``), the parts fit in their wholes (``checked_usage``), and
+    the server's total is what ``at.total_covers`` says, kept only when it is not input +
+    output. The wire's names of the counts are looked up only for an error's message."""
     if wire is None:
         return Usage()
-    inputs, outputs, cached, reasoning, totals = _getters(at)
+    plan = _PLANS.get(id(at))
+    if plan is None or plan[0] is not at:
+        plan = _PLANS[id(at)] = (at, _plan(at))
+    p = plan[1]
+    values = [read(wire) for read in p.getters]
+    for value in values:
+        if value is not None and (type(value) is not int or not 0 <= value <= MAX_TOKEN_COUNT):
+            _refuse_count(check, wire, at, p, values)
+    inputs, outputs = _added(values, p.input), _added(values, p.output)
+    cached, reasoning = _added(values, p.cached), _added(values, p.reasoning)
+    if (inputs is not None and inputs > MAX_TOKEN_COUNT) or (
+        outputs is not None and outputs > MAX_TOKEN_COUNT
+    ):  # a sum of counts in range
+        big = "input" if inputs is not None and inputs > MAX_TOKEN_COUNT else "output"
+        check.count(_named(wire, at, getattr(at, big)), inputs if big == "input" else outputs)
+    if cached is not None and inputs is not None and cached > inputs:
+        raise _bigger_part(
+            check, _named(wire, at, at.cached), cached, _named(wire, at, at.input), inputs
+        )
+    if reasoning is not None and outputs is not None and reasoning > outputs:
+        raise _bigger_part(
+            check, _named(wire, at, at.reasoning), reasoning, _named(wire, at, at.output), outputs
+        )
     lifted = Usage(
-        input_tokens=count(inputs(wire)),
-        output_tokens=count(outputs(wire)),
-        cached_tokens=count(cached(wire)),
-        reasoning_tokens=count(reasoning(wire)),
+        input_tokens=UNSET if inputs is None else inputs,
+        output_tokens=UNSET if outputs is None else outputs,
+        cached_tokens=UNSET if cached is None else cached,
+        reasoning_tokens=UNSET if reasoning is None else reasoning,
     )
-    total = totals(wire)
-    if total is not None and total != lifted.total_tokens:
-        return msgspec.structs.replace(lifted, reported_total_tokens=total)
-    return lifted
+    total = _added(values, p.total)
+    if total is None or (inputs is not None and outputs is not None and total == inputs + outputs):
+        return lifted
+    if p.covers is None:
+        if inputs is not None and outputs is not None:
+            shown = _named(wire, at, at.total)
+            raise check.violation(
+                shown,
+                f"{shown} is {total} but the input and output counts add up to "
+                f"{inputs + outputs} ({_named(wire, at, at.input)} {inputs} + "
+                f"{_named(wire, at, at.output)} {outputs}): the reply's usage is not believed",
+                expected=inputs + outputs,
+                received=total,
+            )
+        covered = (inputs or 0) + (outputs or 0)
+    else:
+        covered = sum(values[i] or 0 for i in p.covers)
+    if total < covered:
+        shown = _named(wire, at, at.total)
+        raise check.violation(
+            shown,
+            f"{shown} is {total}, less than the {covered} tokens it must cover: the reply's "
+            "usage is not believed",
+            expected=f">= {covered}",
+            received=total,
+        )
+    return msgspec.structs.replace(lifted, reported_total_tokens=total)
+
+
+def _refuse_count(check: Checker, wire: Any, at: UsageAt, p: _Plan, values: list[Any]) -> None:
+    """Raise for the first value that is no token count, naming it as the wire spells it."""
+    for leaf, value in zip(p.leaves, values, strict=True):
+        if value is not None:
+            check.count(_wire_path(wire, at, leaf), value)
+
+
+_PLANS: dict[int, tuple[UsageAt, _Plan]] = {}
+"""Each ``UsageAt``'s plan, by identity (the declarations are module constants: no hashing of
+the dataclass on every reply; the ``UsageAt`` kept beside it guards a reused id)."""
+
+
+def _bigger_part(check: Checker, part: str, small: int, whole: str, big: int) -> ContractViolation:
+    return check.violation(
+        part,
+        f"{part} is {small}, more than the {big} of {whole} it is part of: the reply's usage is "
+        "not believed",
+        expected=f"<= {big}",
+        received=small,
+    )
+
+
+_IR_NAMES = {
+    "input": "usage.input_tokens",
+    "output": "usage.output_tokens",
+    "cached": "usage.cached_tokens",
+    "reasoning": "usage.reasoning_tokens",
+}
+
+
+def checked_usage(check: Checker, usage: Usage, names: Mapping[str, str] | None = None) -> Usage:
+    """``usage`` when it holds together: every count a token count (``Checker.count``), the
+    cached tokens at most the input, the reasoning tokens at most the output. ``names`` spells
+    the counts as the wire does (``input``, ``output``, ``cached``, ``reasoning``; the IR's names
+    otherwise). The check of a wire that lifts its usage with its own reader (SGLang's), and of
+    every such reader (``reading.py``)."""
+    name = {**_IR_NAMES, **(names or {})}
+    inputs, outputs = usage.input_tokens, usage.output_tokens
+    cached, reasoning = usage.cached_tokens, usage.reasoning_tokens
+    for key, value in (
+        ("input", inputs),
+        ("output", outputs),
+        ("cached", cached),
+        ("reasoning", reasoning),
+    ):
+        if value is not UNSET:
+            check.count(name[key], value)
+    if isinstance(cached, int) and isinstance(inputs, int) and cached > inputs:
+        raise _bigger_part(check, name["cached"], cached, name["input"], inputs)
+    if isinstance(reasoning, int) and isinstance(outputs, int) and reasoning > outputs:
+        raise _bigger_part(check, name["reasoning"], reasoning, name["output"], outputs)
+    return usage
 
 
 # -- the clamp warning ---------------------------------------------------------------------------
@@ -854,6 +1019,8 @@ def tool_arguments(check: Checker, where: str, name: str, text: str) -> dict[str
     named arguments); anything else is refused, naming the call."""
     try:
         arguments = msgspec.json.decode(text)
+    except RecursionError as exc:
+        raise check.violation(where, f"{where} {DEEP}: the call {name!r} cannot be run") from exc
     except msgspec.DecodeError as exc:
         raise check.violation(
             where, f"{where} is not valid JSON ({text[:60]!r}): the call {name!r} cannot be run"

@@ -21,7 +21,9 @@ from ..errors import ContractViolation
 from ..ir.response import StructuredValue
 
 __all__ = [
+    "DEEP",
     "LOGPROB_TOLERANCE",
+    "MAX_TOKEN_COUNT",
     "SAME_LOGPROB",
     "Checker",
     "sampled_first",
@@ -62,6 +64,15 @@ admits rounding by a server that computes or converts it otherwise (float32's sp
 SAME_LOGPROB = 1e-6
 """How far two reports of one token's logprob (its own and its top-k entry) may differ: both
 come from the same float32 value, printed through different paths."""
+
+
+MAX_TOKEN_COUNT = 10**9
+"""The largest token count a reply is believed to report: 100 times the longest context window
+served today (10M tokens). A larger count is no count but a corrupt number, and believed it would
+swamp a ``--budget-tokens`` stop or a cost figure."""
+
+DEEP = "is nested deeper than the JSON decoder follows (about 1,000 levels)"
+"""What a JSON text too deep to decode is said to be (msgspec's ``RecursionError``)."""
 
 
 def sound(values: Sequence[float]) -> bool:
@@ -173,10 +184,31 @@ class Checker:
         if None in values:
             raise self.violation(path, f"{path} holds a null logprob for a sampled token")
 
+    def count(self, path: str, value: Any) -> Any:
+        """``value``, a token count the reply reports: a whole number from 0 to
+        ``MAX_TOKEN_COUNT`` (``None`` passes: not reported). The one check every count goes
+        through, as every logprob goes through ``logprobs``."""
+        if value is None or (type(value) is int and 0 <= value <= MAX_TOKEN_COUNT):
+            return value
+        raise self.violation(
+            path,
+            f"{path} is {value!r}, not a token count (a whole number from 0 to "
+            f"{MAX_TOKEN_COUNT:,}): the reply's usage is not believed",
+            expected=f"int in 0..{MAX_TOKEN_COUNT}",
+            received=value,
+        )
+
     def decode(self, body: bytes, decoder: msgspec.json.Decoder[Any]) -> Any:
-        """Decode a reply body; malformed or mis-shaped JSON is a contract violation."""
+        """Decode a reply body; malformed, mis-shaped or too deeply nested JSON is a contract
+        violation."""
         try:
             return decoder.decode(body)
+        except RecursionError as exc:
+            raise self.violation(
+                "",
+                f"the reply body ({len(body)} bytes) {DEEP}: no reply of this wire is, so it is "
+                "not believed",
+            ) from exc
         except msgspec.ValidationError as exc:
             raise self.violation("", f"the reply does not have the expected shape: {exc}") from exc
         except msgspec.DecodeError as exc:
@@ -276,6 +308,11 @@ class Checker:
         """Structured output parsed; text that is not JSON (``cut``: at max_tokens) is refused."""
         try:
             return StructuredValue(value=msgspec.json.decode(text))
+        except RecursionError as exc:
+            raise self.violation(
+                path,
+                f"{path}: the structured output {DEEP}, so it cannot be read; simplify the schema",
+            ) from exc
         except msgspec.DecodeError as exc:
             why = " (cut at max_tokens)" if cut else ""
             raise self.violation(

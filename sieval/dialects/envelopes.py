@@ -20,7 +20,7 @@ def server_message(body: bytes) -> str:
     """The server's own message from any known error envelope, else the body's text."""
     try:
         data = msgspec.json.decode(body)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # not JSON, or too deep to read as JSON
         text = body.decode("utf-8", "replace").strip()
         return text[:500] if text else "(empty body)"
     if isinstance(data, dict):

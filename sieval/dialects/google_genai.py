@@ -203,6 +203,9 @@ REPLY = Reply(
         cached="cached_content_token_count",
         reasoning="thoughts_token_count",
         total="total_token_count",
+        # the total adds tool-use prompt tokens, and LiteLLM's leaves the thoughts out
+        total_covers=("prompt_token_count", "candidates_token_count"),
+        where="usageMetadata",
     ),
     usage_of=attrgetter("usage_metadata"),
     model=lambda reply: reply.model_version or None,

@@ -4,7 +4,8 @@
 order for every wire, calling the wire's readers and checks at named points:
 
 1. ``prepare``, then ``checks.before``;
-2. the choices (``Choices``: ordered by index, 0..n-1 each once), then the usage;
+2. the choices (``Choices``: ordered by index, 0..n-1 each once), then the usage (checked:
+   ``channels.lift_usage``, ``channels.checked_usage``);
 3. the input channel, when input scoring was asked for;
 4. per choice: its tool calls (arguments parsed), ``checks.choice``, text, finish, stop,
    reasoning, the sampled tokens (when asked for), the token ids (its reader says whether the
@@ -21,7 +22,14 @@ from typing import Any
 from msgspec import UNSET
 
 from ..ir.response import Choice, Response, ToolCall
-from .channels import UsageAt, clamp_warning, echoed_clamp_warning, lift_usage, tool_arguments
+from .channels import (
+    UsageAt,
+    checked_usage,
+    clamp_warning,
+    echoed_clamp_warning,
+    lift_usage,
+    tool_arguments,
+)
 from .checks import Checker
 from .reply import Choices, Clamp, Read, Reply, ToolCalls
 from .spec import Lowered
@@ -42,9 +50,9 @@ def read(spec: Reply, lowered: Lowered, raw: Any, check: Checker) -> Response:
         else spec.choices(r)
     )
     r.usage = (
-        lift_usage(spec.usage_of(reply), spec.usage)
+        lift_usage(check, spec.usage_of(reply), spec.usage)
         if isinstance(spec.usage, UsageAt)
-        else spec.usage(r)
+        else checked_usage(check, spec.usage(r))  # a wire's own reader is held to it too
     )
     if scoring.input_logprobs and spec.input is not None:
         r.inputs = spec.input(r)

@@ -81,6 +81,8 @@ __all__ = [
     "Write",
     "at_least",
     "at_most",
+    "model_length",
+    "tokenized",
     "vllm_tokenize_body",
 ]
 
@@ -302,6 +304,35 @@ def vllm_tokenize_body(model: str, text: str, special: bool) -> dict[str, Any]:
         "add_special_tokens": special,
         "return_token_strs": True,
     }
+
+
+_MAX_TOKEN_ID = 2**31 - 1
+
+
+def tokenized(data: Any, text: str) -> list[int] | None:
+    """The token ids a tokenize route's reply (``data``, decoded JSON) gives for ``text``, or
+    ``None`` when it gives none to believe: ``tokens`` must be a list of token ids (whole numbers
+    from 0 to 2^31 - 1), and not empty for a text that is not (every character is spelled by some
+    token); vLLM's ``count``, when present, must be their number. A reply not believed is no
+    count: the caller estimates, or says the tokenizer did not answer, never "0 tokens"."""
+    tokens = data.get("tokens") if isinstance(data, dict) else None
+    if not isinstance(tokens, list) or (text and not tokens):
+        return None
+    if not all(type(t) is int and 0 <= t <= _MAX_TOKEN_ID for t in tokens):
+        return None
+    said = data.get("count")
+    if said is not None and said != len(tokens):
+        return None
+    return tokens
+
+
+def model_length(value: Any) -> int | None:
+    """A server's maximum model length as its listing or tokenizer reports it (vLLM's and
+    SGLang's ``max_model_len``), or ``None`` for one not to believe (then it is not reported): a
+    whole number from 1 to 10^9, as any token count (``checks.MAX_TOKEN_COUNT``)."""
+    if type(value) is int and 1 <= value <= 10**9:
+        return value
+    return None
 
 
 @dataclass(frozen=True)

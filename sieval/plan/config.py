@@ -50,6 +50,7 @@ from ..ir.defaults import check_default_leaf, check_default_value
 from ..settings import named, setting
 from ..store.paths import results_dirname, segment
 from ..tasks.base import TaskConfig
+from ..transport.config import MAX_REPLY_BYTES
 from ..transport.redaction import redact_url
 from .urls import base_url, check_endpoint_url, provider_key
 
@@ -137,6 +138,11 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     outage_s: float = 300.0
     """How long (seconds) a server that has answered may refuse connections, as while it is
     restarted, before a request fails: its connect errors are retried past ``retries``."""
+    max_reply_mib: float = MAX_REPLY_BYTES / 2**20
+    """The most one reply may hold, in MiB (64: a 32k-token prompt scored with top-20
+    alternatives fits; ``transport.config.MAX_REPLY_BYTES`` says why), counted compressed as it
+    arrives and decompressed as it is read, a stream's whole body included. A larger reply fails
+    its sample as a ``ContractViolation`` naming this setting, before it can fill the memory."""
     price: Price | None = None
     """Per million input and output tokens: the forecast and the report show costs, and
     ``--budget-cost`` can stop the run (``runner/forecast.py``, ``runner/stopping.py``)."""
@@ -144,6 +150,11 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     @property
     def dialect_id(self) -> str:
         return self.dialect or DEFAULT_DIALECT[self.kind]
+
+    @property
+    def max_reply_bytes(self) -> int:
+        """``max_reply_mib`` in bytes, as the transport's ``Limits`` takes it."""
+        return max(1, int(self.max_reply_mib * 2**20))
 
     @property
     def label(self) -> str:
@@ -385,6 +396,7 @@ def check_config(config: EvalConfig, source: str) -> EvalConfig:
                 not (0 < model.retry_after_max_s < math.inf) and "a finite number > 0",
             ),
             ("outage_s", not (0 < model.outage_s < math.inf) and "a finite number > 0"),
+            ("max_reply_mib", not (0 < model.max_reply_mib < math.inf) and "a finite number > 0"),
             *_price_problems(model.price),
         ):
             if bad:

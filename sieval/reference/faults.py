@@ -22,6 +22,8 @@ MODE                    effect
 ``nan``                 every non-null logprob becomes ``NaN`` (the bare JSON token, as
                         Python's ``json`` writes it)
 ``usage-off``           ``usage.prompt_tokens`` (and ``total_tokens``) is one more than the echo
+``usage-negative``      the prompt's token count is -100000 (a total moved with it: only the
+                        sign is wrong), on every wire
 ``no-bos``              text prompts are tokenized without the BOS (``/tokenize`` still adds it),
                         as a server that drops special tokens would, on every wire
 ``stream-error``        a 200 stream whose second half is replaced by one error event in the
@@ -78,10 +80,12 @@ __all__ = [
     "BODY_MODES",
     "CUTS",
     "MODES",
+    "NEGATIVE",
     "Fault",
     "FaultBook",
     "WithoutBos",
     "alter_events",
+    "negative_count",
     "parse_fault",
 ]
 
@@ -98,6 +102,7 @@ MODES = frozenset(
         "topk-short",
         "nan",
         "usage-off",
+        "usage-negative",
         "no-bos",
         "stream-error",
         "batch-variant",
@@ -112,7 +117,22 @@ MODES = frozenset(
     }
 )
 #: Modes that alter a normal reply's JSON body rather than replacing it.
-BODY_MODES = frozenset({"short-prompt-logprobs", "topk-short", "nan", "usage-off"})
+BODY_MODES = frozenset(
+    {"short-prompt-logprobs", "topk-short", "nan", "usage-off", "usage-negative"}
+)
+
+NEGATIVE = -100_000
+"""The count the ``usage-negative`` fault reports."""
+
+
+def negative_count(usage: Any, key: str, total: str | None = None) -> None:
+    """The ``usage-negative`` fault on one usage object, in place: ``key`` (when it is there)
+    becomes ``NEGATIVE``, ``total`` moved with it, so only the sign is wrong."""
+    if not isinstance(usage, dict) or not isinstance(usage.get(key), int):
+        return
+    if total is not None and isinstance(usage.get(total), int):
+        usage[total] += NEGATIVE - usage[key]
+    usage[key] = NEGATIVE
 
 
 @dataclass(frozen=True)

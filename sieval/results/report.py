@@ -94,13 +94,15 @@ def build_report(
     facts: Mapping[str, ModelFacts] | None = None,
     shard: int | None = None,
     serving: Mapping[str, Any] | None = None,
+    ready: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report of a run; ``previous`` is the report a resumed run had, whose timings are kept:
     a resume adds a session, it never erases the ones before it. A resume that ran nothing keeps
     the previous figures when no record changed since they were written (``_still_valid``).
     ``shard`` reports one shard's records (``records_path``) over the plan's samples.
     ``serving``: what the serving checks found, per model (``serving.across_runs.report_section``);
-    a session that ran none keeps the previous report's."""
+    a session that ran none keeps the previous report's. ``ready``: what the tasks' own checks
+    found, per task (``Task.check_ready``: the code tasks' sandbox, its mode and limits)."""
     if samples_run == 0 and previous is not None and _still_valid(plan, run_dir, previous):
         results = list(previous["results"])
     else:
@@ -138,6 +140,7 @@ def build_report(
         "warnings": warnings,
         "preflight": checks if checks is not None else {},
         "serving": dict(serving) if serving else dict((previous or {}).get("serving") or {}),
+        "ready": dict(ready) if ready else dict((previous or {}).get("ready") or {}),
     }
 
 

@@ -25,6 +25,7 @@ import msgspec
 from msgspec import UNSET
 
 from ..dialects.envelopes import message_kind
+from ..dialects.spec import model_length, tokenized
 from ..errors import ConfigError, ServerRejected, SievalError
 from ..ir.request import CompletionInput, Request, Sampling, Scoring
 from ..model import Call, Model
@@ -282,13 +283,13 @@ async def _count_prompt(
         data = await _tokenize(model, text, True)
     except SievalError:
         return None
-    if not data or not isinstance(data.get("tokens"), list):
+    tokens = tokenized(data, text)
+    if tokens is None:
         return None
-    reported = data.get("max_model_len")
-    length = length or (reported if isinstance(reported, int) else None)
+    length = length or model_length(data.get("max_model_len"))
     if not isinstance(length, int) or isinstance(length, bool):
         return None
-    return len(data["tokens"]), length, "by /tokenize"
+    return len(tokens), length, "by /tokenize"
 
 
 async def _tokenize(model: Model, text: str, special: bool) -> Any:
@@ -319,7 +320,11 @@ async def _check_bos(
         return CheckResult("bos", "skipped", f"tokenize failed: {exc.message}", task.name)
     if not with_bos or not without:
         return CheckResult("bos", "skipped", "the server has no /tokenize", task.name)
-    ids, plain = list(with_bos.get("tokens") or []), list(without.get("tokens") or [])
+    ids, plain = tokenized(with_bos, "x"), tokenized(without, "x")
+    if ids is None or plain is None:
+        return CheckResult(
+            "bos", "skipped", "the server's /tokenize gave no token ids for 'x'", task.name
+        )
     if len(ids) != len(plain) + 1 or ids[1:] != plain:
         return CheckResult("bos", "passed", "the tokenizer adds no BOS", task.name)
     bos_id = ids[0]
@@ -357,8 +362,8 @@ async def resolve_token_ids(model: Model, texts: Iterable[str]) -> dict[str, int
             data = await _tokenize(model, text, False)
         except SievalError:
             return {}
-        tokens = (data or {}).get("tokens")
-        if isinstance(tokens, list) and len(tokens) == 1 and isinstance(tokens[0], int):
+        tokens = tokenized(data, text)
+        if tokens is not None and len(tokens) == 1:
             out[text] = tokens[0]
     return out
 
@@ -381,20 +386,18 @@ async def resolve_documents(
     reported = None
     for text in dict.fromkeys(texts):
         data = await _tokenize(model, text, False)
-        tokens = (data or {}).get("tokens")
-        if not isinstance(tokens, list) or not all(isinstance(t, int) for t in tokens):
+        tokens = tokenized(data, text)
+        if tokens is None:
             raise ConfigError(
                 f"the server's {model.dialect.endpoint.tokenize} did not tokenise a document "
                 f"(reply {str(data)[:200]!r}); rolling log-likelihood needs its token ids",
                 path="tokenize",
             )
         documents[text] = tuple(tokens)
-        if isinstance(data.get("max_model_len"), int):
-            reported = data["max_model_len"]
+        reported = model_length(data.get("max_model_len")) or reported
     with_bos = await _tokenize(model, "x", True)
     without = await _tokenize(model, "x", False)
-    ids = list((with_bos or {}).get("tokens") or [])
-    plain = list((without or {}).get("tokens") or [])
+    ids, plain = tokenized(with_bos, "x") or [], tokenized(without, "x") or []
     prefix = ids[0] if len(ids) == len(plain) + 1 and ids[1:] == plain else None
     return {
         "documents": documents,

@@ -40,7 +40,7 @@ from ..cost.forecast import (
 )
 from ..errors import ConfigError
 from ..plan.config import EvalConfig
-from ..plan.plan import Plan, plan_run, select
+from ..plan.plan import Plan, check_ready, plan_run, select
 from ..results.report import build_report, load_report, truncation_warnings, write_report
 from ..results.snapshot import running
 from ..serving.across_runs import check_numerics, report_section, run_json_entry
@@ -114,6 +114,9 @@ class RunOptions:
     ``off``, or names; off with ``preflight`` off."""
     accept_numerics_change: bool = False
     """Resume onto a server whose serving fingerprint changed (the run records both)."""
+    allow_unsafe_code: bool = False
+    """Let the code tasks run the model's code with no sandbox when none can run here
+    (``--allow-unsafe-code``, as lm-eval's ``--confirm_run_unsafe_code``); said loudly."""
 
 
 @dataclass
@@ -246,6 +249,13 @@ async def _arun_eval(
             stage(f"resuming {run_dir}: {scored} recorded, {total - scored} to go{again}")
     else:
         run_dir = new_run_dir(Path(options.out or config.out), options.run_name, plan.identity)
+    # the tasks' own checks (the code tasks' sandbox), before any server is asked
+    readiness = check_ready(plan, options.allow_unsafe_code)
+    for line in readiness.said:
+        stage(line)
+    for line in readiness.warnings:
+        stage(f"warning: {line}")
+    warnings.extend(readiness.warnings)
     async with contextlib.AsyncExitStack() as stack:
         setup = await set_up(
             plan,
@@ -355,6 +365,7 @@ async def _arun_eval(
         facts=setup.facts,
         shard=options.shard,
         serving=report_section(setup.serving, run_dir),
+        ready=readiness.record,
     )
     if scheduler.stopped:
         report["stopped"] = scheduler.stopped

@@ -20,7 +20,7 @@ import msgspec
 
 from ..dialects.auth_hint import rejected_key
 from ..dialects.envelopes import message_kind, server_message
-from ..dialects.spec import Auth, Dialect
+from ..dialects.spec import Auth, Dialect, model_length
 from ..dialects.table import lift, lower
 from ..errors import ConfigError, Refused, ServerRejected, SievalError, TransportError
 from ..ir.request import ChatInput, Message, Request, Sampling, TextPart
@@ -290,12 +290,11 @@ def _lengths(models: Any) -> dict[str, int]:
     if not isinstance(models, dict) or not isinstance(models.get("data"), list):
         return {}
     return {
-        str(m["id"]): m["max_model_len"]
+        str(m["id"]): length
         for m in models["data"]
         if isinstance(m, dict)
         and "id" in m
-        and isinstance(m.get("max_model_len"), int)
-        and not isinstance(m.get("max_model_len"), bool)
+        and (length := model_length(m.get("max_model_len"))) is not None
     }
 
 

@@ -38,6 +38,7 @@ from ..store.records import (
     records_path,
     request_record,
     statuses_at,
+    stored_channels,
 )
 from ..tasks.base import ModelFacts, Sample, describe
 from .checks import Primed, primed_key
@@ -263,7 +264,11 @@ class Scheduler:
             task=pt.name,
             group=sample.group,
             requests=requests,
-            channels=dict(result.channels) if result is not None and error is None else {},
+            channels=(
+                stored_channels(dict(result.channels))
+                if result is not None and error is None
+                else {}
+            ),
             prediction=result.prediction if result is not None and error is None else None,
             gold=sample.gold,
             metrics=(

@@ -83,6 +83,7 @@ class Setup:
                 retries=cfg.retries,
                 retry_after_max_s=cfg.retry_after_max_s,
                 outage_s=cfg.outage_s,
+                max_reply_bytes=cfg.max_reply_bytes,
             ),
             timeouts=timeouts,
             wire_log=wire_log,

@@ -35,8 +35,11 @@ from __future__ import annotations
 
 import re
 import threading
+import warnings
 
 import msgspec
+
+from .third_party_logs import quiet
 
 __all__ = ["Extraction", "MathVerdict", "extract_answer", "extract_boxed", "is_equivalent",
            "score_math"]  # fmt: skip
@@ -108,8 +111,10 @@ def is_equivalent(answer: str, gold: str, timeout_seconds: int = 5) -> bool:
     """Whether ``answer`` and ``gold`` (LaTeX, without a box) are the same value, by math-verify.
 
     math-verify bounds parsing and comparing by ``timeout_seconds`` with ``SIGALRM``, which only
-    the main thread can set; elsewhere there is no bound.
+    the main thread can set; elsewhere there is no bound. What it logs or warns of (the answer
+    itself, on a parse that timed out) never reaches the terminal (``third_party_logs.py``).
     """
+    quiet()
     try:
         from math_verify import parse, verify
     except ImportError as error:  # pragma: no cover - the dev install has it
@@ -117,9 +122,11 @@ def is_equivalent(answer: str, gold: str, timeout_seconds: int = 5) -> bool:
             "math answers are compared by math-verify: pip install 'sieval[instruct]'"
         ) from error
     bound = timeout_seconds if threading.current_thread() is threading.main_thread() else None
-    gold_parsed = parse(f"\\boxed{{{gold}}}", parsing_timeout=bound)
-    answer_parsed = parse(f"\\boxed{{{answer}}}", parsing_timeout=bound)
-    return bool(verify(gold_parsed, answer_parsed, timeout_seconds=bound))
+    with warnings.catch_warnings():  # SymPy's and compile()'s warnings quote the answer too
+        warnings.simplefilter("ignore")
+        gold_parsed = parse(f"\\boxed{{{gold}}}", parsing_timeout=bound)
+        answer_parsed = parse(f"\\boxed{{{answer}}}", parsing_timeout=bound)
+        return bool(verify(gold_parsed, answer_parsed, timeout_seconds=bound))
 
 
 def score_math(text: str, gold: str) -> MathVerdict:

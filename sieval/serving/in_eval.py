@@ -72,6 +72,7 @@ async def serving_for(
             retries=pm.config.retries,
             retry_after_max_s=pm.config.retry_after_max_s,
             outage_s=pm.config.outage_s,
+            max_reply_bytes=pm.config.max_reply_bytes,
         ),
         auth=pm.auth,
         timeouts=Timeouts(total=timeout, connect=min(10.0, timeout), read=min(300.0, timeout)),

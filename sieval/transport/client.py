@@ -11,6 +11,12 @@ through ``sieval.transport.errors.RULES``.
 
 Redirects are followed here, not by aiohttp, so that no credential header follows a redirect off
 the original origin (``sieval.transport.redirects``).
+
+A reply's body is bounded (``Limits.max_reply_bytes``): counted as it arrives, compressed, and as
+it is read, decompressed (aiohttp decompresses in bounded chunks), a stream's whole body
+included. Past the cap, or given a ``Content-Length`` above it, the read stops, the connection is
+closed and the send fails as a ``ContractViolation`` naming the cap and its setting: a gzip bomb,
+an endless stream or a runaway answer costs at most the cap, never the host's memory.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import aiohttp
 import msgspec
 import yarl
 
-from sieval.errors import TransportError
+from sieval.errors import ContractViolation, TransportError
 from sieval.settings import fill
 from sieval.transport.backoff import Tries, backoff_delay, retry_after_s
 from sieval.transport.config import Limits, Timeouts
@@ -164,6 +170,9 @@ class HttpTransport:
             began = time.monotonic()
             try:
                 raw = await self._attempt(ex)
+            except ContractViolation as exc:  # the reply passed its cap: never retried
+                self._log_wire(ex, attempt, error=exc.message, total_s=time.monotonic() - began)
+                raise
             except Exception as exc:
                 failure = classify(exc)
                 if failure is None:
@@ -177,7 +186,12 @@ class HttpTransport:
                     await self._pause(ex, attempt, tries, f"{failure.rule.what}: {detail}", None)
                     continue
                 head = f"{request.method} {ex.shown_url} failed after {_plural(attempt)}"
-                raise failure.to_error(head, detail, attempt, ex.endpoint) from exc
+                budgets = {
+                    "connect": ex.timeout.sock_connect,
+                    "read": ex.timeout.sock_read,
+                    "total": ex.timeout.total,
+                }
+                raise failure.to_error(head, detail, attempt, ex.endpoint, budgets) from exc
             self._log_wire(ex, attempt, raw=raw)
             overload = ex.request.overload
             if raw.status < 500 or raw.status in overload:
@@ -268,7 +282,7 @@ class HttpTransport:
                 ) as resp:
                     location = resp.headers.get("Location")
                     if resp.status not in REDIRECTS or location is None:
-                        return await self._read(resp, t0)
+                        return await self._read(ex, resp, t0)
                 if hops == MAX_REDIRECTS:
                     raise aiohttp.TooManyRedirects(resp.request_info, resp.history)
                 hops += 1
@@ -276,14 +290,28 @@ class HttpTransport:
                 # leads back to it
                 url, method, sent, body = next_hop(url, resp.status, location, method, sent, body)
 
-    async def _read(self, resp: aiohttp.ClientResponse, t0: float) -> _Raw:
-        """The whole reply of one response, with its timings measured from ``t0``."""
+    async def _read(self, ex: _Exchange, resp: aiohttp.ClientResponse, t0: float) -> _Raw:
+        """The whole reply of one response, with its timings measured from ``t0``; at most
+        ``Limits.max_reply_bytes`` of it (``_too_large`` past that)."""
         headers_s = time.monotonic() - t0
         first_byte_s: float | None = None
         chunks: list[bytes] = []
-        async for chunk in resp.content.iter_any():
+        cap, read = self.limits.max_reply_bytes, 0
+        declared = resp.content_length
+        if declared is not None and declared > cap:
+            resp.close()
+            raise self._too_large(ex, f"its Content-Length is {declared:,} bytes")
+        content = resp.content
+        async for chunk in content.iter_any():
             if first_byte_s is None:
                 first_byte_s = time.monotonic() - t0
+            read += len(chunk)
+            arrived = getattr(content, "total_raw_bytes", 0)  # compressed, as received
+            if read > cap or arrived > cap:
+                resp.close()
+                what = "its stream had not ended" if ex.request.stream else "it had not ended"
+                counted = f"{max(read, arrived):,} bytes"
+                raise self._too_large(ex, f"{what} after {counted}")
             chunks.append(chunk)
         headers: dict[str, str] = {}
         for name, value in resp.headers.items():
@@ -295,6 +323,20 @@ class HttpTransport:
             body=b"".join(chunks),
             first_byte_s=headers_s if first_byte_s is None else first_byte_s,
             total_s=time.monotonic() - t0,
+        )
+
+    def _too_large(self, ex: _Exchange, what: str) -> ContractViolation:
+        """The error of a reply past ``Limits.max_reply_bytes`` (``what``: how it showed)."""
+        cap = self.limits.max_reply_bytes
+        shown = f"{cap / 2**20:.4g} MiB" if cap >= 2**20 else f"{cap:,} bytes"
+        return ContractViolation(
+            f"{ex.request.method} {ex.shown_url}: the reply is larger than the cap of "
+            f"{shown} ({what}), so it was not read further and is not believed; "
+            + fill("raise the cap ({max_reply_mib}) if this server's replies are meant to be")
+            + " this large",
+            path="body",
+            expected=f"<= {cap} bytes",
+            server=ex.endpoint,
         )
 
     @staticmethod

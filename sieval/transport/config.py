@@ -6,6 +6,7 @@ Forms:
     Timeouts(read=30)                   a shorter gap allowed between received bytes
     replace(Timeouts(), total=60)       a per-call variant (``msgspec.structs.replace``)
     Limits(concurrency=8, retries=0)    8 requests in flight per endpoint, never retry
+    Limits(max_reply_bytes=2**30)       replies of up to 1 GiB (64 MiB by default)
 """
 
 from __future__ import annotations
@@ -16,7 +17,16 @@ import msgspec
 
 from sieval.errors import ConfigError
 
-__all__ = ["Limits", "Timeouts"]
+__all__ = ["MAX_REPLY_BYTES", "Limits", "Timeouts"]
+
+MAX_REPLY_BYTES = 64 * 2**20
+"""The default cap on one reply's body (``Limits.max_reply_bytes``), 64 MiB. The largest reply a
+run asks for is a long prompt scored with alternatives at every position: measured on the
+reference server's vLLM-shaped replies, about 1.4 KB a position with top-20 on ``vllm_native``
+(``prompt_logprobs``) and 1.9 KB on ``openai_completions`` (echo), 0.15-0.2 KB with top-1; so 64
+MiB holds a 32k-token prompt scored with top-20, and a generation of far more text than any
+``max_tokens`` a task sets. A reply is held about twice while it is read (its chunks, then
+joined), so 32 requests in flight hold at most about 4 GiB at the cap."""
 
 
 def _check_positive(owner: str, field: str, value: object, example: str) -> None:
@@ -84,6 +94,11 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     gateway's 502/504 (a server being restarted, behind a proxy or not), before a request fails:
     those errors are retried past ``retries`` until then, and are not counted among them, so an
     outage costs time, not samples."""
+    max_reply_bytes: int = MAX_REPLY_BYTES
+    """The most bytes one reply's body may hold, counted as it arrives (compressed) and as it is
+    read (decompressed); a stream's whole body counts. A reply past it fails as a
+    ``ContractViolation`` at once (a ``Content-Length`` above it before any byte is read), is
+    never retried, and its connection is closed."""
 
     def __post_init__(self) -> None:
         _check_count("Limits", "concurrency", self.concurrency, 1, "32")
@@ -92,6 +107,7 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
         _check_positive("Limits", "backoff_max_s", self.backoff_max_s, "30")
         _check_positive("Limits", "retry_after_max_s", self.retry_after_max_s, "60")
         _check_positive("Limits", "outage_s", self.outage_s, "300")
+        _check_count("Limits", "max_reply_bytes", self.max_reply_bytes, 1, "67108864")
         if self.backoff_max_s < self.backoff_base_s:
             raise ConfigError(
                 f"Limits.backoff_max_s={self.backoff_max_s!r} is below "

@@ -2,11 +2,13 @@
 
 ``RULES`` is read top to bottom and the first matching row wins, so specific types come
 before their bases. Each row says which sieval error to raise, what went wrong, how to fix
-it, and whether the attempt may be retried. Nothing outside this module names aiohttp's
-exception types.
+it (a setting named as the user sets it: ``--timeout`` or ``timeout_s``, ``settings.fill``), and
+whether the attempt may be retried. Nothing outside this module names aiohttp's exception types.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import aiohttp
 import msgspec
@@ -35,22 +37,23 @@ RULES: tuple[Rule, ...] = (
     Rule(
         aiohttp.ConnectionTimeoutError,
         TransportTimeout,
-        "the connect budget ran out",
-        "check the server is reachable, or raise Timeouts.connect",
+        "no connection was made within {connect:g} s",
+        "check that the server is running and reachable, and the URL is right",
         retry=True,
     ),
     Rule(
         aiohttp.ServerTimeoutError,
         TransportTimeout,
-        "the read budget ran out waiting for bytes",
-        "raise Timeouts.read, or lower the work per request",
+        "the server sent no byte for {read:g} s",
+        "lower the work per request (a shorter prompt, a smaller max_tokens), or raise the "
+        "timeout ({timeout_s}), which also sets the wait for each byte (up to 300 s)",
         retry=True,
     ),
     Rule(
         TimeoutError,
         TransportTimeout,
-        "the total budget ran out",
-        "raise Timeouts.total, or lower the work per request",
+        "the reply took longer than the timeout of {total:g} s",
+        "raise the timeout ({timeout_s}), or lower the work per request",
         retry=True,
     ),
     Rule(aiohttp.ClientConnectorError, TransportError, "could not connect", _CONNECT, retry=True),
@@ -100,10 +103,21 @@ class Failure(msgspec.Struct, frozen=True):
     rule: Rule
     exc: BaseException
 
-    def to_error(self, head: str, detail: str, attempts: int, server: str) -> SievalError:
-        """The sieval error for this failure; ``head`` and ``detail`` are already redacted."""
+    def to_error(
+        self,
+        head: str,
+        detail: str,
+        attempts: int,
+        server: str,
+        budgets: Mapping[str, float | None] | None = None,
+    ) -> SievalError:
+        """The sieval error for this failure; ``head`` and ``detail`` are already redacted.
+        ``budgets`` (``connect``, ``read``, ``total``, in seconds) fill a timeout's ``what``."""
         cause = f" ({detail})" if detail else ""
-        text = f"{head}: {self.rule.what}{cause}; {fill(self.rule.fix)}"
+        what = self.rule.what
+        if budgets is not None and "{" in what:
+            what = what.format_map({k: v or 0 for k, v in budgets.items()})
+        text = f"{head}: {what}{cause}; {fill(self.rule.fix)}"
         if issubclass(self.rule.error, TransportError):
             return self.rule.error(text, attempts=attempts, server=server)
         return self.rule.error(text, server=server)

@@ -55,6 +55,14 @@ async def get_json(
         return None
     try:
         return msgspec.json.decode(reply.body)
+    except RecursionError as exc:
+        raise ContractViolation(
+            f"GET {shown} answered with JSON nested deeper than the decoder follows (about "
+            "1,000 levels), which no API answers; check that the URL points at the API",
+            path=shown,
+            expected="JSON",
+            received=text,
+        ) from exc
     except msgspec.DecodeError as exc:
         raise ContractViolation(
             f"GET {shown} answered with a body that is not JSON ({text!r}); "

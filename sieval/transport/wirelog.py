@@ -44,7 +44,7 @@ def body_for_log(body: bytes | None, secrets: Iterable[str]) -> Any:
         return None
     try:
         return redact_json(msgspec.json.decode(body), secrets)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # not JSON, or too deep to walk as JSON
         return redact(body.decode("utf-8", errors="replace"), secrets)
 
 

@@ -242,14 +242,88 @@ class Counts(msgspec.Struct):
     total: int | None = None
 
 
-def test_usage_sums_what_is_reported_and_keeps_a_disagreeing_total() -> None:
-    at = UsageAt(input=("a", "b", "c"), output="c", total="total")
-    assert lift_usage(Counts(a=10, b=None, c=2, total=99), at) == Usage(
-        input_tokens=12, output_tokens=2, reported_total_tokens=99
+class Camel(msgspec.Struct, rename="camel"):
+    prompt_count: int | None = None
+    answer_count: int | None = None
+    total_count: int | None = None
+
+
+def test_usage_sums_what_is_reported_and_keeps_a_total_that_covers_more() -> None:
+    at = UsageAt(input=("a", "b"), output="c", total="total", total_covers=("a", "c"))
+    assert lift_usage(CHECK, Counts(a=10, b=None, c=2, total=99), at) == Usage(
+        input_tokens=10, output_tokens=2, reported_total_tokens=99
     )
-    assert lift_usage(Counts(a=None, b=5, c=None), at) == Usage()  # the first decides
-    assert lift_usage(None, at) == Usage()
-    assert lift_usage(Counts(a=1, c=2, total=5), at).reported_total_tokens is UNSET  # agrees
+    assert lift_usage(CHECK, Counts(a=None, b=5, c=None), at) == Usage()  # the first decides
+    assert lift_usage(CHECK, None, at) == Usage()
+    assert lift_usage(CHECK, Counts(a=1, c=2, total=3), at).reported_total_tokens is UNSET
+
+
+def _refused(wire: Any, at: UsageAt) -> ContractViolation:
+    with pytest.raises(ContractViolation) as info:
+        lift_usage(CHECK, wire, at)
+    return info.value
+
+
+EXACT = UsageAt(input="a", output="b", cached="c", total="total")
+
+
+@pytest.mark.parametrize("bad", [-1, -100_000, 10**9 + 1, 10**30])
+def test_a_count_that_is_no_token_count_is_refused(bad: int) -> None:
+    error = _refused(Counts(a=bad, b=2, total=7), EXACT)
+    assert error.path == "usage.a" and error.received == bad
+    assert f"usage.a is {bad}, not a token count" in str(error)
+
+
+def test_a_bad_count_is_refused_even_where_it_is_only_added_or_kept() -> None:
+    """A negative cache read would lower Anthropic's summed input; a total is never summed."""
+    summed = UsageAt(input=("a", "b"), output="c")
+    assert _refused(Counts(a=10, b=-4, c=1), summed).path == "usage.b"
+    assert _refused(Counts(a=1, b=2, total=-3), EXACT).path == "usage.total"
+
+
+def test_bool_and_float_counts_are_refused_by_the_count_check() -> None:
+    for bad in (True, 1.0, float("nan")):
+        with pytest.raises(ContractViolation, match="not a token count"):
+            CHECK.count("usage.x", bad)
+    assert CHECK.count("usage.x", None) is None and CHECK.count("usage.x", 0) == 0
+    assert CHECK.count("usage.x", 10**9) == 10**9
+
+
+def test_an_exact_total_must_be_input_plus_output() -> None:
+    error = _refused(Counts(a=5, b=2, total=8), EXACT)
+    assert error.path == "usage.total" and (error.expected, error.received) == (7, 8)
+    assert "usage.a 5 + usage.b 2" in str(error)
+    # one part unreported: the total must still cover the other
+    assert lift_usage(CHECK, Counts(a=5, total=9), EXACT).reported_total_tokens == 9
+    assert _refused(Counts(a=5, total=4), EXACT).path == "usage.total"
+
+
+def test_a_covering_total_below_what_it_covers_is_refused() -> None:
+    at = UsageAt(input="a", output="c", total="total", total_covers=("a", "c"))
+    error = _refused(Counts(a=10, c=2, total=11), at)
+    assert "less than the 12 tokens it must cover" in str(error)
+
+
+def test_parts_must_fit_in_their_wholes() -> None:
+    error = _refused(Counts(a=5, b=2, c=6, total=7), EXACT)
+    assert error.path == "usage.c" and "more than the 5 of usage.a" in str(error)
+    reasoning = UsageAt(input="a", output="b", reasoning="c")
+    assert _refused(Counts(a=5, b=2, c=3), reasoning).path == "usage.c"
+    assert lift_usage(CHECK, Counts(a=5, b=2, c=2), reasoning).reasoning_tokens == 2
+
+
+def test_a_bad_count_is_named_as_the_wire_spells_it() -> None:
+    at = UsageAt(input="prompt_count", output="answer_count", where="usageMetadata")
+    error = _refused(Camel(prompt_count=-1, answer_count=1), at)
+    assert error.path == "usageMetadata.promptCount"
+
+
+def test_checked_usage_holds_every_wire_to_the_contract() -> None:
+    assert channels.checked_usage(CHECK, Usage(input_tokens=3, cached_tokens=3)).cached_tokens == 3
+    with pytest.raises(ContractViolation, match="usage.output_tokens is -2"):
+        channels.checked_usage(CHECK, Usage(output_tokens=-2))
+    with pytest.raises(ContractViolation, match="more than the 1 of usage.output_tokens"):
+        channels.checked_usage(CHECK, Usage(output_tokens=1, reasoning_tokens=2))
 
 
 def test_clamp_warnings_say_who_shortened_what() -> None:

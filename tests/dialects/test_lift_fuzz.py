@@ -9,11 +9,14 @@ from typing import Any
 from conftest import load_fixture
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from msgspec import UNSET
 from mutation import json_values, paths, set_at
 
+from dialects import test_usage_contract as usage_cases
+from sieval.dialects.checks import MAX_TOKEN_COUNT
 from sieval.dialects.registry import get_dialect
 from sieval.dialects.table import lift, lower
-from sieval.errors import SievalError
+from sieval.errors import ContractViolation, SievalError
 from sieval.ir.request import Request, Sampling, Scheduling, Scoring
 
 D = get_dialect("openai_completions")
@@ -96,3 +99,37 @@ def test_mutated_vllm_native_reply(path: tuple, value: Any) -> None:
     except SievalError:
         return
     assert len(response.input_tokens) == response.usage.input_tokens
+
+
+# -- usage, on every wire -------------------------------------------------------------------------
+
+_counts = st.integers(-(2**40), 2**40) | st.integers(-3, 40) | st.booleans() | st.floats()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(usage_cases.DIALECTS), st.data())
+def test_fuzzed_usage_is_refused_or_holds_together(dialect: str, data: st.DataObject) -> None:
+    """Any counts in any usage field: the reply is refused as a ContractViolation, or the usage
+    believed holds together (counts in range, parts within their wholes, the total checked)."""
+    names = [n for n in usage_cases.NAMES[dialect] if n is not None]
+    chosen = data.draw(st.lists(st.sampled_from(names), min_size=1, max_size=3, unique=True))
+    values = [data.draw(_counts) for _ in chosen]
+
+    def change(usage: dict[str, Any]) -> None:
+        for name, value in zip(chosen, values, strict=True):
+            usage_cases._put(usage, name, value)
+
+    try:
+        usage = usage_cases._lift(dialect, change).usage
+    except ContractViolation:
+        return
+    counts = [usage.input_tokens, usage.output_tokens, usage.cached_tokens, usage.reasoning_tokens]
+    reported = [v for v in counts if v is not UNSET]
+    assert all(type(v) is int and 0 <= v <= MAX_TOKEN_COUNT for v in reported)
+    if usage.cached_tokens is not UNSET and usage.input_tokens is not UNSET:
+        assert usage.cached_tokens <= usage.input_tokens
+    if usage.reasoning_tokens is not UNSET and usage.output_tokens is not UNSET:
+        assert usage.reasoning_tokens <= usage.output_tokens
+    if usage.reported_total_tokens is not UNSET:
+        assert dialect == "google_genai" or usage.total_tokens is UNSET
+        assert usage.reported_total_tokens >= 0

@@ -94,7 +94,9 @@ def test_a_long_echo_takes_the_whole_channel_path_and_agrees() -> None:
     lp["top_logprobs"] = [None, *({t: v} for t, v in pieces), {"\n": -0.5}]
     lp["text_offset"] = [sum(len(t) for t in tokens[:i]) for i in range(len(tokens))]
     choice["text"] = prompt + "\n"
-    reply["usage"].update(prompt_tokens=len(tokens) - 1, completion_tokens=1)
+    reply["usage"].update(
+        prompt_tokens=len(tokens) - 1, completion_tokens=1, total_tokens=len(tokens)
+    )
     d = get_dialect("openai_completions")
     lowered = lower(d, Request.completion(prompt, **_scoring()), MODEL)
     # the usual reply passes the whole check, so the walk is never taken

@@ -222,6 +222,7 @@ def _drop_position(reply: dict) -> None:
 
 def _usage_off(reply: dict) -> None:
     reply["usage"]["prompt_tokens"] += 1
+    reply["usage"]["total_tokens"] += 1  # the usage still adds up: only the count is off
 
 
 def _collapse(reply: dict) -> None:

@@ -42,6 +42,7 @@ FAULTS = {
     "topk-short": "topk-short",
     "nan": "nan",
     "usage-off": "usage-off",
+    "usage-negative": "usage-negative",
     "no-bos": "no-bos",
     "batch-variant": "batch-variant",
     "cache-variant": "cache-variant",
@@ -86,6 +87,8 @@ def expected(dialect: str, stream: bool, mode: str) -> str:
         return "TransportError"  # in band on a stream; a 500 on every attempt otherwise
     if mode == "usage-off":
         return "ContractViolation" if (dialect, stream) in _USAGE_CHECKED else OK
+    if mode == "usage-negative":  # usage is a contract on every wire, streamed or not
+        return "ContractViolation"
     return OK if dialect in NO_LOGPROBS else "ContractViolation"
 
 
@@ -148,6 +151,8 @@ async def test_every_fault_on_every_wire(
         assert got.attempts == (2 if want == RETRIED else 1), outcome
     else:
         assert not got.ok and type(got.error).__name__ == want, outcome
+    if mode == "usage-negative":  # refused for its count, not for anything else
+        assert "is -100000, not a token count" in outcome, outcome
     if mode in ("nondeterministic", "fingerprint-changing"):  # no error, but other numbers
         clean = await call(server, dialect, stream, None, key)
         assert got.response is not None and clean.response is not None

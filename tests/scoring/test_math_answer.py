@@ -12,6 +12,8 @@ disagree are listed below.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -162,3 +164,37 @@ def test_every_gold_solution_matches_its_gold_answer(oracle: list[dict[str, Any]
         ("aime2024", 70, "104."),
         ("aime2024", 75, "\\textbf{(073)}"),
     }
+
+
+# -- model text never reaches the terminal through a library's log ------------------------------
+# (in a child process: pytest's own log capture would hide what a terminal shows)
+
+_QUIET = """
+import logging, sys
+from sieval.scoring.math_answer import is_equivalent
+print(is_equivalent(sys.argv[1], "5", timeout_seconds=1))
+for name in sys.argv[2:]:
+    logging.getLogger(name).warning("model text \\x1b[31mRED")
+"""
+
+
+def test_an_answer_whose_parse_times_out_is_not_printed() -> None:
+    """math-verify logs an answer it could not parse in time, whole; with no handler configured,
+    logging's last resort printed it raw to stderr, escape sequences included."""
+    answer = "(" * 200 + "1" + ")" * 200 + "\x1b[2J\x1b[31mOWNED"
+    done = subprocess.run(
+        [sys.executable, "-c", _QUIET, answer], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "False\n"
+    assert "OWNED" not in done.stderr and "\x1b[" not in done.stderr, done.stderr[:300]
+
+
+def test_each_library_that_sees_model_text_logs_nowhere() -> None:
+    from sieval.scoring.third_party_logs import LOGGERS
+
+    names = [f"{name}.child" for name in LOGGERS]
+    done = subprocess.run(
+        [sys.executable, "-c", _QUIET, "4", *names], capture_output=True, text=True, timeout=120
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "False\n", "")

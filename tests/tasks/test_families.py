@@ -11,12 +11,13 @@ from typing import Any
 
 import msgspec
 import pytest
+from runs import options
 
 from sieval.model import Model
 from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
 from sieval.reference.lm import get_model
-from sieval.runner import RunOptions, run_eval
+from sieval.runner import run_eval
 from sieval.scoring.rolling import rolling_windows
 from sieval.store.records import read_records
 from sieval.tasks.base import TaskConfig
@@ -106,7 +107,7 @@ def test_rolling_log_likelihood_through_the_engine(tmp_path: Path, data_dir: Pat
         "models: [{name: m, endpoint: embedded, concurrency_limit: 4}]\n"
         "tasks: [{name: wikitext, n: 2}]"
     )
-    result = run_eval(config, RunOptions(out=tmp_path, data_dir=data_dir))
+    result = run_eval(config, options(out=tmp_path, data_dir=data_dir))
     assert result.exit_code == 0
     ref = get_model()
     (entry,) = result.report["results"]

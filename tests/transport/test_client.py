@@ -11,6 +11,7 @@ import pytest
 from aiohttp import web
 
 from sieval.errors import ConfigError, TransportError, TransportTimeout
+from sieval.settings import named_as
 from sieval.transport import (
     HttpRequest,
     HttpTransport,
@@ -104,8 +105,10 @@ async def test_connection_refused_is_retried(closed_port: int, make: Make, sleep
 async def test_read_timeout(server: Script, make: Make) -> None:
     server.then(server.stall())
     transport = make(retries=1, timeouts=Timeouts(read=0.2, total=10))
-    with pytest.raises(TransportTimeout, match=r"Timeouts\.read") as info:
+    with pytest.raises(TransportTimeout, match=r"sent no byte for 0\.2 s") as info:
         await transport.send(post(server.url()))
+    assert "raise the timeout (timeout_s: N)" in str(info.value)
+    assert "Timeouts." not in str(info.value)  # a setting the user has, in the user's words
     assert isinstance(info.value, TimeoutError)
     assert isinstance(info.value, TransportError)
     assert (info.value.attempts, len(server.seen)) == (2, 2)
@@ -115,8 +118,12 @@ async def test_total_timeout_and_per_call_override(server: Script, make: Make) -
     server.then(server.stall())
     transport = make(retries=0, timeouts=Timeouts(read=60, total=60))
     request = post(server.url(), timeout=Timeouts(read=60, total=0.2))
-    with pytest.raises(TransportTimeout, match=r"Timeouts\.total"):
+    with pytest.raises(TransportTimeout, match=r"longer than the timeout of 0\.2 s") as info:
         await asyncio.wait_for(transport.send(request), 5)
+    assert "raise the timeout (timeout_s: N)" in str(info.value)
+    with named_as("flags"), pytest.raises(TransportTimeout) as info:
+        await asyncio.wait_for(transport.send(request), 5)
+    assert "raise the timeout (--timeout N)" in str(info.value)
 
 
 @pytest.fixture

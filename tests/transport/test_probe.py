@@ -42,3 +42,10 @@ async def test_other_status_and_bad_json_break_the_contract() -> None:
     with pytest.raises(ContractViolation, match="not JSON") as info:
         await get_json(fake, "http://h/version?key=abc")
     assert "key=abc" not in str(info.value)
+
+
+async def test_json_too_deep_to_decode_breaks_the_contract() -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    fake = FakeTransport(lambda r: HttpReply(status=200, headers={}, body=deep))
+    with pytest.raises(ContractViolation, match="nested deeper"):
+        await get_json(fake, "http://h/v1/models")

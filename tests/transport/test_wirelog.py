@@ -66,3 +66,9 @@ def test_close_then_write_appends(tmp_path: Path) -> None:
     record(log, 2)  # reopens in append mode
     log.close()
     assert len(log.path.read_text().splitlines()) == 2
+
+
+def test_a_body_too_deep_to_decode_is_logged_as_text() -> None:
+    deep = b'{"k": "s3cretvalue", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    logged = body_for_log(deep, ["s3cretvalue"])
+    assert isinstance(logged, str) and logged.startswith('{"k": "[REDACTED]"')

@@ -220,6 +220,30 @@
         el("p", {}, el("span", { class: "muted", text: "extracted answer: " }), el("code", { class: "extracted", text: show(s.extracted) }))
       );
     }
+    if (s.execution) {
+      const x = s.execution;
+      const took = typeof x.wall_seconds === "number" ? `, ${x.wall_seconds} s` : "";
+      out.push(
+        el(
+          "p",
+          { class: "execution", "data-status": x.status || "" },
+          el("span", { class: "muted", text: "program: " }),
+          el("strong", { text: String(x.status) }),
+          el("span", { text: ` — ${x.reason || ""}` }),
+          el("span", { class: "muted", text: ` (${x.mode || "sandbox"}${took})` })
+        )
+      );
+      if (x.stderr) {
+        out.push(
+          el(
+            "details",
+            { class: "stderr-fold" },
+            el("summary", { text: "program's stderr (its end)" }),
+            el("pre", { class: "stderr", text: x.stderr })
+          )
+        );
+      }
+    }
     if (s.requests && s.requests.length) {
       out.push(el("h4", { text: `requests (${s.requests.length})` }));
       for (const r of s.requests) out.push(request(r));

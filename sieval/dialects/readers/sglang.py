@@ -10,7 +10,15 @@ from msgspec import UNSET
 
 from ...ir.request import CompletionInput
 from ...ir.response import Token, Usage
-from ..channels import candidate_rows, count, pinned_stop, place, top_k, with_candidates
+from ..channels import (
+    candidate_rows,
+    checked_usage,
+    count,
+    pinned_stop,
+    place,
+    top_k,
+    with_candidates,
+)
 from ..reply import InputRead, Read
 from ..wire import sglang as wire
 
@@ -51,10 +59,29 @@ def items(r: Read) -> list[wire.Item]:
     return got
 
 
+_NAMES = {
+    "input": "prompt_tokens",
+    "output": "completion_tokens",
+    "cached": "cached_tokens",
+    "reasoning": "reasoning_tokens",
+}
+
+
 def usage(r: Read) -> Usage:
     """The prompt counts once (every sample reports the same), output tokens add up (unset when
-    one is), cached tokens are the first sample's."""
+    one is), cached tokens are the first sample's. Each sample's counts are token counts, its
+    cached tokens at most its prompt, its reasoning tokens at most its output
+    (``channels.checked_usage``)."""
     metas = [item.meta_info for item in r.choices]
+    for i, meta in enumerate(metas):
+        at = f"[{i}].meta_info."
+        one = Usage(
+            input_tokens=count(meta.prompt_tokens),
+            output_tokens=count(meta.completion_tokens),
+            cached_tokens=count(meta.cached_tokens),
+            reasoning_tokens=count(meta.reasoning_tokens),
+        )
+        checked_usage(r.check, one, {key: at + name for key, name in _NAMES.items()})
     prompts = {meta.prompt_tokens for meta in metas}
     if len(prompts) > 1:
         raise r.check.violation(

@@ -141,7 +141,7 @@ def in_band_status(body: bytes) -> int | None:
         if event_type(event) == "error":
             try:
                 return _STATUS_OF_TYPE.get(_error_only.decode(event.data).error.type, 500)
-            except (msgspec.DecodeError, msgspec.ValidationError):
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                 return 500
     return None
 
@@ -315,7 +315,7 @@ _object = msgspec.json.Decoder(dict[str, Any])
 def _tool_input(check: Checker, at: str, text: str) -> dict[str, Any]:
     try:
         return _object.decode(text)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
         raise check.violation(
             at,
             f"the tool_use input streamed before {at} is not a JSON object ({text[:80]!r}): the "

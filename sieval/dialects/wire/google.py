@@ -15,6 +15,7 @@ import msgspec
 from ...errors import ServerRejected, SievalError
 from ..checks import Checker
 from ..envelopes import http_error
+from .numbers import Count, TokenId
 from .openai import in_band_error
 from .sse import SseEvent
 
@@ -44,7 +45,7 @@ class LogprobCandidate(msgspec.Struct, rename="camel", gc=False):  # scalars: un
     as ``channels.top_k`` reads it)."""
 
     token: str | None = None
-    token_id: int | None = None
+    token_id: TokenId | None = None
     logprob: float | None = msgspec.field(default=None, name="logProbability")
 
 
@@ -63,7 +64,7 @@ class Candidate(msgspec.Struct, rename="camel"):
     content: Content | None = None
     finish_reason: str | None = None
     finish_message: str | None = None
-    token_count: int | None = None
+    token_count: Count | None = None
     logprobs_result: LogprobsResult | None = None
 
 

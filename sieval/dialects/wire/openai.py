@@ -72,8 +72,8 @@ def in_band_status(body: bytes) -> int | None:
     for event in parse(body):
         try:
             chunk = _error_chunk.decode(event.data)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            continue
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            continue  # no error event here; the fold refuses what it cannot read
         if chunk.error is not None:
             return _status(chunk.error)
     return None

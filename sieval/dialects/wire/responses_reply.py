@@ -12,6 +12,7 @@ from __future__ import annotations
 import msgspec
 
 from ..checks import Checker
+from .numbers import Count
 
 __all__ = [
     "FunctionCallItem",
@@ -106,7 +107,7 @@ class Reply(msgspec.Struct):
     incomplete_details: Incomplete | None = None
     error: ReplyError | None = None
     usage: WireUsage | None = None
-    max_output_tokens: int | None = None
+    max_output_tokens: Count | None = None
     """The server's echo of the budget it applied (vLLM shortens it to fit the context)."""
 
 
@@ -135,7 +136,7 @@ class WireReply(msgspec.Struct):
     incomplete_details: Incomplete | None = None
     error: ReplyError | None = None
     usage: WireUsage | None = None
-    max_output_tokens: int | None = None
+    max_output_tokens: Count | None = None
 
 
 def typed(check: Checker, reply: WireReply | Reply) -> Reply:

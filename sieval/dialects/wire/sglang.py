@@ -14,6 +14,7 @@ import msgspec
 from ...errors import ServerRejected, SievalError
 from ..checks import Checker
 from ..envelopes import http_error, message_kind, server_message
+from .numbers import Count, TokenId
 from .openai import in_band_error
 from .sse import SseEvent
 
@@ -26,7 +27,7 @@ class Triple(msgspec.Struct, array_like=True, forbid_unknown_fields=True, gc=Fal
     need not track the thousands a reply holds."""
 
     logprob: float | None
-    token_id: int
+    token_id: TokenId
     token: str | None
 
 
@@ -46,7 +47,7 @@ class Meta(msgspec.Struct):
     reasoning_tokens: int | None = None
     input_token_logprobs: list[Triple] | None = None
     output_token_logprobs: list[Triple] | None = None
-    output_token_logprobs_length: int | None = None
+    output_token_logprobs_length: Count | None = None
     input_top_logprobs: list[list[Triple] | None] | None = None
     output_top_logprobs: list[list[Triple] | None] | None = None
     output_token_ids_logprobs: list[list[Triple] | None] | None = None
@@ -57,13 +58,13 @@ class Item(msgspec.Struct):
 
     text: str
     meta_info: Meta
-    output_ids: list[int] | None = None
+    output_ids: list[TokenId] | None = None
 
 
 class _Chunk(msgspec.Struct):
     text: str | None = None
     meta_info: Meta | None = None
-    output_ids: list[int] | None = None
+    output_ids: list[TokenId] | None = None
     index: int | None = None
     error: dict[str, Any] | None = None
 

@@ -75,8 +75,8 @@ def event_type(event: SseEvent) -> str:
         return event.event
     try:
         return _typed.decode(event.data).type
-    except msgspec.DecodeError:
-        return ""
+    except (msgspec.DecodeError, RecursionError):
+        return ""  # no type to read: the fold refuses the event
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..chat_template import render_messages
+from ..faults import negative_count
 from ..logprobs import sample_entries
 from ..tokenizer import EOS_ID
 from ..tool_calls import Mode, Offer, Tool, decide, extract, follow_up, script
@@ -459,6 +460,9 @@ def _bad_json(decode_error: str | None) -> WireError:
 
 def _alter(body: Any, mode: str) -> None:
     usage = body.get("usageMetadata") or {}
+    if mode == "usage-negative":
+        negative_count(usage, "promptTokenCount", "totalTokenCount")
+        return
     if mode == "usage-off":
         usage["candidatesTokenCount"] = usage.get("candidatesTokenCount", 0) + 1
         usage["totalTokenCount"] = usage.get("totalTokenCount", 0) + 1

@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from ..faults import negative_count
 from ..lm import Distribution
 from ..tokenizer import BOS_ID, EOS_ID
 from . import Context, Reply, Route, Wire, WireError
@@ -463,7 +464,9 @@ def alter_generate(body: Any, mode: str) -> None:
     """Apply a body fault to a non-stream ``/generate`` reply, in place."""
     for item in body if isinstance(body, list) else [body]:
         meta = item.get("meta_info", {})
-        if mode == "usage-off":
+        if mode == "usage-negative":
+            negative_count(meta, "prompt_tokens")
+        elif mode == "usage-off":
             meta["prompt_tokens"] = meta.get("prompt_tokens", 0) + 1
         elif mode == "short-prompt-logprobs":
             for key in ("input_token_logprobs", "output_token_logprobs"):

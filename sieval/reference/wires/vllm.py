@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..envelopes import VllmError, plain, vllm_envelope
+from ..faults import negative_count
 from . import Context, Reply, Route, Wire
 from .completion_replies import complete, stream_chunks
 from .completions import render
@@ -111,6 +112,9 @@ def _bearer(headers: Mapping[str, str], key: str) -> bool:
 
 def alter_completion(body: Any, mode: str) -> None:
     """Apply a body fault to a non-stream completions reply, in place."""
+    if mode == "usage-negative":
+        negative_count(body.get("usage"), "prompt_tokens", "total_tokens")
+        return
     if mode == "usage-off":
         usage = body.get("usage") or {}
         usage["prompt_tokens"] = usage.get("prompt_tokens", 0) + 1

@@ -27,6 +27,7 @@ from typing import Any
 
 from ..chat_template import render_messages
 from ..envelopes import VllmError, plain, request_validation, validation, vllm_envelope
+from ..faults import negative_count
 from ..tool_calls import Offer, Tool, decide, follow_up, script
 from . import Context, Reply, Route, Wire
 from .chat_replies import ChatPlan, chat_chunks, chat_reply
@@ -253,6 +254,9 @@ def _chat(body: Any, ctx: Context) -> Reply:
 
 def alter_chat(body: Any, mode: str) -> None:
     """Apply a body fault to a non-stream chat reply, in place."""
+    if mode == "usage-negative":
+        negative_count(body.get("usage"), "prompt_tokens", "total_tokens")
+        return
     if mode == "usage-off":
         usage = body.get("usage") or {}
         usage["completion_tokens"] = usage.get("completion_tokens", 0) + 1

@@ -36,6 +36,7 @@ from typing import Any
 
 from ..chat_template import render_messages
 from ..envelopes import VllmError
+from ..faults import negative_count
 from ..tool_calls import Call, Mode, Offer, Tool, call_id, decide, extract, follow_up, script
 from . import Context, Reply, Route, Wire, WireError
 from .completions import Rendered, render
@@ -470,6 +471,16 @@ def _bearer(headers: Mapping[str, str], key: str) -> bool:
     return headers.get("Authorization", "") == f"Bearer {key}"
 
 
+def alter_message(body: Any, mode: str) -> None:
+    """Apply a body fault to a Messages reply or stream event, in place: only
+    ``usage-negative`` (the wire has no logprobs for the others to alter); a stream's
+    ``message_start`` holds its usage in ``message``."""
+    if mode == "usage-negative":
+        for node in (body, body.get("message")):
+            if isinstance(node, dict):
+                negative_count(node.get("usage"), "input_tokens")
+
+
 WIRE = Wire(
     name="vllm-messages",
     routes=(
@@ -481,4 +492,5 @@ WIRE = Wire(
     guarded=("/v1",),
     authorized=_bearer,
     unauthorized=(401, {"error": "Unauthorized"}),
+    alter=alter_message,
 )

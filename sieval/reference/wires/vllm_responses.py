@@ -40,6 +40,7 @@ from typing import Any
 
 from ..chat_template import render_messages
 from ..envelopes import plain, validation
+from ..faults import negative_count
 from ..logprobs import Entry, sample_entries
 from ..tokenizer import BOS_ID, Tokenizer
 from ..tool_calls import Call, Mode, Offer, Tool, call_id, decide, extract, follow_up, script
@@ -511,6 +512,9 @@ def _stored(body: Any, ctx: Context) -> Reply:
 
 def alter_response(body: Any, mode: str) -> None:
     """Apply a body fault to a non-stream Responses reply, in place."""
+    if mode == "usage-negative":
+        negative_count(body.get("usage"), "input_tokens", "total_tokens")
+        return
     if mode == "usage-off":
         usage = body.get("usage") or {}
         usage["input_tokens"] = usage.get("input_tokens", 0) + 1

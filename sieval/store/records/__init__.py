@@ -9,10 +9,11 @@ Three modules, one concept each:
 - ``io``: the append-only writer (``RecordWriter``) and the readers, each decoding only what it
   needs (``read_records``, ``statuses_at``, ``latest_at``, ``scan``).
 
-and ``call``, which builds a request's record from the ``Call`` that sent it. Every name is
-importable from here.
+and ``call``, which builds a request's record from the ``Call`` that sent it, and ``bounded``,
+what a record keeps of a text too long to keep whole. Every name is importable from here.
 """
 
+from .bounded import STORED_TEXT_CHARS, bounded_text, stored_channels
 from .call import error_record, finish_reasons, request_record
 from .compact import Shared, expand, expand_requests
 from .io import (
@@ -49,12 +50,14 @@ __all__ = [
     "SCHEMA_VERSION",
     "SCORED",
     "SHARED_FILE",
+    "STORED_TEXT_CHARS",
     "ReadResult",
     "Record",
     "RecordWriter",
     "RequestRecord",
     "SampleOutcome",
     "Shared",
+    "bounded_text",
     "decode_record",
     "error_record",
     "expand",
@@ -68,5 +71,6 @@ __all__ = [
     "scan",
     "shared_path",
     "statuses_at",
+    "stored_channels",
     "wire_log_path",
 ]

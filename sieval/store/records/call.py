@@ -17,6 +17,7 @@ from ...errors import SievalError
 from ...ir.request import ChatInput, Request
 from ...ir.response import Response
 from ...transport.redaction import redact_json
+from .bounded import bounded_text
 from .schema import RequestRecord
 
 if TYPE_CHECKING:
@@ -57,7 +58,9 @@ def token_rows(tokens: Any) -> list[list[Any]] | None:
 def _evidence(response: Response) -> dict[str, Any]:
     return {
         "input": token_rows(response.input_tokens),
-        "choices": [{"text": c.text, "tokens": token_rows(c.tokens)} for c in response.choices],
+        "choices": [
+            {"text": bounded_text(c.text), "tokens": token_rows(c.tokens)} for c in response.choices
+        ],
     }
 
 

@@ -38,7 +38,7 @@ from ...ir.request import ChatInput, CompletionInput, Request, Sampling
 from ...ir.response import Response
 from ...scoring.repeats import maj_at_k, pass_at_k
 from .._shared import first_choice, int_option, means
-from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
+from ..base import ModelFacts, Readiness, Requirement, Sample, SampleResult, TaskConfig
 from .base import Base, Prepared
 
 if TYPE_CHECKING:
@@ -103,6 +103,9 @@ class Checked(Base):
     protocol_text: str = ""
     kind: str = "generation, checked"
     options: Mapping[str, Any] = field(default_factory=dict)
+    ready: Callable[[bool], Readiness] | None = None
+    """The checker's own check before the run (the code tasks' sandbox), given whether the user
+    allowed unsandboxed code (``--allow-unsafe-code``)."""
 
     def __post_init__(self) -> None:
         options = {"max_tokens": self.max_tokens, "repeats": 1, "temperature": 0.0}
@@ -149,6 +152,9 @@ class Checked(Base):
 
     def protocol(self, spec: Spec) -> str:
         return self.protocol_text or f"{self.kind} ({spec.reference})"
+
+    def check_ready(self, spec: Spec, allow_unsafe_code: bool) -> Readiness:
+        return self.ready(allow_unsafe_code) if self.ready is not None else Readiness()
 
     def protocol_for(self, spec: Spec, model: ModelFacts, protocol: str) -> str:
         how = "chat: the prompt as one user message" if self._chat(model) else "raw-text prompt"

@@ -120,6 +120,15 @@ class RollingLogLikelihood(Base):
                 f"options: {{max_length: N}} for {spec.name}",
                 path=f"tasks.{spec.name}.options.max_length",
             )
+        if int(length) < 3:  # the option is checked when given: this is the server's
+            if quiet:
+                return None
+            raise ConfigError(
+                f"task {spec.name}: the server reports a maximum model length of {length}, too "
+                "short for a window of one predicted token after its context; set options: "
+                f"{{max_length: N}} for {spec.name}",
+                path=f"tasks.{spec.name}.options.max_length",
+            )
         return int(length) - 2
 
     def _windows(
