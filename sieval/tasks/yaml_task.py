@@ -405,16 +405,16 @@ def _family(located: Located, output: str) -> tuple[Any, str]:
     v = located.values
     results = _function(located, "process_results", v.get("process_results"))
     if output in _FAMILY_METRICS:
-        if results is not None:
+        if results is not None and output != "multiple_choice":
             raise _fail(
                 located,
                 "process_results",
-                f"is supported for generate_until only (this task is {output})",
+                f"is supported for multiple_choice and generate_until (this task is {output})",
             )
         names = []
         custom: dict[str, Any] = {}
         for name, _options, key, aggregation in metrics:  # lm-eval passes no option to these
-            if name not in _FAMILY_METRICS[output]:
+            if results is None and name not in _FAMILY_METRICS[output]:
                 raise _fail(
                     located,
                     f"{key}.metric",
@@ -433,11 +433,13 @@ def _family(located: Located, output: str) -> tuple[Any, str]:
             names.append(name)
         if output == "multiple_choice":
             kept = tuple(n for n in names if n not in ("acc_mutual_info", "f1", "mcc"))
+            known = tuple(n for n in kept if n in _FAMILY_METRICS[output])
             family: Any = MultipleChoice(
-                metrics=kept or ("acc",),
+                metrics=known or ("acc",),
                 variable_context=None,
                 mutual_info_default="acc_mutual_info" in names,
                 custom=custom,
+                results=results,
             )
         elif output == "loglikelihood":
             family = TargetLogLikelihood()

@@ -26,8 +26,10 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from ...errors import ConfigError
-from ...ir.request import Request
+from ...ir.request import Request, Scoring
 from ...ir.response import Response
 from ...scoring import argmax, continuation_score, pick_acc_norm
 from ...scoring.uncertainty import UNIT
@@ -64,6 +66,9 @@ class MultipleChoice(Base):
     whichever each row's text says (a task file, as lm-eval decides it)."""
     mutual_info_default: bool = False
     """``acc_mutual_info`` on unless the config turns it off (a task file that lists it)."""
+    results: Any = None
+    """lm-eval's ``process_results(doc, [(loglikelihood, is_greedy), ...])`` giving the metrics
+    (a task file's): each choice is then scored with its top-1 alternative (for is_greedy)."""
     custom: Mapping[str, Any] = field(default_factory=dict)
     """Metrics aggregated over the samples' items, not averaged (a task file's ``f1``, ``mcc``,
     or a custom ``aggregation``: ``tasks/aggregations.py``)."""
@@ -80,7 +85,9 @@ class MultipleChoice(Base):
         object.__setattr__(self, "options", options)
 
     def requirements(self, spec: Spec, model: ModelFacts) -> tuple[Requirement, ...]:
-        return _NEEDS
+        if self.results is None:
+            return _NEEDS
+        return (*_NEEDS, Requirement("input_top_k", "process_results reads is_greedy", 1))
 
     def check_options(self, spec: Spec, config: TaskConfig) -> None:
         for name in self.options:
@@ -137,6 +144,8 @@ class MultipleChoice(Base):
                     path=f"{spec.name}.mass",
                 )
             data["labels"] = labels
+        if self.results is not None:
+            data["doc"] = dict(row)
         return Prepared(data=data, gold=gold)
 
     def arguments(
@@ -157,10 +166,14 @@ class MultipleChoice(Base):
     def requests(
         self, spec: Spec, sample: Sample, config: TaskConfig, model: ModelFacts
     ) -> Mapping[str, Request]:
-        return {
+        made = {
             name: scoring_request(context + continuation)
             for name, (context, continuation) in self.arguments(spec, sample, config).items()
         }
+        if self.results is None:
+            return made
+        top1 = Scoring(input_logprobs=True, input_top_k=1)  # is_greedy, as lm-eval's API models
+        return {name: msgspec.structs.replace(r, scoring=top1) for name, r in made.items()}
 
     def score(
         self,
@@ -210,8 +223,18 @@ class MultipleChoice(Base):
         metrics = {name: _right(pick, gold) for name, pick in picks.items()}
         if self.mass is not None:
             metrics["acc"] = _mass(lls, sample.data["labels"])
+        if self.results is not None:  # the task's own process_results gives the metrics
+            pairs_ll = [(s.logprob_sum, bool(s.is_greedy)) for s in cond]
+            found = dict(self.results(sample.data["doc"], pairs_ll))
+            metrics = {k: float(v) for k, v in found.items() if k not in self.custom}
+        else:
+            found = {}
         items = {
-            name: [gold, picks["acc"]] if name in ("f1", "mcc") else metrics.get(name)
+            name: found[name]
+            if name in found
+            else [gold, picks["acc"]]
+            if name in ("f1", "mcc")
+            else metrics.get(name)
             for name in self.custom
         }
         from ..aggregations import items_prediction
