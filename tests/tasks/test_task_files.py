@@ -563,3 +563,61 @@ def test_the_environment_adds_folders_to_the_include_path(
         registry([])
     monkeypatch.setenv("SIEVAL_INCLUDE_PATH", str(other))
     assert "from_env" in registry([])
+
+
+def test_process_results_of_a_multiple_choice_task_reads_lm_evals_pairs(tmp_path: Path) -> None:
+    """A task's own process_results gets [(log-likelihood, is_greedy)] per choice, as lm-eval
+    gives it; the requests then ask for the top-1 alternative (is_greedy)."""
+    from sieval.ir.response import Choice, Response, Token, TopEntry
+
+    _rows(tmp_path, MC[:1])
+    (tmp_path / "utils.py").write_text(
+        "def results(doc, pairs):\n"
+        "    return {'best_ll': max(ll for ll, _ in pairs), 'greedy_first': float(pairs[0][1])}\n"
+    )
+    _write(
+        tmp_path,
+        "p.yaml",
+        """
+        task: p
+        dataset_path: json
+        dataset_kwargs: {data_files: {test: rows.jsonl}}
+        test_split: test
+        output_type: multiple_choice
+        doc_to_text: q
+        doc_to_choice: choices
+        doc_to_target: gold
+        process_results: !function utils.results
+        metric_list: [{metric: best_ll}, {metric: greedy_first}]
+    """,
+    )
+    task = registry([tmp_path])["p"]
+    config = TaskConfig(name="p")
+    sample = next(iter(task.load(tmp_path, config)))
+    requests = task.requests(sample, config)
+    assert {r.scoring.input_top_k for r in requests.values()} == {1}
+
+    def reply(name: str, logprob: float, greedy: bool) -> Response:
+        text = requests[name].input.text  # type: ignore[union-attr]
+        cut = len(sample.data["query"])
+        top = TopEntry(token=text[cut:] if greedy else "other", logprob=logprob if greedy else 0.0)
+        tokens = (
+            Token(text=text[:cut], logprob=-9.0, offset=0),
+            Token(
+                text=text[cut:],
+                logprob=logprob,
+                offset=cut,
+                top=(top,),
+                scored_rank=0 if greedy else 1,
+            ),
+        )
+        return Response(choices=(Choice(index=0, text="\n"),), input_tokens=tokens)
+
+    responses = {
+        "choice:0": reply("choice:0", -1.5, True),
+        "choice:1": reply("choice:1", -0.5, False),
+        "choice:2": reply("choice:2", -2.5, False),
+    }
+    result = task.score(sample, responses, config)
+    assert result.metrics == {"best_ll": -0.5, "greedy_first": 1.0}
+    assert task.headline == "best_ll"
