@@ -405,11 +405,12 @@ def _family(located: Located, output: str) -> tuple[Any, str]:
     v = located.values
     results = _function(located, "process_results", v.get("process_results"))
     if output in _FAMILY_METRICS:
-        if results is not None and output != "multiple_choice":
+        if results is not None and output not in ("multiple_choice", "loglikelihood_rolling"):
             raise _fail(
                 located,
                 "process_results",
-                f"is supported for multiple_choice and generate_until (this task is {output})",
+                f"is supported for multiple_choice, loglikelihood_rolling and generate_until (this "
+                f"task is {output})",
             )
         names = []
         custom: dict[str, Any] = {}
@@ -444,7 +445,7 @@ def _family(located: Located, output: str) -> tuple[Any, str]:
         elif output == "loglikelihood":
             family = TargetLogLikelihood()
         else:
-            family = RollingLogLikelihood(count=_count(located))
+            family = RollingLogLikelihood(count=_count(located, results))
         return family, names[0]
     generation = _generation(located)
     pipes = _pipelines(located)
@@ -476,10 +477,25 @@ def _family(located: Located, output: str) -> tuple[Any, str]:
     return family, first if single else f"{first},{pipes[0].name}"
 
 
-def _count(located: Located) -> Callable[[Mapping[str, Any]], tuple[int, int]]:
+def _count(located: Located, results: Any = None) -> Callable[[Mapping[str, Any]], tuple[int, int]]:
+    """The (words, bytes) a rolling task divides by: lm-eval's counts of ``doc_to_target``, or
+    what the task's own ``process_results`` pairs with the log-likelihood (WikiText counts the
+    page before detokenisation): ``word_perplexity`` and ``byte_perplexity`` are
+    ``(loglikelihood, count)``."""
     target = located.values.get("doc_to_target")
 
     def count(row: Mapping[str, Any]) -> tuple[int, int]:
+        if results is not None:
+            found = results(row, [0.0])
+            try:
+                return int(found["word_perplexity"][1]), int(found["byte_perplexity"][1])
+            except (KeyError, TypeError, IndexError) as exc:
+                raise _fail(
+                    located,
+                    "process_results",
+                    "a rolling task's process_results must "
+                    "give word_perplexity and byte_perplexity as (loglikelihood, count)",
+                ) from exc
         text = str(Prompt.read(target, row))
         return len(re.split(r"\s+", text)), len(text.encode("utf-8"))
 
