@@ -29,8 +29,10 @@ data-source override (``dataset_path``, ``dataset_name``, ``dataset_kwargs`` and
 not stored, ``training_split``), not sieval's own task module. lm-eval then runs in this venv
 (``pip install lm-eval==0.4.13``; it builds requests without torch), both sides in one process
 over the same temporary files. ``--yaml`` adds the tasks beyond the base suite whose data is
-stored and whose stock YAML resolves: GSM8K (0 and its default 5 shots), HumanEval, BBH's 27
-zero-shot and 3-shot chain-of-thought subtasks. ``--sample N`` compares N seeded documents of a
+stored and whose stock YAML resolves: GSM8K (0 and its default 5 shots), BBH's 27
+zero-shot and 3-shot chain-of-thought subtasks, IFEval. (HumanEval's stock YAML cannot be
+loaded by lm-eval itself offline: its utils load Hugging Face evaluate's ``code_eval`` from the
+hub.) ``--sample N`` compares N seeded documents of a
 split larger than N (the count is printed), else every document; ``--limit N`` the first N of
 each split (of each subject or subtask), which lm-eval builds alone (``build_all_requests(limit=
 N)``; a document's shots depend on no later document).
@@ -197,12 +199,13 @@ def _dataset(task: str, data: Path, tmp: Path) -> dict[str, Any]:
 YAML_EXTRA = {
     "gsm8k": "gsm8k/gsm8k.yaml",
     "humaneval": "humaneval/humaneval.yaml",
+    "ifeval": "ifeval/ifeval.yaml",
 }
 YAML_CASES: list[tuple[str, int]] = [
     *CASES,
     ("gsm8k", 0),
     ("gsm8k", 5),
-    ("humaneval", 0),
+    ("ifeval", 0),
     ("bbh_zeroshot", 0),
     ("bbh_cot_fewshot", 3),
 ]
@@ -225,6 +228,13 @@ def _extra_dataset(task: str, data: Path, tmp: Path) -> dict[str, Any]:
         path.write_text(text, encoding="utf-8")
         return {"dataset_path": "json", "dataset_name": None,
                 "dataset_kwargs": {"data_files": {"test": str(path)}}}  # fmt: skip
+    if task == "ifeval":
+        files = {"train": str(data / "ifeval" / "input_data.jsonl")}
+        return {
+            "dataset_path": "json",
+            "dataset_name": None,
+            "dataset_kwargs": {"data_files": files},
+        }
     raise KeyError(task)
 
 
@@ -250,10 +260,7 @@ def _build(config: dict[str, Any], k: int, limit: int | None = None) -> list[dic
     from lm_eval.api.task import ConfigurableTask
 
     task = ConfigurableTask(config=config)
-    if k:
-        task.set_config(key="num_fewshot", value=k)
-    elif task.get_config("num_fewshot") is None:
-        task.set_config(key="num_fewshot", value=0)
+    task.set_config(key="num_fewshot", value=k)  # 0 too: a YAML's own default is not 0-shot
     task.set_fewshot_seed(seed=SEED)
     task.build_all_requests(limit=limit, rank=0, world_size=1)
     docs: dict[int, list[list[str]]] = {}
