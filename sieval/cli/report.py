@@ -19,10 +19,11 @@ from . import common
 from .app import app
 from .inert import shown as as_text
 from .serving import render_serving
-from .text import MISSING, figure, interval, shown
+from .text import MISSING, censored_line, figure, interval, shown
 
 __all__ = [
     "partial_note",
+    "render_censored",
     "render_failures",
     "render_finishes",
     "render_report",
@@ -175,6 +176,16 @@ def render_finishes(report: Mapping[str, Any]) -> list[Text]:
     return lines
 
 
+def render_censored(results: list[Any]) -> list[Text]:
+    """``censored: TASK ...`` per generation task (``censored_line``), inert."""
+    lines = []
+    for result in results:
+        line = censored_line(result)
+        if line is not None:
+            lines.append(Text("censored: ") + as_text(f"{result['task']} {line}"))
+    return lines
+
+
 def render_failures(report: Mapping[str, Any]) -> list[Text]:
     """The first failure messages of each error class, per (model, task): what went wrong, in
     the server's words (inert); first, whether the server's reported model changed mid-run."""
@@ -257,15 +268,21 @@ def render_sandboxes(report: Mapping[str, Any]) -> list[Text]:
 
 def render_summary(report: Mapping[str, Any]) -> Table | Group:
     """One row per task: headline with its interval, scored, failed, missing; a table per model,
-    titled with its name (a long name never squeezes a column, nor breaks). A partial report says
-    so below, in a line of its own (a caption would wrap to the table's width)."""
+    titled with its name (a long name never squeezes a column, nor breaks), and under it a line
+    per generation task with its censored answers and the headline's bounds (``censored:``). A
+    partial report says so below, in a line of its own (a caption would wrap to the table's
+    width)."""
     results = report["results"]
     models = list(dict.fromkeys(r["model"] for r in results))
-    tables = [_summary_table(report, m, [r for r in results if r["model"] == m]) for m in models]
+    parts: list[Table | Text] = []
+    for model in models:
+        mine = [r for r in results if r["model"] == model]
+        parts.append(_summary_table(report, model, mine))
+        parts.extend(render_censored(mine))
     note = partial_note(report)
-    if note is None and len(tables) == 1:
-        return tables[0]
-    return Group(*tables, *([Text(note, style="yellow")] if note else []))
+    if note is None and len(parts) == 1 and isinstance(parts[0], Table):
+        return parts[0]
+    return Group(*parts, *([Text(note, style="yellow")] if note else []))
 
 
 def _summary_table(report: Mapping[str, Any], model: str, results: list[Any]) -> Table:
@@ -320,6 +337,17 @@ def _group_table(title: str, group: Mapping[str, Any]) -> Table:
     return table
 
 
+def _bounds(result: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """The headline's bounds over its censored answers, as rows under it (``censored``)."""
+    censored = result.get("censored")
+    if not isinstance(censored, Mapping):
+        return []
+    return [
+        (label, censored.get(key) or {})
+        for label, key in (("  censored as wrong", "as_wrong"), ("  censored left out", "left_out"))
+    ]
+
+
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -364,6 +392,12 @@ def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
                 detail.add_row(
                     as_text(shown_key), figure(item), figure(se), interval(spread.get("ci"))
                 )
+                if key == result["headline"]:
+                    for label, bound in _bounds(result):
+                        detail.add_row(
+                            label, figure(bound.get("value")), figure(bound.get("se")),
+                            interval(bound.get("ci")), style="dim",
+                        )  # fmt: skip
             tables.append(detail)
         for group, entries in _groups(metrics):
             tables.append(_group_table(f"{name} · {group}", entries))

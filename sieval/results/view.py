@@ -41,9 +41,12 @@ def units(run_dir: Path, report: dict[str, Any] | None = None) -> Iterator[Unit]
 
 
 def outcome(record: Record, headline: str) -> str:
-    """``correct`` / ``wrong`` by the headline metric, or ``failed`` (never scored)."""
+    """``correct`` / ``wrong`` by the headline metric, ``censored`` (the token budget cut the
+    answer before it gave one: ``scoring/censored.py``), or ``failed`` (never scored)."""
     if record.status != "ok":
         return "failed"
+    if record.metrics.get("censored") == 1.0:
+        return "censored"
     return "correct" if record.metrics.get(headline) == 1.0 else "wrong"
 
 
@@ -78,6 +81,7 @@ def sample_view(record: Record, shared: Shared, headline: str) -> dict[str, Any]
         "gold_label": answer_label(record.sample, record.gold),
         "execution": _execution(record.channels.get("execution")),
         "error": error,
+        "rerun": record.rerun,
         "requests": [
             {
                 "key": key,
@@ -169,6 +173,7 @@ def _summary(result: dict[str, Any]) -> dict[str, Any]:
         "metrics": metrics,
         "samples": result["samples"],
         "failures": result.get("failures", {}),
+        "censored": result.get("censored"),
         "dialect": provenance.get("dialect"),
         "endpoint": provenance.get("endpoint"),
         "cost": result.get("cost"),

@@ -67,13 +67,16 @@ def ready(allow_unsafe_code: bool = False) -> Readiness:
     return Readiness(said=(said,), record=record)
 
 
-def answer_code(text: str) -> tuple[str, str]:
-    """The code of an answer and the rule that found it (``scoring/code.py``: the first fenced
+def answer_code(text: str) -> tuple[str, str, bool]:
+    """The code of an answer, the rule that found it (``scoring/code.py``: the first fenced
     python block, else the first fenced block, else the whole text), MBPP's ``[BEGIN]`` /
-    ``[DONE]`` markers dropped."""
+    ``[DONE]`` markers dropped, and whether it ends where the answer ended it (a closed fence,
+    MBPP's ``[DONE]``): the whole text, or a block whose fence never closed, is cut with the
+    answer when the answer is cut."""
     found = extract_code(text)
-    code = found.code.split("[DONE]", 1)[0].replace("[BEGIN]", "")
-    return code, found.rule
+    code, done, _ = found.code.partition("[DONE]")
+    final = bool(done) or (found.rule != "raw" and found.closed)
+    return code.replace("[BEGIN]", ""), found.rule, final
 
 
 def execution_channel(run: Execution) -> dict[str, Any]:
@@ -91,7 +94,7 @@ def checker(program: Program) -> Callable[[str, Sample], Awaitable[Verdict]]:
     """A checker that runs ``program(code, sample)`` and scores ``pass@1`` = its tests returned."""
 
     async def check(text: str, sample: Sample) -> Verdict:
-        code, rule = answer_code(text)
+        code, rule, final = answer_code(text)
         if not code.strip():
             return Verdict(metrics={"pass@1": 0.0}, extracted=None, rule=None)
         run = await sandbox().run(program(code, sample))
@@ -100,6 +103,7 @@ def checker(program: Program) -> Callable[[str, Sample], Awaitable[Verdict]]:
             extracted=code,
             rule=rule,
             channels={"execution": execution_channel(run)},
+            final=final,
         )
 
     return check

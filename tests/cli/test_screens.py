@@ -157,6 +157,11 @@ def test_the_end_of_a_run_is_the_summary_and_fits_40_rows(tmp_path: Path) -> Non
     assert "provenance" not in out and "by_subject" not in out
     assert "finished: reference/gsm8k_kshot_base_gen: stop 10" in out
     assert "finished: reference/arc_easy" not in out and "finished: reference/mmlu" not in out
+    # a generation task's headline with its censored share and bounds (one line in a pipe, words
+    # wrapped on a terminal: tests/runner/test_censored.py); a scoring task has none
+    (censored,) = [row for row in rows if row.startswith("censored: ")]
+    assert censored.startswith("censored: gsm8k_kshot_base_gen 0/10 (0%); exact_match ")
+    assert censored.endswith(" as wrong, 0.0000 left out")
 
 
 async def test_finish_reasons_are_shown_for_generation_only(run_dir: Path) -> None:
