@@ -142,7 +142,7 @@ def _code(test: str, timeout: float | None = None) -> Any:
     ) -> tuple[float, dict[str, Any]]:
         from ._code import answer_code, execution_channel, sandbox
 
-        code, _ = answer_code(str(prediction))
+        code, _, _ = answer_code(str(prediction))
         if not code.strip():
             return 0.0, {"execution": None}
         program = code + "\n\n" + render(test, doc) + "\n"

@@ -621,3 +621,36 @@ def test_process_results_of_a_multiple_choice_task_reads_lm_evals_pairs(tmp_path
     result = task.score(sample, responses, config)
     assert result.metrics == {"best_ll": -0.5, "greedy_first": 1.0}
     assert task.headline == "best_ll"
+
+
+def test_the_code_scorer_runs_the_answer_and_the_rows_tests(tmp_path: Path) -> None:
+    import asyncio
+
+    from sieval.ir.response import Choice, Response
+
+    _rows(tmp_path, [{"q": "add", "a": "", "want": 5}])
+    _write(
+        tmp_path,
+        "c.yaml",
+        """
+        task: c
+        dataset_path: json
+        dataset_kwargs: {data_files: {test: rows.jsonl}}
+        test_split: test
+        doc_to_text: "Write {{q}}(x, y)."
+        doc_to_target: a
+        metric_list: [{metric: code, test: "assert add(2, 3) == {{want}}"}]
+    """,
+    )
+    task = registry([tmp_path])["c"]
+    config = TaskConfig(name="c")
+    sample = next(iter(task.load(tmp_path, config)))
+
+    def scored(text: str) -> float:
+        reply = Response(choices=(Choice(index=0, text=text),))
+        result = asyncio.run(task.score_async(sample, {"gen": reply}, config))  # type: ignore[attr-defined]
+        assert result.channels["execution"]["status"]
+        return float(result.metrics["code"])
+
+    assert scored("```python\ndef add(x, y):\n    return x + y\n```") == 1.0
+    assert scored("```python\ndef add(x, y):\n    return x - y\n```") == 0.0
