@@ -654,3 +654,38 @@ def test_the_code_scorer_runs_the_answer_and_the_rows_tests(tmp_path: Path) -> N
 
     assert scored("```python\ndef add(x, y):\n    return x + y\n```") == 1.0
     assert scored("```python\ndef add(x, y):\n    return x - y\n```") == 0.0
+
+
+def test_letters_over_chat_score_the_written_letter(tmp_path: Path) -> None:
+    import asyncio
+
+    from sieval.ir.response import Choice, Response
+
+    _rows(tmp_path, [{"q": "Which is largest?", "options": "A. 1\nB. 2\nC. 9\nD. 3", "gold": 2}])
+    _write(
+        tmp_path,
+        "letters.yaml",
+        """
+        task: letters
+        dataset_path: json
+        dataset_kwargs: {data_files: {test: rows.jsonl}}
+        test_split: test
+        output_type: generate_until
+        doc_to_text: "{{q}}\\n{{options}}\\nAnswer with a letter."
+        doc_to_choice: [A, B, C, D]
+        doc_to_target: gold
+        metric_list: [{metric: choice_letter}]
+    """,
+    )
+    task = registry([tmp_path])["letters"]
+    config = TaskConfig(name="letters")
+    sample = next(iter(task.load(tmp_path, config)))
+
+    def scored(text: str) -> float:
+        reply = Response(choices=(Choice(index=0, text=text),))
+        result = asyncio.run(task.score_async(sample, {"gen": reply}, config))  # type: ignore[attr-defined]
+        return float(result.metrics["choice_letter"])
+
+    assert scored("The answer is C.") == 1.0
+    assert scored("I think B, not C") == 0.0
+    assert scored("I pick 9") == 0.0
