@@ -506,12 +506,27 @@ def yaml_parity(
                         )  # fmt: skip
                 if len(theirs) != total and sample is None and limit is None and not part:
                     diffs.append({"part": part, "lm_eval_docs": len(theirs), "sieval_docs": total})
+            scope = (
+                f"the first {limit} of each part (--limit {limit})"
+                if limit is not None
+                else f"{sample} seeded (--sample {sample}, seed {SEED})"
+                if sample is not None and docs < total
+                else "every document"
+            )
             table.append({"task": name, "num_fewshot": k, "docs_in_split": total, "compared": docs,
-                          "identical": same, "first_differences": diffs})  # fmt: skip
+                          "identical": same, "scope": scope,
+                          "first_differences": diffs})  # fmt: skip
             print(f"{name:<16} {k:>5} {total:>7} {docs:>8} {same:>9}", file=sys.stderr, flush=True)
             if out is not None:
                 out.write_text(json.dumps(table, indent=1) + "\n")
     return table
+
+
+def _scope(row: dict[str, Any]) -> str:
+    """Which documents a row compared: every one, the first N of each part, or a sample."""
+    if row["compared"] == row["docs_in_split"]:
+        return "every document"
+    return row.get("scope") or f"{row['compared']:,} of {row['docs_in_split']:,}"
 
 
 def markdown(rows: list[dict[str, Any]], command: str) -> str:
@@ -528,13 +543,13 @@ def markdown(rows: list[dict[str, Any]], command: str) -> str:
         "when every request's arguments are equal: (context, continuation) for log-likelihood, "
         "(document,) for rolling, (context, generation_kwargs) for generation.",
         "",
-        "| task | shots | docs in split | compared | identical |",
-        "|---|---:|---:|---:|---:|",
+        "| task | shots | docs in split | compared | identical | which documents |",
+        "|---|---:|---:|---:|---:|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['task']} | {r['num_fewshot']} | {r['docs_in_split']:,} | {r['compared']:,} "
-            f"| {r['identical']:,} |"
+            f"| {r['identical']:,} | {_scope(r)} |"
         )
     lines.append("")
     return "\n".join(lines)
