@@ -30,9 +30,9 @@ not stored, ``training_split``), not sieval's own task module. lm-eval then runs
 (``pip install lm-eval==0.4.13``; it builds requests without torch), both sides in one process
 over the same temporary files. ``--yaml`` adds the tasks beyond the base suite whose data is
 stored and whose stock YAML resolves: GSM8K (0 and its default 5 shots), BBH's 27
-zero-shot and 3-shot chain-of-thought subtasks, IFEval. (HumanEval's stock YAML cannot be
-loaded by lm-eval itself offline: its utils load Hugging Face evaluate's ``code_eval`` from the
-hub.) ``--sample N`` compares N seeded documents of a
+zero-shot and 3-shot chain-of-thought subtasks, IFEval, AIME 2025. (HumanEval's and MBPP's
+stock YAMLs cannot be loaded by lm-eval itself offline: their utils load Hugging Face
+evaluate's ``code_eval`` from the hub.) ``--sample N`` compares N seeded documents of a
 split larger than N (the count is printed), else every document; ``--limit N`` the first N of
 each split (of each subject or subtask), which lm-eval builds alone (``build_all_requests(limit=
 N)``; a document's shots depend on no later document).
@@ -200,12 +200,14 @@ YAML_EXTRA = {
     "gsm8k": "gsm8k/gsm8k.yaml",
     "humaneval": "humaneval/humaneval.yaml",
     "ifeval": "ifeval/ifeval.yaml",
+    "aime25": "aime/aime25.yaml",
 }
 YAML_CASES: list[tuple[str, int]] = [
     *CASES,
     ("gsm8k", 0),
     ("gsm8k", 5),
     ("ifeval", 0),
+    ("aime25", 0),
     ("bbh_zeroshot", 0),
     ("bbh_cot_fewshot", 3),
 ]
@@ -235,6 +237,10 @@ def _extra_dataset(task: str, data: Path, tmp: Path) -> dict[str, Any]:
             "dataset_name": None,
             "dataset_kwargs": {"data_files": files},
         }
+    if task == "aime25":
+        files = {"test": str(data / "aime2025" / "test.jsonl")}
+        return {"dataset_path": "json", "dataset_name": None,
+                "dataset_kwargs": {"data_files": files}}  # fmt: skip
     raise KeyError(task)
 
 
