@@ -30,12 +30,13 @@ not stored, ``training_split``), not sieval's own task module. lm-eval then runs
 (``pip install lm-eval==0.4.13``; it builds requests without torch), both sides in one process
 over the same temporary files. ``--yaml`` adds the tasks beyond the base suite whose data is
 stored and whose stock YAML resolves: GSM8K (0 and its default 5 shots), BBH's 27
-zero-shot and 3-shot chain-of-thought subtasks, IFEval, AIME 2025. (HumanEval's and MBPP's
-stock YAMLs cannot be loaded by lm-eval itself offline: their utils load Hugging Face
-evaluate's ``code_eval`` from the hub.) ``--sample N`` compares N seeded documents of a
-split larger than N (the count is printed), else every document; ``--limit N`` the first N of
-each split (of each subject or subtask), which lm-eval builds alone (``build_all_requests(limit=
-N)``; a document's shots depend on no later document).
+zero-shot and 3-shot chain-of-thought subtasks, IFEval, AIME 2025, MMLU-Pro's 14 subjects
+(0 and its default 5 shots). (HumanEval's and MBPP's stock YAMLs cannot be loaded by lm-eval
+itself offline: their utils load Hugging Face evaluate's ``code_eval`` from the hub.)
+``--sample N`` compares N seeded documents of a split larger than N (the count is printed), else
+every document; ``--limit N`` the first N of each split (of each subject or subtask), which
+lm-eval builds alone (``build_all_requests(limit=N)``; a document's shots depend on no later
+document).
 """
 
 from __future__ import annotations
@@ -208,6 +209,8 @@ YAML_CASES: list[tuple[str, int]] = [
     ("gsm8k", 5),
     ("ifeval", 0),
     ("aime25", 0),
+    ("mmlu_pro", 0),
+    ("mmlu_pro", 5),
     ("bbh_zeroshot", 0),
     ("bbh_cot_fewshot", 3),
 ]
@@ -431,6 +434,15 @@ def _yaml_configs(
         return [
             (s, tasks_dir / "mmlu/default" / f"mmlu_{s}.yaml", _mmlu_dataset(s, data, tmp))
             for s in SUBJECTS
+        ]
+    if name == "mmlu_pro":  # each subject's YAML filters the one test file by its category
+        files = {s: str(data / "mmlu_pro" / f"{s}-00000-of-00001.parquet")
+                 for s in ("test", "validation")}  # fmt: skip
+        override = {"dataset_path": "parquet", "dataset_name": None,
+                    "dataset_kwargs": {"data_files": files}}  # fmt: skip
+        return [
+            (p.stem.removeprefix("mmlu_pro_"), p, override)
+            for p in sorted((tasks_dir / "mmlu_pro").glob("mmlu_pro_*.yaml"))
         ]
     if name.startswith("bbh_"):
         folder = {"bbh_zeroshot": "zeroshot", "bbh_cot_fewshot": "cot_fewshot"}[name]
