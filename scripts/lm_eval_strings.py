@@ -508,6 +508,10 @@ def yaml_parity(
                 theirs = {d["doc"]: [_plain(a) for a in d["arguments"]] for d in built}
                 ours = _sieval_yaml(path, override, k, data)
                 total += len(ours)
+                built_docs = len(ours) if limit is None else min(limit, len(ours))
+                if len(theirs) != built_docs:  # a document only one side has is a difference
+                    diffs.append({"part": part, "lm_eval_docs": len(theirs),
+                                  "sieval_docs": built_docs})  # fmt: skip
                 if limit is not None:  # the first docs: their shots depend on no later doc
                     ours = ours[:limit]
                 if sample is not None and len(ours) > sample:
@@ -522,8 +526,6 @@ def yaml_parity(
                             {"part": part, "sample": row["sample"], "lm_eval": theirs.get(doc),
                              "sieval": row["arguments"]}
                         )  # fmt: skip
-                if len(theirs) != total and sample is None and limit is None and not part:
-                    diffs.append({"part": part, "lm_eval_docs": len(theirs), "sieval_docs": total})
             scope = (
                 f"the first {limit} of each part (--limit {limit})"
                 if limit is not None
