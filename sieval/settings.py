@@ -46,6 +46,7 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "options": ("options: {{{name}: {v}}}", "--task-option {name}={v}"),
     "request_defaults": ("request_defaults: {{{name}: {v}}}", "--gen-kwargs {name}={v}"),
     "price": ("price: {v}", "--price {v}"),
+    "server_defaults": ("server_defaults: {v}", "--server-defaults {v}"),
 }
 """Each setting a fix may name. ``options`` and ``request_defaults`` hold a named entry (a task
 option such as ``top_k``, a request leaf such as ``sampling.temperature``)."""

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..results.explain import answer_label
+from ..results.marks import result_marks
 from ..results.snapshot import snapshot
 from ..results.view import Unit, outcome, units
 from ..scoring.power import ALPHA, TARGET, Design, detectable_difference, icc_from_design_effect
@@ -99,6 +100,10 @@ def compare_runs(
         compared = _compare_unit(unit_a, unit_b, power, alpha)
         compared["mde_note"] = mde_note(compared)
         compared["censored"] = censored_shares(unit_a.result, unit_b.result)
+        # what each run's headline is marked with (partial, exposed): a difference between two
+        # marked headlines carries their causes
+        compared["marks_a"] = result_marks(report_a, unit_a.result)
+        compared["marks_b"] = result_marks(report_b, unit_b.result)
         tasks.append(compared)
     matched_b = {(pairing[m], t) for m, t in units_a if m in pairing}
     unmatched += [

@@ -159,6 +159,9 @@ def render_comparison(
                 f"  {task['headline']} by row (a row's repeats summed): more right in {a} "
                 f"{rows['a_better']}, in {b} {rows['b_better']}, tied {rows['tied']}"
             )
+        for name, key in ((a, "marks_a"), (b, "marks_b")):
+            for mark in task.get(key) or []:
+                yield f"  [yellow]{escape(mark['mark'])} in {name}[/]: {escape(mark['why'])}"
         counts = [f"failed in {a} {task['failed_a']}, in {b} {task['failed_b']}"]
         if task["only_a"] or task["only_b"]:
             counts.append(f"only in {a} {task['only_a']}, only in {b} {task['only_b']}")

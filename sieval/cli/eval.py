@@ -53,6 +53,7 @@ ONE_LINE_ONLY = {
     "--timeout": "timeout_s",
     "--max-reply-mib": "max_reply_mib",
     "--price": "price",
+    "--server-defaults": "server_defaults",
 }
 """The flags of the one-line form a config says in its own keys (refused beside a CONFIG)."""
 
@@ -219,6 +220,14 @@ def eval_command(
         metavar="IN,OUT[,CURRENCY]",
         help=_ONE + "the model's price per million input and output tokens (0.15,0.60,USD).",
     ),
+    server_defaults: str | None = typer.Option(
+        None,
+        "--server-defaults",
+        metavar="unknown|neutral",
+        help=_ONE + "neutral: the server was started with no sampling defaults of its own (vLLM "
+        "--generation-config vllm); a field the wire cannot send is then taken as neutral, not "
+        "marked exposed.",
+    ),
     dry_run: bool = typer.Option(
         False,
         "--dry-run",
@@ -297,14 +306,14 @@ def eval_command(
             auth=auth, num_fewshot=num_fewshot, seed=seed, task_options=task_option,
             gen_kwargs=gen_kwargs, retries=retries, timeout=timeout, max_reply_mib=max_reply_mib,
             concurrency=concurrency,
-            limit=limit, data_dir=data_dir, out=out, price=price,
+            limit=limit, data_dir=data_dir, out=out, price=price, server_defaults=server_defaults,
         )  # fmt: skip
     given = {
         "--name": name, "--kind": kind, "--dialect": dialect, "--api-key-env": api_key_env,
         "--api-key-file": api_key_file, "--auth": auth, "--num-fewshot": num_fewshot,
         "--seed": seed, "--task-option": task_option or None, "--gen-kwargs": gen_kwargs or None,
         "--retries": retries, "--timeout": timeout, "--max-reply-mib": max_reply_mib,
-        "--price": price,
+        "--price": price, "--server-defaults": server_defaults,
     }  # fmt: skip
     created: list[Path] = []
     # errors name flags for a one-line run and config keys otherwise (sieval/settings.py)
@@ -480,14 +489,10 @@ def _write_config(path: Path, one_line: OneLine | None, console: Console) -> Non
     """Save the one-line form's config as YAML and stop (exit 0); nothing runs."""
     if one_line is None:
         raise ConfigError("--write-config saves a one-line run (--endpoint ...) as a config file")
-    if path.exists():
-        raise ConfigError(f"--write-config {str(path)!r} exists; name a new file")
-    try:
-        path.write_text(config_yaml(one_line.mapping(common.task_registry())))
-    except OSError as exc:
-        raise ConfigError(
-            f"--write-config {str(path)!r}: cannot write it ({exc.strerror})"
-        ) from exc
+    from ..store.rundir import write_new_file
+
+    text = config_yaml(one_line.mapping(common.task_registry()))
+    write_new_file(path, text, flag="--write-config")
     console.print(f"wrote {escape(str(path))}; run it with: sieval eval {escape(str(path))}")
     raise typer.Exit(common.EXIT_OK)
 

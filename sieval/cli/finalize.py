@@ -39,6 +39,10 @@ def finalize_command(
     out = Console(highlight=False)
     from rich.text import Text
 
+    from .inert import shown
+
+    for note in done.left_out:
+        console.print(Text("warning: ", style="yellow") + shown(note))
     for line in render_failures(done.report):
         console.print(Text("failed: ", style="yellow") + line)
     out.print(render_summary(done.report))

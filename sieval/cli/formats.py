@@ -20,14 +20,23 @@ __all__ = ["FORMATS", "render_rows", "result_rows"]
 FORMATS = ("table", "md", "csv", "json")
 
 COLUMNS = ("model", "task", "metric", "value", "se", "ci_low", "ci_high", "n", "estimator",
-           "scored", "failed", "missing")  # fmt: skip
+           "scored", "failed", "missing", "marks", "marks_why")  # fmt: skip
+"""``marks``: the headline's marks (``partial``, ``exposed``: ``results/marks.py``) on every row of
+its (model, task), since each figure of it shares the cause; ``marks_why``: their reasons."""
 
 
 def result_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    from ..results.marks import result_marks
+
     rows = []
     for result in report["results"]:
         spreads = result.get("intervals") or {}
         samples = result["samples"]
+        marks = result_marks(report, result)
+        marked = {
+            "marks": ", ".join(m["mark"] for m in marks) or None,
+            "marks_why": " | ".join(f"{m['mark']}: {m['why']}" for m in marks) or None,
+        }
         flat = _flat(result.get("metrics") or {})
         for metric, value in flat.items():
             if metric == "n" or metric.endswith(".n"):
@@ -50,6 +59,7 @@ def result_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
                     "scored": samples["scored"],
                     "failed": samples["failed"],
                     "missing": samples["missing"],
+                    **marked,
                 }
             )
         for bound, entry in _bounds(result):
@@ -58,6 +68,7 @@ def result_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
             row.update(value=entry.get("value"), se=entry.get("se"), ci_low=ci[0], ci_high=ci[1])
             row.update(n=entry.get("n"), estimator=entry.get("estimator"))
             row.update((k, samples[k]) for k in ("scored", "failed", "missing"))
+            row.update(marked)
             rows.append(row)
     return rows
 
@@ -84,8 +95,9 @@ def render_rows(rows: list[dict[str, Any]], form: str) -> str:
         writer.writerows({k: "" if v is None else v for k, v in row.items()} for row in rows)
         return out.getvalue()
     if form == "md":
-        lines = ["| model | task | metric | value | 95% CI | n | failed | missing |",
-                 "|---|---|---|---:|---|---:|---:|---:|"]  # fmt: skip
+        lines = ["| model | task | metric | value | 95% CI | n | failed | missing | marks |",
+                 "|---|---|---|---:|---|---:|---:|---:|---|"]  # fmt: skip
+        why: dict[tuple[str, str], str] = {}
         for row in rows:
             ci = ""
             low, high = row["ci_low"], row["ci_high"]
@@ -95,8 +107,14 @@ def render_rows(rows: list[dict[str, Any]], form: str) -> str:
             n = "" if row["n"] is None else str(row["n"])
             value = "" if row["value"] is None else magnitude(float(row["value"]))
             cells = [_cell(row["model"]), _cell(row["task"]), _cell(row["metric"]), value, ci, n,
-                     str(row["failed"]), str(row["missing"])]  # fmt: skip
+                     str(row["failed"]), str(row["missing"]),
+                     _cell(row["marks"] or "")]  # fmt: skip
             lines.append("| " + " | ".join(cells) + " |")
+            if row["marks_why"]:
+                why[(row["model"], row["task"])] = row["marks_why"]
+        if why:  # the reasons once per (model, task), below the table
+            lines.append("")
+            lines += [f"- {_cell(m)} / {_cell(t)}: {_cell(said)}" for (m, t), said in why.items()]
         return "\n".join(lines) + "\n"
     raise ValueError(f"unknown format {form!r}; choose one of {', '.join(FORMATS)}")
 

@@ -102,12 +102,15 @@ class OneLine:
     out: Path | None = None
     price: str | None = None
     """``IN,OUT[,CURRENCY]``: per million input and output tokens."""
+    server_defaults: str | None = None
 
     def model_entry(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"endpoint": self.endpoint}
         if self.model:
             entry["model"] = self.model
-        for key in ("name", "kind", "dialect", "api_key_env", "api_key_file", "auth", "retries"):
+        keys = ("name", "kind", "dialect", "api_key_env", "api_key_file", "auth", "retries",
+                "server_defaults")  # fmt: skip
+        for key in keys:
             if getattr(self, key) is not None:
                 entry[key] = getattr(self, key)
         if self.timeout is not None:

@@ -26,6 +26,7 @@ __all__ = [
     "render_censored",
     "render_failures",
     "render_finishes",
+    "render_marks",
     "render_report",
     "render_sandboxes",
     "render_summary",
@@ -266,12 +267,13 @@ def render_sandboxes(report: Mapping[str, Any]) -> list[Text]:
     return lines
 
 
-def render_summary(report: Mapping[str, Any]) -> Table | Group:
+def render_summary(report: Mapping[str, Any], *, fixes: bool = False) -> Table | Group:
     """One row per task: headline with its interval, scored, failed, missing; a table per model,
     titled with its name (a long name never squeezes a column, nor breaks), and under it a line
     per generation task with its censored answers and the headline's bounds (``censored:``). A
-    partial report says so below, in a line of its own (a caption would wrap to the table's
-    width)."""
+    marked headline (``results/marks.py``) says its mark under its name and why below the table
+    (``fixes``: and what to do); a partial report says so below, in a line of its own (a caption
+    would wrap to the table's width)."""
     results = report["results"]
     models = list(dict.fromkeys(r["model"] for r in results))
     parts: list[Table | Text] = []
@@ -280,9 +282,27 @@ def render_summary(report: Mapping[str, Any]) -> Table | Group:
         parts.append(_summary_table(report, model, mine))
         parts.extend(render_censored(mine))
     note = partial_note(report)
-    if note is None and len(parts) == 1 and isinstance(parts[0], Table):
+    marked = render_marks(report, fixes=fixes)
+    if note is None and not marked and len(parts) == 1 and isinstance(parts[0], Table):
         return parts[0]
-    return Group(*parts, *([Text(note, style="yellow")] if note else []))
+    return Group(*parts, *marked, *([Text(note, style="yellow")] if note else []))
+
+
+def render_marks(report: Mapping[str, Any], *, fixes: bool = False) -> list[Text]:
+    """One line per mark of a headline (``results/marks.py``): what it is and why (inert);
+    ``fixes``: and what to do about it."""
+    from ..results.marks import result_marks
+
+    several = len({r["model"] for r in report["results"]}) > 1
+    lines = []
+    for result in report["results"]:
+        name = f"{result['model']}/{result['task']}" if several else result["task"]
+        for mark in result_marks(report, result):
+            said = f"{mark['mark']}: {name}: {mark['why']}"
+            if fixes and mark.get("fix"):
+                said += f"; {mark['fix']}"
+            lines.append(as_text(said, style="yellow"))
+    return lines
 
 
 def _summary_table(report: Mapping[str, Any], model: str, results: list[Any]) -> Table:
@@ -291,13 +311,18 @@ def _summary_table(report: Mapping[str, Any], model: str, results: list[Any]) ->
     summary.add_column("value\n95% CI", justify="right", no_wrap=True)
     for column in ("scored", "failed", "missing"):
         summary.add_column(column, justify="right", no_wrap=True)
+    from ..results.marks import result_marks
+
     for result in results:
         samples = result["samples"]
         headline = result["headline"]
         metrics = result.get("metrics") or {}
         spread = (result.get("intervals") or {}).get(headline) or {}
+        marks = ", ".join(m["mark"] for m in result_marks(report, result))
         summary.add_row(
-            Text(result["task"]) + Text(f"\n{headline}", style="dim"),
+            Text(result["task"])
+            + Text(f"\n{headline}", style="dim")
+            + (Text(f"\n{marks}", style="yellow") if marks else Text()),
             f"{figure(metrics.get(headline))}\n{interval(spread.get('ci'))}",
             f"{samples['scored']}/{samples['total']}",
             str(samples["failed"]),
@@ -367,7 +392,10 @@ def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
     """The summary, per (model, task) its metrics and a table per metric group (a row a subject,
     with its n), provenance per model, the serving checks, and timings: narrow tables that read
     at 80 columns."""
-    tables: list[Table | Text | Group] = [render_summary(report), *render_sandboxes(report)]
+    tables: list[Table | Text | Group] = [
+        render_summary(report, fixes=True),
+        *render_sandboxes(report),
+    ]
     several = len({r["model"] for r in report["results"]}) > 1
     provenance = Table(title="provenance", show_header=False)
     provenance.add_column("what", style="dim")

@@ -14,7 +14,7 @@ import os
 import shutil
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +56,9 @@ class Finalized:
     report: dict[str, Any]
     failed_shards: dict[int, int]
     """Per shard, how many of its samples are recorded as failed (rerun it to retry them)."""
+    left_out: list[str] = field(default_factory=list)
+    """One line per unit and shard holding records of samples the plan does not have (left out
+    of the merge and the report, counted here and in the report's warnings)."""
 
     @property
     def failed(self) -> int:
@@ -108,6 +111,7 @@ def _finalize(run_dir: Path, data_dir: Path | None, tasks: Mapping[str, Task] | 
     check_resume(run_dir, plan.identity, plan.inputs)
     missing: dict[int, int] = {}
     problems: list[str] = []
+    strays: list[str] = []
     indexes: dict[tuple[str, str], list[dict[str, int]]] = {}
     for pm in plan.models:
         for pt in plan.tasks:
@@ -119,6 +123,13 @@ def _finalize(run_dir: Path, data_dir: Path | None, tasks: Mapping[str, Task] | 
             ]
             indexes[(pm.label, pt.name)] = found
             for k, ids in enumerate(found):
+                unplanned = [sample_id for sample_id in ids if sample_id not in owner]
+                if unplanned:
+                    strays.append(
+                        f"{pm.label}/{pt.name}: shard {k} holds {len(unplanned)} record(s) of "
+                        f"samples the plan does not have (e.g. {unplanned[0]!r}); they are left "
+                        "out of the merged records and the report"
+                    )
                 for sample_id in ids:
                     if owner.get(sample_id, k) != k:
                         problems.append(
@@ -170,16 +181,17 @@ def _finalize(run_dir: Path, data_dir: Path | None, tasks: Mapping[str, Task] | 
         requests=0,
         samples_run=0,
         resumed=False,
-        warnings=list(frozen.notes),
+        warnings=[*frozen.notes, *strays],
         checks=setup.get("checks", {}),
         facts={
             label: msgspec.convert(f, ModelFacts) for label, f in setup.get("facts", {}).items()
         },
+        serving=setup.get("serving") or None,  # what the plan's serving checks found
     )
     report["timings"] = _timings(sessions)
     report["run"]["shards"] = frozen.shards
     write_report(run_dir, report)
-    return Finalized(run_dir=run_dir, report=report, failed_shards=failed_shards)
+    return Finalized(run_dir=run_dir, report=report, failed_shards=failed_shards, left_out=strays)
 
 
 def _merge(

@@ -11,6 +11,7 @@ import msgspec
 from ..errors import ConfigError
 from ..settings import named
 from .leaves import schema_match
+from .ranges import out_of_range
 from .request import Request
 
 __all__ = ["check_default_leaf", "check_default_value", "with_defaults"]
@@ -28,9 +29,10 @@ def check_default_leaf(path: str, where: str = "") -> None:
 
 
 def check_default_value(path: str, value: Any, where: str = "") -> None:
-    """Raise ``ConfigError`` unless ``value`` has the type of the leaf ``path`` (checked before a
-    run, so ``sampling.top_p: "high"`` never reaches a request). ``options.*`` take any value:
-    each dialect decides its own options."""
+    """Raise ``ConfigError`` unless ``value`` has the type of the leaf ``path`` and lies in its
+    range (``ranges.py``), checked before a run, so neither ``sampling.top_p: "high"`` nor
+    ``sampling.temperature: .nan`` reaches a request. ``options.*`` take any value: each dialect
+    decides its own options."""
     head, _, name = path.partition(".")
     if head == "options" or value is None:
         return
@@ -50,6 +52,13 @@ def check_default_value(path: str, value: Any, where: str = "") -> None:
             path=path,
             received=value,
         ) from exc
+    why = out_of_range(path, value)
+    if why is not None:
+        raise ConfigError(
+            f"{where}{named('request_defaults.' + path)}={value!r} is out of range: it {why}",
+            path=path,
+            received=value,
+        )
 
 
 def with_defaults(request: Request, defaults: Mapping[str, Any]) -> Request:

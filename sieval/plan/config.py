@@ -17,6 +17,7 @@ Example::
         concurrency_limit: 16       # requests in flight to this model's server (entries
                                     # on one server share it: the largest is its budget)
         timeout_s: 120              # per-request budget
+        server_defaults: unknown    # neutral: the server applies no sampling defaults of its own
         retry_after_max_s: 60       # longest Retry-After honoured (a longer one is cut, said)
         outage_s: 300               # how long a server that answered may be away (a restart)
         request_defaults:
@@ -47,6 +48,7 @@ import yaml
 
 from ..errors import ConfigError
 from ..ir.defaults import check_default_leaf, check_default_value
+from ..ir.ranges import INT64_MAX, INT64_MIN
 from ..settings import named, setting
 from ..store.paths import results_dirname, segment
 from ..tasks.base import TaskConfig
@@ -76,6 +78,14 @@ REFERENCE_MODEL = "sieval-reference"
 """The model id the embedded reference server serves (``reference.server.DEFAULT_MODEL_NAME``)."""
 
 DEFAULT_DIALECT = {"completion": "openai_completions", "chat": "openai_chat"}
+
+MAX_CONCURRENCY = 65_535
+"""The most requests ``concurrency`` and ``concurrency_limit`` may keep in flight: each holds a
+connection, and a client has at most this many ports to reach one server from."""
+
+MAX_RETRIES = 100
+"""The most ``retries``: at the transport's 30 s backoff ceiling, most of an hour for one request
+(a larger number never gives up)."""
 
 ONE_LINE = "the command line"
 """The ``source`` of a config built from ``sieval eval --endpoint ...`` (its errors name flags)."""
@@ -146,6 +156,12 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     price: Price | None = None
     """Per million input and output tokens: the forecast and the report show costs, and
     ``--budget-cost`` can stop the run (``runner/forecast.py``, ``runner/stopping.py``)."""
+    server_defaults: Literal["unknown", "neutral"] = "unknown"
+    """What the server puts in the sampling fields a request leaves out. ``neutral``: you started
+    it with no defaults of its own (vLLM ``--generation-config vllm``, SGLang
+    ``--sampling-defaults openai``). No wire shows a server flag, so a field the wire cannot send
+    is then taken as neutral, said as declared (not verified) in the serving checks; ``unknown``
+    leaves such a field's results marked ``exposed`` (``serving/defaults.py``)."""
 
     @property
     def dialect_id(self) -> str:
@@ -350,8 +366,11 @@ def check_config(config: EvalConfig, source: str) -> EvalConfig:
         raise ConfigError(f"{source}: 'models:' is empty; list at least one model", path="models")
     if not config.tasks:
         raise ConfigError(f"{source}: 'tasks:' is empty; list at least one task", path="tasks")
-    if config.concurrency < 1:
-        raise ConfigError(f"{head}{named('concurrency')} must be >= 1", path="concurrency")
+    if not 1 <= config.concurrency <= MAX_CONCURRENCY:
+        raise ConfigError(
+            f"{head}{named('concurrency')} must be an integer in [1, {MAX_CONCURRENCY}]",
+            path="concurrency",
+        )
     labels: set[str] = set()
     models: list[ModelConfig] = []
     dirnames: dict[str, str] = {}
@@ -388,9 +407,16 @@ def check_config(config: EvalConfig, source: str) -> EvalConfig:
                 path="api_key_env",
             )
         for key, bad in (
-            ("concurrency_limit", model.concurrency_limit < 1 and ">= 1"),
-            ("timeout_s", model.timeout_s <= 0 and "> 0"),
-            ("retries", model.retries < 0 and ">= 0"),
+            (
+                "concurrency_limit",
+                not 1 <= model.concurrency_limit <= MAX_CONCURRENCY
+                and f"an integer in [1, {MAX_CONCURRENCY}]",
+            ),
+            ("timeout_s", not (0 < model.timeout_s < math.inf) and "a finite number > 0"),
+            (
+                "retries",
+                not 0 <= model.retries <= MAX_RETRIES and f"an integer in [0, {MAX_RETRIES}]",
+            ),
             (
                 "retry_after_max_s",
                 not (0 < model.retry_after_max_s < math.inf) and "a finite number > 0",
@@ -431,4 +457,10 @@ def check_config(config: EvalConfig, source: str) -> EvalConfig:
         names.add(task.name)
         if task.n is not None and task.n < 1:
             raise ConfigError(f"{head}task {task.name!r}: {named('n')} must be >= 1", path="n")
+        if not INT64_MIN <= task.seed <= INT64_MAX:
+            raise ConfigError(
+                f"{head}task {task.name!r}: {named('seed')} must be an integer in "
+                f"[{INT64_MIN}, {INT64_MAX}] (seeds reach the wire as 64-bit integers)",
+                path="seed",
+            )
     return msgspec.structs.replace(config, models=models, tasks=tasks)

@@ -19,6 +19,9 @@ how many answers the token budget cut before they gave one (``count`` of ``of``,
 the headline with them counted wrong (``as_wrong``) and left out (``left_out``), each with its
 interval; ``reruns`` when ``--rerun-censored`` re-ran some of them at a larger budget. It is
 absent for a task that does not generate, and for records written before it.
+Each result's ``marks`` (``marks.py``) say what a reader must know before trusting its headline:
+``partial`` (samples failed for their content) and ``exposed`` (a server default the serving
+checks could not clear).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from ..store.files import storage_error, write_atomic
 from ..store.identity import sieval_version
 from ..store.records import SCHEMA_VERSION, records_path
 from ..store.rundir import run_directory
+from .marks import marks_of
 from .tally import censored_figures, finish_counts, intervals, tally_unit
 
 if TYPE_CHECKING:
@@ -124,6 +128,9 @@ def build_report(
                 result = _unit_result(pm, pt, path, provenance.get(pm.label), facts_of)
                 result["cost"] = unit_cost(pm, pt, path, forecast)
                 results.append(result)
+    served = dict(serving) if serving else dict((previous or {}).get("serving") or {})
+    for result in results:  # what a reader must know of each headline: marks.py
+        result["marks"] = marks_of(result, served)
     return {
         "report_version": REPORT_VERSION,
         "records_schema_version": SCHEMA_VERSION,
@@ -148,7 +155,7 @@ def build_report(
         ),
         "warnings": warnings,
         "preflight": checks if checks is not None else {},
-        "serving": dict(serving) if serving else dict((previous or {}).get("serving") or {}),
+        "serving": served,
         "ready": dict(ready) if ready else dict((previous or {}).get("ready") or {}),
     }
 

@@ -171,6 +171,23 @@ DEFAULT_DATA_DIRS = (Path("data"), Path("..") / "shared" / "data")
 """Where data is looked for (relative to the working directory) when nothing names a place."""
 
 
+def _limit_not_applied(plan: Plan, limit: int | None) -> list[str]:
+    """What a resume's ``--limit`` does not do: a run's samples are fixed when it starts, so a
+    limit above a task's planned n adds none (a lower one changes the plan: refused by
+    ``check_resume``)."""
+    if limit is None:
+        return []
+    fewer = {pt.name: pt.config.n for pt in plan.tasks if pt.config.n is not None}
+    fewer = {name: n for name, n in fewer.items() if n < limit}
+    if not fewer:
+        return []
+    said = ", ".join(f"{name} {n}" for name, n in fewer.items())
+    return [
+        f"--limit {limit} does not add samples to a resumed run: it completes the samples it was "
+        f"planned with ({said}); for more, start a new run with --limit {limit}"
+    ]
+
+
 def resolve_data_dir(config: EvalConfig, options: RunOptions) -> Path:
     if options.data_dir is not None:
         return options.data_dir
@@ -248,6 +265,9 @@ async def _arun_eval(
     warnings: list[str] = list(plan.notes)
     if options.resume is not None:
         run_dir = options.resume
+        for note in _limit_not_applied(plan, options.limit):
+            stage(f"warning: {note}")
+            warnings.append(note)
         check_resume(run_dir, plan.identity, plan.inputs)
         if options.shard is None:
             locks.enter_context(hold_run(run_dir))

@@ -15,13 +15,28 @@ from collections.abc import Callable, Sequence
 from ..ir.defaults import with_defaults
 from ..ir.request import Request
 from ..model import Model
+from ..plan.config import EMBEDDED
 from ..plan.plan import Plan, PlannedModel
+from ..settings import setting
 from ..tasks.base import ModelFacts
 from ..transport import Limits, Timeouts, Transport
 from .needs import needs_of, select
 from .suite import DEFAULT_COPIES, Serving, run_serving_checks
 
 __all__ = ["run_requests", "serving_for"]
+
+
+def _declared_neutral(pm: PlannedModel) -> str | None:
+    """Why ``pm``'s server is known to apply no sampling defaults, or None when nothing says so
+    (a field its wire cannot send then stays unverified)."""
+    if pm.config.endpoint == EMBEDDED:
+        return "sieval started this reference server itself, and it applies none"
+    if pm.config.server_defaults == "neutral":
+        return (
+            f"the config declares the server's defaults neutral "
+            f"({setting('server_defaults', 'neutral')}), which no probe can confirm"
+        )
+    return None
 
 
 def run_requests(pm: PlannedModel, plan: Plan, facts: ModelFacts) -> list[tuple[str, Request]]:
@@ -80,7 +95,9 @@ async def serving_for(
         transport=transport,
     )
     try:
-        serving = await run_serving_checks(model, needs, copies=copies)
+        serving = await run_serving_checks(
+            model, needs, copies=copies, declared_neutral=_declared_neutral(pm)
+        )
     finally:
         if transport is None:  # a shared test transport outlives the checks
             await model.aclose()

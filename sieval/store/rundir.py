@@ -34,6 +34,7 @@ __all__ = [
     "read_run_json",
     "run_directory",
     "write_json",
+    "write_new_file",
     "write_run_json",
 ]
 
@@ -295,6 +296,12 @@ def html_target(path: Path, run_dir: Path, *, force: bool = False) -> Path:
         raise ConfigError(
             f"--html {str(path)!r}: {target} is a directory; pass another path", path="html"
         )
+    if target.exists() and not target.is_file():  # reading a pipe to see what it is never ends
+        raise ConfigError(
+            f"--html {str(path)!r}: {target} is not a regular file (a pipe, a socket or a "
+            "device); pass a file path",
+            path="html",
+        )
     if target.exists() and not force and not _is_html_report(target):
         raise ConfigError(
             f"--html {str(path)!r}: {target} exists and is not an HTML report sieval wrote; "
@@ -302,6 +309,26 @@ def html_target(path: Path, run_dir: Path, *, force: bool = False) -> Path:
             path="html",
         )
     return target
+
+
+def write_new_file(path: Path, text: str, *, flag: str) -> None:
+    """Write ``text`` to ``path``, a file that must not exist yet and must not be in a run
+    directory (``ConfigError`` naming ``flag`` otherwise; nothing written). Created exclusively,
+    so a file made meanwhile, or a dangling link into a run, is never written through."""
+    holder = _enclosing_run(path.resolve().parent)
+    if holder is not None:
+        raise ConfigError(
+            f"{flag} {str(path)!r} is inside the run directory {holder}, whose files sieval never "
+            "overwrites; write it outside any run directory",
+            path=flag,
+        )
+    try:
+        with open(path, "x", encoding="utf-8") as file:
+            file.write(text)
+    except FileExistsError:
+        raise ConfigError(f"{flag} {str(path)!r} exists; name a new file", path=flag) from None
+    except OSError as exc:
+        raise ConfigError(f"{flag} {str(path)!r}: cannot write it ({exc.strerror})") from exc
 
 
 def _enclosing_run(directory: Path) -> Path | None:

@@ -6,18 +6,28 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..errors import ConfigError, ContractViolation
+from ..ir.ranges import INT32_MAX
 from ..ir.request import ChatInput, CompletionInput, Message, Request, Sampling, Scoring, TextPart
 from ..ir.response import Choice, Response
 from ..scoring.continuation import ContinuationScore
 from .base import Sample, SampleResult, TaskConfig
 
 
-def int_option(task: str, config: TaskConfig, name: str, default: int, minimum: int) -> int:
-    """An integer task option with its default, refused below ``minimum`` (named in the error)."""
+def int_option(
+    task: str,
+    config: TaskConfig,
+    name: str,
+    default: int,
+    minimum: int,
+    maximum: int = INT32_MAX,
+) -> int:
+    """An integer task option with its default, refused outside ``[minimum, maximum]`` (named in
+    the error); the default maximum is the largest count a wire carries (``ir/ranges.py``)."""
     value = config.options.get(name, default)
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+    if not isinstance(value, int) or isinstance(value, bool) or not minimum <= value <= maximum:
         raise ConfigError(
-            f"task {task}: option {name} must be an integer >= {minimum}, got {value!r}",
+            f"task {task}: option {name} must be an integer in [{minimum}, {maximum}], got "
+            f"{value!r}",
             path=f"tasks.{task}.options.{name}",
             received=value,
         )

@@ -123,8 +123,8 @@ class Task(Protocol):
     * ``score_async(sample, responses, config, model)``: a coroutine the runner awaits instead
       of ``score`` (a checker that runs the answer's code in the sandbox);
     * ``check_ready(allow_unsafe_code)``: a ``Readiness``, before the run's first request (the
-      code tasks choose their sandbox and run a trivial program in it), or ``ConfigError``
-      naming the fix;
+      code tasks choose their sandbox and run a trivial program in it; a checked task imports
+      what its checker needs, ``scoring.dependencies``), or ``ConfigError`` naming the fix;
     * ``samples_per_row(config)``: how many samples each row is (repeats); the config's ``n``
       then counts rows, ``n * samples_per_row`` samples;
     * ``keeps_predictions = True``: ``aggregate``'s results hold each sample's ``prediction`` too

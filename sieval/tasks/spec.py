@@ -45,7 +45,7 @@ Process = Callable[[dict[str, Any], str], dict[str, Any]]
 
 class Rows(Protocol):
     """What a task reads its rows through: a stored dataset (``data/source.py``'s ``Source``),
-    a task's own files (``data/files.py``'s ``FileData``) or a hub dataset (``HubData``)."""
+    a task's own files (``data/file_data.py``'s ``FileData``) or a hub dataset (``HubData``)."""
 
     @property
     def folder(self) -> str: ...
@@ -76,7 +76,7 @@ class Data:
 
     source: str | Rows
     """The dataset folder (its loader ``sieval/data/<source>.py``), or a reader of the task's
-    own files (``data/files.py``)."""
+    own files (``data/file_data.py``)."""
     split: str
     """The split scored."""
     shots: str | None = None

@@ -12,7 +12,7 @@ What each key becomes:
 - ``dataset_path`` ``json``/``jsonl``/``csv``/``tsv``/``parquet``/``arrow``/``text`` with
   ``dataset_kwargs.data_files`` (a path, a list, or a mapping of split to path(s); relative to
   the folder of the YAML that wrote them; globs allowed): the task's own files
-  (``data/files.py``). A hub id (``allenai/ai2_arc`` with ``dataset_name: ARC-Easy``) is the
+  (``data/file_data.py``). A hub id (``allenai/ai2_arc`` with ``dataset_name: ARC-Easy``) is the
   stored dataset of that id when sieval stores it (read from the data directory), else the hub
   through the optional ``datasets`` package;
 - ``test_split`` (else ``validation_split``) is scored; shots come from
@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..data.files import FORMATS, FileData, HubData
+from ..data.file_data import FORMATS, FileData, HubData
 from ..errors import ConfigError, did_you_mean
 from .families import Generated, MultipleChoice, RollingLogLikelihood, TargetLogLikelihood
 from .filters import NONE, Pipeline, pipeline

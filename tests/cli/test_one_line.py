@@ -98,10 +98,10 @@ def test_the_flags_become_the_config_they_stand_for() -> None:
         (["--task", "arc_easy_kshot_ppl:oops"], "expected KEY=VALUE"),
         (["--gen-kwargs", "temp=0"], "'temp' is not a sampling field"),
         (["--gen-kwargs", "temperature=hot"], "--gen-kwargs sampling.temperature='hot'"),
-        (["--retries", "-1"], "--retries must be >= 0"),
-        (["--timeout", "0"], "--timeout must be > 0"),
+        (["--retries", "-1"], "--retries must be an integer in [0, 100]"),
+        (["--timeout", "0"], "--timeout must be a finite number > 0"),
         (["--max-reply-mib", "0"], "--max-reply-mib must be a finite number > 0"),
-        (["--concurrency", "0"], "--concurrency must be >= 1"),
+        (["--concurrency", "0"], "--concurrency must be an integer in [1, 65535]"),
         (["--task", "nope"], "unknown task 'nope'"),
         (["--max-failures", "nan"], "--max-failures 'nan'"),
     ],
@@ -123,6 +123,31 @@ def test_one_line_flags_beside_a_config_name_its_key() -> None:
     assert "a config sets num_fewshot: N" in result.output
     result = invoke("eval", "examples/quickstart.yaml", "--task", "mmlu_kshot_clp:top_k=19")
     assert result.exit_code == 2 and "options: {top_k: 19}" in result.output
+
+
+def test_write_config_never_writes_into_a_run(tmp_path: Path) -> None:
+    """A run's report.json and plan.json are not written before the run ends (or is finalized):
+    ``--write-config RUN/report.json`` once put YAML there, and a link to a run's file that did
+    not exist yet was written through."""
+    args = ["--endpoint", "embedded", "--task", "arc_easy_kshot_ppl", "--limit", "1"]
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text("{}")
+    for target in (run / "report.json", run / "plan.json", run / "ref" / "notes.yaml"):
+        target.parent.mkdir(exist_ok=True)
+        result = invoke("eval", *args, "--write-config", str(target))
+        assert result.exit_code == 2, result.output
+        assert f"is inside the run directory {run}" in " ".join(result.output.split())
+        assert not target.exists()
+    link = tmp_path / "cfg.yaml"
+    link.symlink_to(run / "report.json")  # dangling: the report is not written yet
+    result = invoke("eval", *args, "--write-config", str(link))
+    assert result.exit_code == 2 and not (run / "report.json").exists(), result.output
+    elsewhere = tmp_path / "other.yaml"
+    elsewhere.symlink_to(tmp_path / "missing.yaml")
+    result = invoke("eval", *args, "--write-config", str(elsewhere))
+    assert result.exit_code == 2 and "exists; name a new file" in result.output
+    assert not (tmp_path / "missing.yaml").exists()
 
 
 def test_the_saved_config_runs_with_the_same_identity(tmp_path: Path) -> None:

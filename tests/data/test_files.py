@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sieval.data.files import FileData, read_file
+from sieval.data.file_data import FileData, read_file
 from sieval.errors import ConfigError
 
 ROWS = [{"q": "one", "a": 1}, {"q": "two, too", "a": 2}, {"q": "three", "a": 3}]
@@ -124,3 +124,14 @@ def test_file_data_joins_a_splits_files_and_names_its_splits(tmp_path: Path) -> 
     assert data.files(tmp_path, "test") == [a, b] and data.splits == ("test",)
     with pytest.raises(ConfigError, match="no split 'tset'.*Did you mean 'test'"):
         data.rows(tmp_path, "tset")
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "json", "csv", "tsv", "parquet", "arrow"])
+def test_a_file_over_the_size_limit_is_refused_naming_the_setting(
+    tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _write(tmp_path / f"rows.{kind}", kind)
+    monkeypatch.setenv("SIEVAL_DATA_MAX_BYTES", "16")
+    with pytest.raises(ConfigError, match=r"SIEVAL_DATA_MAX_BYTES") as info:
+        read_file(path, kind)
+    assert str(path) in str(info.value)

@@ -196,7 +196,7 @@ def test_a_python_task_file_loads_a_spec_and_a_task_class(tmp_path: Path) -> Non
         "spec_task.py",
         f"""
         from pathlib import Path
-        from sieval.data.files import FileData
+        from sieval.data.file_data import FileData
         from sieval.tasks.families import MultipleChoice
         from sieval.tasks.prompt import Prompt
         from sieval.tasks.spec import Data, Spec

@@ -132,6 +132,8 @@ def _summary_row(row: Mapping[str, Any]) -> dict[str, Any]:
         "ci_text": _interval_text(ci),
         "failures_text": ", ".join(f"{name} {count}" for name, count in failures.items()),
         "censored_text": censored_line(row) or "",
+        "marks": list(row.get("marks") or []),
+        "marks_text": ", ".join(m["mark"] for m in row.get("marks") or []),
         "cost_row": _cost_row(row.get("cost")),
         "metric_rows": [
             {
