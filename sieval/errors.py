@@ -3,9 +3,9 @@
     SievalError                      anything sieval raises on purpose
     ├── ConfigError                  a config, CLI argument or data location is wrong (no I/O)
     │   ├── RunLocked                ... the run is being written by another process
-    │   │                                (runner/lock.py)
+    │   │                                (store/lock.py)
     │   └── Incomplete               ... finalize met planned samples without a record
-    │                                    (runner/finalize.py)
+    │                                    (cluster/finalize.py)
     ├── StorageError                 a run file could not be read or written (a full disk,
     │                                read-only, permissions); ``stopped`` when a run was recording
     ├── Refused                      a request was decided against before any byte was sent

@@ -17,15 +17,19 @@ samples is returned (``Results.failed``), as the command line exits 1.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
 from .errors import ConfigError
+from .results.document import Report
 from .tasks.base import Task
+
+if TYPE_CHECKING:
+    from .tasks.catalogue import Registry
 
 __all__ = ["Results", "TaskResult", "evaluate"]
 
@@ -56,8 +60,8 @@ class Results:
     run_dir: Path
     identity: str
     results: list[TaskResult]
-    report: dict[str, Any] = field(repr=False)
-    """The whole ``report.json``."""
+    report: Report = field(repr=False)
+    """The whole ``report.json``, typed (``results/document.py``)."""
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -75,29 +79,32 @@ class Results:
         return self[task].value
 
 
-def _task_results(report: Mapping[str, Any]) -> list[TaskResult]:
+def _task_results(report: Report) -> list[TaskResult]:
     out = []
-    for r in report.get("results", []):
-        headline = r["headline"]
-        interval = (r.get("intervals") or {}).get(headline) or {}
-        ci = interval.get("ci")
+    for r in report.results:
+        spread = r.spread
+        ci = spread.ci if spread is not None else None
         out.append(
             TaskResult(
-                model=r["model"],
-                task=r["task"],
-                headline=headline,
-                value=r["metrics"].get(headline),
-                interval=(float(ci[0]), float(ci[1])) if ci else None,
-                metrics=dict(r["metrics"]),
-                scored=int(r["samples"]["scored"]),
-                failed=int(r["samples"]["failed"]),
-                protocol=r.get("protocol", ""),
+                model=r.model,
+                task=r.task,
+                headline=r.headline,
+                value=r.value,
+                interval=(
+                    (float(ci[0]), float(ci[1]))
+                    if ci and ci[0] is not None and ci[1] is not None
+                    else None
+                ),
+                metrics=dict(r.metrics),
+                scored=r.samples.scored,
+                failed=r.samples.failed,
+                protocol=r.protocol,
             )
         )
     return out
 
 
-def _named(tasks: Any, registry: Any) -> list[str]:
+def _named(tasks: Any, registry: Registry) -> list[str]:
     """Each task as a name the registry knows (files and objects added to it)."""
     from .tasks.catalogue import FileTask
     from .tasks.spec import Spec, SpecTask
@@ -126,15 +133,7 @@ def _named(tasks: Any, registry: Any) -> list[str]:
                     f"{type(item).__name__}",
                     path="tasks",
                 )
-            registry._resolved[task.name] = task
-            if task.name not in registry:
-                from .tasks.catalogue import Entry
-
-                file = Path(getattr(task, "source_file", None) or "<object>")
-                registry.catalogue.entries[task.name] = Entry(
-                    task.name, file, file.parent, "object"
-                )
-            names.append(task.name)
+            names.append(registry.add_task(task))
     return names
 
 
@@ -211,8 +210,8 @@ async def aevaluate(
 ) -> Results:
     """``evaluate`` inside a running event loop."""
     from .plan.config import EMBEDDED, REFERENCE_MODEL, EvalConfig, check_config
+    from .plan.run_config import load_run_config
     from .runner import RunOptions, arun_eval
-    from .store.rundir import load_run_config
     from .tasks.base import TaskConfig
     from .tasks.catalogue import registry as make_registry
 
@@ -258,9 +257,10 @@ async def aevaluate(
     )
     result = await arun_eval(config, options, tasks=registry)
     report = result.report
+    assert report is not None  # a run that is not a dry run reports
     return Results(
         run_dir=result.run_dir,
-        identity=str((report.get("run") or {}).get("identity", "")),
+        identity=report.run.identity,
         results=_task_results(report),
         report=report,
         warnings=list(result.warnings),

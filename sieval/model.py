@@ -22,7 +22,7 @@ made here once, not per wire.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +30,22 @@ import msgspec
 
 from .dialects.auth_hint import rejected_key
 from .dialects.registry import get_dialect
-from .dialects.spec import Auth, Dialect, Lowered
 from .dialects.table import lift, lower
+from .dialects.vocabulary import Auth, Dialect, Lowered
 from .errors import ContractViolation, Refused, ServerRejected, SievalError
 from .ir.defaults import with_defaults
 from .ir.request import Request
 from .ir.response import Decision, Response
-from .transport import HttpRequest, HttpTransport, Limits, Timeouts, Timings, Transport, WireLog
+from .transport import (
+    HttpReply,
+    HttpRequest,
+    HttpTransport,
+    Limits,
+    Timeouts,
+    Timings,
+    Transport,
+    WireLog,
+)
 from .transport.redaction import redact_json, redact_url
 from .transport.refused_reply import kept_reply
 
@@ -66,6 +75,10 @@ class Call:
     """The model id the reply named (kept when the reply was refused for naming another)."""
     reply: str | None = None
     """A refused reply's bytes (``ContractViolation``), bounded and redacted (``kept_reply``)."""
+    raw: bytes | None = field(default=None, repr=False)
+    """The reply's body as received (``None`` when nothing was answered): what a call journal
+    keeps so that a resumed run lifts it again (``Model.replay``). Not redacted: write it only
+    through ``redact``."""
 
     @property
     def ok(self) -> bool:
@@ -178,22 +191,46 @@ class Model:
             overload=self.dialect.retry.overload,
             in_band=self.dialect.retry.in_band if lowered.stream else None,  # errors ride streams
         )
-        response: Response | None = None
-        error: SievalError | None = None
-        reply = None
-        reported: str | None = None
         try:
             reply = await self._transport.send(http)
-            response = lift(self.dialect, lowered, reply.status, reply.headers, reply.body)
-            if isinstance(response.model, str):
-                reported = response.model
-                self._check_reported(reported)
         except SievalError as exc:
-            error = self._own(exc)
-            response = None
-            if isinstance(exc, ServerRejected) and exc.status in (401, 403):
-                self._explain_auth(exc)
-        # one Call per exchange, built once (this is the per-request hot path)
+            return self._answered(request, lowered, None, exc)
+        return self._answered(request, lowered, reply, None)
+
+    def replay(self, request: Request, reply: HttpReply) -> Call:
+        """A reply received earlier (a call journal's) to ``request``, decided and checked again
+        exactly as ``call`` decides and checks a fresh one; nothing is sent."""
+        request = with_defaults(request, self.request_defaults)
+        try:
+            lowered = lower(self.dialect, request, self.model_id)
+        except Refused as exc:
+            return Call(request, self.dialect.id, "", None, tuple(exc.ledger), error=self._own(exc))
+        return self._answered(request, lowered, reply, None)
+
+    def _answered(
+        self,
+        request: Request,
+        lowered: Lowered,
+        reply: HttpReply | None,
+        error: SievalError | None,
+    ) -> Call:
+        """The ``Call`` of an exchange: the reply lifted and its model checked (this is the
+        per-request hot path: one ``Call`` built once)."""
+        response: Response | None = None
+        reported: str | None = None
+        if reply is not None:
+            try:
+                response = lift(self.dialect, lowered, reply.status, reply.headers, reply.body)
+                if isinstance(response.model, str):
+                    reported = response.model
+                    self._check_reported(reported)
+            except SievalError as exc:
+                error = exc
+                response = None
+        if error is not None:
+            error = self._own(error)
+            if isinstance(error, ServerRejected) and error.status in (401, 403):
+                self._explain_auth(error)
         return Call(
             request=request,
             dialect=self.dialect.id,
@@ -211,6 +248,7 @@ class Model:
                 if reply is not None and isinstance(error, ContractViolation)
                 else None
             ),
+            raw=reply.body if reply is not None else None,
         )
 
     def _explain_auth(self, exc: ServerRejected) -> None:

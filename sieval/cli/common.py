@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 
 from ..errors import StorageError
 from ..tasks.base import Task
+
+if TYPE_CHECKING:  # task files are read when a command needs them, not when the CLI starts
+    from ..tasks.catalogue import Registry
 
 __all__ = [
     "EXIT_BAD_INPUT",
@@ -64,7 +67,7 @@ def run_include_path(run_dir: Path) -> list[Path]:
     return [Path(p) for p in config.get("include_path") or [] if isinstance(p, str)]
 
 
-def tasks_for(include: Sequence[Path | str] = (), run_dir: Path | None = None) -> Any:
+def tasks_for(include: Sequence[Path | str] = (), run_dir: Path | None = None) -> Registry:
     """The stock tasks (``task_registry``) and the task files of ``include``, of the run
     ``run_dir``'s include path, and of ``$SIEVAL_INCLUDE_PATH`` (``tasks/catalogue.py``)."""
     from ..tasks.catalogue import Registry, env_include_path, scan

@@ -1,4 +1,4 @@
-"""``sieval compare RUN_A RUN_B``: two runs sample by sample (``audit/compare.py``)."""
+"""``sieval compare RUN_A RUN_B``: two runs sample by sample (``analysis/compare.py``)."""
 
 from __future__ import annotations
 

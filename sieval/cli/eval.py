@@ -6,7 +6,7 @@ can say everything a config says (``oneline.py``)::
     sieval eval --endpoint URL --model ID --task a,b:top_k=19 [--num-fewshot K] [--limit N] ...
 
 Errors name the setting to change the way the run was started: ``--num-fewshot N`` for the one-
-line form, ``num_fewshot: N`` for a config (``sieval/settings.py``).
+line form, ``num_fewshot: N`` for a config (``sieval/setting_names.py``).
 
 Exit codes: 0 every sample scored; 1 the run finished but some samples failed (they are recorded
 and counted in report.json, never scored) or ``--max-failures`` stopped it; 2 bad input (config,
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -33,6 +33,12 @@ from . import common, text
 from .app import app
 from .inert import markup
 from .oneline import OneLine, config_yaml, names
+
+if TYPE_CHECKING:  # the runner is imported when a run starts, not when the CLI does
+    from ..cost.forecast import CostOptions
+    from ..plan.config import EvalConfig
+    from ..runner.engine import RunOptions, RunResult
+    from ..tasks.catalogue import Registry
 
 __all__ = ["EXIT_INTERRUPTED", "ONE_LINE_ONLY"]
 
@@ -283,7 +289,7 @@ def eval_command(
 ) -> None:
     """Evaluate models on tasks; exit 0 ok, 1 failed samples, 2 bad input, 3 disk full,
     130 interrupted."""
-    from ..settings import named_as
+    from ..setting_names import named_as
 
     console = text.console(stderr=True)
     if run is not None or shard is not None:
@@ -316,7 +322,7 @@ def eval_command(
         "--price": price, "--server-defaults": server_defaults,
     }  # fmt: skip
     created: list[Path] = []
-    # errors name flags for a one-line run and config keys otherwise (sieval/settings.py)
+    # errors name flags for a one-line run and config keys otherwise (sieval/setting_names.py)
     with named_as("flags" if one_line is not None else "config"):
         try:
             from ..runner import RunOptions
@@ -367,7 +373,7 @@ def eval_command(
 
 def cost_options(
     dry_run: bool, forecast: bool | None, budget_tokens: str | None, budget_cost: str | None
-) -> Any:
+) -> CostOptions:
     """The cost flags as ``CostOptions`` (each budget parsed once, naming its flag)."""
     from ..cost.budget import parse_budget_cost, parse_budget_tokens
     from ..cost.forecast import CostOptions
@@ -380,18 +386,19 @@ def cost_options(
     )
 
 
-def _render_forecast(result: Any) -> None:
+def _render_forecast(result: RunResult) -> None:
     """``--dry-run``'s output: the forecast, and that nothing ran."""
     from .costs import render_forecast
 
+    assert result.plan is not None and result.forecast is not None  # a dry run forecasts
     out = text.console()
-    prices = {pm.label: pm.config.price for pm in result.plan.models}
+    prices = {pm.label: pm.config.price for pm in [*result.plan.models, *result.plan.role_models]}
     for part in render_forecast(result.forecast, prices):
         out.print(part)
     out.print("dry run: no model request was sent and no run directory was written")
 
 
-def _expand(items: Sequence[str], registry: Any) -> list[str]:
+def _expand(items: Sequence[str], registry: Registry) -> list[str]:
     """``--task`` values with each task file replaced by its tasks' names (the file added to the
     registry) and each group or tag by its members; ``:K=V`` suffixes kept."""
     from ..tasks.catalogue import is_task_file
@@ -409,7 +416,7 @@ def _expand(items: Sequence[str], registry: Any) -> list[str]:
     return out
 
 
-def _with_tasks(cfg: Any, registry: Any) -> Any:
+def _with_tasks(cfg: EvalConfig, registry: Registry) -> EvalConfig:
     """``cfg`` with file and group entries expanded, and its include path the registry's (every
     folder absolute, so a resume finds the task files from any folder)."""
     import msgspec
@@ -441,13 +448,13 @@ def _config(
     resume: Path | None,
     given: dict[str, Any],
     include_path: Sequence[Path] = (),
-) -> tuple[Any, tuple[str, ...], tuple[str, ...], Any]:
+) -> tuple[EvalConfig, tuple[str, ...], tuple[str, ...], Registry]:
     """The config, the model labels and tasks to run of it, and the tasks it can name (stock
     and included), from whichever form the command line used."""
     from ..plan.config import load_config
     from ..plan.plan import resolve_task
-    from ..settings import setting
-    from ..store.rundir import load_run_config
+    from ..plan.run_config import load_run_config
+    from ..setting_names import setting
 
     if one_line is not None:
         if config is not None:
@@ -497,7 +504,9 @@ def _write_config(path: Path, one_line: OneLine | None, console: Console) -> Non
     raise typer.Exit(common.EXIT_OK)
 
 
-def _run(cfg: Any, options: Any, console: Console, created: list[Path], registry: Any) -> Any:
+def _run(
+    cfg: EvalConfig, options: RunOptions, console: Console, created: list[Path], registry: Registry
+) -> RunResult:
     from ..runner import make_progress, run_eval
 
     progress = make_progress(console)
@@ -517,7 +526,7 @@ def _run(cfg: Any, options: Any, console: Console, created: list[Path], registry
         raise typer.Exit(EXIT_INTERRUPTED) from None
 
 
-def _render(result: Any, console: Console) -> None:
+def _render(result: RunResult, console: Console) -> None:
     """What a run prints at its end, the summary last (the details: ``sieval report``), so the
     end of a run fits a 40-row screen."""
     from rich.text import Text
@@ -526,18 +535,20 @@ def _render(result: Any, console: Console) -> None:
     from .report import render_failures, render_finishes, render_summary
 
     out = text.console()
+    report = result.report
+    assert report is not None  # a run that is not a dry run reports
     for warning in result.warnings:
         console.print(Text("warning: ", style="yellow") + shown(warning))
-    for line in render_failures(result.report):
+    for line in render_failures(report):
         console.print(Text("failed: ", style="yellow") + line)
-    for line in render_finishes(result.report):
+    for line in render_finishes(report):
         out.print(Text("finished: ") + line)
-    out.print(render_summary(result.report))
+    out.print(render_summary(report))
     from .costs import render_budget, spent_lines
 
-    for line in spent_lines(result.report):
+    for line in spent_lines(report):
         out.print(Text("cost: ") + line)
-    for line in render_budget(result.report):
+    for line in render_budget(report):
         console.print(line)
     run_dir = escape(str(result.run_dir))
     if result.stopped:

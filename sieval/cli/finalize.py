@@ -49,7 +49,7 @@ def finalize_command(
     for k, n in sorted(done.failed_shards.items()):
         console.print(
             f"[yellow]shard {k}[/]: {n} failed sample(s); to retry them: sieval eval --run "
-            f"{run_dir} --shard {k}/{done.report['run']['shards']}, then finalize again"
+            f"{run_dir} --shard {k}/{done.report.run.shards}, then finalize again"
         )
     out.print(f"report: {run_dir / 'report.json'}", soft_wrap=True)
     raise typer.Exit(common.EXIT_FAILED_SAMPLES if done.failed else common.EXIT_OK)

@@ -11,9 +11,14 @@ import csv
 import io
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from msgspec import UnsetType
 
 from .text import magnitude
+
+if TYPE_CHECKING:
+    from ..results.document import Interval, Report, UnitResult
 
 __all__ = ["FORMATS", "render_rows", "result_rows"]
 
@@ -25,63 +30,73 @@ COLUMNS = ("model", "task", "metric", "value", "se", "ci_low", "ci_high", "n", "
 its (model, task), since each figure of it shares the cause; ``marks_why``: their reasons."""
 
 
-def result_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+def result_rows(report: Report) -> list[dict[str, Any]]:
     from ..results.marks import result_marks
 
     rows = []
-    for result in report["results"]:
-        spreads = result.get("intervals") or {}
-        samples = result["samples"]
+    for result in report.results:
+        samples = result.samples
         marks = result_marks(report, result)
         marked = {
-            "marks": ", ".join(m["mark"] for m in marks) or None,
-            "marks_why": " | ".join(f"{m['mark']}: {m['why']}" for m in marks) or None,
+            "marks": ", ".join(m.mark for m in marks) or None,
+            "marks_why": " | ".join(f"{m.mark}: {m.why}" for m in marks) or None,
         }
-        flat = _flat(result.get("metrics") or {})
+        flat = _flat(result.metrics)
         for metric, value in flat.items():
             if metric == "n" or metric.endswith(".n"):
                 continue  # each row carries its n: a 1-of-1 subject never reads as a score of 1
-            spread = spreads.get(metric) or {}
+            spread = result.intervals.get(metric)
             group = metric.rpartition(".")[0]
-            n = spread.get("n", flat.get(f"{group}.n" if group else "n"))
-            ci = spread.get("ci") or [None, None]
+            n = spread.n if spread else flat.get(f"{group}.n" if group else "n")
+            ci = spread.ci if spread else [None, None]
             rows.append(
                 {
-                    "model": result["model"],
-                    "task": result["task"],
+                    "model": result.model,
+                    "task": result.task,
                     "metric": metric,
                     "value": value,
-                    "se": spread.get("se"),
+                    "se": spread.se if spread else None,
                     "ci_low": ci[0],
                     "ci_high": ci[1],
                     "n": None if n is None else int(n),
-                    "estimator": spread.get("estimator"),
-                    "scored": samples["scored"],
-                    "failed": samples["failed"],
-                    "missing": samples["missing"],
+                    "estimator": spread.estimator if spread else None,
+                    "scored": samples.scored,
+                    "failed": samples.failed,
+                    "missing": samples.missing,
                     **marked,
                 }
             )
         for bound, entry in _bounds(result):
-            ci = entry.get("ci") or [None, None]
-            row = {"model": result["model"], "task": result["task"], "metric": bound}
-            row.update(value=entry.get("value"), se=entry.get("se"), ci_low=ci[0], ci_high=ci[1])
-            row.update(n=entry.get("n"), estimator=entry.get("estimator"))
-            row.update((k, samples[k]) for k in ("scored", "failed", "missing"))
-            row.update(marked)
-            rows.append(row)
+            ci = entry.ci if entry else [None, None]
+            rows.append(
+                {
+                    "model": result.model,
+                    "task": result.task,
+                    "metric": bound,
+                    "value": entry.value if entry else None,
+                    "se": entry.se if entry else None,
+                    "ci_low": ci[0],
+                    "ci_high": ci[1],
+                    "n": entry.n if entry else 0,
+                    "estimator": entry.estimator if entry else None,
+                    "scored": samples.scored,
+                    "failed": samples.failed,
+                    "missing": samples.missing,
+                    **marked,
+                }
+            )
     return rows
 
 
-def _bounds(result: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
-    """The headline's bounds over the censored answers, each named for its row."""
-    censored = result.get("censored")
-    if not isinstance(censored, Mapping):
+def _bounds(result: UnitResult) -> list[tuple[str, Interval | None]]:
+    """The headline's bounds over the censored answers, each named for its row (left out of
+    every sample, all censored: None, a row with no value and n 0)."""
+    censored, headline = result.censored, result.headline
+    if isinstance(censored, UnsetType):
         return []
-    headline = result["headline"]
-    return [  # left out of every sample (all censored): a row with no value
-        (f"censored.{key}.{headline}", censored.get(key) or {"n": 0})
-        for key in ("as_wrong", "left_out")
+    return [
+        (f"censored.as_wrong.{headline}", censored.as_wrong),
+        (f"censored.left_out.{headline}", censored.left_out),
     ]
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 
 from ..errors import ConfigError
-from ..settings import named
+from ..setting_names import named
 from .leaves import schema_match
 from .ranges import out_of_range
 from .request import Request

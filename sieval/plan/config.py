@@ -29,6 +29,8 @@ Example::
         num_fewshot: 25
         seed: 1234
         options: {}
+    roles:                          # second models a task calls by role (a judge), each a
+      judge: ref                    # models entry's name, or an inline entry like the above
 
 A key is never a literal in the file: ``api_key:`` is refused. An unknown key is an error with a
 close-match suggestion; a malformed file is an error with its line and column.
@@ -49,7 +51,7 @@ import yaml
 from ..errors import ConfigError
 from ..ir.defaults import check_default_leaf, check_default_value
 from ..ir.ranges import INT64_MAX, INT64_MIN
-from ..settings import named, setting
+from ..setting_names import named, setting
 from ..store.paths import results_dirname, segment
 from ..tasks.base import TaskConfig
 from ..transport.config import MAX_REPLY_BYTES
@@ -245,6 +247,16 @@ class EvalConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     """Folders of task files (relative to the config file), searched beside the stock tasks
     (``tasks/catalogue.py``); ``--include-path`` and ``SIEVAL_INCLUDE_PATH`` add to them. A run
     stores them absolute, so ``--resume`` finds its task files from any folder."""
+    roles: dict[str, str | ModelConfig] = msgspec.field(default_factory=dict)
+    """The models a task calls by role (``judge``, ``user``, ``grader``): a ``models:`` entry's
+    name, or an entry of its own. Checked, each role is the whole entry. A role's model is
+    planned, checked, forecast and budgeted like the evaluated models, its calls recorded with
+    the sample that made them; a ``models:`` entry named here is still evaluated too (declare
+    the judge inline to only judge)."""
+
+    def role_models(self) -> dict[str, ModelConfig]:
+        """Each role's model entry (``check_config`` resolved names to entries)."""
+        return {r: m for r, m in self.roles.items() if isinstance(m, ModelConfig)}
 
 
 def load_config(path: str | Path) -> EvalConfig:
@@ -285,9 +297,17 @@ def parse_config(text: str, *, source: str = "<config>") -> EvalConfig:
             f"{source}: expected a mapping with 'models:' and 'tasks:', got {type(raw).__name__}",
             path=source,
         )
-    for i, entry in enumerate(raw.get("models") or []):
+    roles = raw.get("roles")
+    inline = [
+        (f"{source}: roles.{role}", entry)
+        for role, entry in (roles.items() if isinstance(roles, dict) else ())
+    ]
+    for where, entry in [
+        *((f"{source}: models[{i}]", e) for i, e in enumerate(raw.get("models") or [])),
+        *inline,
+    ]:
         if isinstance(entry, dict):
-            _refuse_literal_key(entry, f"{source}: models[{i}]")
+            _refuse_literal_key(entry, where)
             if isinstance(entry.get("request_defaults"), dict):
                 entry["request_defaults"] = _flatten(entry["request_defaults"])
     try:
@@ -349,9 +369,9 @@ def _price_problems(price: Price | None) -> list[tuple[str, str | bool]]:
 
 
 def _struct_at(where: str) -> type[msgspec.Struct]:
-    if where.startswith(".models") and ".price" in where:
+    if where.startswith((".models", ".roles")) and ".price" in where:
         return Price
-    if where.startswith(".models"):
+    if where.startswith((".models", ".roles")):
         return ModelConfig
     if where.startswith(".tasks"):
         return TaskConfig
@@ -377,59 +397,8 @@ def check_config(config: EvalConfig, source: str) -> EvalConfig:
     for i, model in enumerate(config.models):
         # the one-line form's errors name flags, which need no place in a file before them
         where = "" if source == ONE_LINE else f"{source}: models[{i}]: "
-        if not model.endpoint:
-            # no default endpoint: an entry that forgot it would evaluate the reference model
-            # under the label it gives (``{name: gpt-4o}`` scoring a trigram model)
-            who = (
-                f"model {model.model or model.name!r}" if model.model or model.name else "the entry"
-            )
-            what = "has no endpoint" if model.model else "has no endpoint and no model id"
-            raise ConfigError(
-                f"{where}{who} {what}; set {setting('endpoint', 'URL')} to your server's "
-                f"base URL (e.g. http://127.0.0.1:8000)"
-                + ("" if model.model else f" and {setting('model', 'ID')}")
-                + f", or {setting('endpoint', 'embedded')} to evaluate sieval's built-in "
-                "reference model instead",
-                path="endpoint",
-            )
-        if model.endpoint != EMBEDDED:
-            check_endpoint_url(model.endpoint, where=where)
-        if model.endpoint != EMBEDDED and not model.model:
-            raise ConfigError(
-                f"{where}{setting('model', 'ID')} (the model id) is required", path="model"
-            )
-        if not model.model:
-            model = msgspec.structs.replace(model, model=REFERENCE_MODEL)
+        model = _checked_model(model, where)
         models.append(model)
-        if model.api_key_env and model.api_key_file:
-            raise ConfigError(
-                f"{where}set one of {named('api_key_env')} and {named('api_key_file')}, not both",
-                path="api_key_env",
-            )
-        for key, bad in (
-            (
-                "concurrency_limit",
-                not 1 <= model.concurrency_limit <= MAX_CONCURRENCY
-                and f"an integer in [1, {MAX_CONCURRENCY}]",
-            ),
-            ("timeout_s", not (0 < model.timeout_s < math.inf) and "a finite number > 0"),
-            (
-                "retries",
-                not 0 <= model.retries <= MAX_RETRIES and f"an integer in [0, {MAX_RETRIES}]",
-            ),
-            (
-                "retry_after_max_s",
-                not (0 < model.retry_after_max_s < math.inf) and "a finite number > 0",
-            ),
-            ("outage_s", not (0 < model.outage_s < math.inf) and "a finite number > 0"),
-            ("max_reply_mib", not (0 < model.max_reply_mib < math.inf) and "a finite number > 0"),
-            *_price_problems(model.price),
-        ):
-            if bad:
-                raise ConfigError(f"{where}{named(key)} must be {bad}", path=key)
-        for leaf, value in model.request_defaults.items():
-            check_default_leaf(leaf, where=where)
-            check_default_value(leaf, value, where=where)
         if model.label in labels:
             raise ConfigError(
                 f"{where}two models are named {model.label!r}; give each a distinct 'name:'",
@@ -463,4 +432,95 @@ def check_config(config: EvalConfig, source: str) -> EvalConfig:
                 f"[{INT64_MIN}, {INT64_MAX}] (seeds reach the wire as 64-bit integers)",
                 path="seed",
             )
-    return msgspec.structs.replace(config, models=models, tasks=tasks)
+    roles = _checked_roles(config.roles, models, source)
+    return msgspec.structs.replace(config, models=models, tasks=tasks, roles=roles)
+
+
+def _checked_roles(
+    roles: dict[str, str | ModelConfig], models: list[ModelConfig], source: str
+) -> dict[str, str | ModelConfig]:
+    """Each role resolved to its whole model entry: a name to the ``models:`` entry it names,
+    an inline entry checked as one."""
+    head = "" if source == ONE_LINE else f"{source}: "
+    by_label = {m.label: m for m in models}
+    out: dict[str, str | ModelConfig] = {}
+    for role, entry in roles.items():
+        segment(role, key=f"{head}roles", fix="name a role by a word, such as judge")
+        if isinstance(entry, str):
+            if entry not in by_label:
+                raise ConfigError(
+                    f"{head}roles.{role} names model {entry!r}, which no models: entry is "
+                    f"named; models: {', '.join(by_label)}. Name one of them, or give the "
+                    f"role its own entry (roles: {{{role}: {{endpoint: URL, model: ID}}}})",
+                    path=f"roles.{role}",
+                    received=entry,
+                )
+            out[role] = by_label[entry]
+            continue
+        model = _checked_model(entry, f"{head}roles.{role}: ")
+        same = by_label.get(model.label)
+        if same is not None and same != model:
+            raise ConfigError(
+                f"{head}roles.{role}'s model is labelled {model.label!r} like a models: entry "
+                f"that differs from it; give it its own name: (roles.{role}.name), or name "
+                f"that entry instead (roles: {{{role}: {model.label}}})",
+                path=f"roles.{role}.name",
+            )
+        out[role] = model
+    return out
+
+
+def _checked_model(model: ModelConfig, where: str) -> ModelConfig:
+    """One model entry with its defaults resolved, once every field is checked (``where``
+    names it in the errors)."""
+    if not model.endpoint:
+        # no default endpoint: an entry that forgot it would evaluate the reference model
+        # under the label it gives (``{name: gpt-4o}`` scoring a trigram model)
+        who = f"model {model.model or model.name!r}" if model.model or model.name else "the entry"
+        what = "has no endpoint" if model.model else "has no endpoint and no model id"
+        raise ConfigError(
+            f"{where}{who} {what}; set {setting('endpoint', 'URL')} to your server's "
+            f"base URL (e.g. http://127.0.0.1:8000)"
+            + ("" if model.model else f" and {setting('model', 'ID')}")
+            + f", or {setting('endpoint', 'embedded')} to evaluate sieval's built-in "
+            "reference model instead",
+            path="endpoint",
+        )
+    if model.endpoint != EMBEDDED:
+        check_endpoint_url(model.endpoint, where=where)
+    if model.endpoint != EMBEDDED and not model.model:
+        raise ConfigError(
+            f"{where}{setting('model', 'ID')} (the model id) is required", path="model"
+        )
+    if not model.model:
+        model = msgspec.structs.replace(model, model=REFERENCE_MODEL)
+    if model.api_key_env and model.api_key_file:
+        raise ConfigError(
+            f"{where}set one of {named('api_key_env')} and {named('api_key_file')}, not both",
+            path="api_key_env",
+        )
+    for key, bad in (
+        (
+            "concurrency_limit",
+            not 1 <= model.concurrency_limit <= MAX_CONCURRENCY
+            and f"an integer in [1, {MAX_CONCURRENCY}]",
+        ),
+        ("timeout_s", not (0 < model.timeout_s < math.inf) and "a finite number > 0"),
+        (
+            "retries",
+            not 0 <= model.retries <= MAX_RETRIES and f"an integer in [0, {MAX_RETRIES}]",
+        ),
+        (
+            "retry_after_max_s",
+            not (0 < model.retry_after_max_s < math.inf) and "a finite number > 0",
+        ),
+        ("outage_s", not (0 < model.outage_s < math.inf) and "a finite number > 0"),
+        ("max_reply_mib", not (0 < model.max_reply_mib < math.inf) and "a finite number > 0"),
+        *_price_problems(model.price),
+    ):
+        if bad:
+            raise ConfigError(f"{where}{named(key)} must be {bad}", path=key)
+    for leaf, value in model.request_defaults.items():
+        check_default_leaf(leaf, where=where)
+        check_default_value(leaf, value, where=where)
+    return model

@@ -14,7 +14,7 @@ from typing import NamedTuple
 from urllib.parse import SplitResult, urlsplit
 
 from ..errors import ConfigError
-from ..settings import named
+from ..setting_names import named
 from ..transport.redaction import redact_url
 
 __all__ = [

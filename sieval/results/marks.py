@@ -23,8 +23,12 @@ figures when it is read (``marks_of``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
+
+from msgspec import UnsetType
+
+from .document import Mark, Report, UnitResult
 
 __all__ = ["NOT_CONTENT", "exposed_mark", "marks_of", "partial_mark", "result_marks"]
 
@@ -40,42 +44,33 @@ _EXPOSING = {
 """What each status of the defaults check means for a result that meets the field."""
 
 
-def partial_mark(result: Mapping[str, Any]) -> dict[str, str] | None:
+def partial_mark(result: UnitResult) -> Mark | None:
     """The ``partial`` mark of one result, or None when no sample failed for its content."""
-    failures = {
-        k: int(v) for k, v in (result.get("failures") or {}).items() if k not in NOT_CONTENT
-    }
+    failures = {k: int(v) for k, v in result.failures.items() if k not in NOT_CONTENT}
     failed = sum(failures.values())
     if not failed:
         return None
-    samples = result.get("samples") or {}
-    examples = {
-        str(e.get("class")): str(e.get("message", ""))
-        for e in result.get("failure_examples") or []
-        if isinstance(e, Mapping)
-    }
+    samples = result.samples
+    examples = {e.error_class: e.message for e in result.failure_examples}
     classes = ", ".join(
         f"{count} {kind}" + (f" ({_short(examples[kind])})" if kind in examples else "")
         for kind, count in sorted(failures.items())
     )
-    scored = samples.get("scored", "?")
-    return {
-        "mark": "partial",
-        "why": (
-            f"{failed} of {samples.get('total', '?')} samples failed for a reason tied to their "
-            f"content: {classes}; the headline is over the other {scored} scored, which are not "
-            "a random subset of the task"
+    return Mark(
+        mark="partial",
+        why=(
+            f"{failed} of {samples.total} samples failed for a reason tied to their "
+            f"content: {classes}; the headline is over the other {samples.scored} scored, which "
+            "are not a random subset of the task"
         ),
-        "fix": "remove the cause, then retry the failed samples with sieval eval --resume RUN_DIR",
-    }
+        fix="remove the cause, then retry the failed samples with sieval eval --resume RUN_DIR",
+    )
 
 
-def exposed_mark(
-    result: Mapping[str, Any], serving: Mapping[str, Any] | None
-) -> dict[str, str] | None:
+def exposed_mark(result: UnitResult, serving: Mapping[str, Any] | None) -> Mark | None:
     """The ``exposed`` mark of one result from the report's ``serving`` section, or None."""
-    entry = (serving or {}).get(str(result.get("model"))) or {}
-    task = result.get("task")
+    entry = (serving or {}).get(result.model) or {}
+    task = result.task
     for finding in entry.get("findings") or []:
         if not isinstance(finding, Mapping) or finding.get("check") != "server_defaults":
             continue
@@ -94,26 +89,25 @@ def exposed_mark(
             for status, what in _EXPOSING.items()
             if status in found.values()
         )
-        return {
-            "mark": "exposed",
-            "why": f"the task's requests leave to the server's defaults what the serving checks "
+        return Mark(
+            mark="exposed",
+            why=f"the task's requests leave to the server's defaults what the serving checks "
             f"could not clear: {said}",
-            "fix": str(finding.get("meaning") or ""),
-        }
+            fix=str(finding.get("meaning") or ""),
+        )
     return None
 
 
-def marks_of(result: Mapping[str, Any], serving: Mapping[str, Any] | None) -> list[dict[str, str]]:
+def marks_of(result: UnitResult, serving: Mapping[str, Any] | None) -> list[Mark]:
     """Every mark of one result (``serving``: the report's ``serving`` section)."""
     return [m for m in (partial_mark(result), exposed_mark(result, serving)) if m is not None]
 
 
-def result_marks(report: Mapping[str, Any], result: Mapping[str, Any]) -> list[dict[str, str]]:
+def result_marks(report: Report, result: UnitResult) -> list[Mark]:
     """A result's marks as its report holds them, or computed for a report written before."""
-    held = result.get("marks")
-    if isinstance(held, Sequence) and not isinstance(held, str):
-        return [dict(m) for m in held if isinstance(m, Mapping)]
-    return marks_of(result, report.get("serving"))
+    if not isinstance(result.marks, UnsetType):
+        return list(result.marks)
+    return marks_of(result, report.serving)
 
 
 def _short(message: str, limit: int = 160) -> str:

@@ -25,12 +25,12 @@ import msgspec
 from msgspec import UNSET
 
 from ..dialects.envelopes import message_kind
-from ..dialects.spec import model_length, tokenized
+from ..dialects.vocabulary import model_length, tokenized
 from ..errors import ConfigError, ServerRejected, SievalError
 from ..ir.request import CompletionInput, Request, Sampling, Scoring
 from ..model import Call, Model
 from ..plan.plan import PlannedModel, PlannedTask
-from ..settings import setting
+from ..setting_names import setting
 from ..tasks.base import ModelFacts
 from ..transport import redact, redact_url
 from .preflight import Provenance
@@ -65,8 +65,10 @@ def failure(pm: PlannedModel, result: CheckResult) -> ConfigError:
 
 
 def _requests(task: PlannedTask, facts: ModelFacts) -> Iterable[tuple[str, Request]]:
+    """The first sample's requests known exactly before I/O (a conversation's: its first
+    turn), as ``sample/name``."""
     for sample in task.samples[:1]:
-        named = task.task.requests(sample, task.config, facts)
+        named = task.requests(sample, facts)
         yield from ((f"{sample.id}/{n}", r) for n, r in named.items())
 
 
@@ -74,7 +76,7 @@ def _longest(task: PlannedTask, facts: ModelFacts) -> tuple[str, Request] | None
     """The request with the longest prompt text among the task's samples (one per sample)."""
     best: tuple[int, str, Request] | None = None
     for sample in task.samples:
-        for name, request in task.task.requests(sample, task.config, facts).items():
+        for name, request in task.requests(sample, facts).items():
             size = len(msgspec.json.encode(request.input))
             if best is None or size > best[0]:
                 best = (size, f"{sample.id}/{name}", request)

@@ -20,11 +20,12 @@ import msgspec
 
 from ..dialects.auth_hint import rejected_key
 from ..dialects.envelopes import message_kind, server_message
-from ..dialects.spec import Auth, Dialect, model_length
 from ..dialects.table import lift, lower
+from ..dialects.vocabulary import Auth, Dialect, model_length
 from ..errors import ConfigError, Refused, ServerRejected, SievalError, TransportError
 from ..ir.request import ChatInput, Message, Request, Sampling, TextPart
-from ..settings import setting
+from ..results.document import Server
+from ..setting_names import setting
 from ..transport import (
     HttpRequest,
     HttpTransport,
@@ -41,18 +42,10 @@ __all__ = ["PREFLIGHT_TIMEOUTS", "Provenance", "embedded_server", "preflight"]
 PREFLIGHT_TIMEOUTS = Timeouts(total=5.0, connect=3.0, read=5.0)
 
 
-class Provenance(msgspec.Struct, kw_only=True):
-    """What the server says about itself, recorded in ``report.json``."""
+class Provenance(Server, kw_only=True):
+    """What the server says about itself (``Server``: the part ``report.json`` records), and
+    what the run needs beside it."""
 
-    endpoint: str
-    """The base URL, redacted (``embedded`` for the reference server)."""
-    server_version: Any = None
-    """The ``/version`` reply, when the server has one."""
-    served_models: list[str] = msgspec.field(default_factory=list)
-    """The ids ``/v1/models`` lists."""
-    checked_by: str = ""
-    """The route that answered the pre-flight (``GET /v1/models``, Google's ``GET
-    /v1beta/models/{model}``, or a first request of 1 token where the server lists nothing)."""
     model_answered: bool = False
     """The model id was checked by a first request of 1 token (no listing sieval could read)."""
     max_model_len: dict[str, int] = msgspec.field(default_factory=dict)

@@ -40,10 +40,10 @@ from ..dialects.registry import registry
 from ..dialects.table import lower
 from ..errors import Refused
 from ..ir.request import ChatInput, CompletionInput, Request, Sampling
-from .advice import Exposure, defaults_fix
 from .determinism import SAMPLED_TOKENS, SEED
-from .findings import Finding
-from .observe import Observation, Sender, Step
+from .finding import Finding
+from .fixes import Exposure, defaults_fix
+from .observation import Observation, Sender, Step
 from .probes import SHORT, Probe, lowered, shape
 
 __all__ = ["FIELDS", "check_defaults", "kind_of"]

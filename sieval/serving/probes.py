@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from ..dialects.spec import Lowered
+from ..dialects.vocabulary import Lowered
 from ..errors import Refused
 from ..ir.request import (
     ChatInput,

@@ -18,11 +18,11 @@ from .batch_invariance import check_batch
 from .cache_invariance import check_cache
 from .defaults import check_defaults
 from .determinism import check_determinism, check_seed
-from .findings import NEGLIGIBLE, Finding
+from .finding import NEGLIGIBLE, Finding
 from .fingerprint import Fingerprint, server_facts, with_numerics
-from .needs import Needs
-from .observe import Cost, Observation, Sender
+from .observation import Cost, Observation, Sender
 from .probes import BATCH, GREEDY_TOKENS, LONG, SHORT, lowered, nonce, shape
+from .selection import Needs
 
 __all__ = ["DEFAULT_COPIES", "Serving", "run_serving_checks"]
 

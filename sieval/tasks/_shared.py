@@ -34,6 +34,22 @@ def int_option(
     return value
 
 
+def check_options(task: str, config: TaskConfig, allowed: Iterable[str]) -> None:
+    """Refuse an option the task does not read, and shots for a task that takes none (a task
+    that is not a ``Spec``: ``SpecTask`` checks its own)."""
+    known = sorted(allowed)
+    unknown = sorted(set(config.options) - set(known))
+    if unknown:
+        raise ConfigError(
+            f"task {task} has no option {', '.join(unknown)}; it accepts: "
+            f"{', '.join(known) or '(none)'}",
+            path=f"tasks.{task}.options",
+            received=unknown,
+        )
+    if config.num_fewshot:
+        raise ConfigError(f"task {task} is 0-shot; drop num_fewshot", path=f"tasks.{task}")
+
+
 def user_message(text: str) -> ChatInput:
     """A conversation of one user message holding ``text`` (what chat tasks send)."""
     return ChatInput(messages=(Message(role="user", content=(TextPart(text=text),)),))

@@ -379,6 +379,14 @@ class Registry(Mapping[str, Task]):
         self._resolved.pop(entry.name, None)
         return names
 
+    def add_task(self, task: Task) -> str:
+        """A task object given directly (``sieval.evaluate``), added; its name."""
+        self._resolved[task.name] = task
+        if task.name not in self:
+            file = Path(getattr(task, "source_file", None) or "<object>")
+            self.catalogue.entries[task.name] = Entry(task.name, file, file.parent, "object")
+        return task.name
+
     def unknown(self, name: str) -> ConfigError:
         """The error for a name that is no task, group or tag."""
         known = [*self, *self.catalogue.groups]

@@ -1,7 +1,7 @@
 """A task as data: where its rows come from, how its prompt is made, which family scores it.
 
-``Spec`` is the whole declaration; ``SpecTask(spec)`` is the ``Task`` the runner runs. A task
-module holds one spec and ``TASK = SpecTask(SPEC)``; the registry finds it. What is common to
+``Spec`` is the whole declaration; ``SpecTask(spec)`` is the (static) ``Task`` the runner runs. A
+task module holds one spec and ``TASK = SpecTask(SPEC)``; the registry finds it. What is common to
 every task (reading the rows, drawing the shots, checking the options, the sample ids, the
 per-group breakdowns) is done here once; what differs between kinds of task (the requests and the
 metrics) is the family's (``families/``).
@@ -30,6 +30,7 @@ from .base import (
     Requirement,
     Sample,
     SampleResult,
+    StaticTask,
     TaskConfig,
 )
 from .families.base import Family, Prepared
@@ -129,8 +130,8 @@ class Spec:
     ``fewshot_config.doc_to_*`` and delimiters); None: ``prompt``."""
 
 
-class SpecTask:
-    """The ``Task`` a spec stands for."""
+class SpecTask(StaticTask):
+    """The ``Task`` a spec stands for: its requests and score are the family's."""
 
     def __init__(self, spec: Spec) -> None:
         self.spec = spec
@@ -143,14 +144,12 @@ class SpecTask:
             self.cluster_by = "group"
         elif hasattr(spec.family, "repeats"):  # a repeated row's samples cluster by the row
             self.cluster_by = "item"
-        if getattr(spec.family, "vote", False) or getattr(spec.family, "custom", None):
-            # maj@k reads the repeats' answers; a corpus-level metric its items
-            self.keeps_predictions = True
+        # maj@k reads the repeats' answers; a corpus-level metric its items
+        self.keeps_predictions = bool(
+            getattr(spec.family, "vote", False) or getattr(spec.family, "custom", None)
+        )
         self.metric_ranges = MappingProxyType(dict(getattr(spec.family, "ranges", {})))
         self.derived = MappingProxyType({**getattr(spec.family, "derived", {}), **spec.derived})
-        for hook in ("protocol_for", "token_texts", "documents", "score_async", "check_ready"):
-            if hasattr(spec.family, hook):
-                setattr(self, hook, getattr(self, f"_{hook}"))
 
     # -- what the runner asks -------------------------------------------------------------------
 
@@ -212,34 +211,50 @@ class SpecTask:
             out[name] = self.spec.family.grouped(self.spec, results, key)
         return out
 
-    # -- optional hooks, present when the family has them ---------------------------------------
+    # -- the hooks, the family's where it has them -----------------------------------------------
 
     def requirements_for(self, model: ModelFacts) -> tuple[Requirement, ...]:
         return self.spec.family.requirements(self.spec, model)
 
-    def _protocol_for(self, model: ModelFacts) -> str:
-        return str(self.spec.family.protocol_for(self.spec, model, self.protocol))  # type: ignore[attr-defined]
+    def protocol_for(self, model: ModelFacts) -> str:
+        family: Any = self.spec.family
+        if not hasattr(family, "protocol_for"):
+            return self.protocol
+        return str(family.protocol_for(self.spec, model, self.protocol))
 
-    def _token_texts(self, config: TaskConfig) -> tuple[str, ...]:
-        return tuple(self.spec.family.token_texts(self.spec, config))  # type: ignore[attr-defined]
+    def token_texts(self, config: TaskConfig) -> tuple[str, ...]:
+        family: Any = self.spec.family
+        return (
+            tuple(family.token_texts(self.spec, config)) if hasattr(family, "token_texts") else ()
+        )
 
-    async def _score_async(
+    def documents(self, samples: Sequence[Sample], config: TaskConfig) -> Iterator[str]:
+        family: Any = self.spec.family
+        if not hasattr(family, "documents"):
+            return iter(())
+        return iter(family.documents(self.spec, samples, config))
+
+    async def score_async(
         self,
         sample: Sample,
         responses: Mapping[str, Response],
         config: TaskConfig,
         model: ModelFacts = COMPLETION_MODEL,
     ) -> SampleResult:
+        """The family's ``score_async`` where it has one (a checker that runs the answer's
+        code, awaited inside the run's loop), else ``score``."""
         family: Any = self.spec.family
+        if not hasattr(family, "score_async"):
+            return self.score(sample, responses, config, model)
         result: SampleResult = await family.score_async(self.spec, sample, responses, config, model)
         return result
 
-    def _check_ready(self, allow_unsafe_code: bool = False) -> Readiness:
-        found: Readiness = self.spec.family.check_ready(self.spec, allow_unsafe_code)  # type: ignore[attr-defined]
+    def check_ready(self, allow_unsafe_code: bool = False) -> Readiness:
+        family: Any = self.spec.family
+        if not hasattr(family, "check_ready"):
+            return Readiness()
+        found: Readiness = family.check_ready(self.spec, allow_unsafe_code)
         return found
-
-    def _documents(self, samples: Sequence[Sample], config: TaskConfig) -> Iterator[str]:
-        return iter(self.spec.family.documents(self.spec, samples, config))  # type: ignore[attr-defined]
 
     # -- loading ----------------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ import aiohttp
 import msgspec
 
 from sieval.errors import ConfigError, SievalError, TransportError, TransportTimeout
-from sieval.settings import fill
+from sieval.setting_names import fill
 
 __all__ = ["RULES", "Failure", "Rule", "classify"]
 

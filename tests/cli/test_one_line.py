@@ -1,7 +1,7 @@
 """The one-line form says everything a config says: few-shot, task options (both spellings),
 request defaults, retries, timeout, concurrency, keys; ``--write-config`` saves it as the config
 that runs with the same identity; and every hint names the flag to a one-line run and the config
-key to a config run (``sieval/settings.py``)."""
+key to a config run (``sieval/setting_names.py``)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from sieval.cli.main import app
 from sieval.cli.oneline import OneLine
 from sieval.reference import ReferenceServer, start_in_thread
-from sieval.settings import SETTINGS, named, named_as, setting
+from sieval.setting_names import SETTINGS, named, named_as, setting
 from sieval.tasks.registry import TASKS
 
 runner = CliRunner()

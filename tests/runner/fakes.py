@@ -25,6 +25,7 @@ from sieval.tasks.base import (
     Requirement,
     Sample,
     SampleResult,
+    StaticTask,
     TaskConfig,
 )
 from sieval.transport import FakeTransport, HttpReply, HttpRequest, json_reply
@@ -39,7 +40,7 @@ def write_data(data_dir: Path, words: Sequence[str]) -> Path:
     return path
 
 
-class FakeTask:
+class FakeTask(StaticTask):
     protocol = "exact match of the upper-cased word"
     headline = "acc"
     defaults: Mapping[str, Any] = {}

@@ -16,16 +16,22 @@ import os
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from typer.testing import CliRunner
 
 from sieval.cli.main import app
 from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
 from sieval.runner import RunOptions, arun_eval, read_records
-from sieval.serving.advice import Exposure, defaults_fix
+from sieval.serving.fixes import Exposure, defaults_fix
 
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 SAMPLED = "[{name: math500, n: 3, options: {temperature: 1.0, repeats: 2, max_tokens: 16}}]"
+
+
+def as_data(report: Any) -> Any:
+    """A typed report as report.json holds it (plain data)."""
+    return msgspec.to_builtins(report)
 
 
 def config(url: str, extra: str = "") -> Any:
@@ -69,12 +75,12 @@ async def test_a_field_the_wire_cannot_send_keeps_the_results_exposed(tmp_path: 
     assert warning < said.index("RUN DIRECTORY")
     assert "top_k: unverified" in said[warning] and "exposed" in said[warning]
     finding = next(
-        f for f in faulty.report["serving"]["m"]["findings"] if f["check"] == "server_defaults"
+        f for f in faulty.report.serving["m"]["findings"] if f["check"] == "server_defaults"
     )
     assert finding["matters"] is True
     assert "sampling.top_p" not in finding["evidence"]  # sent: nothing left to the server
     # the report's headline carries the mark, with the fields and the fix
-    (result,) = faulty.report["results"]
+    (result,) = as_data(faulty.report)["results"]
     (mark,) = result["marks"]
     assert mark["mark"] == "exposed"
     fields = "top_k, min_p, repetition_penalty (unverified)"
@@ -82,7 +88,7 @@ async def test_a_field_the_wire_cannot_send_keeps_the_results_exposed(tmp_path: 
     assert "server_defaults: neutral" in mark["fix"]
     # vllm_native and sglang_native send them, with a raw-text prompt (math500 is a chat task)
     assert "sglang_native, vllm_native can with a raw-text prompt" in mark["fix"]
-    assert plain.report["results"][0]["marks"] == []
+    assert as_data(plain.report)["results"][0]["marks"] == []
     # every view shows it
     run_dir = str(faulty.run_dir)
     assert "exposed" in cli("report", run_dir).split("math500", 1)[1]
@@ -110,9 +116,9 @@ async def test_a_server_declared_neutral_is_taken_at_its_word_and_said(tmp_path:
     """After the server flag, the config says so: no wire shows a server's flags."""
     result, said = await run(tmp_path, None, "declared", ", server_defaults: neutral")
     assert not any("server defaults could not be checked" in line for line in said)
-    assert result.report["results"][0]["marks"] == []
+    assert as_data(result.report)["results"][0]["marks"] == []
     finding = next(
-        f for f in result.report["serving"]["m"]["findings"] if f["check"] == "server_defaults"
+        f for f in result.report.serving["m"]["findings"] if f["check"] == "server_defaults"
     )
     assert finding["evidence"]["sampling.top_k"]["status"] == "declared"
     assert "server_defaults: neutral" in finding["evidence"]["sampling.top_k"]["why"]
@@ -133,7 +139,7 @@ async def test_a_text_prompt_task_is_told_the_dialects_that_send_the_field(
             ),
             RunOptions(out=tmp_path, data_dir=DATA, on_stage=said.append),
         )
-    (mark,) = result.report["results"][0]["marks"]
+    (mark,) = as_data(result.report)["results"][0]["marks"]
     assert "repetition_penalty (unverified): cannot be sent on this wire nor" in mark["why"]
     assert (
         "use a dialect that can (sglang_native with request_defaults: "

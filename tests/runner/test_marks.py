@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from rich.console import Console
 from typer.testing import CliRunner
@@ -22,6 +23,7 @@ from sieval.cli.compare import render_comparison
 from sieval.cli.main import app
 from sieval.cli.report import render_summary
 from sieval.errors import ConfigError
+from sieval.results.document import Report
 from sieval.results.marks import result_marks
 from sieval.runner import RunOptions, arun_eval, parse_config
 from sieval.transport import FakeTransport, HttpReply, HttpRequest, json_reply
@@ -29,6 +31,11 @@ from sieval.transport import FakeTransport, HttpReply, HttpRequest, json_reply
 from .fakes import FakeTask, answer, write_data
 
 DATA = Path(__file__).parents[3] / "shared" / "data"
+
+
+def as_data(report: Any) -> Any:
+    """A typed report as report.json holds it (plain data)."""
+    return msgspec.to_builtins(report)
 
 
 def data() -> Path:
@@ -105,7 +112,7 @@ def shown(item: Any) -> str:
 async def test_failures_tied_to_content_mark_the_headline_partial(tmp_path: Path) -> None:
     words = ["aa", "bbbb", "bad", "rejected", "cc", "dd"]  # "bad": a reply not believed;
     result = await run(tmp_path, words, down_for("zzzz"), "content")  # "rejected": a 400
-    (unit,) = result.report["results"]
+    (unit,) = as_data(result.report)["results"]
     assert unit["samples"] == {"total": 6, "scored": 4, "failed": 2, "missing": 0}
     (mark,) = unit["marks"]
     assert mark["mark"] == "partial"
@@ -133,20 +140,25 @@ async def test_failures_tied_to_content_mark_the_headline_partial(tmp_path: Path
 async def test_a_transport_failure_is_counted_not_marked(tmp_path: Path) -> None:
     """A server down for a sample says nothing of the sample: the headline is not partial."""
     result = await run(tmp_path, ["aa", "bbbb", "zzzz", "cc"], down_for("zzzz"), "transport")
-    (unit,) = result.report["results"]
+    (unit,) = as_data(result.report)["results"]
     assert unit["failures"] == {"TransportError": 1} and unit["marks"] == []
 
 
 def test_a_report_written_before_marks_gets_them_when_read() -> None:
-    old = {
+    old = msgspec.convert({
         "serving": {},
+        "run": {"identity": "sha256:0"},
         "results": [
             {
-                "model": "m", "task": "ifeval", "samples": {"total": 10, "scored": 9, "failed": 1},
+                "model": "m", "task": "ifeval", "headline": "acc",
+                "samples": {"total": 10, "scored": 9, "failed": 1, "missing": 0},
                 "failures": {"InternalError": 1},
-                "failure_examples": [{"class": "InternalError", "message": "ImportError: no nltk"}],
+                "failure_examples": [
+                    {"sample_id": "s1", "class": "InternalError", "message": "ImportError: no nltk"}
+                ],
+                "provenance": {"requested_model": "m", "reported_models": [], "dialect": "x"},
             }
         ],
-    }  # fmt: skip
-    (mark,) = result_marks(old, old["results"][0])
-    assert mark["mark"] == "partial" and "1 InternalError (ImportError: no nltk)" in mark["why"]
+    }, Report)  # fmt: skip
+    (mark,) = result_marks(old, old.results[0])
+    assert mark.mark == "partial" and "1 InternalError (ImportError: no nltk)" in mark.why

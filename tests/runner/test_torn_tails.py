@@ -305,7 +305,7 @@ async def test_finalize_counts_and_says_a_record_the_plan_does_not_have(tmp_path
         "'ghost-1'); they are left out of the merged records and the report"
     )
     assert done.left_out == [said]
-    assert said in done.report["warnings"]
-    assert done.report["results"][0]["samples"]["total"] == len(WORDS)
+    assert said in done.report.warnings
+    assert done.report.results[0].samples.total == len(WORDS)
     merged = read_records(run_dir / "m" / "fake_qa" / "records.jsonl").records
     assert "ghost-1" not in merged and len(merged) == len(WORDS)

@@ -424,8 +424,8 @@ def test_maj_at_k_votes_over_the_repeats_answers(data_dir: Path) -> None:
     assert figures["repeats"] == 3
     assert figures["maj@1"] == 0.5 and figures["maj@2"] == 0.5
     assert figures["pass@2"] == pytest.approx((1 - 1 / 3) / 2)
-    assert getattr(task, "keeps_predictions", False)
-    assert not hasattr(TASKS["humaneval"], "keeps_predictions")
+    assert task.keeps_predictions
+    assert not TASKS["humaneval"].keeps_predictions
     code = TASKS["ifeval"].aggregate([(s, SampleResult(prediction="x", gold=None, metrics={
         "prompt_level_strict_acc": 1.0, "prompt_level_loose_acc": 1.0,
         "inst_level_strict_acc": 1.0, "inst_level_loose_acc": 1.0, "n_instructions": 1.0,

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from .observe import Cost, Difference
+from .observation import Cost, Difference
 
 __all__ = ["NEGLIGIBLE", "Finding", "compared", "moved_text"]
 

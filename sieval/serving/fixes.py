@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..settings import form, setting
+from ..setting_names import form, setting
 
 __all__ = ["Exposure", "batch_fix", "cache_fix", "defaults_fix", "determinism_fix", "seed_fix"]
 
