@@ -353,8 +353,8 @@ def _aggregation(located: Located, key: str, name: Any, given: Any) -> Any:
         raise _fail(
             located,
             f"{key}.aggregation",
-            f"{given!r} is lm-eval's aggregation: install "
-            "lm-eval (pip install 'sieval[lm-eval]'), or aggregate by mean",
+            f"{given!r} is not one of sieval's ({', '.join(sorted(_NATIVE_AGGREGATION))}); "
+            "lm-eval's other aggregations need lm-eval (pip install 'sieval[lm-eval]')",
         ) from None
     try:
         found = get_aggregation(given)

@@ -7,6 +7,7 @@ for a run or sent (``test_hostile_task_files``).
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 from pathlib import Path
 
@@ -302,7 +303,9 @@ def _hostile(tmp_path: Path, extra: str) -> Path:
         ("repeats: 4\n", r"h.yaml:7: repeats: 4: repeats other than 1"),
         (
             "metric_list: [{metric: exact_match, aggregation: nosuch}]\n",
-            r"h.yaml:7: metric_list\[0\].aggregation: unknown aggregation .nosuch.",
+            # the second: without lm-eval installed (test_an_aggregation_without_lm_eval)
+            r"h.yaml:7: metric_list\[0\].aggregation: (unknown aggregation 'nosuch'|"
+            r"'nosuch' is not one of sieval's)",
         ),
     ],
 )
@@ -310,6 +313,22 @@ def test_hostile_task_files(tmp_path: Path, extra: str, says: str) -> None:
     (tmp_path / "boom.py").write_text("raise RuntimeError('exploded on import')\n")
     _hostile(tmp_path, extra)
     with pytest.raises(ConfigError, match=says):
+        registry([tmp_path])["h"]
+
+
+def test_an_aggregation_without_lm_eval(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without lm-eval, sieval's own aggregations still resolve and another is refused, naming
+    them and the extra (lm-eval's absence stood in for by a failing import)."""
+    monkeypatch.setitem(sys.modules, "lm_eval.api.registry", None)
+    _hostile(tmp_path, "metric_list: [{metric: exact_match, aggregation: mean}]\n")
+    assert registry([tmp_path])["h"].headline == "exact_match"
+    _hostile(tmp_path, "metric_list: [{metric: exact_match, aggregation: median}]\n")
+    with pytest.raises(
+        ConfigError,
+        match=r"h.yaml:7: metric_list\[0\].aggregation: 'median' is not one of sieval's "
+        r"\(bits_per_byte, mean, perplexity, weighted_perplexity\); lm-eval's other "
+        r"aggregations need lm-eval \(pip install 'sieval\[lm-eval\]'\)",
+    ):
         registry([tmp_path])["h"]
 
 
