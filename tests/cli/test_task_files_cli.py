@@ -80,3 +80,35 @@ def test_a_run_resumes_from_any_folder_and_refuses_a_changed_file(
     assert refused.exit_code == 2
     said = " ".join(refused.output.split())
     assert "tasks.quiz_qa.source.definition.generation_kwargs.max_gen_toks: 16 -> 17" in said
+
+
+def test_a_python_task_file_on_the_solve_contract_runs_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/tasks.md's two-turn task, as a file in the user's folder: found by the include
+    path, each turn recorded, and the run resumed from another folder."""
+    from sieval.runner import read_records
+    from tests.tasks.test_conversation_example import examples
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "follow_up_file.py").write_text(examples()[0])
+    out = tmp_path / "out"
+    ran = runner.invoke(
+        app,
+        ["eval", "--endpoint", "embedded", "--kind", "chat", "--include-path", str(mine),
+         "--task", "follow_up", "--serving-checks", "off", "--out", str(out)],
+    )  # fmt: skip
+    assert ran.exit_code == 0, ran.output
+    (run,) = out.iterdir()
+    (model,) = [d for d in run.iterdir() if (d / "follow_up" / "records.jsonl").is_file()]
+    records = read_records(model / "follow_up" / "records.jsonl").records
+    assert sorted(records) == ["france", "seven"]
+    assert all(list(r.requests) == ["turn1", "turn2"] for r in records.values())
+    stored = json.loads((run / "run.json").read_text())
+    source = stored["inputs"]["tasks"]["follow_up"]["source"]
+    assert list(source["files"]) == [str(mine.resolve() / "follow_up_file.py")]
+    monkeypatch.chdir(tmp_path)
+    again = runner.invoke(app, ["eval", "--resume", str(run)])
+    assert again.exit_code == 0, again.output
+    assert "is complete" in again.output
