@@ -30,9 +30,10 @@ What each key becomes:
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -296,6 +297,30 @@ def _sampler(located: Located, name: Any, exclude: bool) -> Sampler:
     )
 
 
+PROCESS_SEEDS = (0, 1234)
+"""Python's and numpy's global random seeds while a ``process_docs`` runs: lm-eval's
+``simple_evaluate`` seeds them so (``random_seed=0``, ``numpy_random_seed=1234``) before it
+builds a task, and a ``process_docs`` that shuffles (GPQA's choices) draws from them; seeded,
+a task file's rows are the same in every run and on resume."""
+
+
+@contextlib.contextmanager
+def _seeded() -> Iterator[None]:
+    """The global random generators seeded (``PROCESS_SEEDS``), and restored after."""
+    import random
+
+    import numpy
+
+    state, numpy_state = random.getstate(), numpy.random.get_state()
+    random.seed(PROCESS_SEEDS[0])
+    numpy.random.seed(PROCESS_SEEDS[1])
+    try:
+        yield
+    finally:
+        random.setstate(state)
+        numpy.random.set_state(numpy_state)
+
+
 def _process(located: Located, key: str, value: Any) -> Any:
     fn = _function(located, key, value)
     if fn is None:
@@ -314,13 +339,14 @@ def _process(located: Located, key: str, value: Any) -> Any:
                 "optional 'datasets' package (pip install 'sieval[hub]')",
             ) from None
         head = rows[0][0].rsplit(":", 1)[0].split("#", 1)[0] if rows else "rows"
-        try:
-            out = fn(datasets.Dataset.from_list([r for _, r in rows]))
-            return [(f"{head} (process_docs) doc {i}", dict(r)) for i, r in enumerate(out)]
-        except ConfigError:
-            raise
-        except Exception as exc:
-            raise _fail(located, key, f"{value} raised {type(exc).__name__}: {exc}") from exc
+        with _seeded():
+            try:
+                out = fn(datasets.Dataset.from_list([r for _, r in rows]))
+                return [(f"{head} (process_docs) doc {i}", dict(r)) for i, r in enumerate(out)]
+            except ConfigError:
+                raise
+            except Exception as exc:
+                raise _fail(located, key, f"{value} raised {type(exc).__name__}: {exc}") from exc
 
     return whole
 

@@ -708,3 +708,46 @@ def test_letters_over_chat_score_the_written_letter(tmp_path: Path) -> None:
     assert scored("The answer is C.") == 1.0
     assert scored("I think B, not C") == 0.0
     assert scored("I pick 9") == 0.0
+
+
+def test_a_shuffling_process_docs_gives_the_same_rows_in_every_run(tmp_path: Path) -> None:
+    """A ``process_docs`` that draws from the global generators (GPQA's shuffles its choices)
+    draws as under lm-eval's ``simple_evaluate`` seeds, the same in every run, and leaves the
+    caller's generators as they were."""
+    import random
+
+    import numpy
+
+    pytest.importorskip("datasets")
+    _rows(tmp_path, [{"q": f"q{i}", "a": str(i)} for i in range(12)])
+    _write(
+        tmp_path,
+        "shuffle.py",
+        """
+        import random
+        import numpy
+
+        def run(dataset):
+            rows = list(dataset)
+            random.shuffle(rows)
+            return [dict(r, q=f"{r['q']}/{numpy.random.randint(1000)}") for r in rows]
+        """,
+    )
+    _write(tmp_path, "h.yaml", _BASE + "process_docs: !function shuffle.run\n")
+    random.seed(99)
+    numpy.random.seed(99)
+    before = (random.random(), numpy.random.random())
+    random.seed(99)
+    numpy.random.seed(99)
+    config = TaskConfig(name="h")
+    first = [s.data for s in registry([tmp_path])["h"].load(tmp_path, config)]
+    assert (random.random(), numpy.random.random()) == before  # the caller's draws, untouched
+    second = [s.data for s in registry([tmp_path])["h"].load(tmp_path, config)]
+    assert first == second
+    order = list(range(12))
+    random.seed(0)  # lm-eval's simple_evaluate: random_seed=0, numpy_random_seed=1234
+    random.shuffle(order)
+    numpy.random.seed(1234)
+    draws = [int(numpy.random.randint(1000)) for _ in order]
+    rows = [s.data for s in registry([tmp_path])["h"].load(tmp_path, config)]
+    assert [r["query"] for r in rows] == [f"q{i}/{n}" for i, n in zip(order, draws, strict=True)]
