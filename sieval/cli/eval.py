@@ -20,6 +20,7 @@ are printed).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +38,7 @@ if TYPE_CHECKING:  # the runner is imported when a run starts, not when the CLI 
     from ..cost.forecast import CostOptions
     from ..plan.config import EvalConfig
     from ..runner.engine import RunOptions, RunResult
+    from ..tasks.catalogue import Registry
 
 __all__ = ["EXIT_INTERRUPTED", "ONE_LINE_ONLY"]
 
@@ -202,6 +204,15 @@ def eval_command(
     data_dir: Path | None = typer.Option(
         None, "--data-dir", metavar="DIR", help="Dataset directory (else SIEVAL_DATA_DIR)."
     ),
+    include_path: list[Path] = typer.Option(
+        [],
+        "--include-path",
+        "--include_path",
+        metavar="DIR",
+        help="A folder of task files (lm-eval YAML, Python) searched beside the stock tasks "
+        "(repeatable; also include_path: in a config, SIEVAL_INCLUDE_PATH). --task may also name "
+        "a task file.",
+    ),
     max_failures: str = typer.Option(
         "auto",
         "--max-failures",
@@ -355,7 +366,9 @@ def eval_command(
             limited = parse_limit(limit)
             if one_line is not None:
                 one_line.limit = limited
-            cfg, models, tasks = _config(config, one_line, model, task, resume, given)
+            cfg, models, tasks, registry = _config(
+                config, one_line, model, task, resume, given, include_path
+            )
             if resume is not None and one_line is None:
                 for line in _ignored_on_resume(resume, out):
                     console.print(f"note: {line}", soft_wrap=True, markup=False)
@@ -386,7 +399,7 @@ def eval_command(
                 on_run_dir=created.append,
                 on_stage=lambda line: console.print(_stage(line)),
             )
-            result = _run(cfg, options, console, created)
+            result = _run(cfg, options, console, created, registry)
         except (ConfigError, StorageError) as exc:
             raise common.fail(exc.message, code=common.exit_code(exc)) from None
     if dry_run:
@@ -432,6 +445,48 @@ def _render_forecast(result: RunResult) -> bool:
     return any(exact for exact, _ in found)
 
 
+def _expand(items: Sequence[str], registry: Registry) -> list[str]:
+    """``--task`` values with each task file replaced by its tasks' names (the file added to the
+    registry) and each group or tag by its members; ``:K=V`` suffixes kept."""
+    from ..tasks.catalogue import is_task_file
+
+    out: list[str] = []
+    for item in names(items):
+        head, colon, rest = item.partition(":")
+        if is_task_file(head):
+            found = registry.add_file(Path(head))
+        elif "=" not in head:
+            found = registry.expand(head.strip())
+        else:
+            found = [head]
+        out += [f"{name}{colon}{rest}" for name in found]
+    return out
+
+
+def _with_tasks(cfg: EvalConfig, registry: Registry) -> EvalConfig:
+    """``cfg`` with file and group entries expanded, and its include path the registry's (every
+    folder absolute, so a resume finds the task files from any folder)."""
+    import msgspec
+
+    from ..tasks.catalogue import is_task_file
+
+    entries = []
+    for entry in cfg.tasks:
+        if is_task_file(entry.name):
+            found = registry.add_file(Path(entry.name))
+        else:
+            found = registry.expand(entry.name)
+        entries += [msgspec.structs.replace(entry, name=name) for name in found]
+    folders = [str(p) for p in registry.catalogue.roots]
+    for entry in entries:
+        source = registry.source_of(entry.name) if entry.name in registry else "stock"
+        if source != "stock":
+            folder = str(Path(source).parent)
+            if not any(folder == f or folder.startswith(f + "/") for f in folders):
+                folders.append(folder)
+    return msgspec.structs.replace(cfg, tasks=entries, include_path=folders)
+
+
 def _config(
     config: Path | None,
     one_line: OneLine | None,
@@ -439,9 +494,10 @@ def _config(
     task: list[str],
     resume: Path | None,
     given: dict[str, Any],
-) -> tuple[EvalConfig, tuple[str, ...], tuple[str, ...]]:
-    """The config, and the model labels and tasks to run of it, from whichever form the command
-    line used."""
+    include_path: Sequence[Path] = (),
+) -> tuple[EvalConfig, tuple[str, ...], tuple[str, ...], Registry]:
+    """The config, the model labels and tasks to run of it, and the tasks it can name (stock
+    and included), from whichever form the command line used."""
     from ..plan.config import load_config
     from ..plan.plan import resolve_task
     from ..plan.run_config import load_run_config
@@ -452,11 +508,12 @@ def _config(
             raise ConfigError("give a CONFIG or --endpoint, not both")
         if len(model) > 1 or (not model and one_line.endpoint != "embedded"):
             raise ConfigError("the one-line form needs exactly one --model ID" + _served(one_line))
-        registry = common.task_registry()
-        cfg = one_line.config(registry)
+        registry = common.tasks_for(include_path)
+        one_line.tasks = _expand(one_line.tasks, registry)
+        cfg = _with_tasks(one_line.config(registry), registry)
         for entry in cfg.tasks:
             resolve_task(entry.name, registry)
-        return cfg, (), ()
+        return cfg, (), (), registry
     for flag, value in given.items():
         if value is not None:
             raise ConfigError(
@@ -470,10 +527,12 @@ def _config(
             "--task NAME:KEY=VALUE belongs to the one-line form; a config sets a task's options "
             "in its entry (- {name: mmlu_kshot_clp, options: {top_k: 19}})"
         )
-    if config is not None:
-        return load_config(config), tuple(model), tasks
-    if resume is not None:
-        return load_run_config(resume), tuple(model), tasks
+    if config is not None or resume is not None:
+        cfg = load_config(config) if config is not None else load_run_config(resume)  # type: ignore[arg-type]
+        registry = common.tasks_for([*cfg.include_path, *include_path])
+        cfg = _with_tasks(cfg, registry)
+        tasks = tuple(n for t in tasks for n in registry.expand(t))
+        return cfg, tuple(model), tasks, registry
     raise ConfigError(
         "nothing to evaluate: give a CONFIG file, or --endpoint URL --model ID --task NAME, or "
         "--resume RUN_DIR (try: sieval eval examples/quickstart.yaml)"
@@ -545,12 +604,14 @@ def _write_config(path: Path, one_line: OneLine | None, console: Console) -> Non
     raise typer.Exit(common.EXIT_OK)
 
 
-def _run(cfg: EvalConfig, options: RunOptions, console: Console, created: list[Path]) -> RunResult:
+def _run(
+    cfg: EvalConfig, options: RunOptions, console: Console, created: list[Path], registry: Registry
+) -> RunResult:
     from ..runner import make_progress, run_eval
 
     progress = make_progress(console)
     try:
-        return run_eval(cfg, options, tasks=common.task_registry(), progress=progress)
+        return run_eval(cfg, options, tasks=registry, progress=progress)
     except KeyboardInterrupt:
         progress.close()
         if created:

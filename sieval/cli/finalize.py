@@ -31,7 +31,7 @@ def finalize_command(
 
     console = Console(stderr=True, soft_wrap=True, highlight=False)
     try:
-        done = finalize(run_dir, data_dir=data_dir, tasks=common.task_registry())
+        done = finalize(run_dir, data_dir=data_dir, tasks=common.tasks_for(run_dir=run_dir))
     except (ConfigError, StorageError) as exc:
         raise common.fail(exc.message) from None
     from .report import render_failures, render_summary

@@ -71,9 +71,10 @@ def plan_command(
 
     console = Console(stderr=True, soft_wrap=True, highlight=False)
     try:
+        loaded = load_config(config)
         frozen = asyncio.run(
             freeze(
-                load_config(config),
+                loaded,
                 out,
                 shards,
                 RunOptions(
@@ -87,7 +88,7 @@ def plan_command(
                     cost=CostOptions(forecast=True),  # forecast.json: the report shows it
                     on_stage=lambda text: console.print(f"[dim]{text}[/]"),
                 ),
-                tasks=common.task_registry(),
+                tasks=common.tasks_for(loaded.include_path),
             )
         )
     except (ConfigError, StorageError) as exc:

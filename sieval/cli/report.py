@@ -90,7 +90,7 @@ def report_command(
         report = (
             _watch(run_dir, data_dir)
             if watch
-            else snapshot(run_dir, data_dir=data_dir, tasks=common.task_registry())
+            else snapshot(run_dir, data_dir=data_dir, tasks=common.tasks_for(run_dir=run_dir))
         )
         if html is not None:
             written = write_html(run_dir, report, Path(html), compare_with=compare, force=force)
@@ -117,7 +117,7 @@ def _watch(run_dir: Path, data_dir: Path | None) -> Report:
     from ..results.snapshot import snapshot
 
     def look() -> Report:
-        return snapshot(run_dir, data_dir=data_dir, tasks=common.task_registry())
+        return snapshot(run_dir, data_dir=data_dir, tasks=common.tasks_for(run_dir=run_dir))
 
     def going(report: Report) -> bool:
         return report.partial is not msgspec.UNSET and report.partial.running

@@ -57,7 +57,7 @@ def samples_command(
     chosen = [("wrong", wrong), ("failed", failed), ("correct", correct), ("censored", censored)]
     outcomes = {name for name, asked in chosen if asked}
     try:
-        report = snapshot(run_dir, tasks=common.task_registry())
+        report = snapshot(run_dir, tasks=common.tasks_for(run_dir=run_dir))
         found = list(units(run_dir, report))
     except (ConfigError, StorageError) as exc:
         raise common.fail(exc.message) from None

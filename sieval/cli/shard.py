@@ -58,7 +58,7 @@ def run_shard_command(
                     allow_unsafe_code=allow_unsafe_code,
                     on_stage=lambda text: console.print(f"[dim]{text}[/]"),
                 ),
-                tasks=common.task_registry(),
+                tasks=common.tasks_for(run_dir=run),
                 progress=make_progress(console),
                 endpoints=endpoints,
             )

@@ -264,6 +264,10 @@ class EvalConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     data_dir: str | None = None
     """Dataset directory (relative to the config file); ``--data-dir`` and ``SIEVAL_DATA_DIR``
     take precedence."""
+    include_path: list[str] = []
+    """Folders of task files (relative to the config file), searched beside the stock tasks
+    (``tasks/catalogue.py``); ``--include-path`` and ``SIEVAL_INCLUDE_PATH`` add to them. A run
+    stores them absolute, so ``--resume`` finds its task files from any folder."""
     roles: dict[str, str | ModelConfig] = msgspec.field(default_factory=dict)
     """The models a task calls by role (``judge``, ``user``, ``grader``): a ``models:`` entry's
     name, or an entry of its own. Checked, each role is the whole entry. A role's model is
@@ -290,6 +294,9 @@ def load_config(path: str | Path) -> EvalConfig:
         # a relative data_dir means "relative to this file", so the command works from any cwd
         anchored = str((path.parent / config.data_dir).resolve())
         config = msgspec.structs.replace(config, data_dir=anchored)
+    if config.include_path:
+        folders = [str((path.parent / p).expanduser().resolve()) for p in config.include_path]
+        config = msgspec.structs.replace(config, include_path=folders)
     return config
 
 

@@ -496,6 +496,21 @@ def _chosen(task: Task, samples: Iterable[Sample], config: TaskConfig) -> Iterat
         )
 
 
+def _task_inputs(planned: PlannedTask) -> dict[str, Any]:
+    """What the identity holds of one task: its config, protocol and data; a task from a task
+    file also its ``source`` (the file's hashes and its resolved keys), so a changed file is
+    refused on resume with the key that changed."""
+    out: dict[str, Any] = {
+        "config": _entry_identity(planned.config),
+        "protocol": planned.task.protocol,
+        "data": planned.checksums,
+    }
+    source = getattr(planned.task, "source", None)
+    if isinstance(source, dict):
+        out["source"] = source
+    return out
+
+
 def plan_run(
     config: EvalConfig,
     *,
@@ -534,14 +549,7 @@ def plan_run(
         "sieval_version": sieval_version(),
         "records_schema_version": SCHEMA_VERSION,
         "models": {m.label: m.config.identity() for m in models},
-        "tasks": {
-            p.name: {
-                "config": _entry_identity(p.config),
-                "protocol": p.task.protocol,
-                "data": p.checksums,
-            }
-            for p in planned
-        },
+        "tasks": {p.name: _task_inputs(p) for p in planned},
     }
     if roles:  # only then: a run without roles keeps the identity it always had
         inputs["roles"] = {role: pm.config.identity() for role, pm in roles.items()}

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
-from ..data.registry import get_source as source
+from ..data.registry import get_source
 from ..errors import ConfigError, did_you_mean
 from ..ir.request import Request
 from ..ir.response import Response
@@ -44,12 +44,40 @@ Process = Callable[[dict[str, Any], str], dict[str, Any]]
 ``process_docs``, one row at a time)."""
 
 
+class Rows(Protocol):
+    """What a task reads its rows through: a stored dataset (``data/source.py``'s ``Source``),
+    a task's own files (``data/file_data.py``'s ``FileData``) or a hub dataset (``HubData``)."""
+
+    @property
+    def folder(self) -> str: ...
+
+    @property
+    def splits(self) -> tuple[str, ...]: ...
+
+    def files(self, data_dir: Path, split: str, subset: str | None = None) -> list[Path]: ...
+
+    def rows(
+        self, data_dir: Path, split: str, subset: str | None = None
+    ) -> list[tuple[str, dict[str, Any]]]: ...
+
+
+def source(name: str | Rows) -> Rows:
+    """The rows' reader: a stored dataset by its folder name, or the reader itself."""
+    return get_source(name) if isinstance(name, str) else name
+
+
+ProcessSplit = Callable[[list[tuple[str, dict[str, Any]]]], list[tuple[str, dict[str, Any]]]]
+"""A whole split's rows to the rows scored (lm-eval's ``process_docs``, which may drop, add or
+reorder rows)."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class Data:
     """Where a task's rows come from."""
 
-    source: str
-    """The dataset folder (its loader ``sieval/data/<source>.py``)."""
+    source: str | Rows
+    """The dataset folder (its loader ``sieval/data/<source>.py``), or a reader of the task's
+    own files (``data/file_data.py``)."""
     split: str
     """The split scored."""
     shots: str | None = None
@@ -64,6 +92,11 @@ class Data:
     subset_groups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Names that stand for several subsets in that option (lm-eval's ``stem``)."""
     process: Process | None = None
+    process_split: ProcessSplit | None = None
+    """Applied to each split's rows after ``process`` (lm-eval's ``process_docs`` as written)."""
+    shot_rows: tuple[dict[str, Any], ...] | None = None
+    """Shots written in the task itself (lm-eval's ``fewshot_config.samples``), drawn instead of
+    a split's rows."""
     id_field: str | None = None
     """A field holding the row's id; None: ``{split}/{index}`` (``{subset}/{index}``)."""
 
@@ -100,6 +133,9 @@ class Spec:
     files: Callable[[Path], list[Path]] | None = None
     """Files the task reads beside its rows' (BBH's prompt files): their checksums enter the run
     identity."""
+    shot_prompt: Prompt | None = None
+    """How a shot is rendered when it differs from the row's prompt (lm-eval's
+    ``fewshot_config.doc_to_*`` and delimiters); None: ``prompt``."""
 
 
 class SpecTask(StaticTask):
@@ -119,7 +155,10 @@ class SpecTask(StaticTask):
             self.cluster_by = "group"
         elif hasattr(spec.family, "repeats"):  # a repeated row's samples cluster by the row
             self.cluster_by = "item"
-        self.keeps_predictions = bool(getattr(spec.family, "vote", False))  # maj@k's answers
+        # maj@k reads the repeats' answers; a corpus-level metric its items
+        self.keeps_predictions = bool(
+            getattr(spec.family, "vote", False) or getattr(spec.family, "custom", None)
+        )
         self.metric_ranges = MappingProxyType(dict(getattr(spec.family, "ranges", {})))
         self.derived = MappingProxyType({**getattr(spec.family, "derived", {}), **spec.derived})
 
@@ -279,7 +318,7 @@ class SpecTask(StaticTask):
                 path=f"tasks.{self.name}.num_fewshot",
                 received=k,
             )
-        if k and self.spec.data.shots is None:
+        if k and self.spec.data.shots is None and self.spec.data.shot_rows is None:
             raise ConfigError(
                 f"task {self.name} is 0-shot; drop num_fewshot", path=f"tasks.{self.name}"
             )
@@ -291,8 +330,11 @@ class SpecTask(StaticTask):
         process = self.spec.data.process
         rows = source(self.spec.data.source).rows(data_dir, split, subset)
         if process is None:
-            return [(where, dict(fields)) for where, fields in rows]
-        return [(where, process(dict(fields), where)) for where, fields in rows]
+            out = [(where, dict(fields)) for where, fields in rows]
+        else:
+            out = [(where, process(dict(fields), where)) for where, fields in rows]
+        whole = self.spec.data.process_split
+        return out if whole is None else whole(out)
 
     def _subset(
         self, data_dir: Path, config: TaskConfig, k: int, subset: str | None
@@ -322,16 +364,17 @@ class SpecTask(StaticTask):
         draws: list[list[int]],
     ) -> Iterator[Sample]:
         prompt = self.spec.prompt
+        shot_prompt = self.spec.shot_prompt or prompt
         shots: dict[int, Shot] = {}
         last: tuple[tuple[int, ...], str] | None = None  # rows that share shots share a prefix
         for index, ((_, row), drawn) in enumerate(zip(rows, draws, strict=True)):
             picked = tuple(drawn)
             for j in picked:
                 if j not in shots:
-                    shots[j] = prompt.shot(pool[j][1])
+                    shots[j] = shot_prompt.shot(pool[j][1])
             if prompt.description or last is None or last[0] != picked:
                 # a description is rendered with the row: each row has its own prefix
-                last = (picked, prompt.prefix(row, [shots[j] for j in picked]))
+                last = (picked, prompt.prefix(row, [shots[j] for j in picked], shot_prompt))
             prefix = last[1]
             prepared = self.spec.family.prepare(self.spec, row, config)
             yield self._sample(index, row, subset, prepared, prefix, picked, pool)
@@ -344,6 +387,8 @@ class SpecTask(StaticTask):
         k: int,
         rows: list[tuple[str, dict[str, Any]]],
     ) -> list[tuple[str, dict[str, Any]]]:
+        if k and data.shot_rows is not None:
+            return [(f"fewshot_config.samples[{i}]", dict(r)) for i, r in enumerate(data.shot_rows)]
         if not k or data.shots is None:
             return []
         if data.shots == data.split:
@@ -351,7 +396,7 @@ class SpecTask(StaticTask):
         if data.shots not in source(data.source).splits:
             raise ConfigError(
                 f"task {self.name}: num_fewshot={k} needs shots from the {data.shots!r} split of "
-                f"{data.source}, which is not stored; run it 0-shot",
+                f"{source(data.source).folder}, which is not stored; run it 0-shot",
                 path=f"tasks.{self.name}.num_fewshot",
                 received=k,
             )
