@@ -499,7 +499,9 @@ _ORACLE_CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(_ORACLE_CASES))
-def test_requests_are_lm_evals_own_for_the_same_file(tmp_path: Path, case: str) -> None:
+def test_requests_are_lm_evals_own_for_the_same_file(
+    tmp_path: Path, case: str, request: pytest.FixtureRequest
+) -> None:
     """lm-eval's ConfigurableTask, given the same YAML keys over the same JSONL, builds the same
     requests as sieval, at 0 and 3 shots (shots from train, rows from test)."""
     pytest.importorskip("lm_eval.api.task")
@@ -507,7 +509,8 @@ def test_requests_are_lm_evals_own_for_the_same_file(tmp_path: Path, case: str) 
 
     from lm_eval.api.task import ConfigurableTask
 
-    logging.disable(logging.WARNING)
+    logging.disable(logging.WARNING)  # lm-eval's own warnings; the later tests' logs kept
+    request.addfinalizer(lambda: logging.disable(logging.NOTSET))
     _rows(tmp_path, MC, "train.jsonl")
     _rows(tmp_path, [dict(r, q=f"test {i}") for i, r in enumerate(MC)], "test.jsonl")
     keys = {
