@@ -179,9 +179,7 @@ class Model:
 
     async def call(self, request: Request) -> Call:
         """Decide, send, check, and keep what happened; sieval errors are kept, not raised."""
-        request = with_overrides(
-            with_defaults(request, self.request_defaults), self.request_overrides
-        )
+        request = self._as_sent(request)
         try:
             lowered = lower(self.dialect, request, self.model_id)
         except Refused as exc:
@@ -211,12 +209,17 @@ class Model:
     def replay(self, request: Request, reply: HttpReply) -> Call:
         """A reply received earlier (a call journal's) to ``request``, decided and checked again
         exactly as ``call`` decides and checks a fresh one; nothing is sent."""
-        request = with_defaults(request, self.request_defaults)
+        request = self._as_sent(request)
         try:
             lowered = lower(self.dialect, request, self.model_id)
         except Refused as exc:
             return Call(request, self.dialect.id, "", None, tuple(exc.ledger), error=self._own(exc))
         return self._answered(request, lowered, reply, None)
+
+    def _as_sent(self, request: Request) -> Request:
+        """``request`` with this model's defaults filled and its overrides set: what ``call``
+        lowers, and so what ``replay`` must lower to find the same body."""
+        return with_overrides(with_defaults(request, self.request_defaults), self.request_overrides)
 
     def _answered(
         self,

@@ -117,6 +117,23 @@ async def test_request_defaults_fill_only_unset_leaves() -> None:
     assert body["max_tokens"] == 8  # the default filled an unset leaf
 
 
+async def test_a_replay_lowers_the_body_the_call_sent() -> None:
+    # a resume replays a journaled reply only when the body it lowers is the one sent: a model
+    # with overrides (--gen-kwargs, --system-instruction) must lower them on replay too
+    model, transport = fake_model(
+        recorded("gen_top5"),
+        request_defaults={"sampling.max_tokens": 8},
+        request_overrides={"sampling.temperature": 0.5},
+    )
+    request = Request.completion("The capital of France is", sampling=Sampling(temperature=0.0))
+    sent = await model.call(request)
+    assert sent.raw is not None
+    reply = HttpReply(status=200, headers={}, body=sent.raw)
+    replayed = model.replay(request, reply)
+    assert sent.body["temperature"] == 0.5 and replayed.body == sent.body
+    assert len(transport.calls) == 1  # nothing sent
+
+
 async def test_secret_never_reaches_errors_or_bodies(caplog) -> None:
     def leak(request):
         return HttpReply(status=401, headers={}, body=f'{{"error": "bad key {SECRET}"}}'.encode())
