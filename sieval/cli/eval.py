@@ -235,6 +235,13 @@ def eval_command(
         help="The same for the cost, in the models' price currency (needs a price per model).",
     ),
     wire_log: bool = typer.Option(False, "--wire-log", help="Log every exchange (redacted)."),
+    export: list[str] = typer.Option(
+        [],
+        "--export",
+        metavar="FORMAT",
+        help="When the run ends, also write it as FORMAT (repeatable): lm-eval, inspect, eee, "
+        "wandb or mlflow, in RUN_DIR/exports/FORMAT/ (see 'sieval export').",
+    ),
     run: Path | None = typer.Option(
         None,
         "--run",
@@ -293,6 +300,10 @@ def eval_command(
             cfg, models, tasks = _config(config, one_line, model, task, resume, given)
             stop_rule = parse_max_failures(max_failures)
             parse_selection(serving_checks)  # refused before anything runs
+            if export and not dry_run:
+                from .export import check_formats
+
+                check_formats(export)  # a typo or a missing library, before any request
             cost = cost_options(dry_run, forecast, budget_tokens, budget_cost)
             if write_config is not None:
                 _write_config(write_config, one_line, console)
@@ -320,7 +331,25 @@ def eval_command(
         _render_forecast(result)
         raise typer.Exit(common.EXIT_OK)
     _render(result, console)
+    if export:
+        _export(result.run_dir, export, console)
     raise typer.Exit(result.exit_code)
+
+
+def _export(run_dir: Path, formats: list[str], console: Console) -> None:
+    """``--export``: the finished run written in each format (``sieval export``)."""
+    from .export import export_formats
+
+    try:
+        lines = export_formats(run_dir, formats)
+    except (ConfigError, StorageError) as exc:
+        raise common.fail(
+            f"the run is complete, but its export failed: {exc.message}; once fixed: "
+            f"sieval export {run_dir} --to {' --to '.join(formats)}",
+            code=common.exit_code(exc),
+        ) from None
+    for line in lines:
+        console.print(f"export {escape(line)}")
 
 
 def cost_options(
