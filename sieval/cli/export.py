@@ -69,7 +69,7 @@ def export_formats(
 ) -> list[str]:
     """Export ``run_dir`` in each format; one line per format saying where it went. W&B and
     MLflow runs carry the HTML report, written here first."""
-    from ..export import export_source
+    from ..export import default_dest, export_source
     from ..export.source import load_source
     from .report import write_html
 
@@ -81,7 +81,7 @@ def export_formats(
             html = write_html(run_dir, source.report, Path(scratch) / "report.html")
         for fmt in formats:
             target = dest / fmt if dest is not None and len(formats) > 1 else dest
+            target = target if target is not None else default_dest(run_dir, fmt)
             written = export_source(source, fmt, target, html=html)
-            where = written[0].parent if len(written) > 1 else written[0] if written else target
-            lines.append(f"{fmt}: {len(written)} file(s) in {where}")
+            lines.append(f"{fmt}: {len(written)} file(s) in {target}")
     return lines

@@ -177,7 +177,8 @@ def _sample(source: Source, unit: TaskRun, sample: Sample, model: str) -> Any:
     return EvalSample(
         id=record.sample_id,
         epoch=1,
-        input=messages[:1] if messages else (sample.prompt or ""),
+        # the question as the task states it (a choice task sends one prompt per option)
+        input=str((record.sample or {}).get("query") or sample.prompt or ""),
         choices=[str(c) for c in choices] if isinstance(choices, list) else None,
         target="" if record.gold is None else str(record.gold),
         messages=messages,

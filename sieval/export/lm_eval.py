@@ -1,6 +1,7 @@
 """lm-evaluation-harness 0.4.13's result files, so tools that read lm-eval's read sieval's.
 
-Per model, in ``DEST/<model>/`` (lm-eval's ``output_path/<model_name_sanitized>/``):
+Per model, in ``DEST/<label>/`` (lm-eval's ``output_path/<model_name_sanitized>/``; the label,
+as two entries of a run may send one model id):
 
 - ``results_<stamp>.json``: ``results`` (per task ``alias`` and each ``metric,filter`` with its
   ``metric_stderr,filter``), ``group_subtasks``, ``configs``, ``versions``, ``n-shot``,
@@ -59,7 +60,7 @@ def export_lm_eval(source: Source, dest: Path) -> list[Path]:
     written: list[Path] = []
     stamp = source.stamp()
     for model in source.models():
-        folder = dest / _sanitized(source.model_id(model))
+        folder = dest / _sanitized(model)  # the label: two entries may share a model id
         folder.mkdir(parents=True, exist_ok=True)
         units = source.of_model(model)
         hashes: dict[str, str] = {}
@@ -93,7 +94,11 @@ def _results(
     for unit in units:
         scalars = unit.scalar_metrics()
         names = set(scalars)
-        entry: dict[str, Any] = {"alias": unit.task}
+        entry: dict[str, Any] = {
+            "name": unit.task,
+            "alias": unit.task,
+            "sample_len": int(unit.result["samples"]["scored"]),
+        }
         better: dict[str, bool] = {}
         for metric, value in scalars.items():
             name, filt = lm_metric(metric, names)
@@ -111,17 +116,28 @@ def _results(
         results[unit.task] = entry
         higher[unit.task] = better
         task_config = source.task_config(unit.task)
+        kind = _output_type(unit)
+        filters = list(dict.fromkeys(lm_metric(m, names)[1] for m in scalars))
         configs[unit.task] = {
             "task": unit.task,
-            "output_type": _output_type(unit),
+            "dataset_path": f"sieval:{unit.task}",
+            "test_split": _split_of(unit),
+            "output_type": kind,
             "num_fewshot": unit.shots,
-            "fewshot_seed": task_config.get("seed"),
+            "fewshot_config": {"sampler": "sieval", "seed": task_config.get("seed")},
+            "fewshot_delimiter": "\n\n",
+            "target_delimiter": " ",
+            "repeats": 1,
+            "should_decontaminate": False,
+            "unsafe_code": False,
             "metric_list": [
-                {"metric": lm_metric(m, names)[0], "aggregation": "mean", "higher_is_better": True}
-                for m in dict.fromkeys(scalars)
+                {"metric": name, "aggregation": "mean", "higher_is_better": True}
+                for name in dict.fromkeys(lm_metric(m, names)[0] for m in scalars)
             ],
             "description": source.protocol(unit.task),
-            "metadata": {"version": _version(source)},
+            "metadata": {"version": _version(source), "sieval_run": source.identity},
+            **({"generation_kwargs": _first_kwargs(unit)} if kind == "generate_until" else {}),
+            **({"filter_list": [{"name": f} for f in filters]} if filters != ["none"] else {}),
         }
     samples = {u.task: u.result["samples"] for u in units}
     wall = (source.report.get("timings") or {}).get("wall_s")
@@ -148,13 +164,19 @@ def _results(
             "limit": _limit(source, units),
             "bootstrap_iters": 0,
             "gen_kwargs": plain(config.get("request_defaults") or None),
-            "random_seed": None,
-            "numpy_seed": None,
-            "torch_seed": None,
+            # sieval draws shots with each task's seed and nothing else at random: that seed
+            # stands for lm-eval's four (each task's own is in its fewshot_config)
+            "random_seed": _seed(source, units),
+            "numpy_seed": _seed(source, units),
+            "torch_seed": _seed(source, units),
             "fewshot_seed": _seed(source, units),
         },
-        "git_hash": None,
         "date": source.started,
+        "system_instruction": None,
+        "system_instruction_sha": None,
+        "fewshot_as_multiturn": False,
+        "chat_template": None,
+        "chat_template_sha": None,
         "task_hashes": hashes,
         "model_source": "sieval",
         "model_name": source.model_id(model),
@@ -176,14 +198,26 @@ def _version(source: Source) -> str:
 
 
 def _limit(source: Source, units: list[TaskRun]) -> int | None:
-    ns = {source.task_config(u.task).get("n") for u in units}
-    ns.discard(None)
-    return int(next(iter(ns))) if len(ns) == 1 else None
+    ns = {n for u in units if isinstance(n := source.task_config(u.task).get("n"), int)}
+    return next(iter(ns)) if len(ns) == 1 else None
 
 
-def _seed(source: Source, units: list[TaskRun]) -> int | None:
-    seeds = {source.task_config(u.task).get("seed") for u in units}
-    return next(iter(seeds)) if len(seeds) == 1 else None
+def _seed(source: Source, units: list[TaskRun]) -> int:
+    """The first task's shot seed (sieval's default, 1234, when it names none)."""
+    seeds = [source.task_config(u.task).get("seed") for u in units]
+    return next((int(s) for s in seeds if isinstance(s, int)), 1234)
+
+
+def _split_of(unit: TaskRun) -> str:
+    """The split the samples came from (``test/12`` -> ``test``)."""
+    first = next(iter(unit.samples), None)
+    head = first.record.sample_id.rpartition("/")[0] if first is not None else ""
+    return head or "test"
+
+
+def _first_kwargs(unit: TaskRun) -> dict[str, Any]:
+    first = next((s for s in unit.samples if s.requests), None)
+    return _gen_kwargs(next(iter(first.requests.values()))) if first is not None else {}
 
 
 def _output_type(unit: TaskRun) -> str:

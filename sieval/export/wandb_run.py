@@ -107,7 +107,7 @@ def export_wandb(
         for key, value in figures.items():
             run.summary[key] = value
         columns, rows = sample_rows(source)
-        run.log({"samples": wandb.Table(columns=columns, data=rows)})
+        run.log({"samples": wandb.Table(columns=list[str | int](columns), data=rows)})
         if html is not None:
             artifact = wandb.Artifact(name=f"sieval-report-{run_id}", type="sieval-report")
             artifact.add_file(str(html), name="report.html")
