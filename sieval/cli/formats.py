@@ -11,19 +11,21 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..results.shots import shots
 from .text import magnitude
 
 __all__ = ["FORMATS", "render_rows", "result_rows"]
 
 FORMATS = ("table", "md", "csv", "json")
 
-COLUMNS = ("model", "task", "metric", "value", "se", "ci_low", "ci_high", "n", "estimator",
-           "scored", "failed", "missing")  # fmt: skip
+COLUMNS = ("model", "task", "metric", "value", "se", "ci_low", "ci_high", "n", "shots",
+           "estimator", "scored", "failed", "missing")  # fmt: skip
 
 
 def result_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for result in report["results"]:
+        count = shots(report, str(result["task"]))
         spreads = result.get("intervals") or {}
         samples = result["samples"]
         flat = _flat(result.get("metrics") or {})
@@ -44,6 +46,7 @@ def result_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
                     "ci_low": ci[0],
                     "ci_high": ci[1],
                     "n": None if n is None else int(n),
+                    "shots": count,
                     "estimator": spread.get("estimator"),
                     "scored": samples["scored"],
                     "failed": samples["failed"],
@@ -63,8 +66,8 @@ def render_rows(rows: list[dict[str, Any]], form: str) -> str:
         writer.writerows({k: "" if v is None else v for k, v in row.items()} for row in rows)
         return out.getvalue()
     if form == "md":
-        lines = ["| model | task | metric | value | 95% CI | n | failed | missing |",
-                 "|---|---|---|---:|---|---:|---:|---:|"]  # fmt: skip
+        lines = ["| model | task | metric | value | 95% CI | n | shots | failed | missing |",
+                 "|---|---|---|---:|---|---:|---:|---:|---:|"]  # fmt: skip
         for row in rows:
             ci = ""
             low, high = row["ci_low"], row["ci_high"]
@@ -72,8 +75,9 @@ def render_rows(rows: list[dict[str, Any]], form: str) -> str:
                 scale = max(abs(low), abs(high))
                 ci = f"{magnitude(low, 4, scale)} – {magnitude(high, 4, scale)}"
             n = "" if row["n"] is None else str(row["n"])
+            k = "?" if row["shots"] is None else str(row["shots"])
             cells = [_cell(row["model"]), _cell(row["task"]), _cell(row["metric"]),
-                     magnitude(float(row["value"])), ci, n, str(row["failed"]),
+                     magnitude(float(row["value"])), ci, n, k, str(row["failed"]),
                      str(row["missing"])]  # fmt: skip
             lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines) + "\n"

@@ -16,6 +16,7 @@ import msgspec
 from ..store.paths import results_dirname
 from ..store.records import Record, Shared, expand_requests, read_records, records_path, shared_path
 from .explain import answer_label, explain, prompt_text
+from .shots import shots
 from .snapshot import snapshot
 
 __all__ = ["Unit", "build_view", "outcome", "sample_view", "units"]
@@ -101,7 +102,7 @@ def build_view(run_dir: Path, report: dict[str, Any] | None = None) -> dict[str,
     for unit in units(run_dir, report):
         result = unit.result
         headline = result["headline"]
-        summary.append(_summary(result))
+        summary.append({**_summary(result), "shots": shots(report, str(result["task"]))})
         latency, tokens_in, tokens_out = [], [], []
         gaps = []
         for record in unit.records:
