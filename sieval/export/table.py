@@ -78,7 +78,7 @@ def paper_table(
             table.cells[(model, task)] = Cell(
                 metric=headline,
                 value=float(value) if isinstance(value, int | float) else None,
-                ci=(float(ci[0]), float(ci[1])) if _pair(ci) else None,
+                ci=(float(ci[0]), float(ci[1])) if ci is not None and _pair(ci) else None,
                 n=int(n) if isinstance(n, int | float) else None,
                 shots=shots(report, task),
                 failed=int((result.get("samples") or {}).get("failed") or 0),
