@@ -66,6 +66,8 @@ class Call:
     """The model id the reply named (kept when the reply was refused for naming another)."""
     reply: str | None = None
     """A refused reply's bytes (``ContractViolation``), bounded and redacted (``kept_reply``)."""
+    replica: str | None = None
+    """The replica that answered (its base URL redacted), for a model served by several."""
 
     @property
     def ok(self) -> bool:
@@ -211,6 +213,7 @@ class Model:
                 if reply is not None and isinstance(error, ContractViolation)
                 else None
             ),
+            replica=reply.replica if reply is not None else None,
         )
 
     def _explain_auth(self, exc: ServerRejected) -> None:

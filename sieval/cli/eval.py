@@ -65,11 +65,17 @@ def eval_command(
         metavar="CONFIG",
         help="The YAML config (models: and tasks:); omit it with --endpoint or --resume.",
     ),
-    endpoint: str | None = typer.Option(
-        None,
+    endpoint: list[str] = typer.Option(
+        [],
         "--endpoint",
         metavar="URL",
-        help=_ONE + "the server's base URL (a trailing /v1 is dropped), or 'embedded'.",
+        help=_ONE + "the server's base URL (a trailing /v1 is dropped), or 'embedded'; "
+        "repeated: replicas of one model.",
+    ),
+    allow_mixed_replicas: bool = typer.Option(
+        False,
+        "--allow-mixed-replicas",
+        help=_ONE + "run on replicas whose serving fingerprints differ (the report says so).",
     ),
     model: list[str] = typer.Option(
         [],
@@ -268,9 +274,11 @@ def eval_command(
             budgets=(budget_tokens, budget_cost),
         )  # fmt: skip
     one_line = None
-    if endpoint is not None:
+    if endpoint:
         one_line = OneLine(
-            endpoint=endpoint, model=model[0] if len(model) == 1 else "", tasks=task, name=name,
+            endpoint=endpoint[0] if len(endpoint) == 1 else list(endpoint),
+            allow_mixed_replicas=allow_mixed_replicas,
+            model=model[0] if len(model) == 1 else "", tasks=task, name=name,
             kind=kind, dialect=dialect, api_key_env=api_key_env, api_key_file=api_key_file,
             auth=auth, num_fewshot=num_fewshot, seed=seed, task_options=task_option,
             gen_kwargs=gen_kwargs, retries=retries, timeout=timeout, max_reply_mib=max_reply_mib,
@@ -282,7 +290,7 @@ def eval_command(
         "--api-key-file": api_key_file, "--auth": auth, "--num-fewshot": num_fewshot,
         "--seed": seed, "--task-option": task_option or None, "--gen-kwargs": gen_kwargs or None,
         "--retries": retries, "--timeout": timeout, "--max-reply-mib": max_reply_mib,
-        "--price": price,
+        "--price": price, "--allow-mixed-replicas": allow_mixed_replicas or None,
     }  # fmt: skip
     created: list[Path] = []
     # errors name flags for a one-line run and config keys otherwise (sieval/settings.py)

@@ -6,7 +6,8 @@ Example::
     out: results                    # where run directories are created
     models:
       - name: ref                   # label used in results/<run>/<name>/ (default: the model id)
-        endpoint: embedded          # or a base URL, http://127.0.0.1:8000 (required)
+        endpoint: embedded          # or a base URL, http://127.0.0.1:8000 (required); or
+                                    # replicas of one model: [http://a:8000, http://b:8000]
         model: sieval-reference     # the model id sent on the wire
         kind: completion            # completion | chat: picks the default dialect
         dialect: openai_completions # default: openai_completions (completion), openai_chat (chat)
@@ -146,6 +147,17 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     price: Price | None = None
     """Per million input and output tokens: the forecast and the report show costs, and
     ``--budget-cost`` can stop the run (``runner/forecast.py``, ``runner/stopping.py``)."""
+    replicas: list[str] = msgspec.field(default_factory=list)
+    """Every base URL of a model served by several replicas (``endpoint: [URL, URL, ...]`` or
+    ``--endpoint`` repeated is read into it; ``endpoint`` is then its first). Each is checked and
+    fingerprinted before the run; requests go to the least-loaded healthy one, within the
+    model's one ``concurrency_limit`` (``runner/replicas.py``). Empty: one endpoint."""
+    allow_mixed_replicas: bool = False
+    """Run on replicas whose serving fingerprints differ (another build, dtype or GPU: their
+    numbers differ), instead of refusing them before the first sample; the report says so."""
+    replica_concurrency_limit: int | None = None
+    """Requests in flight per replica: the model's budget is then this times the replicas (and
+    no replica takes more); None: the model's one ``concurrency_limit``, spread over them."""
 
     @property
     def dialect_id(self) -> str:
@@ -205,12 +217,16 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
 
     def identity(self) -> dict[str, Any]:
         """What of this model can change a score: no secrets, no key names, no limits."""
-        return {
+        found: dict[str, Any] = {
             "endpoint": redact_url(self.base_url),
             "model": self.model,
             "dialect": self.dialect_id,
             "request_defaults": dict(sorted(self.request_defaults.items())),
         }
+        if len(self.replicas) > 1:  # absent for one endpoint: older runs' identities hold
+            found["replicas"] = [redact_url(base_url(url)) for url in self.replicas]
+            found["allow_mixed_replicas"] = self.allow_mixed_replicas
+        return found
 
 
 class EvalConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -265,6 +281,9 @@ def parse_config(text: str, *, source: str = "<config>") -> EvalConfig:
     for i, entry in enumerate(raw.get("models") or []):
         if isinstance(entry, dict):
             _refuse_literal_key(entry, f"{source}: models[{i}]")
+            if isinstance(entry.get("endpoint"), list):  # replicas of one model
+                entry["replicas"] = entry["endpoint"]
+                entry["endpoint"] = entry["endpoint"][0] if entry["endpoint"] else ""
             if isinstance(entry.get("request_defaults"), dict):
                 entry["request_defaults"] = _flatten(entry["request_defaults"])
     try:
@@ -335,6 +354,47 @@ def _struct_at(where: str) -> type[msgspec.Struct]:
     return EvalConfig
 
 
+def _check_replicas(model: ModelConfig, where: str) -> ModelConfig:
+    """A replicated entry checked: URLs, each once, no ``embedded`` (``endpoint`` its first)."""
+    if not model.replicas:
+        for key in ("allow_mixed_replicas", "replica_concurrency_limit"):
+            if getattr(model, key) not in (False, None):
+                raise ConfigError(
+                    f"{where}{named(key)} is for a model served by several replicas; list them "
+                    f"with {setting('endpoint', '[URL, URL, ...]')}, or drop it",
+                    path=key,
+                )
+        return model
+    if EMBEDDED in model.replicas:
+        raise ConfigError(
+            f"{where}'embedded' cannot be a replica (it starts one in-process server per model); "
+            "start reference servers with 'sieval serve --port N' and list their URLs",
+            path="endpoint",
+        )
+    bases = [base_url(url) for url in model.replicas]
+    twice = sorted({redact_url(b) for b in bases if bases.count(b) > 1})
+    if twice:
+        raise ConfigError(
+            f"{where}replica {twice[0]} is listed twice; list each replica once", path="endpoint"
+        )
+    for url in model.replicas:
+        check_endpoint_url(url, where=where)
+    if model.replica_concurrency_limit is not None and model.replica_concurrency_limit < 1:
+        raise ConfigError(
+            f"{where}{named('replica_concurrency_limit')} must be >= 1",
+            path="replica_concurrency_limit",
+        )
+    if model.endpoint not in ("", model.replicas[0]):
+        raise ConfigError(
+            f"{where}set the replicas in {named('endpoint')} alone (a list), not also in "
+            f"{named('replicas')}",
+            path="endpoint",
+        )
+    if len(model.replicas) == 1:  # one URL in a list: one endpoint
+        return msgspec.structs.replace(model, endpoint=model.replicas[0], replicas=[])
+    return msgspec.structs.replace(model, endpoint=model.replicas[0])
+
+
 def check_config(config: EvalConfig, source: str) -> EvalConfig:
     """``config`` with its defaults resolved, once every field is checked (``ConfigError`` naming
     ``source`` and the key); a config read from a run's ``run.json`` passes it again."""
@@ -366,6 +426,7 @@ def check_config(config: EvalConfig, source: str) -> EvalConfig:
                 "reference model instead",
                 path="endpoint",
             )
+        model = _check_replicas(model, where)
         if model.endpoint != EMBEDDED:
             check_endpoint_url(model.endpoint, where=where)
         if model.endpoint != EMBEDDED and not model.model:

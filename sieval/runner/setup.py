@@ -42,6 +42,7 @@ from .checks import (
 )
 from .endpoints import Endpoints
 from .preflight import PREFLIGHT_TIMEOUTS, Provenance, embedded_server, preflight
+from .replicas import check_replicas
 
 __all__ = ["Setup", "TransportFactory", "set_up"]
 
@@ -151,6 +152,13 @@ async def set_up(
             model_id=cfg.model if first_request else None,
         )
         setup.provenance[pm.label] = found
+        endpoints.notes += await check_replicas(
+            pm,
+            endpoints[pm.label],
+            fingerprints=preflight_checks,
+            first_request=first_request,
+            stage=stage,
+        )  # a model on several replicas: each reached and fingerprinted, or the run stops
         if cfg.endpoint == EMBEDDED:  # one id only, --no-preflight or not
             served = check_model(pm, found)
             if served.outcome == "failed":

@@ -84,6 +84,10 @@ class RequestRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     reply: str | None = None
     """A refused reply (``ContractViolation``) as received: its bytes as text, bounded (64 KiB)
     and redacted, to be read again and re-lifted without ``--wire-log``."""
+    replica: str | None = None
+    """The replica that answered it (its base URL, redacted), for a model served by several
+    (issue 40). Added without a new version on purpose: omitted when None, so a one-endpoint
+    run's records are byte for byte what version 5 wrote, and a version 5 reader skips it."""
 
 
 class Record(msgspec.Struct, kw_only=True, omit_defaults=True):
