@@ -20,6 +20,7 @@ Budgets: the scheduler holds the model's one budget (``runner/endpoints.py``); w
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass
 
 import msgspec
@@ -29,6 +30,8 @@ from sieval.transport.redaction import redact_url
 from sieval.transport.types import HttpReply, HttpRequest, Transport
 
 __all__ = ["Replica", "ReplicaSet", "ReplicaTransport"]
+
+logger = logging.getLogger("sieval.transport")
 
 
 @dataclass
@@ -99,6 +102,10 @@ class ReplicaSet:
         async with self._changed:
             if replica.out is None:
                 replica.out = reason
+                left = len(self.healthy)
+                logger.warning(
+                    "replica %s taken out of the run (%s); %d left", replica.shown, reason, left
+                )
             self._changed.notify_all()
 
     def none_left(self) -> TransportError:

@@ -1,0 +1,240 @@
+"""One model over several replicas, on real servers: three reference servers give the same
+per-sample records as one; replicas whose serving fingerprints differ are refused before the first
+sample (or run, and said, with ``allow_mixed_replicas``); a replica killed mid-run (SIGKILL of its
+``sieval serve`` process) loses no sample and scores none twice; every request record names the
+replica that answered it."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from sieval.errors import ConfigError
+from sieval.plan.config import parse_config
+from sieval.reference import ReferenceServer
+from sieval.runner import RunOptions, arun_eval
+from sieval.store.records import read_records, records_path
+
+TASKS = """
+  - {name: arc_easy, n: 8}
+  - {name: gsm8k_kshot_base_gen, n: 4, num_fewshot: 1}
+"""
+
+
+def config(endpoint: str, extra: str = "") -> Any:
+    return parse_config(
+        f"models: [{{name: m, endpoint: {endpoint}, model: sieval-reference{extra}}}]\n"
+        f"concurrency: 6\ntasks:{TASKS}"
+    )
+
+
+@contextlib.asynccontextmanager
+async def servers(*faults: str | None) -> AsyncIterator[list[str]]:
+    async with contextlib.AsyncExitStack() as stack:
+        urls = []
+        for fault in faults:
+            server = await stack.enter_async_context(ReferenceServer(port=0, faults=fault))
+            urls.append(server.url)
+        yield urls
+
+
+def unit(run_dir: Path, task: str) -> dict[str, Any]:
+    found = read_records(records_path(run_dir, "m", task)).records
+    return {k: msgspec.to_builtins(v) for k, v in found.items()}
+
+
+def comparable(record: dict[str, Any]) -> dict[str, Any]:
+    """A record without what differs between two runs of the same samples: times, the replica."""
+    kept = {k: v for k, v in record.items() if k not in ("started", "duration_s")}
+    kept["requests"] = {
+        name: {k: v for k, v in r.items() if k not in ("timings", "replica")}
+        for name, r in record["requests"].items()
+    }
+    return kept
+
+
+async def test_three_replicas_give_the_records_of_one(tmp_path: Path) -> None:
+    async with servers(None, None, None, None) as (one, *three):
+        single = await arun_eval(config(f"'{one}'"), RunOptions(out=tmp_path / "one"))
+        spread = await arun_eval(
+            config(f"[{', '.join(repr(u) for u in three)}]"), RunOptions(out=tmp_path / "three")
+        )
+    served: Counter[str] = Counter()
+    for task in ("arc_easy", "gsm8k_kshot_base_gen"):
+        alone, replicated = unit(single.run_dir, task), unit(spread.run_dir, task)
+        assert set(alone) == set(replicated) and len(alone) in (8, 4)
+        for sample_id, record in replicated.items():
+            assert comparable(record) == comparable(alone[sample_id]), sample_id
+            for request in record["requests"].values():
+                served[request["replica"]] += 1
+            assert all("replica" not in r for r in alone[sample_id]["requests"].values())
+    assert set(served) == set(three)  # every replica answered, and nothing else did
+    assert single.report["results"][0]["metrics"] == spread.report["results"][0]["metrics"]
+    assert any("3 replicas, one serving fingerprint" in w for w in spread.warnings)
+
+
+async def test_mixed_fingerprints_are_refused_before_the_first_sample(tmp_path: Path) -> None:
+    async with servers(None, "fingerprint-changing") as urls:
+        listed = f"[{', '.join(repr(u) for u in urls)}]"
+        with pytest.raises(ConfigError) as refused:
+            await arun_eval(config(listed), RunOptions(out=tmp_path / "refused"))
+        assert not (tmp_path / "refused").exists()  # no run directory, no sample
+        message = refused.value.message
+        assert f"{urls[0]} -> {urls[1]}: numerics:" in message
+        assert "allow_mixed_replicas: true" in message
+        mixed = await arun_eval(
+            config(listed, ", allow_mixed_replicas: true"), RunOptions(out=tmp_path / "mixed")
+        )
+    said = [w for w in mixed.report["warnings"] if "allow_mixed_replicas" in w]
+    assert said and "runs on replicas whose serving fingerprints differ" in said[0]
+    replicas = {
+        r["replica"]
+        for record in unit(mixed.run_dir, "arc_easy").values()
+        for r in record["requests"].values()
+    }
+    assert replicas == set(urls)
+
+
+async def test_a_replica_url_listed_twice_or_embedded_is_refused() -> None:
+    with pytest.raises(ConfigError, match="is listed twice"):
+        config("['http://127.0.0.1:9', 'http://127.0.0.1:9/v1']")
+    with pytest.raises(ConfigError, match="'embedded' cannot be a replica"):
+        config("[embedded, 'http://127.0.0.1:9']")
+    with pytest.raises(ConfigError, match="for a model served by several replicas"):
+        config("'http://127.0.0.1:9'", ", allow_mixed_replicas: true")
+
+
+# -- a replica killed mid-run ------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serve_processes(count: int) -> Iterator[list[tuple[str, subprocess.Popen[bytes]]]]:
+    """``count`` ``sieval serve`` processes on free ports, each answering before it is used."""
+    started = []
+    try:
+        for _ in range(count):
+            port = free_port()
+            process = subprocess.Popen(
+                [sys.executable, "-m", "sieval", "serve", "--port", str(port), "--quiet"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            started.append((f"http://127.0.0.1:{port}", process))
+        for url, process in started:
+            deadline = time.monotonic() + 60
+            while True:  # a readiness poll, bounded: the process imports for a second or two
+                try:
+                    with urllib.request.urlopen(url + "/v1/models", timeout=2):
+                        break
+                except OSError:
+                    assert process.poll() is None, f"sieval serve at {url} exited"
+                    assert time.monotonic() < deadline, f"sieval serve at {url} never answered"
+                    time.sleep(0.2)
+        yield started
+    finally:
+        for _, process in started:
+            if process.poll() is None:
+                process.terminate()
+            process.wait(timeout=30)
+
+
+class KillAfter:
+    """A progress sink that SIGKILLs a process once ``after`` samples have finished."""
+
+    def __init__(self, process: subprocess.Popen[bytes], after: int) -> None:
+        self.process, self.after, self.seen = process, after, 0
+
+    def start(self, unit: str, total: int, done: int) -> None:
+        pass
+
+    def advance(self, unit: str, ok: bool, tokens: int = 0) -> None:
+        self.seen += 1
+        if self.seen == self.after:
+            os.kill(self.process.pid, signal.SIGKILL)
+
+    def close(self) -> None:
+        pass
+
+
+async def test_a_replica_killed_mid_run_loses_nothing_and_scores_nothing_twice(
+    tmp_path: Path,
+) -> None:
+    n = 40
+    with serve_processes(3) as started:
+        urls = [url for url, _ in started]
+        victim_url, victim = started[1]
+        killer = KillAfter(victim, after=6)
+        cfg = parse_config(
+            f"models: [{{name: m, endpoint: [{', '.join(repr(u) for u in urls)}], "
+            f"model: sieval-reference, retries: 0, concurrency_limit: 6}}]\n"
+            f"tasks: [{{name: arc_easy, n: {n}}}]"
+        )
+        result = await arun_eval(cfg, RunOptions(out=tmp_path), progress=killer)
+        assert victim.poll() == -signal.SIGKILL  # it was killed mid-run, not at the end
+    assert killer.seen == n
+    lines = (records_path(result.run_dir, "m", "arc_easy")).read_text().splitlines()
+    ids = Counter(json.loads(line)["sample_id"] for line in lines)
+    assert len(ids) == n and set(ids.values()) == {1}  # each sample recorded once
+    records = unit(result.run_dir, "arc_easy")
+    assert {r["status"] for r in records.values()} == {"ok"}  # nothing lost
+    served = Counter(r["replica"] for rec in records.values() for r in rec["requests"].values())
+    assert set(served) <= set(urls) and sum(served.values()) == 4 * n
+    assert served[victim_url] > 0  # it answered before it died
+    assert served[urls[0]] + served[urls[2]] > served[victim_url]
+    assert result.report["results"][0]["samples"] == {
+        "total": n, "scored": n, "failed": 0, "missing": 0,
+    }  # fmt: skip
+
+
+# -- the live vLLM beside two reference servers -------------------------------------------------
+
+
+@pytest.mark.live
+async def test_vllm_and_two_reference_servers_are_refused(vllm_url: str, tmp_path: Path) -> None:
+    """The live vLLM and two reference servers answering to its model id (one with a fault
+    that changes every number): three fingerprints that differ, refused before any sample."""
+    async with contextlib.AsyncExitStack() as stack:
+        urls = [vllm_url]
+        for fault in (None, "fingerprint-changing"):
+            server = await stack.enter_async_context(
+                ReferenceServer(port=0, model_name="gemma-3-270m", faults=fault)
+            )
+            urls.append(server.url)
+        cfg = parse_config(
+            f"models: [{{name: g, endpoint: [{', '.join(repr(u) for u in urls)}], "
+            "model: gemma-3-270m}]\ntasks: [{name: arc_easy, n: 2}]"
+        )
+        with pytest.raises(ConfigError) as refused:
+            await arun_eval(cfg, RunOptions(out=tmp_path / "runs"))
+    message = refused.value.message
+    assert f"{vllm_url} -> {urls[1]}: engine: vllm" in message
+    assert f"{vllm_url} -> {urls[2]}: engine: vllm" in message
+    assert not (tmp_path / "runs").exists()
+
+
+def test_each_shard_starts_from_its_own_replica() -> None:
+    from sieval.cluster.frozen_plan import _rotated
+
+    urls = ["http://a:1", "http://b:1", "http://c:1"]
+    assert [_rotated(urls, k)[0] for k in range(5)] == [*urls, *urls[:2]]
+    assert sorted(_rotated(urls, 4)) == sorted(urls) and _rotated([], 3) == []
