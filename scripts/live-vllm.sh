@@ -6,12 +6,18 @@
 #   scripts/live-vllm.sh stop           stop the server started by `start`
 #   scripts/live-vllm.sh url            print the base URL of the running server
 #   scripts/live-vllm.sh healthy        exit 0 when the server answers /health
+#   scripts/live-vllm.sh dtype          print the dtype `start` serves in (see below)
 #
 # Everything heavy lives in $SIEVAL_CACHE (default ~/.cache/sieval), outside the checkout, keyed by
 # versions, so a second run on the same machine reuses the environment and the prepared model.
 # SIEVAL_VLLM_PORT picks the port (18321); SIEVAL_VLLM_EXTRA_ARGS adds server flags, e.g.
 # --no-enable-prefix-caching. A tool parser is on (hermes), so the chat, responses and messages
 # routes answer tool_choice required/named with a parsed call (the live tool-call evidence).
+#
+# The dtype follows the CPU: bfloat16 where /proc/cpuinfo lists avx512f (the dtype the recorded
+# fixtures were taken in), float32 elsewhere, where vLLM's CPU kernels emulate bf16 and serve about
+# 15 prompt tokens/s against float32's 60-108. SIEVAL_VLLM_DTYPE=bfloat16|float32 overrides it;
+# `start` writes the dtype it served in beside the pidfile, where the live tests read it.
 set -euo pipefail
 
 VLLM_VERSION=0.32.0
@@ -25,6 +31,7 @@ HOST=127.0.0.1
 RUN_DIR=$CACHE/run
 PIDFILE=$RUN_DIR/vllm-$PORT.pid
 LOG=$RUN_DIR/vllm-$PORT.log
+DTYPE_FILE=$RUN_DIR/vllm-$PORT.dtype
 HERE=$(cd "$(dirname "$0")" && pwd)
 
 log() { printf '[live-vllm] %s\n' "$*" >&2; }
@@ -55,6 +62,14 @@ setup_model() {
 
 url() { echo "http://$HOST:$PORT"; }
 
+dtype() {
+  case "${SIEVAL_VLLM_DTYPE:-auto}" in
+    auto) if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then echo bfloat16; else echo float32; fi ;;
+    bfloat16 | float32) echo "$SIEVAL_VLLM_DTYPE" ;;
+    *) log "SIEVAL_VLLM_DTYPE=$SIEVAL_VLLM_DTYPE: use bfloat16, float32 or auto"; exit 2 ;;
+  esac
+}
+
 healthy() {
   python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' \
     "$(url)/health" >/dev/null 2>&1
@@ -63,10 +78,13 @@ healthy() {
 start() {
   mkdir -p "$RUN_DIR"
   if healthy; then log "already serving at $(url)"; return; fi
-  log "starting vLLM at $(url) (2-3 minutes of compilation on a CPU)"
+  local served
+  served=$(dtype)
+  log "starting vLLM at $(url) in $served (2-3 minutes of compilation on a CPU)"
+  echo "$served" >"$DTYPE_FILE"
   VLLM_CPU_KVCACHE_SPACE=${VLLM_CPU_KVCACHE_SPACE:-2} nohup "$VENV/bin/python" -m vllm.entrypoints.openai.api_server \
     --model "$MODEL_DIR" --served-model-name gemma-3-270m \
-    --max-logprobs 100 --seed 0 --max-model-len 4096 --dtype bfloat16 \
+    --max-logprobs 100 --seed 0 --max-model-len 4096 --dtype "$served" \
     --enable-auto-tool-choice --tool-call-parser hermes \
     --host "$HOST" --port "$PORT" ${SIEVAL_VLLM_EXTRA_ARGS:-} >"$LOG" 2>&1 &
   echo $! >"$PIDFILE"
@@ -89,7 +107,7 @@ stop() {
     kill -9 "$pid" 2>/dev/null || true
     pkill -9 -f "vllm.entrypoints.openai.api_server.*--port $PORT" 2>/dev/null || true
   fi
-  rm -f "$PIDFILE"
+  rm -f "$PIDFILE" "$DTYPE_FILE"
   log "stopped"
 }
 
@@ -99,5 +117,6 @@ case "${1:-}" in
   stop) stop ;;
   url) url ;;
   healthy) healthy ;;
-  *) sed -n '2,10p' "$0"; exit 2 ;;
+  dtype) if healthy && [ -f "$DTYPE_FILE" ]; then cat "$DTYPE_FILE"; else dtype; fi ;;
+  *) sed -n '2,11p' "$0"; exit 2 ;;
 esac

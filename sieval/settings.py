@@ -47,8 +47,6 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "request_defaults": ("request_defaults: {{{name}: {v}}}", "--gen-kwargs {name}={v}"),
     "price": ("price: {v}", "--price {v}"),
     "allow_mixed_replicas": ("allow_mixed_replicas: {v}", "--allow-mixed-replicas"),
-    "replica_concurrency_limit": ("replica_concurrency_limit: {v}", "--concurrency {v}"),
-    "replicas": ("endpoint: {v}", "--endpoint {v}"),
 }
 """Each setting a fix may name. ``options`` and ``request_defaults`` hold a named entry (a task
 option such as ``top_k``, a request leaf such as ``sampling.temperature``)."""

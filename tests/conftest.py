@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+pytest_plugins = ("sweeps", "pytester")  # the sweeps' sample-or-full machinery; its own tests
+
 FIXTURES = Path(__file__).parent / "fixtures"
 VLLM_VERSION = "0.32.0"
 
@@ -41,3 +43,15 @@ def vllm_url() -> str:
         "live tests need a running vLLM: run scripts/test (it starts one), or set "
         "SIEVAL_VLLM_URL=http://127.0.0.1:PORT, or SIEVAL_SKIP_LIVE=1 to skip them explicitly"
     )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """scripts/test runs the offline tests (``-m "not live"``) while the servers boot, then
+    ``tests/live`` (``-m live``): a live test elsewhere would never run, and an unmarked test in
+    ``tests/live`` would run before its server is up."""
+    live = Path(__file__).parent / "live"
+    for item in items:
+        if (live in item.path.parents) != (item.get_closest_marker("live") is not None):
+            raise pytest.UsageError(
+                f"{item.nodeid}: live tests (pytest.mark.live) go in tests/live/, and only they"
+            )

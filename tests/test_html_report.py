@@ -21,16 +21,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from runs import DATA, options
 
 from sieval.cli.html import render_html
 from sieval.cli.html.browser import CHROMIUM, launch_options
 from sieval.plan.config import parse_config, results_dirname
 from sieval.reference import ReferenceServer
 from sieval.results.view import build_view
-from sieval.runner import RunOptions, arun_eval
+from sieval.runner import arun_eval
 from sieval.store.records import Shared, expand_requests, read_records
-
-DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[2] / "shared" / "data"))
 
 HOSTILE = (
     "Which tag is this? </script><script>window.__pwned = 1</script>"
@@ -85,8 +84,8 @@ tasks:
   - {{name: gsm8k_kshot_base_gen, n: 2, num_fewshot: 1}}
 """
         )
-        options = RunOptions(out=tmp_path_factory.mktemp("runs"), data_dir=data_dir)
-        result = await arun_eval(config, options)
+        opts = options(out=tmp_path_factory.mktemp("runs"), data_dir=data_dir, preflight=True)
+        result = await arun_eval(config, opts)
     return result.run_dir
 
 
@@ -502,3 +501,32 @@ def test_a_comparison_is_rendered_when_the_view_has_one(run_dir: Path) -> None:
     headlines = {(u["task"], u["headline"]) for u in view["compare"]["tasks"]}
     assert headlines <= {(task, metric) for task, metric, _ in rows}
     assert {float(diff) for _, _, diff in rows} == {0.0}
+
+
+async def test_a_code_samples_program_outcome_is_shown(
+    browser: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A code task's sample shows how its program ended (status, reason, the sandbox's mode)
+    and the end of its stderr; the page names the sandbox the run used."""
+    config = parse_config(
+        "models: [{name: ref, endpoint: embedded}]\ntasks: [{name: humaneval, n: 1}]\n"
+    )
+    opts = options(out=tmp_path_factory.mktemp("code"))
+    code_run = (await arun_eval(config, opts)).run_dir
+    (record,) = read_records(code_run / "ref" / "humaneval" / "records.jsonl").records.values()
+    execution = record.channels["execution"]
+    path = code_run / "report.html"
+    path.write_text(render_html(build_view(code_run)), encoding="utf-8")
+    context = await browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = await context.new_page()
+    await page.goto(path.as_uri())
+    await page.wait_for_selector("#samples[data-ready]", timeout=20_000)
+    sandbox = await page.text_content("p.sandbox")
+    assert f"in the {execution['mode']} sandbox" in str(sandbox)
+    await page.click("tr.sample-row")
+    line = await page.wait_for_selector("#sample-detail p.execution")
+    assert await line.get_attribute("data-status") == execution["status"]
+    shown = " ".join(str(await line.text_content()).split())
+    assert f"program: {execution['status']} — {execution['reason']}" in shown
+    assert f"({execution['mode']}, " in shown
+    await context.close()

@@ -4,11 +4,11 @@ and its sample's record, so the failure can be read again and re-lifted without 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from runs import options
 from typer.testing import CliRunner
 
 from sieval.cli.main import app
@@ -17,11 +17,9 @@ from sieval.errors import ContractViolation, TransportError
 from sieval.ir.request import Request, Sampling, Scoring
 from sieval.model import Model
 from sieval.reference import ReferenceServer
-from sieval.runner import RunOptions, arun_eval, parse_config
+from sieval.runner import arun_eval, parse_config
 from sieval.transport import Limits
 from sieval.transport.refused_reply import KEPT_BYTES, kept_reply
-
-DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[2] / "shared" / "data"))
 
 SCORE = Request.completion(
     "The sky is blue.",
@@ -93,7 +91,7 @@ tasks:
   - {{name: arc_easy_kshot_ppl, n: 1, num_fewshot: 0}}
 """
         )
-        result = await arun_eval(config, RunOptions(out=tmp_path, data_dir=DATA, preflight=False))
+        result = await arun_eval(config, options(out=tmp_path))
     records = (result.run_dir / "ref" / "arc_easy_kshot_ppl" / "records.jsonl").read_text()
     record = json.loads(records.splitlines()[0])
     assert record["error"]["class"] == "ContractViolation"

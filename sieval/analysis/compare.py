@@ -19,7 +19,8 @@ Models are paired by label; when each run has one model, those two are paired wh
 labels (the usual case: the same model behind a changed server). ``changes`` lists what differs
 between the runs' inputs (task configs, data checksums, model configs, versions), one line each,
 as ``--resume`` names them; ``serving`` whether their serving fingerprints (engine, model,
-numerics) agree, said before any score.
+numerics) agree, said before any score. Per generation task, ``censored``: each run's share of
+answers the token budget cut before they answered, and whether the shares differ.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ from ..tasks.registry import TASKS
 
 __all__ = [
     "FLIPS_SHOWN",
+    "censored_shares",
     "compare_runs",
     "detectable",
     "loglik_pairs",
@@ -96,6 +98,7 @@ def compare_runs(
             continue
         compared = _compare_unit(unit_a, unit_b, power, alpha)
         compared["mde_note"] = mde_note(compared)
+        compared["censored"] = censored_shares(unit_a.result, unit_b.result)
         tasks.append(compared)
     matched_b = {(pairing[m], t) for m, t in units_a if m in pairing}
     unmatched += [
@@ -244,6 +247,20 @@ def _compare_unit(unit_a: Unit, unit_b: Unit, power: float, alpha: float) -> dic
         "flipped": len(flips),
         "flips": flips[:FLIPS_SHOWN],
         "loglik": _distribution(diffs),
+    }
+
+
+def censored_shares(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Each run's share of censored answers (``report.json``'s ``censored``: the token budget cut
+    them before they answered) and whether they differ: a difference in budget cuts is in the
+    headline's difference. None when either run does not count them."""
+    ca, cb = a.get("censored"), b.get("censored")
+    if not isinstance(ca, Mapping) or not isinstance(cb, Mapping):
+        return None
+    return {
+        "a": {"count": ca["count"], "of": ca["of"], "share": ca["share"]},
+        "b": {"count": cb["count"], "of": cb["of"], "share": cb["share"]},
+        "differ": ca["share"] != cb["share"],
     }
 
 

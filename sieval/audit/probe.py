@@ -33,18 +33,6 @@ __all__ = [
     "run_probe",
 ]
 
-QA = "Question: What is the capital of France?\nAnswer: Paris"
-GREEDY_1 = Sampling(temperature=0.0, max_tokens=1)
-PERSON = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string", "enum": ["Ann", "Bob", "Eve"]},
-        "adult": {"type": "boolean"},
-    },
-    "required": ["name", "adult"],
-    "additionalProperties": False,
-}
-
 Check = Callable[[list[Call]], str]
 
 

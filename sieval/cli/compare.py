@@ -14,7 +14,7 @@ from . import common
 from .app import app
 from .text import shown
 
-__all__ = ["render_comparison", "run_names"]
+__all__ = ["censored_difference", "render_comparison", "run_names"]
 
 SHORT = 12
 """Directory names up to this long name the runs in the tables; longer ones would crowd them."""
@@ -163,6 +163,9 @@ def render_comparison(
         if task["only_a"] or task["only_b"]:
             counts.append(f"only in {a} {task['only_a']}, only in {b} {task['only_b']}")
         yield "  " + "; ".join(counts)
+        line = censored_difference(task.get("censored"), (a, b))
+        if line is not None:
+            yield line
         loglik = task["loglik"]
         if loglik is not None:
             yield (
@@ -186,6 +189,23 @@ def render_comparison(
     for gone in result["unmatched"]:
         run = a if gone["run"] == "A" else b
         yield f"only in {run}: {escape(gone['model'])} / {escape(gone['task'])}"
+
+
+def censored_difference(censored: Mapping[str, Any] | None, names: tuple[str, str]) -> str | None:
+    """A line when the runs' shares of censored answers differ (markup-safe: ``names`` are
+    escaped already), else None."""
+    if not censored or not censored.get("differ"):
+        return None
+    a, b = names
+    shares = [
+        f"{name} {c['share']:.1%} ({c['count']}/{c['of']})"
+        for name, c in ((a, censored["a"]), (b, censored["b"]))
+    ]
+    return (
+        f"  [yellow]censored answers differ[/]: {shares[0]}, {shares[1]}; the budget cut them "
+        "before they answered, so part of the difference is the budget's (sieval report: the "
+        "bounds)"
+    )
 
 
 def _caption(task: Mapping[str, Any], names: tuple[str, str]) -> str:

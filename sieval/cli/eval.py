@@ -240,6 +240,14 @@ def eval_command(
         metavar="X",
         help="The same for the cost, in the models' price currency (needs a price per model).",
     ),
+    rerun_censored: float | None = typer.Option(
+        None,
+        "--rerun-censored",
+        metavar="FACTOR",
+        help="After the run (or on --resume of a finished one): run each censored sample (cut by "
+        "max_tokens before it answered) again with max_tokens times FACTOR; recorded as re-runs, "
+        "the first answers kept.",
+    ),
     wire_log: bool = typer.Option(False, "--wire-log", help="Log every exchange (redacted)."),
     export: list[str] = typer.Option(
         [],
@@ -247,6 +255,12 @@ def eval_command(
         metavar="FORMAT",
         help="When the run ends, also write it as FORMAT (repeatable): lm-eval, inspect, eee, "
         "wandb or mlflow, in RUN_DIR/exports/FORMAT/ (see 'sieval export').",
+    ),
+    allow_unsafe_code: bool = typer.Option(
+        False,
+        "--allow-unsafe-code",
+        help="Let code tasks run the model's code UNSANDBOXED, as your user, when no sandbox "
+        "can run here (bubblewrap, podman or docker); said loudly in the run and its report.",
     ),
     run: Path | None = typer.Option(
         None,
@@ -269,9 +283,14 @@ def eval_command(
     if run is not None or shard is not None:
         from .shard import run_shard_command
 
+        if rerun_censored is not None:
+            raise common.fail(
+                "--rerun-censored re-runs a whole run's censored samples: once the shards are "
+                "finalized, run sieval eval --resume RUN_DIR --rerun-censored FACTOR"
+            )
         run_shard_command(
             run, shard, config=config, data_dir=data_dir, wire_log=wire_log, console=console,
-            budgets=(budget_tokens, budget_cost),
+            budgets=(budget_tokens, budget_cost), allow_unsafe_code=allow_unsafe_code,
         )  # fmt: skip
     one_line = None
     if endpoint:
@@ -327,8 +346,10 @@ def eval_command(
                 preflight=not no_preflight,
                 serving_checks=serving_checks,
                 accept_numerics_change=accept_numerics_change,
+                allow_unsafe_code=allow_unsafe_code,
                 max_failures=stop_rule,
                 cost=cost,
+                rerun_censored=rerun_censored,
                 on_run_dir=created.append,
                 on_stage=lambda line: console.print(_stage(line)),
             )

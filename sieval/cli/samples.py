@@ -27,6 +27,9 @@ def samples_command(
     wrong: bool = typer.Option(False, "--wrong", help="Only samples scored wrong (headline 0)."),
     failed: bool = typer.Option(False, "--failed", help="Only failed samples (never scored)."),
     correct: bool = typer.Option(False, "--correct", help="Only samples scored right."),
+    censored: bool = typer.Option(
+        False, "--censored", help="Only censored samples (cut by max_tokens before answering)."
+    ),
     sample_id: str | None = typer.Option(
         None,
         "--id",
@@ -51,7 +54,7 @@ def samples_command(
     from ..results.view import sample_view, units
     from .report import partial_note
 
-    chosen = [("wrong", wrong), ("failed", failed), ("correct", correct)]
+    chosen = [("wrong", wrong), ("failed", failed), ("correct", correct), ("censored", censored)]
     outcomes = {name for name, asked in chosen if asked}
     try:
         report = snapshot(run_dir, tasks=common.task_registry())
@@ -102,7 +105,8 @@ def matching(view: dict[str, Any], outcomes: set[str], search: str | None) -> bo
     return True
 
 
-_MARK = {"correct": ("correct", "green"), "wrong": ("wrong", "red"), "failed": ("failed", "yellow")}
+_MARK = {"correct": ("correct", "green"), "wrong": ("wrong", "red"), "failed": ("failed", "yellow"),
+         "censored": ("censored", "magenta")}  # fmt: skip
 
 
 def render_sample(view: dict[str, Any], *, full: bool = False, body: bool = False) -> Iterable[Any]:
@@ -153,6 +157,29 @@ def render_sample(view: dict[str, Any], *, full: bool = False, body: bool = Fals
         found = Text("(no answer found)") if extracted is None else shown(extracted)
         gold = shown(text.shown(view.get("gold_label", view["gold"])))
         yield Text.assemble("extracted: ", found, "   gold: ", gold)
+    execution = view.get("execution")
+    if execution:
+        wall = execution.get("wall_seconds")
+        took = f", {wall:g} s" if isinstance(wall, int | float) else ""
+        style = "green" if execution.get("status") == "passed" else "yellow"
+        yield Text.assemble(
+            "program: ",
+            shown(str(execution.get("status")), style=style),
+            " — ",
+            shown(str(execution.get("reason"))),
+            shown(f"  ({execution.get('mode') or 'sandbox'}{took})", style="dim"),
+        )
+        if full and execution.get("stderr"):
+            yield Text("program's stderr (its end):", style="dim")
+            yield shown(execution["stderr"])
+    rerun = view.get("rerun")
+    if isinstance(rerun, dict):
+        yield shown(
+            f"re-run of a censored answer at max_tokens {_budgets(rerun.get('max_tokens'))} "
+            f"(×{text.shown(rerun.get('factor'))}); the first, at {_budgets(rerun.get('was'))}, is "
+            "an earlier line of records.jsonl",
+            style="dim",
+        )
     if view["error"]:
         error = view["error"]
         status = f" (HTTP {error['status']})" if error.get("status") else ""
@@ -176,6 +203,12 @@ def render_sample(view: dict[str, Any], *, full: bool = False, body: bool = Fals
 
 
 _NUMBERS = ("logprob", "chars", "score")
+
+
+def _budgets(value: Any) -> str:
+    """A re-run's budgets per request (``{"gen": 4096}``) as ``4096``."""
+    found = list(value.values()) if isinstance(value, dict) else []
+    return "/".join(str(v) for v in found) or "-"
 
 
 def _num(value: Any, spec: str = ".4f") -> str:

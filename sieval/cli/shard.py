@@ -32,6 +32,7 @@ def run_shard_command(
     wire_log: bool,
     console: Console,
     budgets: tuple[str | None, str | None] = (None, None),
+    allow_unsafe_code: bool = False,
 ) -> None:
     """Parse ``--run``/``--shard``, run the shard, render; always raises ``typer.Exit``."""
     from ..cluster.shards import parse_shard, run_shard
@@ -54,6 +55,7 @@ def run_shard_command(
                     data_dir=data_dir,
                     wire_log=wire_log,
                     cost=cost,
+                    allow_unsafe_code=allow_unsafe_code,
                     on_stage=lambda text: console.print(f"[dim]{text}[/]"),
                 ),
                 tasks=common.task_registry(),

@@ -11,12 +11,12 @@ while a pipe or a log gets each message on one line (greppable, and copied whole
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.console import Console
 
-__all__ = ["MISSING", "console", "figure", "interval", "magnitude", "shown"]
+__all__ = ["MISSING", "censored_line", "console", "figure", "interval", "magnitude", "shown"]
 
 MISSING = "-"
 LARGE = 1e6
@@ -69,3 +69,27 @@ def interval(ci: Sequence[Any] | None, digits: int = 3) -> str:
 def shown(value: Any) -> str:
     """Any value for the screen: ``-`` for none, text as is."""
     return MISSING if value is None else str(value)
+
+
+def censored_line(result: Mapping[str, Any]) -> str | None:
+    """A generation task's censored answers (``scoring/censored.py``) in one line: how many, the
+    headline with them counted wrong and left out, and their re-runs; None without a count."""
+    censored = result.get("censored")
+    if not isinstance(censored, Mapping):
+        return None
+    headline = result["headline"]
+    wrong = (censored.get("as_wrong") or {}).get("value")
+    out = (censored.get("left_out") or {}).get("value")
+    line = (
+        f"{censored['count']}/{censored['of']} ({censored['share']:.0%}); {headline} "
+        f"{figure(wrong)} as wrong, {figure(out)} left out"
+    )
+    reruns = censored.get("reruns")
+    if isinstance(reruns, Mapping) and reruns.get("samples"):
+        budgets = "/".join(str(b) for b in reruns.get("max_tokens") or []) or MISSING
+        line += (
+            f"; {reruns['samples']} re-run at max_tokens {budgets}: {reruns['answered']} "
+            f"answered, {reruns['still_censored']} still censored"
+            + (f", {reruns['failed']} failed" if reruns.get("failed") else "")
+        )
+    return line

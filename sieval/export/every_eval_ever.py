@@ -213,7 +213,7 @@ def _instances(
         usage = sample.usage
         timings = [r.timings.get("total_s") for r in sample.requests.values()]
         latency = sum(t for t in timings if isinstance(t, int | float)) * 1000
-        for metric, value in record.metrics.items():
+        for metric, value in unit.sample_metrics(sample).items():
             rows.append(
                 {
                     "schema_version": SCHEMA_VERSION,

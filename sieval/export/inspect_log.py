@@ -166,7 +166,8 @@ def _sample(source: Source, unit: TaskRun, sample: Sample, model: str) -> Any:
     scores = None
     if record.status == "ok":
         answer = None if record.prediction is None else str(record.prediction)
-        scores = {m: Score(value=v, answer=answer) for m, v in record.metrics.items()}
+        figures = unit.sample_metrics(sample)
+        scores = {m: Score(value=v, answer=answer) for m, v in figures.items()}
     else:
         err = record.error or {}
         error = EvalError(

@@ -237,11 +237,15 @@ def _sample_lines(unit: TaskRun, sample: Sample) -> list[dict[str, Any]]:
     doc = plain(record.sample or {"id": record.sample_id})
     target = "" if record.gold is None else str(record.gold)
     arguments, resps = _exchange(sample)
-    names = set(record.metrics)
+    figures = unit.sample_metrics(sample)
+    names = set(figures)
     by_filter: dict[str, dict[str, float]] = {}
-    for metric, value in record.metrics.items():
+    for metric, value in figures.items():
         name, filt = lm_metric(metric, names)
         by_filter.setdefault(filt, {})[name] = float(value)
+    unfiltered = by_filter.pop("none", {}) if len(by_filter) > 1 else {}
+    for metrics in by_filter.values():  # a figure of the reply itself (censored) rides each line
+        metrics.update(unfiltered)
     first_prompt = arguments.get("gen_args_0", {}).get("arg_0", "")
     lines = []
     for filt, metrics in by_filter.items():

@@ -86,6 +86,17 @@ class TaskRun:
             if k != "n" and isinstance(v, int | float) and not isinstance(v, bool)
         }
 
+    def sample_metrics(self, sample: Sample) -> dict[str, float]:
+        """The sample's figures under the report's names: a per-sample flag the report gives as
+        a rate (``censored`` as ``censored_rate``, ``invalid`` as ``invalid_rate``) takes its
+        name, so a sample's row joins its aggregate."""
+        reported = self.result.get("metrics") or {}
+        out: dict[str, float] = {}
+        for name, value in sample.record.metrics.items():
+            rate = f"{name}_rate"
+            out[rate if name not in reported and rate in reported else name] = value
+        return out
+
     def spread(self, metric: str) -> dict[str, Any]:
         """The report's interval of ``metric``: ``{value, se, ci, n, estimator}`` (or empty)."""
         return dict((self.result.get("intervals") or {}).get(metric) or {})

@@ -46,13 +46,13 @@ def summary(source: Source) -> dict[str, Any]:
 def sample_rows(source: Source) -> tuple[list[str], list[list[Any]]]:
     """The per-sample table: its columns and rows (metric columns: every metric of the run)."""
     metrics = list(
-        dict.fromkeys(m for u in source.units for s in u.samples for m in s.record.metrics)
+        dict.fromkeys(m for u in source.units for s in u.samples for m in u.sample_metrics(s))
     )
     columns = ["model", "task", "sample_id", "status", "prediction", "gold", *metrics, "replica"]
     rows = []
     for unit in source.units:
         for sample in unit.samples:
-            r = sample.record
+            r, figures = sample.record, unit.sample_metrics(sample)
             rows.append(
                 [
                     unit.model,
@@ -61,7 +61,7 @@ def sample_rows(source: Source) -> tuple[list[str], list[list[Any]]]:
                     r.status,
                     _text(r.prediction),
                     _text(r.gold),
-                    *[r.metrics.get(m) for m in metrics],
+                    *[figures.get(m) for m in metrics],
                     ", ".join(sample.replicas),
                 ]
             )

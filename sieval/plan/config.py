@@ -48,7 +48,7 @@ import yaml
 
 from ..errors import ConfigError
 from ..ir.defaults import check_default_leaf, check_default_value
-from ..settings import named, setting
+from ..settings import form, named, setting
 from ..store.paths import results_dirname, segment
 from ..tasks.base import TaskConfig
 from ..transport.config import MAX_REPLY_BYTES
@@ -359,9 +359,14 @@ def _check_replicas(model: ModelConfig, where: str) -> ModelConfig:
     if not model.replicas:
         for key in ("allow_mixed_replicas", "replica_concurrency_limit"):
             if getattr(model, key) not in (False, None):
+                listed = (
+                    "--endpoint URL repeated"
+                    if form() == "flags"
+                    else setting("endpoint", "[URL, URL, ...]")
+                )
                 raise ConfigError(
                     f"{where}{named(key)} is for a model served by several replicas; list them "
-                    f"with {setting('endpoint', '[URL, URL, ...]')}, or drop it",
+                    f"with {listed}, or drop it",
                     path=key,
                 )
         return model
@@ -387,7 +392,7 @@ def _check_replicas(model: ModelConfig, where: str) -> ModelConfig:
     if model.endpoint not in ("", model.replicas[0]):
         raise ConfigError(
             f"{where}set the replicas in {named('endpoint')} alone (a list), not also in "
-            f"{named('replicas')}",
+            "'replicas'",
             path="endpoint",
         )
     if len(model.replicas) == 1:  # one URL in a list: one endpoint

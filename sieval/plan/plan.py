@@ -25,7 +25,7 @@ from ..settings import setting
 from ..store.identity import file_sha256, fingerprint, sieval_version
 from ..store.paths import results_dirname, segment
 from ..store.records import SCHEMA_VERSION
-from ..tasks.base import ModelFacts, Requirement, Task, TaskConfig
+from ..tasks.base import ModelFacts, Readiness, Requirement, Task, TaskConfig
 from ..tasks.registry import TASKS
 from .config import EvalConfig, ModelConfig
 from .samples import DuplicateSampleId, Samples
@@ -35,6 +35,7 @@ __all__ = [
     "PlannedModel",
     "PlannedTask",
     "check_capabilities",
+    "check_ready",
     "model_facts",
     "plan_run",
     "protocol",
@@ -293,3 +294,22 @@ def plan_run(
         inputs=inputs,
         notes=notes,
     )
+
+
+def check_ready(plan: Plan, allow_unsafe_code: bool = False) -> Readiness:
+    """Each task's own check before the first request (``Task.check_ready``: the code tasks'
+    sandbox), gathered: a task that cannot be scored here raises ``ConfigError`` naming the fix,
+    before any request is sent or paid for."""
+    said: list[str] = []
+    warnings: list[str] = []
+    record: dict[str, Any] = {}
+    for pt in plan.tasks:
+        hook = getattr(pt.task, "check_ready", None)
+        if hook is None:
+            continue
+        found: Readiness = hook(allow_unsafe_code)
+        said += [line for line in found.said if line not in said]
+        warnings += [line for line in found.warnings if line not in warnings]
+        if found.record:
+            record[pt.name] = found.record
+    return Readiness(said=tuple(said), warnings=tuple(warnings), record=record)

@@ -13,6 +13,12 @@ interval depends on the metric's kind and range (``Task.metric_ranges``); ``esti
 which.
 Version 2 added ``intervals``. Each result's ``cost`` holds its forecast (when the run made one)
 and what its records say was spent (``costs.py``); ``budget`` what a budget allowed and spent.
+
+A generation task's result has ``censored`` (``tally.censored_figures``, ``scoring/censored.py``):
+how many answers the token budget cut before they gave one (``count`` of ``of``, ``share``), and
+the headline with them counted wrong (``as_wrong``) and left out (``left_out``), each with its
+interval; ``reruns`` when ``--rerun-censored`` re-ran some of them at a larger budget. It is
+absent for a task that does not generate, and for records written before it.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from ..store.files import storage_error, write_atomic
 from ..store.identity import sieval_version
 from ..store.records import SCHEMA_VERSION, records_path
 from ..store.rundir import run_directory
-from .tally import finish_counts, intervals, tally_unit
+from .tally import censored_figures, finish_counts, intervals, tally_unit
 
 if TYPE_CHECKING:
     from ..plan.plan import Plan, PlannedModel, PlannedTask
@@ -56,7 +62,9 @@ DENOMINATOR = (
     "samples.missing counts samples with no record (an interrupted run); finish_reasons count "
     "how the answers ended, in the servers' words, and empty_answers those with no text: both "
     "are reported, never scored (generates: false marks a scoring task, whose one-token probe "
-    "ends by length)"
+    "ends by length); censored counts a generation task's answers the token budget cut before "
+    "they gave one (scored as their checker scored them, wrong when it read nothing), with the "
+    "headline's bounds: censored counted wrong, and left out"
 )
 
 TRUNCATION_WARNING = 0.1
@@ -73,7 +81,8 @@ def truncation_warnings(results: Sequence[Mapping[str, Any]]) -> list[str]:
             out.append(
                 f"{result['model']}/{result['task']}: {rate:.0%} of the answers were cut by the "
                 f"token budget (truncated_rate > {TRUNCATION_WARNING:.0%}); raise the task's "
-                "max_tokens (--task NAME:max_tokens=N) so thinking and answer fit"
+                "max_tokens (--task NAME:max_tokens=N) so thinking and answer fit, or re-run the "
+                "censored ones at a larger budget (sieval eval --resume RUN --rerun-censored 4)"
             )
     return out
 
@@ -94,13 +103,15 @@ def build_report(
     facts: Mapping[str, ModelFacts] | None = None,
     shard: int | None = None,
     serving: Mapping[str, Any] | None = None,
+    ready: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report of a run; ``previous`` is the report a resumed run had, whose timings are kept:
     a resume adds a session, it never erases the ones before it. A resume that ran nothing keeps
     the previous figures when no record changed since they were written (``_still_valid``).
     ``shard`` reports one shard's records (``records_path``) over the plan's samples.
     ``serving``: what the serving checks found, per model (``serving.across_runs.report_section``);
-    a session that ran none keeps the previous report's."""
+    a session that ran none keeps the previous report's. ``ready``: what the tasks' own checks
+    found, per task (``Task.check_ready``: the code tasks' sandbox, its mode and limits)."""
     if samples_run == 0 and previous is not None and _still_valid(plan, run_dir, previous):
         results = list(previous["results"])
     else:
@@ -138,6 +149,7 @@ def build_report(
         "warnings": warnings,
         "preflight": checks if checks is not None else {},
         "serving": dict(serving) if serving else dict((previous or {}).get("serving") or {}),
+        "ready": dict(ready) if ready else dict((previous or {}).get("ready") or {}),
     }
 
 
@@ -152,6 +164,10 @@ def _unit_result(
     tally = tally_unit(path, pt.samples, bool(getattr(pt.task, "keeps_predictions", False)))
     scored, failures = tally.scored, tally.failures
     metrics = pt.task.aggregate(scored) if scored else {}
+    cluster_by = getattr(pt.task, "cluster_by", None)
+    censored = censored_figures(scored, pt.task.headline, cluster_by) if scored else None
+    if censored is not None and tally.reruns:
+        censored["reruns"] = tally.reruns.summary()
     return {
         "model": pm.label,
         "task": pt.name,
@@ -174,6 +190,7 @@ def _unit_result(
         "failure_examples": [example for _, example in sorted(tally.examples, key=lambda x: x[0])],
         **finish_counts(tally.finishes),
         "generates": _generates(pt, model_facts),
+        **({"censored": censored} if censored is not None else {}),
         "provenance": {
             "requested_model": pm.config.model,
             "reported_models": sorted(tally.reported),

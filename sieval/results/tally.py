@@ -3,8 +3,8 @@
 ``tally_unit`` reads each planned sample's latest record (``records.latest_at``) and keeps a few
 bytes per sample, never a record: the scored samples' metrics as one array per name in the task's
 sample order (``Scored``, what ``task.aggregate`` and ``intervals`` read), the failures by error
-class with the first ``EXAMPLES`` of them, each answer's finish reason (``finish_counts``), and
-the model ids the server reported.
+class with the first ``EXAMPLES`` of them, each answer's finish reason (``finish_counts``), the
+model ids the server reported, and the re-runs of censored samples (``rerun.py``).
 """
 
 from __future__ import annotations
@@ -12,10 +12,12 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
 from ..plan.samples import Samples, as_samples
+from ..scoring.censored import bounds as censored_bounds
 from ..scoring.uncertainty import (
     Bounds,
     Derived,
@@ -28,7 +30,8 @@ from ..store.records import latest_at
 from ..tasks.base import Sample, SampleResult
 from ..tasks.families.checked import item_of
 
-__all__ = ["EXAMPLES", "Scored", "Tally", "finish_counts", "intervals", "tally_unit"]
+__all__ = ["EXAMPLES", "Reruns", "Scored", "Tally", "censored_figures", "finish_counts",
+           "intervals", "tally_unit"]  # fmt: skip
 
 EXAMPLES = 3
 """Failures kept as examples per unit: the first ones in the task's order."""
@@ -44,6 +47,8 @@ class Tally:
         self.examples: list[tuple[int, dict[str, Any]]] = []
         self.reported: set[str] = set()
         self.missing = 0
+        self.reruns = Reruns()
+        """The latest records that are re-runs of censored samples (``rerun.py``)."""
 
 
 class Scored(Sequence[tuple[Sample, SampleResult]]):
@@ -133,6 +138,40 @@ class Scored(Sequence[tuple[Sample, SampleResult]]):
         return (self._pair(at) for at in self._positions)
 
 
+@dataclass
+class Reruns:
+    """What the report says of a unit's re-runs of censored samples (``censored.reruns``;
+    ``runner/rerun.py``, ``Record.rerun``)."""
+
+    samples: int = 0
+    still_censored: int = 0
+    failed: int = 0
+    budgets: set[int] = field(default_factory=set)
+    factors: set[float] = field(default_factory=set)
+
+    def add(self, rerun: Mapping[str, Any], status: str, metrics: Mapping[str, float]) -> None:
+        self.samples += 1
+        self.failed += status != "ok"
+        self.still_censored += status == "ok" and metrics.get("censored") == 1.0
+        budgets = (rerun.get("max_tokens") or {}).values()
+        self.budgets.update(b for b in budgets if isinstance(b, int))
+        if isinstance(rerun.get("factor"), int | float):
+            self.factors.add(float(rerun["factor"]))
+
+    def __bool__(self) -> bool:
+        return self.samples > 0
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "samples": self.samples,
+            "answered": self.samples - self.still_censored - self.failed,
+            "still_censored": self.still_censored,
+            "failed": self.failed,
+            "max_tokens": sorted(self.budgets),
+            "factors": sorted(self.factors),
+        }
+
+
 def tally_unit(path: Path, samples: Samples, predictions: bool = False) -> Tally:
     """One streaming pass over the unit's latest records (memory: a few bytes a sample, never a
     record). Records of samples the plan does not hold are ignored; metrics are listed in the
@@ -145,6 +184,8 @@ def tally_unit(path: Path, samples: Samples, predictions: bool = False) -> Tally
             tally.reported.add(record.reported_model)
         for finish in record.finishes():
             tally.finishes.update(finish)
+        if record.rerun is not None:
+            tally.reruns.add(record.rerun, record.status, record.metrics)
         if record.status == "ok":
             tally.scored.put(at, record.metrics, record.prediction)
             continue
@@ -183,10 +224,7 @@ def intervals(
         scored = view
     names = scored.common()
     ranges = ranges or {}
-    clusters = scored.groups() if cluster_by == "group" else None
-    if cluster_by == "item":  # repeats of one row are not independent draws
-        items = scored.items()
-        clusters = items if any(i != s for i, s in zip(items, scored.ids(), strict=True)) else None
+    clusters = _clusters(scored, cluster_by)
     out: dict[str, dict[str, Any]] = {}
     for name in names:
         values = scored.values(name)
@@ -206,6 +244,17 @@ def intervals(
     return out
 
 
+def _clusters(scored: Scored, cluster_by: str | None) -> list[str] | None:
+    """What the samples' errors cluster by: the group, the row of repeats (when there are
+    repeats), or None (independent)."""
+    if cluster_by == "group":
+        return scored.groups()
+    if cluster_by == "item":  # repeats of one row are not independent draws
+        items = scored.items()
+        return items if any(i != s for i, s in zip(items, scored.ids(), strict=True)) else None
+    return None
+
+
 def _entry(estimate: Estimate, iid: Estimate | None) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "value": estimate.value,
@@ -220,6 +269,30 @@ def _entry(estimate: Estimate, iid: Estimate | None) -> dict[str, Any]:
         entry["clusters"] = estimate.clusters
         entry["se_iid"] = json_number(iid.se)
     return entry
+
+
+def censored_figures(
+    scored: Scored, headline: str, cluster_by: str | None = None
+) -> dict[str, Any] | None:
+    """The headline beside its censored samples (``scoring/censored.py``): how many were
+    censored, and the headline with them counted wrong and with them left out, each with its
+    interval (clustered as the headline's); None when the samples hold no ``censored`` flag (a
+    task that does not generate, or records written before it)."""
+    names = scored.common()
+    if "censored" not in names or headline not in names:
+        return None
+    flags = scored.values("censored")
+    count = int(sum(flags))
+    as_wrong, left_out = censored_bounds(
+        scored.values(headline), flags, _clusters(scored, cluster_by)
+    )
+    return {
+        "count": count,
+        "of": len(flags),
+        "share": count / len(flags),
+        "as_wrong": _entry(as_wrong, None),
+        "left_out": _entry(left_out, None) if left_out is not None else None,
+    }
 
 
 def finish_counts(finishes: Counter[str]) -> dict[str, Any]:

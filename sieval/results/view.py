@@ -19,7 +19,7 @@ from .explain import answer_label, explain, prompt_text
 from .shots import shots
 from .snapshot import snapshot
 
-__all__ = ["Unit", "build_view", "outcome", "sample_view", "units"]
+__all__ = ["Unit", "build_view", "outcome", "sample_view", "sandboxes", "units"]
 
 
 class Unit(msgspec.Struct, kw_only=True):
@@ -42,9 +42,12 @@ def units(run_dir: Path, report: dict[str, Any] | None = None) -> Iterator[Unit]
 
 
 def outcome(record: Record, headline: str) -> str:
-    """``correct`` / ``wrong`` by the headline metric, or ``failed`` (never scored)."""
+    """``correct`` / ``wrong`` by the headline metric, ``censored`` (the token budget cut the
+    answer before it gave one: ``scoring/censored.py``), or ``failed`` (never scored)."""
     if record.status != "ok":
         return "failed"
+    if record.metrics.get("censored") == 1.0:
+        return "censored"
     return "correct" if record.metrics.get(headline) == 1.0 else "wrong"
 
 
@@ -77,7 +80,9 @@ def sample_view(record: Record, shared: Shared, headline: str) -> dict[str, Any]
         "gold": record.gold,
         "prediction_label": answer_label(record.sample, record.prediction),
         "gold_label": answer_label(record.sample, record.gold),
+        "execution": _execution(record.channels.get("execution")),
         "error": error,
+        "rerun": record.rerun,
         "requests": [
             {
                 "key": key,
@@ -138,6 +143,7 @@ def build_view(run_dir: Path, report: dict[str, Any] | None = None) -> dict[str,
         "denominator": report.get("denominator"),
         "partial": report.get("partial"),
         "budget": report.get("budget"),
+        "sandboxes": sandboxes(report),
         "summary": summary,
         "requests": traffic,
         "margins": margins,
@@ -168,6 +174,7 @@ def _summary(result: dict[str, Any]) -> dict[str, Any]:
         "metrics": metrics,
         "samples": result["samples"],
         "failures": result.get("failures", {}),
+        "censored": result.get("censored"),
         "dialect": provenance.get("dialect"),
         "endpoint": provenance.get("endpoint"),
         "cost": result.get("cost"),
@@ -182,3 +189,35 @@ def _margin(choices: list[dict[str, Any]]) -> float | None:
     if len(gold) != 1 or not others:
         return None
     return float(gold[0] - max(others))
+
+
+def _execution(channel: Any) -> dict[str, Any] | None:
+    """How a code task's program ended (its ``execution`` channel), as the views show it."""
+    if not isinstance(channel, dict):
+        return None
+    return {
+        "status": channel.get("status"),
+        "reason": channel.get("reason"),
+        "mode": channel.get("mode"),
+        "wall_seconds": channel.get("wall_seconds"),
+        "stderr": channel.get("stderr") or "",
+    }
+
+
+def sandboxes(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Where the code tasks ran their programs (``report.json``: ``ready``), one entry a mode."""
+    found: dict[str, dict[str, Any]] = {}
+    for task, record in (report.get("ready") or {}).items():
+        box = record.get("sandbox") if isinstance(record, dict) else None
+        if isinstance(box, dict):
+            entry = found.setdefault(
+                str(box.get("mode")),
+                {
+                    "mode": str(box.get("mode")),
+                    "unsafe": bool(box.get("unsafe")),
+                    "memory": box.get("memory"),
+                    "tasks": [],
+                },
+            )
+            entry["tasks"].append(str(task))
+    return list(found.values())

@@ -40,7 +40,7 @@ from ..cost.forecast import (
 )
 from ..errors import ConfigError
 from ..plan.config import EvalConfig
-from ..plan.plan import Plan, plan_run, select
+from ..plan.plan import Plan, check_ready, plan_run, select
 from ..results.report import build_report, load_report, truncation_warnings, write_report
 from ..results.snapshot import running
 from ..serving.across_runs import check_numerics, report_section, run_json_entry
@@ -51,6 +51,7 @@ from ..store.rundir import check_resume, create_run_dir, new_run_dir, write_run_
 from ..tasks.base import Task
 from .preflight import Provenance
 from .progress import NullProgress, ProgressSink
+from .rerun import censored_at, check_factor
 from .scheduler import Runtime, Scheduler
 from .setup import TransportFactory, set_up
 from .stopping import MaxFailures, parse_max_failures
@@ -114,6 +115,13 @@ class RunOptions:
     ``off``, or names; off with ``preflight`` off."""
     accept_numerics_change: bool = False
     """Resume onto a server whose serving fingerprint changed (the run records both)."""
+    rerun_censored: float | None = None
+    """After the run's samples, run each censored one again with ``max_tokens`` times this
+    factor (> 1), recorded as a re-run (``rerun.py``); None: no such stage. It changes no
+    planned request, so it is not in the run identity: each re-run's record says its budget."""
+    allow_unsafe_code: bool = False
+    """Let the code tasks run the model's code with no sandbox when none can run here
+    (``--allow-unsafe-code``, as lm-eval's ``--confirm_run_unsafe_code``); said loudly."""
 
 
 @dataclass
@@ -191,6 +199,15 @@ async def arun_eval(
         raise ConfigError("--concurrency must be >= 1", path="concurrency")
     if options.max_failures is not None:
         parse_max_failures(str(options.max_failures))  # the one check of its value
+    if options.rerun_censored is not None:
+        check_factor(options.rerun_censored)
+        if options.shard is not None or options.cost.dry_run:
+            raise ConfigError(
+                "--rerun-censored re-runs a whole run's censored samples: run it on the finished "
+                "run (sieval eval --resume RUN_DIR --rerun-censored FACTOR), not on a shard or a "
+                "--dry-run",
+                path="rerun_censored",
+            )
     with contextlib.ExitStack() as locks:
         return await _arun_eval(
             config,
@@ -236,16 +253,31 @@ async def _arun_eval(
             locks.enter_context(hold_run(run_dir))
         if options.shard is None and not options.plan_only and not dry_run:
             scored, failed, total = _recorded(plan, run_dir, run_only)
-            if scored == total:
+            censored = (
+                _censored(plan, run_dir, run_only, options.rerun_censored)
+                if options.rerun_censored is not None
+                else 0
+            )
+            if scored == total and not censored:
+                again = " and none is censored" if options.rerun_censored is not None else ""
                 stage(
-                    f"{run_dir} is complete: all {total} samples are recorded and scored; "
+                    f"{run_dir} is complete: all {total} samples are recorded and scored{again}; "
                     "nothing to run, no server needed"
                 )
                 return _finished(plan, run_dir, warnings)
+            if scored == total:
+                stage(f"{run_dir} is complete; {censored} censored sample(s) to re-run")
             again = f" ({failed} of them failed before and run again)" if failed else ""
             stage(f"resuming {run_dir}: {scored} recorded, {total - scored} to go{again}")
     else:
         run_dir = new_run_dir(Path(options.out or config.out), options.run_name, plan.identity)
+    # the tasks' own checks (the code tasks' sandbox), before any server is asked
+    readiness = check_ready(plan, options.allow_unsafe_code)
+    for line in readiness.said:
+        stage(line)
+    for line in readiness.warnings:
+        stage(f"warning: {line}")
+    warnings.extend(readiness.warnings)
     async with contextlib.AsyncExitStack() as stack:
         setup = await set_up(
             plan,
@@ -328,6 +360,11 @@ async def _arun_eval(
             with running(run_dir) if options.shard is None else contextlib.nullcontext():
                 warnings.extend(scheduler.prepare())
                 await scheduler.run()
+                factor = options.rerun_censored
+                if factor is not None and not scheduler.stopped and scheduler.broken is None:
+                    stage(f"re-running the censored samples with max_tokens ×{factor:g}")
+                    rerun = await scheduler.rerun_censored(factor)
+                    stage(f"re-ran {rerun} censored sample(s) with max_tokens ×{factor:g}")
         finally:
             sink.close()
             scheduler.close()
@@ -355,6 +392,7 @@ async def _arun_eval(
         facts=setup.facts,
         shard=options.shard,
         serving=report_section(setup.serving, run_dir),
+        ready=readiness.record,
     )
     if scheduler.stopped:
         report["stopped"] = scheduler.stopped
@@ -389,6 +427,16 @@ def _recorded(plan: Plan, run_dir: Path, run_only: set[tuple[str, str]]) -> tupl
             scored, failed = scored + status.count(SCORED), failed + status.count(FAILED)
             total += len(pt.samples)
     return scored, failed, total
+
+
+def _censored(plan: Plan, run_dir: Path, run_only: set[tuple[str, str]], factor: float) -> int:
+    """How many samples ``--rerun-censored factor`` would run again (``rerun.censored_at``)."""
+    return sum(
+        len(censored_at(records_path(run_dir, pm.dirname, pt.name), pt.samples, factor))
+        for pm in plan.models
+        for pt in plan.tasks
+        if (pm.label, pt.name) in run_only
+    )
 
 
 def _finished(plan: Plan, run_dir: Path, warnings: list[str]) -> RunResult:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,7 @@ from ..tasks.base import ModelFacts, Sample, describe
 from .checks import Primed, primed_key
 from .endpoints import Endpoint
 from .progress import ProgressSink
+from .rerun import Rerun, censored_at
 from .stopping import MaxFailures, Stopper
 
 __all__ = ["Runtime", "Scheduler", "Unit"]
@@ -79,10 +80,12 @@ class Unit:
     writer: RecordWriter
     todo: Iterable[Sample]
     """The samples left to run, read as they are sent (never all held)."""
+    stage: str = ""
+    """What the unit's progress line adds to its name (`` ×4``: the re-runs of ``rerun.py``)."""
 
     @property
     def key(self) -> str:
-        return f"{self.runtime.planned.label}/{self.task.name}"
+        return f"{self.runtime.planned.label}/{self.task.name}{self.stage}"
 
 
 class Scheduler:
@@ -165,6 +168,27 @@ class Scheduler:
 
     async def run(self) -> None:
         await asyncio.gather(*(self._run_unit(unit) for unit in self.units))
+
+    async def rerun_censored(self, factor: float) -> int:
+        """Run each unit's censored samples again at ``factor`` times their budget (``rerun.py``),
+        into the same records files; how many were run. Units a resume only reports are left."""
+        reruns: list[Unit] = []
+        count = 0
+        for unit in self.units:
+            runtime, pt = unit.runtime, unit.task
+            if self.run_only is not None and (runtime.planned.label, pt.name) not in self.run_only:
+                continue
+            path = records_path(self.run_dir, runtime.planned.dirname, pt.name, self.shard)
+            todo = [pt.samples[at] for at in censored_at(path, pt.samples, factor)]
+            if not todo:
+                continue
+            task = Rerun(pt.task, factor, runtime.planned.config.request_defaults)
+            rerun = Unit(runtime, replace(pt, task=task), unit.writer, todo, f" ×{factor:g}")
+            self.sink.start(rerun.key, len(todo), 0)
+            reruns.append(rerun)
+            count += len(todo)
+        await asyncio.gather(*(self._run_unit(unit) for unit in reruns))
+        return count
 
     async def _run_unit(self, unit: Unit) -> None:
         limit = unit.runtime.endpoint.budget
@@ -281,6 +305,9 @@ class Scheduler:
             started=started,
             duration_s=time.perf_counter() - t0,
             sample=describe(pt.task, sample),
+            rerun=pt.task.rerun_of(sample, pt.config, runtime.facts)
+            if isinstance(pt.task, Rerun)
+            else None,
         )
         if self.broken is not None:
             return None  # the run is stopping: this sample runs again on --resume

@@ -27,15 +27,19 @@ class CodeExtraction(msgspec.Struct, frozen=True, kw_only=True):
     code: str
     rule: str
     """``fenced_python``, ``fenced`` or ``raw``."""
+    closed: bool = True
+    """False when the text ended inside the block, before its closing fence."""
 
 
 def extract_code(text: str) -> CodeExtraction:
-    blocks = [(m.group(1).lower(), m.group(2)) for m in _FENCE.finditer(text)]
-    for language, body in blocks:
+    blocks = [
+        (m.group(1).lower(), m.group(2), m.group(0).endswith("```")) for m in _FENCE.finditer(text)
+    ]
+    for language, body, closed in blocks:
         if language in ("python", "py", "python3"):
-            return CodeExtraction(code=body, rule="fenced_python")
+            return CodeExtraction(code=body, rule="fenced_python", closed=closed)
     if blocks:
-        return CodeExtraction(code=blocks[0][1], rule="fenced")
+        return CodeExtraction(code=blocks[0][1], rule="fenced", closed=blocks[0][2])
     return CodeExtraction(code=text, rule="raw")
 
 

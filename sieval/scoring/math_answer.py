@@ -29,19 +29,36 @@ formatting nits (spacing, thousands separators, leading zeros), every box unwrap
 decimal places, symbolic equality by simplification, an equation ``x = 3`` against a number by
 its right-hand side, sets regardless of order, intervals, tuples, matrices, complex numbers, and
 a percentage equal to its number (``50\\%`` = ``50``). The tests pin each of these.
+
+Two answers are wrong before any comparison, each with its reason (math-verify alone scores
+both right against ``5``):
+
+- ``several_lines``: the answer holds a line break (``\\\\`` or a new line) outside a
+  ``\\begin…\\end`` environment: ``\\boxed{7 \\\\ 5}`` is two answers, of which math-verify
+  reads only the last line (and ``7`` and ``5`` on two lines of the box it reads as 7 + 5);
+- ``false_equation``: an equation between numbers that does not hold (``\\boxed{7 = 5}``):
+  math-verify reads any equation against a number by its right side (as it should ``x + y =
+  5``), so a false statement would score its right side. One that holds (``3 + 4 = 7``) is read
+  by its right side like any other.
 """
 
 from __future__ import annotations
 
 import re
 import threading
+import warnings
+from typing import Any
 
 import msgspec
 
-__all__ = ["Extraction", "MathVerdict", "extract_answer", "extract_boxed", "is_equivalent",
-           "score_math"]  # fmt: skip
+from .third_party_logs import quiet
+
+__all__ = ["Extraction", "MathVerdict", "extract_answer", "extract_boxed", "false_equation",
+           "is_equivalent", "same_value", "score_math", "several_lines"]  # fmt: skip
 
 _BOX = re.compile(r"\\(boxed|fbox)")
+_LINE_PARTS = re.compile(r"\\begin\{|\\end\{|\\\\|\n")
+"""What ``several_lines`` looks for: environments opening and closing, and line breaks."""
 _FINAL = re.compile(r"Final Answer: The final answer is(.*?)\. I hope it is correct\.")
 
 
@@ -59,7 +76,9 @@ class MathVerdict(msgspec.Struct, frozen=True, kw_only=True):
     extracted: str | None
     rule: str | None
     reason: str | None
-    """Why it is wrong without a comparison (``unclosed_box``, ``no_rule_matched``), or None."""
+    """Why it is wrong without a comparison, or None: no answer (``unclosed_box``,
+    ``no_rule_matched``), or an answer that is no single value (``several_lines``,
+    ``false_equation``)."""
 
 
 def _closing_brace(text: str, start: int) -> int | None:
@@ -104,30 +123,94 @@ def extract_answer(text: str) -> Extraction:
     return boxed
 
 
-def is_equivalent(answer: str, gold: str, timeout_seconds: int = 5) -> bool:
-    """Whether ``answer`` and ``gold`` (LaTeX, without a box) are the same value, by math-verify.
-
-    math-verify bounds parsing and comparing by ``timeout_seconds`` with ``SIGALRM``, which only
-    the main thread can set; elsewhere there is no bound.
-    """
+def _math_verify() -> Any:
+    """math-verify, its logs made inert first (``third_party_logs.py``: on a parse that timed out
+    it logs the answer itself)."""
+    quiet()
     try:
-        from math_verify import parse, verify
+        import math_verify
     except ImportError as error:  # pragma: no cover - the dev install has it
         raise ImportError(
             "math answers are compared by math-verify: pip install 'sieval[instruct]'"
         ) from error
-    bound = timeout_seconds if threading.current_thread() is threading.main_thread() else None
-    gold_parsed = parse(f"\\boxed{{{gold}}}", parsing_timeout=bound)
-    answer_parsed = parse(f"\\boxed{{{answer}}}", parsing_timeout=bound)
-    return bool(verify(gold_parsed, answer_parsed, timeout_seconds=bound))
+    return math_verify
+
+
+def _bound(timeout_seconds: int) -> int | None:
+    """math-verify bounds parsing and comparing with ``SIGALRM``, which only the main thread can
+    set; elsewhere there is no bound."""
+    return timeout_seconds if threading.current_thread() is threading.main_thread() else None
+
+
+def is_equivalent(answer: str, gold: str, timeout_seconds: int = 5) -> bool:
+    """Whether ``answer`` and ``gold`` (LaTeX, without a box) are the same value, by math-verify
+    (bounded by ``timeout_seconds`` in the main thread). What it logs or warns of (the answer
+    itself, on a parse that timed out) never reaches the terminal (``third_party_logs.py``)."""
+    mv, bound = _math_verify(), _bound(timeout_seconds)
+    with warnings.catch_warnings():  # SymPy's and compile()'s warnings quote the answer too
+        warnings.simplefilter("ignore")
+        gold_parsed = mv.parse(f"\\boxed{{{gold}}}", parsing_timeout=bound)
+        answer_parsed = mv.parse(f"\\boxed{{{answer}}}", parsing_timeout=bound)
+        return bool(mv.verify(gold_parsed, answer_parsed, timeout_seconds=bound))
+
+
+def several_lines(answer: str) -> bool:
+    """Whether the answer holds a line break outside an environment: ``\\\\`` or a new line
+    between two parts, not inside a ``\\begin{…}…\\end{…}`` (a matrix, ``cases``)."""
+    depth = 0
+    for match in _LINE_PARTS.finditer(answer.strip()):
+        part = match.group(0)
+        if part.startswith("\\begin"):
+            depth += 1
+        elif part.startswith("\\end"):
+            depth = max(depth - 1, 0)
+        elif depth == 0:  # a line break
+            return True
+    return False
+
+
+def false_equation(answer: str, timeout_seconds: int = 5) -> bool:
+    """Whether the answer is an equation between numbers (no variable on either side) that does
+    not hold, by math-verify's own comparison of its two sides (``7 = 5``; a chain ``7 = 5 = 5``
+    when any link fails)."""
+    import sympy
+
+    mv, bound = _math_verify(), _bound(timeout_seconds)
+    with warnings.catch_warnings():  # as in is_equivalent: the warnings quote the answer
+        warnings.simplefilter("ignore")
+        parsed = mv.parse(f"\\boxed{{{answer}}}", parsing_timeout=bound)
+        if not parsed or not isinstance(parsed[0], sympy.Basic):
+            return False
+        expr = parsed[0]
+        links = expr.args if isinstance(expr, sympy.And) else (expr,)
+        return any(
+            isinstance(link, sympy.Eq)
+            and not link.free_symbols
+            and not mv.verify(link.rhs, link.lhs, timeout_seconds=bound)
+            for link in links
+        )
+
+
+def same_value(first: str, other: str) -> bool:
+    """Two answers of one row are one vote (maj@k): ``other`` equivalent to ``first``, the first
+    answer of a vote's group, put in the gold's place."""
+    return is_equivalent(other, first)
 
 
 def score_math(text: str, gold: str) -> MathVerdict:
-    """Extract the answer of ``text`` and compare it with ``gold``."""
+    """Extract the answer of ``text`` and compare it with ``gold`` (an answer of several lines or
+    a false equation is wrong without a comparison)."""
     found = extract_answer(text)
     if found.answer is None:
         return MathVerdict(correct=False, extracted=None, rule=None, reason=found.reason)
+    reason = (
+        "several_lines"
+        if several_lines(found.answer)
+        else "false_equation"
+        if false_equation(found.answer)
+        else None
+    )
     return MathVerdict(
-        correct=is_equivalent(found.answer, gold), extracted=found.answer, rule=found.rule,
-        reason=None,
+        correct=reason is None and is_equivalent(found.answer, gold), extracted=found.answer,
+        rule=found.rule, reason=reason,
     )  # fmt: skip

@@ -27,8 +27,14 @@ from collections.abc import Sequence
 
 import msgspec
 
-__all__ = ["Letter", "Shuffled", "extract_gpqa_letter", "extract_mmlu_pro_letter",
+from .repeats import Equivalence, same_text
+
+__all__ = ["SAME_LETTER", "Letter", "Shuffled", "extract_gpqa_letter", "extract_mmlu_pro_letter",
            "shuffle_choices"]  # fmt: skip
+
+SAME_LETTER = Equivalence("the extracted letter (read as one upper-case letter)", same_text)
+"""maj@k's groups of a multiple-choice task: the letters as extracted (each rule reads one
+upper-case letter), so two answers are one vote when they name one letter."""
 
 GPQA_ANSWER = re.compile(r"(?i)Answer[ \t]*:[ \t]*\$?([A-D])\$?")
 MMLU_PRO_RULES = (

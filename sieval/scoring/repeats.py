@@ -5,9 +5,16 @@
   ``1 - C(n-c, k) / C(n, k)``, computed as the paper's numerically stable product
   ``1 - prod_{i=n-c+1}^{n} (1 - k / i)``; 1 when ``n - c < k``.
 - maj@k: majority vote over the first k samples' extracted answers (an invalid answer, None,
-  has no vote); the most frequent answer wins, a tie goes to the answer seen first; the item
-  scores 1 when the winner is correct, 0 when it is wrong or every answer was invalid. Votes
-  count answers as extracted strings: pass a canonical form to merge equal values.
+  has no vote). Answers are grouped by the task's equivalence (``Equivalence``: math-verify for
+  the math tasks, the extracted letter for multiple choice, by default the same text after
+  Unicode NFC and trimming, ``SAME_TEXT``), in repeat order: each answer joins the first group
+  whose first answer it equals (that first answer in the gold's place: math-verify is not
+  symmetric), else opens a group. The group with the most answers wins; **a tie goes to the
+  group whose first answer came first** (lm-evaluation-harness's ``majority_vote`` filter does
+  the same: ``Counter.most_common`` keeps first-insertion order among equal counts). The item
+  scores 1 when the winning group's first answer was correct, 0 when it was wrong or every
+  answer was invalid. Groups are built once over all the repeats (a group depends only on the
+  answers before it), so maj@k for every k reads the same groups.
 - mean over repeats: every sample's score, averaged.
 
 Intervals come from ``uncertainty.mean_estimate``, in [0, 1] always: pass@k and maj@k give one
@@ -20,12 +27,59 @@ when every repeat of every item is wrong.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+import unicodedata
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
 
 from .uncertainty import UNIT, Estimate, mean_estimate
 
-__all__ = ["maj_at_k", "maj_at_k_estimate", "mean_over_repeats", "pass_at_k",
-           "pass_at_k_estimate"]  # fmt: skip
+__all__ = ["SAME_TEXT", "Equivalence", "maj_at_k", "maj_at_k_estimate", "mean_over_repeats",
+           "pass_at_k", "pass_at_k_estimate", "same_text", "vote_groups"]  # fmt: skip
+
+
+def same_text(first: str, other: str) -> bool:
+    """The default equivalence: the same text after Unicode NFC and trimming outer whitespace
+    (nothing a checker could tell apart is merged)."""
+    return _plain(first) == _plain(other)
+
+
+def _plain(text: str) -> str:
+    return unicodedata.normalize("NFC", text).strip()
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    """When two extracted answers of one row are the same answer, for maj@k's vote."""
+
+    about: str
+    """What it compares, in words (said in the task's protocol)."""
+    same: Callable[[str, str], bool]
+    """``same(first, other)``: ``other`` equals ``first``, the first answer of a group."""
+
+
+SAME_TEXT = Equivalence("the same text after Unicode NFC and trimming", same_text)
+
+
+def vote_groups(answers: Sequence[str | None], same: Callable[[str, str], bool]) -> list[int]:
+    """Each answer's group (numbered in order of first appearance), -1 for an invalid one: an
+    answer joins the first group whose first answer has the same text (``same_text``) or
+    ``same(first, answer)`` holds for."""
+    firsts: list[str] = []
+    out = []
+    for answer in answers:
+        if answer is None:
+            out.append(-1)
+            continue
+        # the same text is the same answer (whatever ``same`` makes of text it cannot parse)
+        found = next(
+            (g for g, f in enumerate(firsts) if _plain(f) == _plain(answer) or same(f, answer)),
+            None,
+        )
+        if found is None:
+            found = len(firsts)
+            firsts.append(answer)
+        out.append(found)
+    return out
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -40,21 +94,29 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - product
 
 
-def maj_at_k(answers: Sequence[str | None], correct: Sequence[bool], k: int) -> float:
-    """maj@k of one item from its samples' extracted answers and their correctness."""
+def maj_at_k(
+    answers: Sequence[str | None],
+    correct: Sequence[bool],
+    k: int,
+    same: Callable[[str, str], bool] = same_text,
+    groups: Sequence[int] | None = None,
+) -> float:
+    """maj@k of one item from its samples' extracted answers and their correctness, answers
+    grouped by ``same`` (or by ``groups``, ``vote_groups``'s result when already computed)."""
     if len(answers) != len(correct):
         raise ValueError(f"{len(answers)} answers but {len(correct)} correctness flags")
     if not 1 <= k <= len(answers):
         raise ValueError(f"maj@k needs 1 <= k <= the {len(answers)} samples, not k={k}")
-    votes: dict[str, int] = {}
-    right: dict[str, bool] = {}
-    for answer, ok in zip(answers[:k], correct[:k], strict=True):
-        if answer is not None:
-            votes[answer] = votes.get(answer, 0) + 1
-            right.setdefault(answer, ok)
+    labels = list(groups[:k]) if groups is not None else vote_groups(answers[:k], same)
+    votes: dict[int, int] = {}
+    right: dict[int, bool] = {}
+    for label, ok in zip(labels, correct[:k], strict=True):
+        if label >= 0:
+            votes[label] = votes.get(label, 0) + 1
+            right.setdefault(label, ok)  # the group's first answer decides
     if not votes:
         return 0.0
-    winner = max(votes, key=lambda a: votes[a])  # max keeps the first of equal counts
+    winner = max(votes, key=lambda g: (votes[g], -g))  # a tie: the group seen first
     return 1.0 if right[winner] else 0.0
 
 
@@ -78,11 +140,12 @@ def maj_at_k_estimate(
     correct: Mapping[Hashable, Sequence[bool]],
     k: int,
     level: float = 0.95,
+    same: Callable[[str, str], bool] = same_text,
 ) -> Estimate:
     """Mean maj@k over items, with its interval."""
     if answers.keys() != correct.keys():
         raise ValueError("answers and correct must hold the same items")
-    values = [maj_at_k(answers[item], correct[item], k) for item in answers]
+    values = [maj_at_k(answers[item], correct[item], k, same) for item in answers]
     return mean_estimate(values, level=level, bounds=UNIT)
 
 

@@ -4,11 +4,17 @@ final-answer sentence; math-verify's equivalence, not string equality)."""
 
 from __future__ import annotations
 
-from ..scoring.math_answer import score_math
+from ..scoring.math_answer import same_value, score_math
+from ..scoring.repeats import Equivalence
 from .base import Sample
 from .families import Checked, Verdict
 
 INSTRUCTION = "Please reason step by step, and put your final answer within \\boxed{}."
+SAME_VALUE = Equivalence(
+    "math-verify's equivalence (a group's first answer in the gold's place), as the checker "
+    "compares an answer with the gold",
+    same_value,
+)
 
 
 def check(text: str, sample: Sample) -> Verdict:
@@ -35,10 +41,12 @@ def family(answer: str, max_tokens: int) -> Checked:
         headline="accuracy",
         input="chat",
         max_tokens=max_tokens,
+        equivalence=SAME_VALUE,
         protocol_text=(
             "0-shot CoT: the problem and the line "
             f"{INSTRUCTION!r} as the user message; greedy, max_tokens {max_tokens}; the last "
             "\\boxed{} (else Minerva's 'Final Answer: The final answer is X.') compared with the "
-            "gold answer by math-verify 0.9 (parse + verify, its default normalisations)"
+            "gold answer by math-verify 0.9 (parse + verify, its default normalisations); an "
+            "answer of several lines or a false equation between numbers (7 = 5) is wrong"
         ),
     )

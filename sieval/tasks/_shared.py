@@ -62,7 +62,8 @@ def score_channels(
 
 
 class _Means:
-    """Running sums of each metric the first result has, added in the results' order (so the
+    """Running sums of each metric every result has (the first one's, less any a later one
+    lacks: records written before a metric was added), added in the results' order (so the
     figures are those of ``sum`` over a list, to the last bit)."""
 
     def __init__(self) -> None:
@@ -73,6 +74,8 @@ class _Means:
         if not self.n:
             self.sums = dict.fromkeys(result.metrics, 0)
         self.n += 1
+        for name in [n for n in self.sums if n not in result.metrics]:
+            del self.sums[name]
         for name in self.sums:
             self.sums[name] += result.metrics[name]
 

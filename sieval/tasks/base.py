@@ -19,6 +19,7 @@ from ..ir.response import Response
 __all__ = [
     "COMPLETION_MODEL",
     "ModelFacts",
+    "Readiness",
     "Requirement",
     "Sample",
     "SampleResult",
@@ -36,6 +37,18 @@ class Requirement:
     why: str
     min_top_k: int = 0
     """For ``input_top_k`` / ``sampled_top_k``: the smallest k the task will ask for."""
+
+
+class Readiness(msgspec.Struct, frozen=True, kw_only=True):
+    """What a task's check before the run found (``Task.check_ready``): it raises
+    ``ConfigError`` naming the fix when the task cannot be scored here."""
+
+    said: tuple[str, ...] = ()
+    """Lines the run prints before its first request."""
+    warnings: tuple[str, ...] = ()
+    """Lines the run warns of, before its first request and in its report."""
+    record: dict[str, Any] = {}
+    """What the report keeps of it, under the task's name (``report.json``: ``ready``)."""
 
 
 class TaskConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -109,6 +122,9 @@ class Task(Protocol):
       the default).
     * ``score_async(sample, responses, config, model)``: a coroutine the runner awaits instead
       of ``score`` (a checker that runs the answer's code in the sandbox);
+    * ``check_ready(allow_unsafe_code)``: a ``Readiness``, before the run's first request (the
+      code tasks choose their sandbox and run a trivial program in it), or ``ConfigError``
+      naming the fix;
     * ``samples_per_row(config)``: how many samples each row is (repeats); the config's ``n``
       then counts rows, ``n * samples_per_row`` samples;
     * ``keeps_predictions = True``: ``aggregate``'s results hold each sample's ``prediction`` too

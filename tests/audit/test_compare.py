@@ -9,12 +9,13 @@ from typing import Any
 
 import msgspec
 import pytest
+from runs import options
 from typer.testing import CliRunner
 
 from sieval.analysis.compare import compare_runs
 from sieval.cli.main import app
 from sieval.reference import ReferenceServer
-from sieval.runner import RunOptions, arun_eval, parse_config
+from sieval.runner import arun_eval, parse_config
 from sieval.store.records import decode_record
 from sieval.tasks.registry import TASKS as TASK_REGISTRY
 
@@ -28,7 +29,7 @@ tasks:
 async def run(out: Path, name: str, endpoint: str = "embedded", model: str = "") -> Path:
     entry = f"{{name: ref, endpoint: '{endpoint}'" + (f", model: {model}}}" if model else "}")
     config = parse_config(f"models: [{entry}]\n{TASKS}")
-    result = await arun_eval(config, RunOptions(out=out, run_name=name, concurrency=1))
+    result = await arun_eval(config, options(out=out, run_name=name, concurrency=1))
     return result.run_dir
 
 
@@ -167,11 +168,11 @@ async def test_a_changed_acc_norm_definition_shows_as_exactly_its_flips(tmp_path
         "models: [{name: ref, endpoint: embedded}]\n"
         "tasks: [{name: arc_easy_kshot_ppl, n: 150, num_fewshot: 0}]\n"
     )
-    a = (await arun_eval(config, RunOptions(out=tmp_path, run_name="a"))).run_dir
+    a = (await arun_eval(config, options(out=tmp_path, run_name="a"))).run_dir
     b = (
         await arun_eval(
             config,
-            RunOptions(out=tmp_path, run_name="b"),
+            options(out=tmp_path, run_name="b"),
             tasks={**TASK_REGISTRY, "arc_easy_kshot_ppl": WithDelimiter(SPEC)},
         )
     ).run_dir

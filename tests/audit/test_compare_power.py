@@ -15,13 +15,14 @@ from typing import Any
 import msgspec
 import numpy as np
 import pytest
+from runs import options
 from scipy import stats
 from statsmodels.stats.power import NormalIndPower
 from typer.testing import CliRunner
 
 from sieval.analysis.compare import compare_runs
 from sieval.cli.main import app
-from sieval.runner import RunOptions, arun_eval, parse_config
+from sieval.runner import arun_eval, parse_config
 from sieval.store.records import decode_record
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "scoring"))
@@ -38,7 +39,7 @@ tasks:
 @pytest.fixture(scope="module")
 async def run_a(tmp_path_factory: Any) -> Path:
     out = tmp_path_factory.mktemp("compare_power")
-    return (await arun_eval(parse_config(CONFIG), RunOptions(out=out, run_name="a"))).run_dir
+    return (await arun_eval(parse_config(CONFIG), options(out=out, run_name="a"))).run_dir
 
 
 def records(unit: Path) -> list[dict[str, Any]]:

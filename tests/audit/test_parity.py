@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 from pathlib import Path
 
 import pytest
+from runs import options
 
 from sieval.audit.parity import compare_records, run_parity
 from sieval.errors import ConfigError
 from sieval.plan.config import parse_config
-from sieval.runner import RunOptions
 from sieval.store.records import Record, RequestRecord
-
-DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 
 CONFIG = """
 models:
@@ -31,7 +28,7 @@ def test_two_dialects_on_the_reference_server_are_identical(tmp_path: Path) -> N
     result = run_parity(
         parse_config(CONFIG),
         ["openai_completions", "vllm_native"],
-        RunOptions(out=tmp_path, data_dir=DATA),
+        options(out=tmp_path),
         warmup=True,
     )
     assert result.dialects == ("openai_completions", "vllm_native", "openai_completions")
@@ -66,13 +63,13 @@ def test_two_dialects_on_two_servers_report_their_agreement(tmp_path: Path) -> N
         result = run_parity(
             config,
             ["vllm_native", "sglang_native"],
-            RunOptions(out=tmp_path, data_dir=DATA),
+            options(out=tmp_path),
             endpoints=[one.url, two.url],
         )
         one_dialect = run_parity(
             config,
             ["vllm_native", "vllm_native"],
-            RunOptions(out=tmp_path / "one", data_dir=DATA),
+            options(out=tmp_path / "one"),
             endpoints=[one.url, two.url],
         )
     finally:
@@ -95,9 +92,7 @@ def test_two_dialects_on_two_servers_report_their_agreement(tmp_path: Path) -> N
         "max",
     }
     with pytest.raises(ConfigError, match="two base URLs"):
-        run_parity(
-            config, ["vllm_native", "sglang_native"], RunOptions(out=tmp_path), endpoints=["x"]
-        )
+        run_parity(config, ["vllm_native", "sglang_native"], options(out=tmp_path), endpoints=["x"])
 
 
 def _record(logprob: float, text: str = " a", gen: str = "x") -> Record:

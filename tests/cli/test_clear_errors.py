@@ -282,6 +282,7 @@ def _worker(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.xdist_group("mounts")  # mounts and remounts a tmpfs: one worker, in turn
 def test_a_real_full_disk_then_a_read_only_one(tmp_path: Path) -> None:
     """ENOSPC and EROFS from a real filesystem: a 64 KiB tmpfs fills mid-run (exit 3), then,
     read-only, a resume is refused (exit 2); grown and writable, the resume completes."""

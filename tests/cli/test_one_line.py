@@ -6,13 +6,13 @@ key to a config run (``sieval/settings.py``)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from runs import DATA, options
 from typer.testing import CliRunner
 
 from sieval.cli.main import app
@@ -21,7 +21,6 @@ from sieval.reference import ReferenceServer, start_in_thread
 from sieval.settings import SETTINGS, named, named_as, setting
 from sieval.tasks.registry import TASKS
 
-DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 runner = CliRunner()
 
 
@@ -181,15 +180,15 @@ def test_hints_name_the_flag_or_the_key_as_the_run_was_started(tmp_path: Path) -
 
 async def test_a_config_run_is_told_the_config_key(tmp_path: Path) -> None:
     from sieval.errors import ConfigError
-    from sieval.runner import RunOptions, arun_eval, parse_config
+    from sieval.runner import arun_eval, parse_config
 
     async with ReferenceServer() as server:
         config = parse_config(
             f"models: [{{endpoint: '{server.url}', model: gpt-4}}]\n"
             "tasks: [{name: arc_easy_kshot_ppl, n: 1}]"
         )
-        with pytest.raises(ConfigError, match="set model: ID to one of them"):
-            await arun_eval(config, RunOptions(out=tmp_path, data_dir=DATA))
+        with pytest.raises(ConfigError, match="set model: ID to one of them"):  # a pre-run check
+            await arun_eval(config, options(out=tmp_path, preflight=True))
 
 
 def test_the_readme_lists_every_flag_of_the_one_line_form() -> None:

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from runs import DATA, options
 from typer.testing import CliRunner
 
 from sieval.cli.main import app
 from sieval.reference import start_in_thread
 from sieval.results.snapshot import RUNNING, is_running
 
-DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 SIEVAL = [sys.executable, "-c", "import sys; from sieval.cli.main import main; main()"]
 runner = CliRunner()
 
@@ -60,10 +60,11 @@ def interrupted(tmp_path_factory: Any) -> dict[str, Any]:
     after a few samples."""
     out = tmp_path_factory.mktemp("partial")
     handle = start_in_thread(port=0, faults="delay; seconds=0.15")
+    # no pre-run checks: each of their probes would wait out the delay
     proc = start(
         "eval", "--endpoint", handle.url, "--model", "sieval-reference", "--task",
         "arc_easy_kshot_ppl", "--num-fewshot", "1", "--limit", "30", "--concurrency", "1",
-        "--data-dir", str(DATA), "--out", str(out),
+        "--data-dir", str(DATA), "--out", str(out), "--no-preflight",
     )  # fmt: skip
     try:
         wait_for(lambda: any(lines(p) >= 4 for p in out.glob("*/*/*/records.jsonl")))
@@ -118,7 +119,7 @@ def test_resume_says_how_far_then_a_complete_run_needs_no_server(
     interrupted: dict[str, Any],
 ) -> None:
     run, recorded = interrupted["run"], interrupted["recorded"]
-    resumed = invoke("eval", "--resume", str(run), "--data-dir", str(DATA))
+    resumed = invoke("eval", "--resume", str(run), "--data-dir", str(DATA), "--no-preflight")
     assert resumed.exit_code == 0, resumed.output
     assert f"resuming {run}: {recorded} recorded, {30 - recorded} to go" in resumed.output
     interrupted["server"].stop()  # nothing answers any more
@@ -173,12 +174,12 @@ def test_a_missing_run_directory_is_said_to_be_missing(tmp_path: Path) -> None:
 
 async def test_a_report_is_current_while_it_counts_what_the_records_hold(tmp_path: Path) -> None:
     from sieval.results.snapshot import snapshot
-    from sieval.runner import RunOptions, arun_eval, parse_config
+    from sieval.runner import arun_eval, parse_config
 
     config = parse_config(
         "models: [{endpoint: embedded, name: ref}]\ntasks: [{name: arc_easy_kshot_ppl, n: 3}]"
     )
-    run = (await arun_eval(config, RunOptions(out=tmp_path, run_name="r", data_dir=DATA))).run_dir
+    run = (await arun_eval(config, options(out=tmp_path, run_name="r"))).run_dir
     written = json.loads((run / "report.json").read_text())
     records = run / "ref" / "arc_easy_kshot_ppl" / "records.jsonl"
     later = (run / "report.json").stat().st_mtime + 60

@@ -15,11 +15,12 @@ from typing import Any
 
 import msgspec
 import pytest
+from runs import options
 from statsmodels.stats.power import NormalIndPower
 from typer.testing import CliRunner
 
 from sieval.cli.main import app
-from sieval.runner import RunOptions, arun_eval, parse_config
+from sieval.runner import arun_eval, parse_config
 from sieval.store.records import decode_record
 from sieval.tasks.base import TaskConfig
 from sieval.tasks.registry import TASKS
@@ -120,7 +121,7 @@ async def test_a_previous_pair_sets_the_discordance(data_dir: Path, tmp_path: Pa
         "models: [{name: ref, endpoint: embedded}]\n"
         "tasks: [{name: arc_easy_kshot_ppl, n: 100, num_fewshot: 0}]\n"
     )
-    a = (await arun_eval(config, RunOptions(out=tmp_path, run_name="a"))).run_dir
+    a = (await arun_eval(config, options(out=tmp_path, run_name="a"))).run_dir
     b = tmp_path / "b"
     shutil.copytree(a, b)
     unit = b / "ref" / "arc_easy_kshot_ppl"
@@ -151,7 +152,7 @@ async def test_a_clustered_pair_sets_the_icc(data_dir: Path, tmp_path: Path) -> 
         "models: [{name: ref, endpoint: embedded}]\n"
         "tasks: [{name: mmlu_kshot_clp, n: 228, num_fewshot: 0}]\n"
     )
-    a = (await arun_eval(config, RunOptions(out=tmp_path, run_name="a"))).run_dir
+    a = (await arun_eval(config, options(out=tmp_path, run_name="a"))).run_dir
     b = tmp_path / "b"
     shutil.copytree(a, b)
     unit = b / "ref" / "mmlu_kshot_clp"

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from runs import options
 from statsmodels.stats.proportion import proportion_confint
 from typer.testing import CliRunner
 
 from sieval.cli.main import app
-from sieval.runner import RunOptions, arun_eval, parse_config
+from sieval.runner import arun_eval, parse_config
 
 CONFIG = """
 models: [{name: ref, endpoint: embedded}]
@@ -27,7 +28,9 @@ tasks:
 @pytest.fixture(scope="module")
 async def run_dir(tmp_path_factory: Any) -> Path:
     out = tmp_path_factory.mktemp("views")
-    return (await arun_eval(parse_config(CONFIG), RunOptions(out=out, run_name="r"))).run_dir
+    return (
+        await arun_eval(parse_config(CONFIG), options(out=out, run_name="r", preflight=True))
+    ).run_dir
 
 
 def records(run_dir: Path, task: str) -> list[dict[str, Any]]:

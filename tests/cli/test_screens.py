@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from rich.console import Console
+from runs import options
 from typer.testing import CliRunner
 
 from sieval.cli import app as cli_app
@@ -22,7 +23,7 @@ from sieval.cli.main import app
 from sieval.cli.report import render_finishes, render_report, render_summary
 from sieval.cli.text import console
 from sieval.results.view import build_view
-from sieval.runner import RunOptions, arun_eval, parse_config
+from sieval.runner import arun_eval, parse_config
 from sieval.runner.progress import RichProgress, Unit, progress_line, progress_lines
 
 CONFIG = """
@@ -37,7 +38,9 @@ tasks:
 @pytest.fixture(scope="module")
 async def run_dir(tmp_path_factory: Any) -> Path:
     out = tmp_path_factory.mktemp("screens")
-    return (await arun_eval(parse_config(CONFIG), RunOptions(out=out, run_name="r"))).run_dir
+    return (
+        await arun_eval(parse_config(CONFIG), options(out=out, run_name="r", preflight=True))
+    ).run_dir
 
 
 def report_of(run_dir: Path) -> dict[str, Any]:
@@ -154,6 +157,11 @@ def test_the_end_of_a_run_is_the_summary_and_fits_40_rows(tmp_path: Path) -> Non
     assert "provenance" not in out and "by_subject" not in out
     assert "finished: reference/gsm8k_kshot_base_gen: stop 10" in out
     assert "finished: reference/arc_easy" not in out and "finished: reference/mmlu" not in out
+    # a generation task's headline with its censored share and bounds (one line in a pipe, words
+    # wrapped on a terminal: tests/runner/test_censored.py); a scoring task has none
+    (censored,) = [row for row in rows if row.startswith("censored: ")]
+    assert censored.startswith("censored: gsm8k_kshot_base_gen 0/10 (0%); exact_match ")
+    assert censored.endswith(" as wrong, 0.0000 left out")
 
 
 async def test_finish_reasons_are_shown_for_generation_only(run_dir: Path) -> None:

@@ -33,13 +33,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mutation import json_values, paths, set_at
 
+from sieval.audit import corpus
+from sieval.audit.corpus import PERSON, PNG_1X1_RED, TOOL_PROMPT, WEATHER, chat, turn
 from sieval.dialects.anthropic_messages import DIALECT as D
 from sieval.dialects.spec import Lowered
 from sieval.dialects.table import lift, lower
 from sieval.dialects.wire.sse import parse
 from sieval.errors import ContractViolation, Refused, ServerRejected, SievalError, TransportError
 from sieval.ir.request import (
-    ChatInput,
     FunctionTool,
     ImagePart,
     Message,
@@ -58,79 +59,40 @@ from sieval.ir.response import Response
 
 MODEL = "gemma-3-270m"
 FOLDER = "anthropic_messages"
-PERSON = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string", "enum": ["Ann", "Bob", "Eve"]},
-        "adult": {"type": "boolean"},
-    },
-    "required": ["name", "adult"],
-    "additionalProperties": False,
-}
-WEATHER = FunctionTool(
-    name="get_weather",
-    description="Get the current weather for a city.",
-    parameters={
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"],
-    },
-)
-TOOL_PROMPT = (
-    'Repeat exactly: <tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n'
-    "</tool_call>"
-)
-PNG_1X1 = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ"
-    "AAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
-)
-
-
-def msg(role: str, *parts: Any) -> Message:
-    return Message(
-        role=role,  # type: ignore[arg-type]
-        content=tuple(TextPart(text=p) if isinstance(p, str) else p for p in parts),
-    )
-
-
-def chat(*messages: Message, **groups: Any) -> Request:
-    return Request(input=ChatInput(messages=messages), **groups)
-
-
-CAPITAL = msg("user", "What is the capital of France?")
+CAPITAL = turn("user", corpus.CAPITAL)
 GREEDY_8 = Sampling(temperature=0.0, max_tokens=8)
 
 CASES: dict[str, Request] = {
     "plain": chat(CAPITAL, sampling=GREEDY_8),
-    "system_user": chat(msg("system", "Answer in one word."), CAPITAL, sampling=GREEDY_8),
+    "system_user": chat(turn("system", "Answer in one word."), CAPITAL, sampling=GREEDY_8),
     "system_two_blocks": chat(
-        msg("system", "Answer in one word.", "Answer in French."), CAPITAL, sampling=GREEDY_8
+        turn("system", "Answer in one word.", "Answer in French."), CAPITAL, sampling=GREEDY_8
     ),
     "multi_turn": chat(
-        msg("user", "My name is Ann."),
-        msg("assistant", "Hello Ann."),
-        msg("user", "What is my name?"),
+        turn("user", "My name is Ann."),
+        turn("assistant", "Hello Ann."),
+        turn("user", "What is my name?"),
         sampling=GREEDY_8,
     ),
     "sampling": chat(
-        msg("user", "Tell me a story about a dragon."),
+        turn("user", "Tell me a story about a dragon."),
         sampling=Sampling(temperature=0.7, top_p=0.9, top_k=40, max_tokens=12),
     ),
     "stop_sequence": chat(
-        msg("user", "Continue the list: 1, 2, 3, 4, 5,"),
+        turn("user", "Continue the list: 1, 2, 3, 4, 5,"),
         sampling=Sampling(temperature=0.0, max_tokens=30, stop=("3",)),
     ),
     "max_tokens": chat(
-        msg("user", "Tell me a story about a dragon."),
+        turn("user", "Tell me a story about a dragon."),
         sampling=Sampling(temperature=0.0, max_tokens=3),
     ),
     "json_schema": chat(
-        msg("user", 'Return this JSON: {"name": "Ann", "adult": true}'),
+        turn("user", 'Return this JSON: {"name": "Ann", "adult": true}'),
         sampling=Sampling(temperature=0.0, max_tokens=40),
         structured_output=StructuredOutput(format="json_schema", schema=PERSON),
     ),
     "json_schema_cut": chat(
-        msg("user", "Give a person as JSON."),
+        turn("user", "Give a person as JSON."),
         sampling=Sampling(temperature=0.0, max_tokens=40),
         structured_output=StructuredOutput(format="json_schema", schema=PERSON),
     ),
@@ -147,39 +109,39 @@ CASES: dict[str, Request] = {
         reasoning=Reasoning(budget_tokens=1024),
     ),
     "tool_any": chat(
-        msg("user", TOOL_PROMPT),
+        turn("user", TOOL_PROMPT),
         sampling=Sampling(temperature=0.0, max_tokens=60),
         tools=Tools(functions=(WEATHER,), choice="required"),
     ),
     "tool_result": chat(
-        msg("user", "What is the weather in Paris?"),
-        msg(
+        turn("user", "What is the weather in Paris?"),
+        turn(
             "assistant",
             ToolCallPart(
                 call_id="toolu_sieval_01", name="get_weather", arguments={"city": "Paris"}
             ),
         ),
-        msg("tool", ToolResultPart(call_id="toolu_sieval_01", result="22 C, sunny")),
+        turn("tool", ToolResultPart(call_id="toolu_sieval_01", result="22 C, sunny")),
         sampling=Sampling(temperature=0.0, max_tokens=12),
         tools=Tools(functions=(WEATHER,)),
     ),
     "stream": chat(CAPITAL, sampling=GREEDY_8, scheduling=Scheduling(stream=True)),
     "stream_tool_any": chat(
-        msg("user", TOOL_PROMPT),
+        turn("user", TOOL_PROMPT),
         sampling=Sampling(temperature=0.0, max_tokens=60),
         tools=Tools(functions=(WEATHER,), choice="required"),
         scheduling=Scheduling(stream=True),
     ),
     "image_base64": chat(
-        msg(
+        turn(
             "user",
             "What colour is this image?",
-            ImagePart(data=PNG_1X1, media_type="image/png"),
+            ImagePart(data=PNG_1X1_RED, media_type="image/png"),
         ),
         sampling=GREEDY_8,
     ),
     "error_context_overflow": chat(
-        msg("user", "hello " * 4200), sampling=Sampling(temperature=0.0, max_tokens=4)
+        turn("user", "hello " * 4200), sampling=Sampling(temperature=0.0, max_tokens=4)
     ),
     "x_api_key_without_server_key": chat(CAPITAL, sampling=Sampling(temperature=0.0, max_tokens=4)),
 }
@@ -265,7 +227,7 @@ def test_system_messages_become_the_top_level_system_blocks() -> None:
 
 
 def test_a_developer_message_is_a_system_block_too() -> None:
-    request = chat(msg("developer", "Be brief."), CAPITAL, sampling=GREEDY_8)
+    request = chat(turn("developer", "Be brief."), CAPITAL, sampling=GREEDY_8)
     lowered = lower(D, request, MODEL)
     assert lowered.body["system"] == [{"type": "text", "text": "Be brief."}]
     assert {d.leaf: d.path for d in lowered.ledger}["input.chat.messages[0]"] == "system"
@@ -292,9 +254,9 @@ def test_a_tool_turn_is_a_user_turn_of_tool_results() -> None:
 
 def test_a_tool_result_that_is_not_text_is_sent_as_json_text_with_is_error() -> None:
     request = chat(
-        msg("user", "go"),
-        msg("assistant", ToolCallPart(call_id="c1", name="f", arguments={})),
-        msg("tool", ToolResultPart(call_id="c1", result={"error": "no city"}, is_error=True)),
+        turn("user", "go"),
+        turn("assistant", ToolCallPart(call_id="c1", name="f", arguments={})),
+        turn("tool", ToolResultPart(call_id="c1", result={"error": "no city"}, is_error=True)),
         sampling=GREEDY_8,
         tools=Tools(functions=(FunctionTool(name="f", parameters={"type": "object"}),)),
     )
@@ -317,10 +279,10 @@ def test_images_take_base64_or_url_sources() -> None:
     block = lowered.body["messages"][0]["content"][1]
     assert block == {
         "type": "image",
-        "source": {"type": "base64", "media_type": "image/png", "data": PNG_1X1},
+        "source": {"type": "base64", "media_type": "image/png", "data": PNG_1X1_RED},
     }
     url = chat(
-        msg("user", ImagePart(url="https://example.org/cat.png", detail="auto")), sampling=GREEDY_8
+        turn("user", ImagePart(url="https://example.org/cat.png", detail="auto")), sampling=GREEDY_8
     )
     lowered = lower(D, url, MODEL)
     assert lowered.body["messages"][0]["content"][0] == {
@@ -507,12 +469,12 @@ REFUSALS: list[tuple[Request, str, str]] = [
         "always enforced",
     ),
     (
-        chat(CAPITAL, msg("assistant", "The capital is"), sampling=GREEDY_8),
+        chat(CAPITAL, turn("assistant", "The capital is"), sampling=GREEDY_8),
         "input.chat.messages[1]",
         "prefill",
     ),
     (
-        chat(CAPITAL, msg("system", "late"), msg("user", "x"), sampling=GREEDY_8),
+        chat(CAPITAL, turn("system", "late"), turn("user", "x"), sampling=GREEDY_8),
         "input.chat.messages[1]",
         "before the first user turn",
     ),
@@ -521,30 +483,30 @@ REFUSALS: list[tuple[Request, str, str]] = [
         "input.chat.messages.name",
         "carry no name",
     ),
-    (chat(msg("user", ""), sampling=GREEDY_8), "input.chat.messages[0].content[0].text", "empty"),
+    (chat(turn("user", ""), sampling=GREEDY_8), "input.chat.messages[0].content[0].text", "empty"),
     (
         chat(Message(role="user", content=()), sampling=GREEDY_8),
         "input.chat.messages[0]",
         "content block",
     ),
     (
-        chat(msg("user", ImagePart(url="https://x/y.png", detail="high")), sampling=GREEDY_8),
+        chat(turn("user", ImagePart(url="https://x/y.png", detail="high")), sampling=GREEDY_8),
         "input.chat.messages[0].content[0].image.detail",
         "no detail control",
     ),
     (
-        chat(msg("user", ImagePart(data="AAAA", media_type="image/tiff")), sampling=GREEDY_8),
+        chat(turn("user", ImagePart(data="AAAA", media_type="image/tiff")), sampling=GREEDY_8),
         "input.chat.messages[0].content[0].image",
         "image/png",
     ),
     (
-        chat(msg("system", ImagePart(url="https://x/y.png")), CAPITAL, sampling=GREEDY_8),
+        chat(turn("system", ImagePart(url="https://x/y.png")), CAPITAL, sampling=GREEDY_8),
         "input.chat.messages[0]",
         "text blocks only",
     ),
     (
         chat(
-            msg("user", ToolCallPart(call_id="c", name="f", arguments={})),
+            turn("user", ToolCallPart(call_id="c", name="f", arguments={})),
             sampling=GREEDY_8,
         ),
         "input.chat.messages[0].content[0].tool_call",
@@ -553,8 +515,8 @@ REFUSALS: list[tuple[Request, str, str]] = [
     (
         chat(
             CAPITAL,
-            msg("assistant", ToolResultPart(call_id="c", result="x")),
-            msg("user", "and?"),
+            turn("assistant", ToolResultPart(call_id="c", result="x")),
+            turn("user", "and?"),
             sampling=GREEDY_8,
         ),
         "input.chat.messages[1].content[0].tool_result",
@@ -570,7 +532,7 @@ REFUSALS: list[tuple[Request, str, str]] = [
         "['f'] are not",
     ),
     (chat(CAPITAL, sampling=GREEDY_8, options={"min_p": 0.1}), "options.min_p", "drops fields"),
-    (chat(msg("system", "only rules"), sampling=GREEDY_8), "input.chat.messages", "one user turn"),
+    (chat(turn("system", "only rules"), sampling=GREEDY_8), "input.chat.messages", "one user turn"),
     (Request.completion("2+2=", sampling=GREEDY_8), "input.completion.text", "chat messages"),
 ]
 

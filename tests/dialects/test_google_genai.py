@@ -17,13 +17,20 @@ from hypothesis import strategies as st
 from mutation import json_values, paths, set_at
 from pydantic import TypeAdapter
 
+from sieval.audit.corpus import (
+    CAPITAL_ONE_WORD,
+    HERMES_CALL,
+    PERSON_OPEN,
+    PNG_1X1_RED,
+    WEATHER,
+    turn,
+)
 from sieval.dialects.google_genai import DIALECT as D
 from sieval.dialects.spec import Lowered
 from sieval.dialects.table import lift, lower
 from sieval.errors import ContractViolation, Refused, ServerRejected, SievalError, TransportError
 from sieval.ir.request import (
     ChatInput,
-    FunctionTool,
     ImagePart,
     Message,
     Reasoning,
@@ -44,41 +51,14 @@ from sieval.reference.wires.google import WIRE
 
 VERSION = "litellm-1.108.7"
 MODEL = "gemma-3-270m"
-CAPITAL = "What is the capital of France? Answer in one word."
 STORY = "Tell me a story about a dragon."
 REPEAT = "Write the word cat ten times."
 ANN = 'Return this JSON: {"name": "Ann", "adult": true}'
 YES_NO = "Answer with one word: yes or no."
-PNG_1X1 = (  # a 1x1 opaque red RGBA PNG, as the recorder sent it
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ"
-    "AAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
-)
-HERMES_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
-PERSON = {  # the schema the fixtures recorded
-    "type": "object",
-    "properties": {"name": {"type": "string"}, "adult": {"type": "boolean"}},
-    "required": ["name", "adult"],
-}
-WEATHER = FunctionTool(
-    name="get_weather",
-    description="Get the current weather for a city.",
-    parameters={
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"],
-    },
-)
 
 
 def greedy(max_tokens: int, **more: Any) -> Sampling:
     return Sampling(temperature=0.0, top_p=1.0, max_tokens=max_tokens, **more)
-
-
-def msg(role: str, *parts: Any) -> Message:
-    return Message(
-        role=role,
-        content=tuple(TextPart(text=p) if isinstance(p, str) else p for p in parts),
-    )
 
 
 def chat(*messages: Message) -> ChatInput:
@@ -86,38 +66,38 @@ def chat(*messages: Message) -> ChatInput:
 
 
 def user(text: str) -> ChatInput:
-    return chat(msg("user", text))
+    return chat(turn("user", text))
 
 
 HISTORY = chat(
-    msg("user", "What is the weather in Paris?"),
-    msg("assistant", ToolCallPart(call_id="c1", name="get_weather", arguments={"city": "Paris"})),
-    msg("tool", ToolResultPart(call_id="c1", result={"temperature_c": 18, "sky": "sunny"})),
+    turn("user", "What is the weather in Paris?"),
+    turn("assistant", ToolCallPart(call_id="c1", name="get_weather", arguments={"city": "Paris"})),
+    turn("tool", ToolResultPart(call_id="c1", result={"temperature_c": 18, "sky": "sunny"})),
 )
 FEW_SHOT_CALL = chat(
-    msg("user", "Weather in Paris?"),
-    msg("assistant", HERMES_CALL),
-    msg("user", "Weather in Paris?"),
+    turn("user", "Weather in Paris?"),
+    turn("assistant", HERMES_CALL),
+    turn("user", "Weather in Paris?"),
 )
 STREAM = Scheduling(stream=True)
 TOP3 = Scoring(sampled_logprobs=True, sampled_top_k=3)
 
 CASES: dict[str, Request] = {
-    "plain": Request(input=user(CAPITAL), sampling=greedy(8)),
+    "plain": Request(input=user(CAPITAL_ONE_WORD), sampling=greedy(8)),
     "system_instruction": Request(
-        input=chat(msg("system", YES_NO), msg("user", "Is Paris in France?")), sampling=greedy(8)
+        input=chat(turn("system", YES_NO), turn("user", "Is Paris in France?")), sampling=greedy(8)
     ),
     "system_instruction_two_parts": Request(
         input=chat(
-            msg("system", YES_NO, "Always answer in French."), msg("user", "Is Paris in France?")
+            turn("system", YES_NO, "Always answer in French."), turn("user", "Is Paris in France?")
         ),
         sampling=greedy(8),
     ),
     "multi_turn": Request(
         input=chat(
-            msg("user", "My name is Ann."),
-            msg("assistant", "Hello Ann! How can I help you?"),
-            msg("user", "What is my name?"),
+            turn("user", "My name is Ann."),
+            turn("assistant", "Hello Ann! How can I help you?"),
+            turn("user", "What is my name?"),
         ),
         sampling=greedy(12),
     ),
@@ -135,21 +115,21 @@ CASES: dict[str, Request] = {
     "json_schema": Request(
         input=user(ANN),
         sampling=greedy(40),
-        structured_output=StructuredOutput(format="json_schema", schema=PERSON),
+        structured_output=StructuredOutput(format="json_schema", schema=PERSON_OPEN),
     ),
     "json_schema_whitespace_run": Request(
         input=user("Describe a person named Ann, aged 30, as JSON."),
         sampling=greedy(40),
-        structured_output=StructuredOutput(format="json_schema", schema=PERSON),
+        structured_output=StructuredOutput(format="json_schema", schema=PERSON_OPEN),
     ),
     "drop_json_object": Request(
         input=user(ANN),
         sampling=greedy(30),
         structured_output=StructuredOutput(format="json_object"),
     ),
-    "stream": Request(input=user(CAPITAL), sampling=greedy(8), scheduling=STREAM),
+    "stream": Request(input=user(CAPITAL_ONE_WORD), sampling=greedy(8), scheduling=STREAM),
     "stream_system_instruction": Request(
-        input=chat(msg("system", YES_NO), msg("user", "Is Paris in France?")),
+        input=chat(turn("system", YES_NO), turn("user", "Is Paris in France?")),
         sampling=greedy(8),
         scheduling=STREAM,
     ),
@@ -163,25 +143,25 @@ CASES: dict[str, Request] = {
     "drop_candidate_count": Request(
         input=user(STORY), sampling=Sampling(temperature=1.0, top_p=1.0, max_tokens=8, n=2)
     ),
-    "drop_logprobs": Request(input=user(CAPITAL), sampling=greedy(4), scoring=TOP3),
+    "drop_logprobs": Request(input=user(CAPITAL_ONE_WORD), sampling=greedy(4), scoring=TOP3),
     "stream_drop_logprobs": Request(
-        input=user(CAPITAL), sampling=greedy(4), scoring=TOP3, scheduling=STREAM
+        input=user(CAPITAL_ONE_WORD), sampling=greedy(4), scoring=TOP3, scheduling=STREAM
     ),
     "penalties_control": Request(input=user(REPEAT), sampling=greedy(16)),
     "drop_penalties": Request(
         input=user(REPEAT), sampling=greedy(16, presence_penalty=2.0, frequency_penalty=2.0)
     ),
     "drop_thinking_config": Request(
-        input=user(CAPITAL),
+        input=user(CAPITAL_ONE_WORD),
         sampling=greedy(8),
         reasoning=Reasoning(budget_tokens=64, summary="auto"),
     ),
     "inline_image": Request(
         input=chat(
-            msg(
+            turn(
                 "user",
                 "What colour is this image?",
-                ImagePart(data=PNG_1X1, media_type="image/png"),
+                ImagePart(data=PNG_1X1_RED, media_type="image/png"),
             )
         ),
         sampling=greedy(8),
@@ -204,13 +184,13 @@ CASES: dict[str, Request] = {
         tools=Tools(functions=(WEATHER,), choice="required"),
     ),
     "error_temperature": Request(
-        input=user(CAPITAL), sampling=Sampling(temperature=3.0, max_tokens=4)
+        input=user(CAPITAL_ONE_WORD), sampling=Sampling(temperature=3.0, max_tokens=4)
     ),
     "error_context_overflow": Request(
         input=user("hello " * 4200), sampling=Sampling(temperature=0.0, max_tokens=1)
     ),
-    "error_wrong_key": Request(input=user(CAPITAL), sampling=greedy(4)),
-    "error_no_key": Request(input=user(CAPITAL), sampling=greedy(4)),
+    "error_wrong_key": Request(input=user(CAPITAL_ONE_WORD), sampling=greedy(4)),
+    "error_no_key": Request(input=user(CAPITAL_ONE_WORD), sampling=greedy(4)),
 }
 OTHER_MODEL = {
     "error_unknown_model": "no-such-model",
@@ -218,7 +198,7 @@ OTHER_MODEL = {
 }
 CASES["error_unknown_model"] = CASES["error_wrong_key"]
 CASES["stream_error_unknown_model"] = Request(
-    input=user(CAPITAL), sampling=greedy(4), scheduling=STREAM
+    input=user(CAPITAL_ONE_WORD), sampling=greedy(4), scheduling=STREAM
 )
 
 
@@ -303,7 +283,7 @@ def test_json_schema_is_parsed_and_a_run_of_whitespace_is_refused() -> None:
 
 def test_inline_image_is_sent_in_googles_spelling() -> None:
     part = lowered("inline_image").body["contents"][0]["parts"][1]
-    assert part == {"inlineData": {"mimeType": "image/png", "data": PNG_1X1}}
+    assert part == {"inlineData": {"mimeType": "image/png", "data": PNG_1X1_RED}}
     ledger = {d.leaf: d.detail for d in lowered("inline_image").ledger}
     assert ledger["input.chat.messages[0].content[1].image.data"] == (
         "contents[0].parts[1].inlineData.data"
@@ -455,7 +435,7 @@ def ledger_of(request: Request) -> dict[str, tuple[str, str]]:
 
 def test_every_field_goes_where_googles_wire_has_it() -> None:
     request = Request(
-        input=chat(msg("developer", "Be brief."), msg("user", "hi")),
+        input=chat(turn("developer", "Be brief."), turn("user", "hi")),
         sampling=Sampling(
             temperature=0.5,
             top_p=0.9,
@@ -468,7 +448,7 @@ def test_every_field_goes_where_googles_wire_has_it() -> None:
             presence_penalty=0.2,
         ),
         scoring=Scoring(sampled_logprobs=True, sampled_top_k=5, token_ids=True),
-        structured_output=StructuredOutput(format="json_schema", schema=PERSON, name="person"),
+        structured_output=StructuredOutput(format="json_schema", schema=PERSON_OPEN, name="person"),
         reasoning=Reasoning(effort="low", summary="auto"),
         tools=Tools(functions=(WEATHER,), choice="required", parallel=True),
     )
@@ -486,7 +466,7 @@ def test_every_field_goes_where_googles_wire_has_it() -> None:
         "responseLogprobs": True,
         "logprobs": 5,
         "responseMimeType": "application/json",
-        "responseJsonSchema": PERSON,
+        "responseJsonSchema": PERSON_OPEN,
         "thinkingConfig": {"thinkingLevel": "LOW", "includeThoughts": True},
     }
     assert low.body["systemInstruction"] == {"parts": [{"text": "Be brief."}]}
@@ -528,13 +508,13 @@ def test_reasoning_controls(reasoning: Reasoning, config: dict[str, Any]) -> Non
 def test_tool_results_name_their_function_and_mark_errors() -> None:
     request = Request(
         input=chat(
-            msg("user", "go"),
-            msg(
+            turn("user", "go"),
+            turn(
                 "assistant",
                 ToolCallPart(call_id="a", name="f", arguments={}),
                 ToolCallPart(call_id="b", name="g", arguments={"x": 1}),
             ),
-            msg(
+            turn(
                 "tool",
                 ToolResultPart(call_id="b", result="boom", is_error=True),
                 ToolResultPart(call_id="a", result=[1, 2], is_error=False),
@@ -559,7 +539,7 @@ def test_tool_results_name_their_function_and_mark_errors() -> None:
 
 def test_image_detail_auto_is_a_noop() -> None:
     request = Request(
-        input=chat(msg("user", ImagePart(data="AAAA", media_type="image/png", detail="auto")))
+        input=chat(turn("user", ImagePart(data="AAAA", media_type="image/png", detail="auto")))
     )
     assert ledger_of(request)["input.chat.messages[0].content[0].image.detail"][0] == "noop"
 
@@ -592,7 +572,9 @@ REFUSED = [
     (
         Request(
             input=user("x"),
-            structured_output=StructuredOutput(format="json_schema", schema=PERSON, strict=True),
+            structured_output=StructuredOutput(
+                format="json_schema", schema=PERSON_OPEN, strict=True
+            ),
         ),
         "structured_output.strict",
         "strictness",
@@ -609,18 +591,18 @@ REFUSED = [
     ),
     (Request(input=user("x"), tools=Tools(choice="auto")), "tools.choice", "needs functions"),
     (
-        Request(input=chat(msg("user", ImagePart(url="https://x.test/a.png")))),
+        Request(input=chat(turn("user", ImagePart(url="https://x.test/a.png")))),
         "input.chat.messages[0].content[0].image",
         "inlineData",
     ),
     (
-        Request(input=chat(msg("user", ImagePart(data="AAAA")))),
+        Request(input=chat(turn("user", ImagePart(data="AAAA")))),
         "input.chat.messages[0].content[0].image",
         "mimeType",
     ),
     (
         Request(
-            input=chat(msg("user", ImagePart(data="AA", media_type="image/png", detail="low")))
+            input=chat(turn("user", ImagePart(data="AA", media_type="image/png", detail="low")))
         ),
         "input.chat.messages[0].content[0].image.detail",
         "detail",
@@ -633,17 +615,17 @@ REFUSED = [
         "author name",
     ),
     (
-        Request(input=chat(msg("user", "a"), msg("system", "late"))),
+        Request(input=chat(turn("user", "a"), turn("system", "late"))),
         "input.chat.messages[1]",
         "systemInstruction",
     ),
     (
-        Request(input=chat(msg("tool", ToolResultPart(call_id="nope", result=1)))),
+        Request(input=chat(turn("tool", ToolResultPart(call_id="nope", result=1)))),
         "input.chat.messages[0].content[0].tool_result",
         "call_id 'nope'",
     ),
     (
-        Request(input=chat(msg("user", ToolCallPart(call_id="c", name="f", arguments={})))),
+        Request(input=chat(turn("user", ToolCallPart(call_id="c", name="f", arguments={})))),
         "input.chat.messages[0].content[0].tool_call",
         "model turn",
     ),
@@ -680,7 +662,9 @@ def sdk_validates(body: dict[str, Any]) -> None:
 
 TABLE_CASES = [
     Request(
-        input=chat(msg("system", "s"), msg("user", "hi", ImagePart(data="AAAA", media_type="a/b"))),
+        input=chat(
+            turn("system", "s"), turn("user", "hi", ImagePart(data="AAAA", media_type="a/b"))
+        ),
         sampling=Sampling(temperature=1.0, top_k=3, n=2, seed=1, stop=("a",)),
         scoring=Scoring(sampled_logprobs=True, sampled_top_k=20, token_ids=True),
         structured_output=StructuredOutput(format="json_object"),
@@ -873,7 +857,7 @@ def reference(low: Lowered) -> Reply:
     return _ROUTES[key].render(copy.deepcopy(low.body), _CTX)
 
 
-LOGPROBS = lower(D, Request(input=user(CAPITAL), sampling=greedy(6), scoring=TOP3), MODEL)
+LOGPROBS = lower(D, Request(input=user(CAPITAL_ONE_WORD), sampling=greedy(6), scoring=TOP3), MODEL)
 LOGPROBS_REPLY = reference(LOGPROBS).body
 
 
@@ -951,7 +935,9 @@ def test_a_nan_logprob_is_refused() -> None:
 
 def test_token_ids_ride_on_the_chosen_candidates() -> None:
     low = lower(
-        D, Request(input=user(CAPITAL), sampling=greedy(6), scoring=Scoring(token_ids=True)), MODEL
+        D,
+        Request(input=user(CAPITAL_ONE_WORD), sampling=greedy(6), scoring=Scoring(token_ids=True)),
+        MODEL,
     )
     reply = reference(low).body
     ids = lift(D, low, 200, {}, json.dumps(reply).encode()).choices[0].token_ids
@@ -964,7 +950,7 @@ def test_token_ids_ride_on_the_chosen_candidates() -> None:
 def test_a_streamed_logprob_reply_folds_into_the_same_tokens() -> None:
     streamed = lower(
         D,
-        Request(input=user(CAPITAL), sampling=greedy(6), scoring=TOP3, scheduling=STREAM),
+        Request(input=user(CAPITAL_ONE_WORD), sampling=greedy(6), scoring=TOP3, scheduling=STREAM),
         MODEL,
     )
     events = reference(streamed).events

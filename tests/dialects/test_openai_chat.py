@@ -23,14 +23,23 @@ from mutation import json_values, paths, set_at
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.chat import completion_create_params as sdk
 
-from sieval.audit.probe import PERSON
+from sieval.audit.corpus import (
+    CALL_TEXT,
+    CAPITAL,
+    PERSON,
+    PERSON_TEXT,
+    PNG_1X1,
+    WEATHER_CHAT,
+    chat,
+    greedy,
+    turn,
+)
 from sieval.dialects.openai_chat import DIALECT as D
 from sieval.dialects.registry import get_dialect
 from sieval.dialects.spec import Lowered
 from sieval.dialects.table import lift, lower
 from sieval.errors import ContractViolation, Refused, ServerRejected, SievalError, TransportError
 from sieval.ir.request import (
-    ChatInput,
     FunctionTool,
     ImagePart,
     Message,
@@ -49,41 +58,11 @@ from sieval.ir.response import Response, ToolCall
 
 MODEL = "gemma-3-270m"
 FOLDER = FIXTURES / "openai_chat" / "0.32.0"
-CAPITAL = "What is the capital of France?"
-CALL_TEXT = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
-PERSON_TEXT = '{"name": "Bob", "adult": true}'
-PNG_1X1 = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ"
-    "AAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
-)
-WEATHER = FunctionTool(
-    name="get_weather",
-    description="Weather for a city",
-    parameters={
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"],
-    },
-)
-
-
-def text(role: Any, content: str, **extra: Any) -> Message:
-    return Message(role=role, content=(TextPart(text=content),), **extra)
-
-
-def chat(*messages: Message, **groups: Any) -> Request:
-    return Request(input=ChatInput(messages=messages), **groups)
-
-
-def greedy(n: int) -> Sampling:
-    return Sampling(temperature=0.0, max_tokens=n)
-
-
 STREAM = Scheduling(stream=True)
-STORY = text("user", "Tell me a story.")
+STORY = turn("user", "Tell me a story.")
 SCHEMA = StructuredOutput(format="json_schema", schema=PERSON, name="person", strict=True)
 TOOL_TURNS = (
-    text("user", CALL_TEXT),
+    turn("user", CALL_TEXT),
     Message(
         role="assistant",
         content=(ToolCallPart(call_id="call_1", name="get_weather", arguments={"city": "Paris"}),),
@@ -92,17 +71,17 @@ TOOL_TURNS = (
 )
 
 CASES: dict[str, Request] = {
-    "plain": chat(text("user", CAPITAL), sampling=greedy(8)),
+    "plain": chat(turn("user", CAPITAL), sampling=greedy(8)),
     "system_user": chat(
-        text("system", "Answer in one word."), text("user", CAPITAL), sampling=greedy(8)
+        turn("system", "Answer in one word."), turn("user", CAPITAL), sampling=greedy(8)
     ),
     "developer_name": chat(
-        text("developer", "Be brief."), text("user", "Hi", name="ann"), sampling=greedy(6)
+        turn("developer", "Be brief."), turn("user", "Hi", name="ann"), sampling=greedy(6)
     ),
     "multi_turn": chat(
-        text("user", "Hi"),
-        text("assistant", "Hello! How can I help?"),
-        text("user", CAPITAL),
+        turn("user", "Hi"),
+        turn("assistant", "Hello! How can I help?"),
+        turn("user", CAPITAL),
         sampling=greedy(8),
     ),
     **{
@@ -120,60 +99,62 @@ CASES: dict[str, Request] = {
         scoring=Scoring(sampled_logprobs=True, sampled_top_k=3),
     ),
     "logprobs_greedy": chat(
-        text("user", CAPITAL),
+        turn("user", CAPITAL),
         sampling=greedy(8),
         scoring=Scoring(sampled_logprobs=True, sampled_top_k=2),
     ),
     "byte_fallback": chat(
-        text("user", "𝔘𝔫𝔦 ꙮ 𐍈"),
+        turn("user", "𝔘𝔫𝔦 ꙮ 𐍈"),
         sampling=greedy(10),
         scoring=Scoring(sampled_logprobs=True, sampled_top_k=1),
     ),
     "stop_string": chat(
-        text("user", "Say hi."),
+        turn("user", "Say hi."),
         sampling=Sampling(temperature=0.0, max_tokens=12, stop=(" mend",)),
         scoring=Scoring(sampled_logprobs=True),
     ),
-    "json_schema": chat(text("user", PERSON_TEXT), sampling=greedy(24), structured_output=SCHEMA),
+    "json_schema": chat(turn("user", PERSON_TEXT), sampling=greedy(24), structured_output=SCHEMA),
     "json_schema_cut": chat(
-        text("user", "Give a person as JSON."), sampling=greedy(40), structured_output=SCHEMA
+        turn("user", "Give a person as JSON."), sampling=greedy(40), structured_output=SCHEMA
     ),
     "json_object": chat(
-        text("user", PERSON_TEXT),
+        turn("user", PERSON_TEXT),
         sampling=greedy(24),
         structured_output=StructuredOutput(format="json_object"),
     ),
     "tool_required": chat(
-        text("user", CALL_TEXT),
+        turn("user", CALL_TEXT),
         sampling=greedy(40),
-        tools=Tools(functions=(WEATHER,), choice="required"),
+        tools=Tools(functions=(WEATHER_CHAT,), choice="required"),
     ),
-    "tool_result_turn": chat(*TOOL_TURNS, sampling=greedy(12), tools=Tools(functions=(WEATHER,))),
+    "tool_result_turn": chat(
+        *TOOL_TURNS, sampling=greedy(12), tools=Tools(functions=(WEATHER_CHAT,))
+    ),
     "tool_required_cut": chat(
-        text("user", "What is the weather in Paris?"),
+        turn("user", "What is the weather in Paris?"),
         sampling=greedy(40),
-        tools=Tools(functions=(WEATHER,), choice="required"),
+        tools=Tools(functions=(WEATHER_CHAT,), choice="required"),
     ),
     "tool_array_arguments": chat(
-        text("user", "What is the weather in Paris?"),
+        turn("user", "What is the weather in Paris?"),
         sampling=Sampling(temperature=0.7, max_tokens=40, seed=6),
-        tools=Tools(functions=(WEATHER,), choice="required"),
+        tools=Tools(functions=(WEATHER_CHAT,), choice="required"),
     ),
     "reasoning_absent": chat(
-        text("user", CAPITAL), sampling=greedy(8), reasoning=Reasoning(effort="low")
+        turn("user", CAPITAL), sampling=greedy(8), reasoning=Reasoning(effort="low")
     ),
-    "clamped": chat(text("user", "hello " * 4080), sampling=greedy(40)),
-    "stream": chat(text("user", CAPITAL), sampling=greedy(8), scheduling=STREAM),
+    "clamped": chat(turn("user", "hello " * 4080), sampling=greedy(40)),
+    "stream": chat(turn("user", CAPITAL), sampling=greedy(8), scheduling=STREAM),
     "stream_logprobs": chat(
-        text("user", CAPITAL),
+        turn("user", CAPITAL),
         sampling=greedy(8),
         scoring=Scoring(sampled_logprobs=True, sampled_top_k=2),
         scheduling=STREAM,
     ),
     "stream_tool": chat(
-        text("user", CALL_TEXT),
+        turn("user", CALL_TEXT),
         sampling=greedy(40),
-        tools=Tools(functions=(WEATHER,), choice="required"),
+        tools=Tools(functions=(WEATHER_CHAT,), choice="required"),
         scheduling=STREAM,
     ),
     "error_image": chat(
@@ -186,8 +167,8 @@ CASES: dict[str, Request] = {
         ),
         sampling=Sampling(max_tokens=4),
     ),
-    "error_unknown_model": chat(text("user", "Hi"), sampling=Sampling(max_tokens=1)),
-    "error_context_overflow": chat(text("user", "hello " * 4200), sampling=greedy(4)),
+    "error_unknown_model": chat(turn("user", "Hi"), sampling=Sampling(max_tokens=1)),
+    "error_context_overflow": chat(turn("user", "hello " * 4200), sampling=greedy(4)),
 }
 TIME = FunctionTool(
     name="get_time",
@@ -203,9 +184,9 @@ TWO_CALLS_TEXT = (
     f"Copy this text exactly:\n<tool_call>\n{CALL_TEXT}\n</tool_call>\n<tool_call>\n"
     '{"name": "get_time", "arguments": {"zone": "Asia/Tokyo"}}\n</tool_call>\nEND'
 )
-BOTH = Tools(functions=(WEATHER, TIME))
+BOTH = Tools(functions=(WEATHER_CHAT, TIME))
 PARALLEL_RESULTS = (
-    text("user", TWO_CALLS_TEXT),
+    turn("user", TWO_CALLS_TEXT),
     Message(
         role="assistant",
         content=(
@@ -218,13 +199,13 @@ PARALLEL_RESULTS = (
 )
 TOOL_SHAPES: dict[str, Request] = {
     "tool_auto": chat(
-        text("user", AUTO_TEXT),
+        turn("user", AUTO_TEXT),
         sampling=Sampling(temperature=0.0, max_tokens=60, stop=("END",)),
         tools=BOTH,
     ),
-    "tool_auto_no_call": chat(text("user", CAPITAL), sampling=greedy(8), tools=BOTH),
+    "tool_auto_no_call": chat(turn("user", CAPITAL), sampling=greedy(8), tools=BOTH),
     "stream_tool_auto": chat(
-        text("user", AUTO_TEXT),
+        turn("user", AUTO_TEXT),
         sampling=Sampling(temperature=0.0, max_tokens=60, stop=("END",)),
         tools=BOTH,
         scheduling=STREAM,
@@ -348,7 +329,7 @@ def test_the_ledger_names_every_message_and_part() -> None:
 
 def test_a_schema_without_a_name_gets_openais_required_name() -> None:
     request = chat(
-        text("user", "x"), structured_output=StructuredOutput(format="json_schema", schema=PERSON)
+        turn("user", "x"), structured_output=StructuredOutput(format="json_schema", schema=PERSON)
     )
     body = lower(D, request, MODEL).body
     assert body["response_format"] == {
@@ -364,7 +345,7 @@ def test_an_image_url_is_sent_as_is() -> None:
 
 
 def test_a_tool_choice_of_none_without_tools_is_a_noop() -> None:
-    request = chat(text("user", "x"), tools=Tools(choice="none", parallel=True))
+    request = chat(turn("user", "x"), tools=Tools(choice="none", parallel=True))
     low = lower(D, request, MODEL)
     assert "tool_choice" not in low.body and "parallel_tool_calls" not in low.body
     assert {d.leaf: d.outcome for d in low.ledger}["tools.choice"] == "noop"
@@ -372,7 +353,7 @@ def test_a_tool_choice_of_none_without_tools_is_a_noop() -> None:
 
 # -- refused before I/O -------------------------------------------------------------------------
 
-HI = text("user", "Hi")
+HI = turn("user", "Hi")
 REFUSALS = [
     (Request.completion("x"), "input.completion.text", "use openai_completions"),
     (chat(HI, sampling=Sampling(top_k=5)), "sampling.top_k", "vllm_native"),
@@ -781,7 +762,7 @@ def test_true_token_bytes_spell_a_split_character() -> None:
         reply["usage"]["completion_tokens"] = 3
         reply["usage"]["total_tokens"] = reply["usage"]["prompt_tokens"] + 3
 
-    request = chat(text("user", "x"), sampling=greedy(8), scoring=Scoring(sampled_logprobs=True))
+    request = chat(turn("user", "x"), sampling=greedy(8), scoring=Scoring(sampled_logprobs=True))
     r = lift(D, lower(D, request, MODEL), 200, {}, mutated("logprobs_greedy", split))
     assert [t.offset for t in r.choices[0].tokens] == [0, 0, 1]
 

@@ -24,14 +24,13 @@ from openai.types.responses import Response as SdkResponse
 from openai.types.responses import ResponseStreamEvent
 from openai.types.responses import response_create_params as sdk
 
+from sieval.audit.corpus import CAPITAL, PERSON, PNG_1X1, WEATHER_RESPONSES, chat, greedy, turn
 from sieval.dialects.openai_responses import DIALECT as D
 from sieval.dialects.spec import Lowered
 from sieval.dialects.table import capability_outcomes, lift, lower
 from sieval.errors import ContractViolation, Refused, ServerRejected, SievalError, TransportError
 from sieval.ir.request import (
-    ChatInput,
     CompletionInput,
-    FunctionTool,
     ImagePart,
     Message,
     Reasoning,
@@ -49,54 +48,16 @@ from sieval.ir.response import Response, ToolCall
 
 MODEL = "gemma-3-270m"
 FOLDER = FIXTURES / "openai_responses" / "0.32.0"
-CAPITAL = "What is the capital of France?"
-PERSON = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string", "enum": ["Ann", "Bob", "Eve"]},
-        "adult": {"type": "boolean"},
-    },
-    "required": ["name", "adult"],
-    "additionalProperties": False,
-}
-PNG_1X1 = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ"
-    "AAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
-)
-WEATHER = FunctionTool(
-    name="get_weather",
-    description="Get the weather for a city",
-    parameters={
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"],
-        "additionalProperties": False,
-    },
-)
 WEATHER_Q = "What is the weather in Paris?"
-
-
-def text(role: Any, content: str, **extra: Any) -> Message:
-    return Message(role=role, content=(TextPart(text=content),), **extra)
-
-
-def chat(*messages: Message, **groups: Any) -> Request:
-    return Request(input=ChatInput(messages=messages), **groups)
-
-
-def greedy(n: int) -> Sampling:
-    return Sampling(temperature=0.0, max_tokens=n)
-
-
 STREAM = Scheduling(stream=True)
-ASK = text("user", CAPITAL)
-COLOR = text("user", "Name a color.")
-FRAKTUR = text("user", "𝔘𝔫𝔦 ꙮ 𐍈")
+ASK = turn("user", CAPITAL)
+COLOR = turn("user", "Name a color.")
+FRAKTUR = turn("user", "𝔘𝔫𝔦 ꙮ 𐍈")
 SCHEMA = StructuredOutput(format="json_schema", schema=PERSON, name="person", strict=True)
-BOB = text("user", "Return JSON with name Bob and adult true.")
-REQUIRED = Tools(functions=(WEATHER,), choice="required")
+BOB = turn("user", "Return JSON with name Bob and adult true.")
+REQUIRED = Tools(functions=(WEATHER_RESPONSES,), choice="required")
 TOOL_TURNS = (
-    text("user", WEATHER_Q),
+    turn("user", WEATHER_Q),
     Message(
         role="assistant",
         content=(ToolCallPart(call_id="call_1", name="get_weather", arguments={"city": "Paris"}),),
@@ -109,10 +70,10 @@ TOOL_TURNS = (
 
 CASES: dict[str, Request] = {
     "plain": chat(ASK, sampling=greedy(12)),
-    "system_item": chat(text("system", "Answer in one word."), ASK, sampling=greedy(8)),
-    "developer_item": chat(text("developer", "Answer in one word."), ASK, sampling=greedy(8)),
+    "system_item": chat(turn("system", "Answer in one word."), ASK, sampling=greedy(8)),
+    "developer_item": chat(turn("developer", "Answer in one word."), ASK, sampling=greedy(8)),
     "multi_turn": chat(
-        ASK, text("assistant", "Paris."), text("user", "And of Italy?"), sampling=greedy(8)
+        ASK, turn("assistant", "Paris."), turn("user", "And of Italy?"), sampling=greedy(8)
     ),
     "logprobs_top3": chat(
         COLOR,
@@ -120,7 +81,7 @@ CASES: dict[str, Request] = {
         scoring=Scoring(sampled_logprobs=True, sampled_top_k=3),
     ),
     "logprobs_cjk": chat(
-        text("user", "中国的首都是哪里？"),
+        turn("user", "中国的首都是哪里？"),
         sampling=greedy(8),
         scoring=Scoring(sampled_logprobs=True, sampled_top_k=2),
     ),
@@ -142,18 +103,18 @@ CASES: dict[str, Request] = {
     ),
     "json_schema_cut": chat(BOB, sampling=greedy(3), structured_output=SCHEMA),
     "json_object": chat(
-        text("user", 'Give a JSON object with one key "color" whose value is "red".'),
+        turn("user", 'Give a JSON object with one key "color" whose value is "red".'),
         sampling=greedy(40),
         structured_output=StructuredOutput(format="json_object"),
     ),
-    "max_output_tokens": chat(text("user", "Tell me a story."), sampling=greedy(5)),
-    "clamped_max_output_tokens": chat(text("user", "hello " * 4080), sampling=greedy(50)),
-    "tool_required": chat(text("user", WEATHER_Q), sampling=greedy(60), tools=REQUIRED),
+    "max_output_tokens": chat(turn("user", "Tell me a story."), sampling=greedy(5)),
+    "clamped_max_output_tokens": chat(turn("user", "hello " * 4080), sampling=greedy(50)),
+    "tool_required": chat(turn("user", WEATHER_Q), sampling=greedy(60), tools=REQUIRED),
     "tool_followup": chat(
-        *TOOL_TURNS, sampling=greedy(24), tools=Tools(functions=(WEATHER,), choice="auto")
+        *TOOL_TURNS, sampling=greedy(24), tools=Tools(functions=(WEATHER_RESPONSES,), choice="auto")
     ),
     "reasoning_effort": chat(
-        text("user", "What is 2+2?"),
+        turn("user", "What is 2+2?"),
         sampling=greedy(8),
         reasoning=Reasoning(effort="low", summary="auto"),
     ),
@@ -172,10 +133,10 @@ CASES: dict[str, Request] = {
         scheduling=STREAM,
     ),
     "stream_tool_required": chat(
-        text("user", WEATHER_Q), sampling=greedy(60), tools=REQUIRED, scheduling=STREAM
+        turn("user", WEATHER_Q), sampling=greedy(60), tools=REQUIRED, scheduling=STREAM
     ),
     "error_unknown_model": chat(ASK, sampling=Sampling(max_tokens=2)),
-    "error_context_overflow": chat(text("user", "hello " * 4200), sampling=greedy(4)),
+    "error_context_overflow": chat(turn("user", "hello " * 4200), sampling=greedy(4)),
     "error_max_output_tokens_5000": chat(ASK, sampling=Sampling(max_tokens=5000)),
     "error_image_text_only": chat(
         Message(
@@ -586,7 +547,7 @@ REFUSALS = [
         ),
         "structured_output.strict",
     ),
-    (chat(text("user", "Hi", name="ann")), "input.chat.messages.name"),
+    (chat(turn("user", "Hi", name="ann")), "input.chat.messages.name"),
     (
         chat(Message(role="assistant", content=(TextPart(text="a"), TextPart(text="b")))),
         "input.chat.messages[0].content[1].text",
@@ -795,7 +756,7 @@ def test_a_missing_reply_channel_is_a_contract_violation() -> None:
 
 def test_logprobs_of_a_tool_call_are_not_on_this_wire() -> None:
     fixture = load_fixture("openai_responses", "tool_required")
-    request = chat(text("user", WEATHER_Q), tools=REQUIRED, scoring=Scoring(sampled_logprobs=True))
+    request = chat(turn("user", WEATHER_Q), tools=REQUIRED, scoring=Scoring(sampled_logprobs=True))
     with pytest.raises(ContractViolation, match="sampled_logprobs was requested and is missing"):
         lift(D, lower(D, request, MODEL), 200, {}, reply_bytes(fixture))
 

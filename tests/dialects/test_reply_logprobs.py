@@ -439,7 +439,7 @@ def _google_events(change: Change) -> bytes:
     streamed = lower(
         google_cases.D,
         Request(
-            input=google_cases.user(google_cases.CAPITAL),
+            input=google_cases.user(google_cases.CAPITAL_ONE_WORD),
             sampling=google_cases.greedy(6),
             scoring=google_cases.TOP3,
             scheduling=google_cases.STREAM,
@@ -533,7 +533,7 @@ def test_google_streamed_refuses_a_positive_logprob() -> None:
     streamed = lower(
         google_cases.D,
         Request(
-            input=google_cases.user(google_cases.CAPITAL),
+            input=google_cases.user(google_cases.CAPITAL_ONE_WORD),
             sampling=google_cases.greedy(6),
             scoring=google_cases.TOP3,
             scheduling=google_cases.STREAM,

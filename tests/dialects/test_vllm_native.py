@@ -8,7 +8,8 @@ import json
 import pytest
 from conftest import load_fixture, reply_bytes
 
-from sieval.audit.probe import PERSON as PERSON_ENUM  # the schema the fixture recorded
+from sieval.audit import corpus
+from sieval.audit.corpus import GREEDY_1, QA
 from sieval.dialects.registry import get_dialect
 from sieval.dialects.table import lift, lower
 from sieval.errors import ContractViolation, Refused, ServerRejected
@@ -25,8 +26,6 @@ from sieval.ir.response import Response
 D = get_dialect("vllm_native")
 OC = get_dialect("openai_completions")
 MODEL = "gemma-3-270m"
-QA = "Question: What is the capital of France?\nAnswer: Paris"
-GREEDY_1 = Sampling(temperature=0.0, max_tokens=1)
 PERSON = {
     "type": "object",
     "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
@@ -37,7 +36,9 @@ CASES: dict[str, Request] = {
     "json_schema": Request.completion(
         "A person as JSON:",
         sampling=Sampling(temperature=0.0, max_tokens=40),
-        structured_output=StructuredOutput(format="json_schema", schema=PERSON_ENUM),
+        structured_output=StructuredOutput(
+            format="json_schema", schema=corpus.PERSON
+        ),  # the schema the fixture recorded,
     ),
     "prompt_logprobs_top3_ids": Request.completion(
         QA, sampling=GREEDY_1, scoring=Scoring(input_logprobs=True, input_top_k=3)

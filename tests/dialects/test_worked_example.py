@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 import sieval.dialects
 from dialects import test_openai_chat as chat_cases
+from sieval.audit.corpus import chat, user
 from sieval.cli.main import app
 from sieval.dialects import registry
 from sieval.dialects.table import capability_outcomes, lift, lower
@@ -49,8 +50,8 @@ def test_the_registry_finds_the_new_module_and_derives_its_matrix(acme) -> None:
 
 
 def test_it_lowers_to_its_own_fields(acme) -> None:
-    request = chat_cases.chat(
-        chat_cases.text("user", "hi"),
+    request = chat(
+        user("hi"),
         sampling=Sampling(seed=3, max_tokens=5),
         scoring=Scoring(sampled_logprobs=True, sampled_top_k=2),
     )

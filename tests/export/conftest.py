@@ -11,10 +11,11 @@ from typing import Any
 
 import msgspec
 import pytest
+from runs import options
 
 from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
-from sieval.runner import RunOptions, arun_eval
+from sieval.runner import arun_eval
 from sieval.store.records import read_records, records_path
 
 FAILING_REQUESTS = 6
@@ -44,8 +45,9 @@ tasks:
   - {{name: gsm8k_kshot_base_gen, n: 3, num_fewshot: 1}}
 """
         )
-        options = RunOptions(out=tmp_path_factory.mktemp("runs"), max_failures=None)
-        result = await arun_eval(config, options)
+        result = await arun_eval(
+            config, options(out=tmp_path_factory.mktemp("runs"), max_failures=None)
+        )
     return result.run_dir
 
 

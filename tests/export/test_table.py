@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from runs import options
 from typer.testing import CliRunner
 
 from sieval.cli.main import app
 from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
-from sieval.runner import RunOptions, arun_eval
+from sieval.runner import arun_eval
 
 N = 2
 
@@ -29,7 +30,7 @@ async def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
         parse_config(
             f"models: [{{name: base, endpoint: embedded}}]\ntasks: [{{name: base_suite, n: {N}}}]"
         ),
-        RunOptions(out=out),
+        options(out=out),
     )
     async with ReferenceServer(port=0, faults="fingerprint-changing") as server:
         second = await arun_eval(
@@ -37,7 +38,7 @@ async def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
                 f"models: [{{name: tuned, endpoint: '{server.url}', model: {server.model_name}}}]\n"
                 f"tasks: [{{name: base_suite, n: {N}}}]"
             ),
-            RunOptions(out=out),
+            options(out=out),
         )
     return [first.run_dir, second.run_dir]
 

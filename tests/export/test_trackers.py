@@ -25,8 +25,10 @@ def figures(report: dict[str, Any]) -> dict[str, float]:
             if metric == "n":
                 continue
             key = f"{result['model']}/{result['task']}/{metric}"
-            spread = result["intervals"][metric]
+            spread = result["intervals"].get(metric)
             out[key] = value
+            if spread is None:  # a figure the report gives no interval (censored_rate)
+                continue
             out[f"{key}/se"] = spread["se"]
             out[f"{key}/ci_low"], out[f"{key}/ci_high"] = spread["ci"]
     return out

@@ -15,12 +15,12 @@ from google import genai
 from google.genai import types
 
 from sieval.audit.cases.google_genai import CASES, PROXY_OUTCOMES
+from sieval.audit.corpus import CAPITAL_ONE_WORD, HERMES_CALL, WEATHER
 from sieval.audit.probe import run_probe
 from sieval.dialects.google_genai import DIALECT
 from sieval.dialects.table import lift
 from sieval.ir.request import (
     ChatInput,
-    FunctionTool,
     Message,
     Request,
     Sampling,
@@ -36,7 +36,6 @@ pytestmark = pytest.mark.live
 
 MODEL = "gemma-3-270m"
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "google_genai" / "litellm-1.108.7"
-CAPITAL = "What is the capital of France? Answer in one word."
 
 
 @pytest.fixture(scope="session")
@@ -89,15 +88,11 @@ async def test_every_probe_case_earns_its_proxy_outcome(litellm: tuple[str, str]
 
 
 GREEDY_8 = Sampling(temperature=0.0, top_p=1.0, max_tokens=8)
-WEATHER = FunctionTool(
-    name="get_weather",
-    description="Get the current weather for a city.",
-    parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
-)
-HERMES_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
 RECORDED = {  # the IR requests of four recorded fixtures (tests/dialects/test_google_genai.py)
-    "plain": Request(input=user(CAPITAL), sampling=GREEDY_8),
-    "stream": Request(input=user(CAPITAL), sampling=GREEDY_8, scheduling=Scheduling(stream=True)),
+    "plain": Request(input=user(CAPITAL_ONE_WORD), sampling=GREEDY_8),
+    "stream": Request(
+        input=user(CAPITAL_ONE_WORD), sampling=GREEDY_8, scheduling=Scheduling(stream=True)
+    ),
     "json_schema": Request(
         input=user('Return this JSON: {"name": "Ann", "adult": true}'),
         sampling=Sampling(temperature=0.0, top_p=1.0, max_tokens=40),
@@ -151,18 +146,22 @@ async def test_the_sdk_through_the_proxy_gets_the_dialects_answer(
         api_key=key, http_options=types.HttpOptions(base_url=url, api_version="v1beta")
     )
     config = types.GenerateContentConfig(temperature=0.0, top_p=1.0, max_output_tokens=8)
-    theirs = await client.aio.models.generate_content(model=MODEL, contents=CAPITAL, config=config)
+    theirs = await client.aio.models.generate_content(
+        model=MODEL, contents=CAPITAL_ONE_WORD, config=config
+    )
     chunks = [
         c
         async for c in await client.aio.models.generate_content_stream(
-            model=MODEL, contents=CAPITAL, config=config
+            model=MODEL, contents=CAPITAL_ONE_WORD, config=config
         )
     ]
     sampling = Sampling(temperature=0.0, top_p=1.0, max_tokens=8)
     async with model(litellm) as m:
-        ours = await m.run(Request(input=user(CAPITAL), sampling=sampling))
+        ours = await m.run(Request(input=user(CAPITAL_ONE_WORD), sampling=sampling))
         streamed = await m.run(
-            Request(input=user(CAPITAL), sampling=sampling, scheduling=Scheduling(stream=True))
+            Request(
+                input=user(CAPITAL_ONE_WORD), sampling=sampling, scheduling=Scheduling(stream=True)
+            )
         )
     assert theirs.text == ours.choices[0].text == streamed.choices[0].text
     assert "".join(c.text or "" for c in chunks) == ours.choices[0].text

@@ -4,10 +4,10 @@ an ``x-api-key``), so anthropic_messages' default scheme is refused with the rig
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+from runs import DATA, options
 from typer.testing import CliRunner
 
 from sieval.cli.main import app
@@ -18,9 +18,8 @@ from sieval.ir.request import ChatInput, Message, Request, Sampling, TextPart
 from sieval.model import Model
 from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer, start_in_thread
-from sieval.runner import RunOptions, arun_eval
+from sieval.runner import arun_eval
 
-DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 KEY = "sk-right-key-4242"
 
 
@@ -41,7 +40,7 @@ async def test_the_pre_run_check_names_the_scheme_and_the_fix(
     async with ReferenceServer(port=0, api_key=KEY) as server:
         with pytest.raises(ConfigError) as info:
             await arun_eval(
-                parse_config(_config(server.url)), RunOptions(out=tmp_path, data_dir=DATA)
+                parse_config(_config(server.url)), options(out=tmp_path, preflight=True)
             )
         message = str(info.value)
         assert "HTTP 401" in message
@@ -51,7 +50,7 @@ async def test_the_pre_run_check_names_the_scheme_and_the_fix(
         # and the fix it names works
         result = await arun_eval(
             parse_config(_config(server.url, auth="bearer")),
-            RunOptions(out=tmp_path, data_dir=DATA),
+            options(out=tmp_path, preflight=True),
         )
     assert result.report["results"][0]["samples"]["scored"] == 2
 

@@ -4,26 +4,24 @@ lets the samples in flight finish and be recorded, and a resume counts what was 
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
+from runs import options
 
 from sieval.cost.budget import parse_budget_cost, parse_budget_tokens
 from sieval.cost.forecast import CostOptions
 from sieval.errors import ConfigError
 from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
-from sieval.runner import RunOptions, arun_eval
+from sieval.runner import arun_eval
 from sieval.settings import named_as
 from sieval.transport import FakeTransport, HttpReply, HttpRequest, json_reply
 
 from .fakes import FakeTask, answer, write_data
-
-DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 
 TASKS = "[{name: arc_easy_kshot_ppl, n: 6, num_fewshot: 1}, {name: mmlu_kshot_clp, n: 6}]"
 
@@ -86,18 +84,15 @@ def wire_requests(run_dir: Path) -> int:
 
 async def test_a_budget_stops_the_run_within_it_and_a_resume_goes_on(tmp_path: Path) -> None:
     async with ReferenceServer() as server:
-        whole = await arun_eval(
-            config(server.url), RunOptions(out=tmp_path / "whole", data_dir=DATA)
-        )
+        whole = await arun_eval(config(server.url), options(out=tmp_path / "whole"))
         total = spent(whole.run_dir)
         budget = total // 2
-        options = RunOptions(
+        opts = options(
             out=tmp_path / "out",
-            data_dir=DATA,
             wire_log=True,
             cost=CostOptions(budget_tokens=budget),
         )
-        first = await arun_eval(config(server.url), options)
+        first = await arun_eval(config(server.url), opts)
         assert first.exit_code == 1
         assert first.stopped is not None and first.stopped.startswith("stopped: budget: spent ")
         figures = first.report["budget"]["tokens"]
@@ -118,7 +113,7 @@ async def test_a_budget_stops_the_run_within_it_and_a_resume_goes_on(tmp_path: P
 
         larger = await arun_eval(
             config(server.url),
-            RunOptions(resume=first.run_dir, data_dir=DATA, cost=CostOptions(budget_tokens=total)),
+            options(resume=first.run_dir, cost=CostOptions(budget_tokens=total)),
         )
     assert larger.exit_code == 0 and larger.stopped is None
     again = larger.report["budget"]["tokens"]
@@ -132,20 +127,20 @@ async def test_a_budget_that_fits_nothing_stops_before_the_first_sample(tmp_path
     async with ReferenceServer() as server:
         result = await arun_eval(
             config(server.url),
-            RunOptions(out=tmp_path, data_dir=DATA, cost=CostOptions(budget_tokens=10)),
+            options(out=tmp_path, cost=CostOptions(budget_tokens=10)),
         )
     assert result.exit_code == 1 and "spent 0 tokens of 10 tokens" in (result.stopped or "")
     assert all(r["samples"]["missing"] == r["samples"]["total"] for r in result.report["results"])
 
 
 async def test_a_cost_budget_needs_every_model_s_price(tmp_path: Path) -> None:
-    options = RunOptions(out=tmp_path / "out", data_dir=DATA, cost=CostOptions(budget_cost=1.0))
+    opts = options(out=tmp_path / "out", cost=CostOptions(budget_cost=1.0))
     with pytest.raises(
         ConfigError, match=r"model 'm' has none: set price: \{input: IN, output: OUT\}"
     ):
-        await arun_eval(config("http://127.0.0.1:9"), options)
+        await arun_eval(config("http://127.0.0.1:9"), opts)
     with named_as("flags"), pytest.raises(ConfigError, match=r"set --price IN,OUT\[,CURRENCY\]"):
-        await arun_eval(config("http://127.0.0.1:9"), options)
+        await arun_eval(config("http://127.0.0.1:9"), opts)
     entry = (
         "{name: %s, endpoint: 'http://x:9', model: x, price: {input: 1, output: 2, currency: %s}}"
     )
@@ -153,7 +148,7 @@ async def test_a_cost_budget_needs_every_model_s_price(tmp_path: Path) -> None:
         f"models:\n  - {entry % ('a', 'USD')}\n  - {entry % ('b', 'EUR')}\ntasks: {TASKS}"
     )
     with pytest.raises(ConfigError, match="prices are in 2 currencies"):
-        await arun_eval(two, options)
+        await arun_eval(two, opts)
     assert not (tmp_path / "out").exists()
 
 
@@ -162,7 +157,7 @@ async def test_a_cost_budget_stops_at_the_price(tmp_path: Path) -> None:
     async with ReferenceServer() as server:
         result = await arun_eval(
             config(server.url, price),
-            RunOptions(out=tmp_path, data_dir=DATA, cost=CostOptions(budget_cost=5.0)),
+            options(out=tmp_path, cost=CostOptions(budget_cost=5.0)),
         )
     figures = result.report["budget"]["cost"]
     assert figures["currency"] == "credits" and figures["budget"] == 5.0
@@ -197,7 +192,7 @@ async def test_a_reply_without_usage_counts_at_its_forecast(tmp_path: Path) -> N
     write_data(tmp_path / "data", ["aa", "bb", "cc", "dd"])
     result = await arun_eval(
         _fake_config(4),
-        RunOptions(
+        options(
             out=tmp_path / "out", data_dir=tmp_path / "data", cost=CostOptions(budget_tokens=25)
         ),
         tasks={"fake_qa": FakeTask()},
@@ -217,7 +212,7 @@ async def test_an_estimate_below_the_server_s_count_is_caught_and_said(tmp_path:
     write_data(tmp_path / "data", ["aa", "bb", "cc"])
     result = await arun_eval(
         _fake_config(1),
-        RunOptions(
+        options(
             out=tmp_path / "out", data_dir=tmp_path / "data", cost=CostOptions(budget_tokens=30)
         ),
         tasks={"fake_qa": FakeTask()},
@@ -237,9 +232,7 @@ async def test_a_budget_without_a_forecast_counts_as_it_goes(tmp_path: Path) -> 
     async with ReferenceServer() as server:
         result = await arun_eval(
             config(server.url),
-            RunOptions(
-                out=tmp_path, data_dir=DATA, cost=CostOptions(forecast=False, budget_tokens=5000)
-            ),
+            options(out=tmp_path, cost=CostOptions(forecast=False, budget_tokens=5000)),
         )
     assert result.forecast is None and not (result.run_dir / "forecast.json").exists()
     assert all(r["cost"]["forecast"] is None for r in result.report["results"])
@@ -262,7 +255,7 @@ async def test_a_negative_usage_fails_its_sample_and_never_lowers_the_spent_figu
 
     result = await arun_eval(
         _fake_config(1),
-        RunOptions(
+        options(
             out=tmp_path / "out", data_dir=tmp_path / "data", cost=CostOptions(budget_tokens=25)
         ),
         tasks={"fake_qa": FakeTask()},

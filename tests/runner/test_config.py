@@ -6,6 +6,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from runs import options
 
 from sieval.errors import ConfigError
 from sieval.plan.config import EMBEDDED, REFERENCE_MODEL, load_config, parse_config
@@ -256,7 +257,7 @@ async def test_the_embedded_server_answers_only_to_its_own_model_on_every_wire(
     ``/generate`` names no model, so only the listing can refuse it)."""
     import os
 
-    from sieval.runner import RunOptions, arun_eval
+    from sieval.runner import arun_eval
 
     data = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
     config = parse_config(
@@ -264,8 +265,6 @@ async def test_the_embedded_server_answers_only_to_its_own_model_on_every_wire(
         f"tasks: [{{name: {task}, n: 2, num_fewshot: 0}}]"
     )
     with pytest.raises(ConfigError, match="gemini-2.5-pro") as info:
-        await arun_eval(
-            config, RunOptions(out=tmp_path / "out", data_dir=data, preflight=preflight)
-        )
+        await arun_eval(config, options(out=tmp_path / "out", data_dir=data, preflight=preflight))
     assert REFERENCE_MODEL in str(info.value)
     assert not (tmp_path / "out").exists()

@@ -3,18 +3,17 @@ in flight and its connections; the process's descriptors are split between the r
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from runs import options
 
 from sieval.dialects.registry import get_dialect
 from sieval.plan.config import parse_config
 from sieval.plan.plan import PlannedModel
 from sieval.reference import ReferenceServer
-from sieval.runner import RunOptions, arun_eval
+from sieval.runner import arun_eval
 from sieval.runner.endpoints import Endpoints, endpoint_key
 from sieval.runner.limits import Claim, connection_budgets
-
-DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 
 
 def planned(models: str, keys: dict[str, str] | None = None) -> list[PlannedModel]:
@@ -40,7 +39,7 @@ async def test_two_models_on_one_server_share_its_budget(tmp_path: Path) -> None
             + entry("b", f"{server.url}/v1", 4, ", dialect: vllm_native")
             + "tasks: [{name: arc_easy_kshot_ppl, n: 12, num_fewshot: 0}]\n"
         )
-        result = await arun_eval(config, RunOptions(out=tmp_path, data_dir=DATA))
+        result = await arun_eval(config, options(out=tmp_path))
         peak = server.peak_in_flight
     assert result.exit_code == 0
     assert [r["samples"]["scored"] for r in result.report["results"]] == [12, 12]
@@ -63,7 +62,7 @@ async def test_models_on_two_servers_keep_their_own_budgets(tmp_path: Path) -> N
             + entry("b", two.url, 3)
             + "tasks: [{name: arc_easy_kshot_ppl, n: 8, num_fewshot: 0}]\n"
         )
-        result = await arun_eval(config, RunOptions(out=tmp_path, data_dir=DATA))
+        result = await arun_eval(config, options(out=tmp_path))
     assert result.exit_code == 0
     assert (one.peak_in_flight, two.peak_in_flight) == (2, 3)
     assert not [w for w in result.warnings if "reach one server" in w]

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
 from pathlib import Path
+
+from runs import options
 
 from sieval.ir.response import Choice, Response, ToolCall
 from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
 from sieval.results.tally import finish_counts
-from sieval.runner import RunOptions, arun_eval
+from sieval.runner import arun_eval
 from sieval.store.records import finish_reasons
-
-DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 
 
 def test_each_choice_keeps_the_servers_word_and_an_empty_answer_is_marked() -> None:
@@ -47,7 +46,7 @@ tasks:
   - {{name: mmlu_kshot_clp, n: 4, num_fewshot: 0, options: {{top_k: 19}}}}
 """
         )
-        result = await arun_eval(config, RunOptions(out=tmp_path, data_dir=DATA))
+        result = await arun_eval(config, options(out=tmp_path))
     by_task = {r["task"]: r for r in result.report["results"]}
     # one token asked for (max_tokens 1): every letter request must end by length
     assert by_task["mmlu_kshot_clp"]["finish_reasons"] == {"length": 4}

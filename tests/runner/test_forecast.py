@@ -5,11 +5,11 @@ the wire has no tokenize route, and ``--dry-run`` sends no model request and wri
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 
 import msgspec
 import pytest
+from runs import options
 
 from sieval.cost.counting import PromptCounter, max_output, prompt_text
 from sieval.cost.forecast import FORECAST_FILE, CostOptions, read_forecast
@@ -18,12 +18,10 @@ from sieval.ir.request import ChatInput, Message, Request, Sampling, TextPart
 from sieval.model import Model
 from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
-from sieval.runner import RunOptions, arun_eval
+from sieval.runner import arun_eval
 from sieval.store.records import Shared, expand_requests, read_records
 from sieval.transport import FakeTransport, HttpTransport, json_reply
 from sieval.transport.types import HttpReply, HttpRequest
-
-DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 
 TASKS = (
     "[{name: arc_easy_kshot_ppl, n: 3, num_fewshot: 1},"
@@ -70,7 +68,7 @@ async def test_the_forecast_is_exact_where_the_wire_has_a_tokenize_route(tmp_pat
     async with ReferenceServer() as server:
         result = await arun_eval(
             config(server.url, extra=", price: {input: 2, output: 10, currency: EUR}"),  # type: ignore[arg-type]
-            RunOptions(out=tmp_path, data_dir=DATA),
+            options(out=tmp_path),
         )
     assert result.forecast is not None  # a price asks for a forecast
     stored = read_forecast(result.run_dir)
@@ -101,9 +99,8 @@ async def test_dry_run_sends_no_model_request_and_writes_nothing(tmp_path: Path)
     async with ReferenceServer() as server:
         result = await arun_eval(
             config(server.url),  # type: ignore[arg-type]
-            RunOptions(
+            options(
                 out=tmp_path / "out",
-                data_dir=DATA,
                 on_stage=stages.append,
                 cost=CostOptions(dry_run=True),
             ),
@@ -158,7 +155,7 @@ async def test_a_wire_without_tokenize_is_estimated_and_says_so(tmp_path: Path) 
     async with ReferenceServer() as server:
         result = await arun_eval(
             config(server.url, kind="chat", tasks=tasks),  # type: ignore[arg-type]
-            RunOptions(out=tmp_path, data_dir=DATA, cost=CostOptions(forecast=True)),
+            options(out=tmp_path, cost=CostOptions(forecast=True)),
         )
     (entry,) = result.report["results"]
     forecast = entry["cost"]["forecast"]
@@ -189,7 +186,7 @@ async def test_an_estimate_is_calibrated_through_another_model_s_tokenizer(
             f"  - {{name: chat, endpoint: '{server.url}', model: sieval-reference, kind: chat}}\n"
             "tasks: [{name: mmlu_kshot_clp, n: 4, num_fewshot: 1, options: {top_k: 19}}]"
         )
-        result = await arun_eval(cfg, RunOptions(data_dir=DATA, cost=CostOptions(dry_run=True)))
+        result = await arun_eval(cfg, options(cost=CostOptions(dry_run=True)))
         model = Model(
             dialect="openai_completions", base_url=server.url, model_id="sieval-reference"
         )
@@ -231,7 +228,7 @@ async def test_dry_run_refuses_a_resume(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="--dry-run forecasts a new run"):
         await arun_eval(
             config("http://127.0.0.1:9"),  # type: ignore[arg-type]
-            RunOptions(resume=tmp_path, data_dir=DATA, cost=CostOptions(dry_run=True)),
+            options(resume=tmp_path, cost=CostOptions(dry_run=True)),
         )
 
 

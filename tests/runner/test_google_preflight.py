@@ -10,7 +10,6 @@ server implements them as Google does); otherwise a first request of 1 output to
 from __future__ import annotations
 
 import json
-import os
 import socket
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from urllib.parse import urlsplit
 import pytest
 from google import genai
 from google.genai import types
+from runs import DATA, options
 from typer.testing import CliRunner
 
 from sieval.cli.main import app
@@ -26,11 +26,10 @@ from sieval.dialects.registry import get_dialect
 from sieval.errors import ConfigError
 from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
-from sieval.runner import RunOptions, arun_eval
+from sieval.runner import arun_eval
 from sieval.runner.preflight import preflight
 from sieval.transport import FakeTransport, HttpReply, HttpRequest, json_reply
 
-DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "google_genai" / "litellm-1.108.7"
 GOOGLE = get_dialect("google_genai")
 KEY = "test-key-not-a-secret"
@@ -113,7 +112,7 @@ tasks:
 """
         )
         with pytest.raises(ConfigError) as info:
-            await arun_eval(config, RunOptions(out=tmp_path / "out", data_dir=DATA))
+            await arun_eval(config, options(out=tmp_path / "out", preflight=True))
     assert needle in str(info.value)
     assert "wrong" not in str(info.value).replace("wrong setting", "")
     assert not (tmp_path / "out").exists()

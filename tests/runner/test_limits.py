@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+# a thousand connections and more, twice: never beside each other on two pytest-xdist workers
+pytestmark = pytest.mark.xdist_group("descriptors")
 DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 
 

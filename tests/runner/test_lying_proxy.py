@@ -7,7 +7,6 @@ The two lies of issue 19 (items 1 and 2): every logprob flipped positive (ARC ac
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -16,12 +15,12 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp import web
+from runs import options
 
 from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
-from sieval.runner import RunOptions, arun_eval
+from sieval.runner import arun_eval
 
-DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 Lie = Callable[[Any], None]
 
 
@@ -117,7 +116,7 @@ tasks:
   - {task}
 """
         )
-        result = await arun_eval(config, RunOptions(out=tmp_path, data_dir=DATA))
+        result = await arun_eval(config, options(out=tmp_path))
     entry = result.report["results"][0]
     assert entry["samples"] == {"total": 3, "scored": 0, "failed": 3, "missing": 0}
     assert entry["failures"] == {"ContractViolation": 3}

@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from aiohttp import ClientSession, web
+from runs import options
 
 from sieval.plan.config import EvalConfig, parse_config
 from sieval.reference import ReferenceServer
-from sieval.runner import RunOptions, arun_eval
-
-DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
+from sieval.runner import arun_eval
 
 SWITCH_AT = 3
 """Generation replies after this many name another model."""
@@ -97,7 +95,7 @@ async def test_a_model_switch_mid_run_fails_the_samples_after_it(
         async with serving(proxy) as url:
             result = await arun_eval(
                 _config(url, server.model_name, dialect),
-                RunOptions(out=tmp_path, data_dir=DATA, on_run_dir=proxy.reset),
+                options(out=tmp_path, on_run_dir=proxy.reset),
             )
     entry = result.report["results"][0]
     assert entry["samples"]["scored"] == SWITCH_AT
@@ -117,14 +115,10 @@ async def test_a_resume_keeps_the_model_the_run_began_with(tmp_path: Path) -> No
         proxy.fail_after = SWITCH_AT
         async with serving(proxy) as url:
             config = _config(url, server.model_name)
-            first = await arun_eval(
-                config, RunOptions(out=tmp_path, data_dir=DATA, on_run_dir=proxy.reset)
-            )
+            first = await arun_eval(config, options(out=tmp_path, on_run_dir=proxy.reset))
             assert first.report["results"][0]["samples"]["scored"] == SWITCH_AT
             proxy.fail_after, proxy.switch_at = None, 0
-            resumed = await arun_eval(
-                config, RunOptions(out=tmp_path, data_dir=DATA, resume=first.run_dir)
-            )
+            resumed = await arun_eval(config, options(out=tmp_path, resume=first.run_dir))
     entry = resumed.report["results"][0]
     assert entry["samples"]["scored"] == SWITCH_AT
     assert entry["failures"] == {"ContractViolation": 6 - SWITCH_AT}

@@ -9,10 +9,11 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from runs import options
 
 from sieval.errors import ConfigError
 from sieval.plan.config import parse_config
-from sieval.runner import RunOptions, arun_eval
+from sieval.runner import arun_eval
 from sieval.store.paths import MAX_NAME, RUN_FILES, results_dirname, segment, unsafe
 from sieval.store.records import records_path, wire_log_path
 
@@ -112,7 +113,7 @@ async def test_a_label_dotdot_no_longer_shares_records_across_runs(tmp_path: Pat
     good = parse_config(CONFIG.format(name="m"))
     first = await arun_eval(
         good,
-        RunOptions(out=out, data_dir=data, run_name="r1", preflight=False),
+        options(out=out, data_dir=data, run_name="r1"),
         tasks={"fake_qa": FakeTask()},
         transport_factory=lambda cfg: fake_transport(),
     )
@@ -124,7 +125,7 @@ async def test_a_label_dotdot_no_longer_shares_records_across_runs(tmp_path: Pat
     with pytest.raises(ConfigError, match="names a directory above"):
         await arun_eval(
             crafted,
-            RunOptions(out=out, data_dir=data, run_name="r2", preflight=False),
+            options(out=out, data_dir=data, run_name="r2"),
             tasks={"fake_qa": FakeTask()},
             transport_factory=lambda cfg: fake_transport(),
         )

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from runs import options
 
 from sieval.ir.response import Response
-from sieval.runner import RunOptions, arun_eval
+from sieval.runner import arun_eval
 from sieval.store.records import STORED_TEXT_CHARS, bounded_text, stored_channels
 from sieval.tasks.base import SampleResult
 from sieval.transport import FakeTransport, HttpReply, HttpRequest, json_reply
@@ -63,7 +64,7 @@ async def test_a_huge_answer_is_scored_whole_and_stored_bounded(tmp_path: Path) 
 
     result = await arun_eval(
         _fake_config(1),
-        RunOptions(out=tmp_path / "out", data_dir=tmp_path / "data"),
+        options(out=tmp_path / "out", data_dir=tmp_path / "data"),
         tasks={"fake_qa": RawText()},
         transport_factory=lambda cfg: FakeTransport(handler),
     )

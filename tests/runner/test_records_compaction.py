@@ -9,9 +9,10 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from runs import options
 
 from sieval.plan.config import parse_config
-from sieval.runner import RunOptions, arun_eval
+from sieval.runner import arun_eval
 from sieval.store.records import (
     Record,
     RecordWriter,
@@ -104,7 +105,7 @@ async def test_a_25_shot_arc_record_holds_its_prompt_once(tmp_path: Path) -> Non
         "models: [{name: ref, endpoint: embedded}]\n"
         "tasks: [{name: arc_easy_kshot_ppl, n: 6, num_fewshot: 25}]\n"
     )
-    result = await arun_eval(config, RunOptions(out=tmp_path, data_dir=None, run_name="r"))
+    result = await arun_eval(config, options(out=tmp_path, data_dir=None, run_name="r"))
     unit = result.run_dir / "ref" / "arc_easy_kshot_ppl"
     raw = (unit / "records.jsonl").read_bytes().splitlines()
     shared = Shared.load(unit / "shared.jsonl")

@@ -22,11 +22,12 @@ from typing import Any
 
 import msgspec
 import pytest
+from runs import options
 
 from sieval.errors import ConfigError
 from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
-from sieval.runner import RunOptions, arun_eval
+from sieval.runner import arun_eval
 from sieval.store.records import read_records, records_path
 
 TASKS = """
@@ -69,9 +70,10 @@ def comparable(record: dict[str, Any]) -> dict[str, Any]:
 
 async def test_three_replicas_give_the_records_of_one(tmp_path: Path) -> None:
     async with servers(None, None, None, None) as (one, *three):
-        single = await arun_eval(config(f"'{one}'"), RunOptions(out=tmp_path / "one"))
+        single = await arun_eval(config(f"'{one}'"), options(out=tmp_path / "one", preflight=True))
         spread = await arun_eval(
-            config(f"[{', '.join(repr(u) for u in three)}]"), RunOptions(out=tmp_path / "three")
+            config(f"[{', '.join(repr(u) for u in three)}]"),
+            options(out=tmp_path / "three", preflight=True),
         )
     served: Counter[str] = Counter()
     for task in ("arc_easy", "gsm8k_kshot_base_gen"):
@@ -91,13 +93,14 @@ async def test_mixed_fingerprints_are_refused_before_the_first_sample(tmp_path: 
     async with servers(None, "fingerprint-changing") as urls:
         listed = f"[{', '.join(repr(u) for u in urls)}]"
         with pytest.raises(ConfigError) as refused:
-            await arun_eval(config(listed), RunOptions(out=tmp_path / "refused"))
+            await arun_eval(config(listed), options(out=tmp_path / "refused", preflight=True))
         assert not (tmp_path / "refused").exists()  # no run directory, no sample
         message = refused.value.message
         assert f"{urls[0]} -> {urls[1]}: numerics:" in message
         assert "allow_mixed_replicas: true" in message
         mixed = await arun_eval(
-            config(listed, ", allow_mixed_replicas: true"), RunOptions(out=tmp_path / "mixed")
+            config(listed, ", allow_mixed_replicas: true"),
+            options(out=tmp_path / "mixed", preflight=True),
         )
     said = [w for w in mixed.report["warnings"] if "allow_mixed_replicas" in w]
     assert said and "runs on replicas whose serving fingerprints differ" in said[0]
@@ -189,7 +192,7 @@ async def test_a_replica_killed_mid_run_loses_nothing_and_scores_nothing_twice(
             f"model: sieval-reference, retries: 0, concurrency_limit: 6}}]\n"
             f"tasks: [{{name: arc_easy, n: {n}}}]"
         )
-        result = await arun_eval(cfg, RunOptions(out=tmp_path), progress=killer)
+        result = await arun_eval(cfg, options(out=tmp_path), progress=killer)
         assert victim.poll() == -signal.SIGKILL  # it was killed mid-run, not at the end
     assert killer.seen == n
     lines = (records_path(result.run_dir, "m", "arc_easy")).read_text().splitlines()
@@ -204,32 +207,6 @@ async def test_a_replica_killed_mid_run_loses_nothing_and_scores_nothing_twice(
     assert result.report["results"][0]["samples"] == {
         "total": n, "scored": n, "failed": 0, "missing": 0,
     }  # fmt: skip
-
-
-# -- the live vLLM beside two reference servers -------------------------------------------------
-
-
-@pytest.mark.live
-async def test_vllm_and_two_reference_servers_are_refused(vllm_url: str, tmp_path: Path) -> None:
-    """The live vLLM and two reference servers answering to its model id (one with a fault
-    that changes every number): three fingerprints that differ, refused before any sample."""
-    async with contextlib.AsyncExitStack() as stack:
-        urls = [vllm_url]
-        for fault in (None, "fingerprint-changing"):
-            server = await stack.enter_async_context(
-                ReferenceServer(port=0, model_name="gemma-3-270m", faults=fault)
-            )
-            urls.append(server.url)
-        cfg = parse_config(
-            f"models: [{{name: g, endpoint: [{', '.join(repr(u) for u in urls)}], "
-            "model: gemma-3-270m}]\ntasks: [{name: arc_easy, n: 2}]"
-        )
-        with pytest.raises(ConfigError) as refused:
-            await arun_eval(cfg, RunOptions(out=tmp_path / "runs"))
-    message = refused.value.message
-    assert f"{vllm_url} -> {urls[1]}: engine: vllm" in message
-    assert f"{vllm_url} -> {urls[2]}: engine: vllm" in message
-    assert not (tmp_path / "runs").exists()
 
 
 def test_each_shard_starts_from_its_own_replica() -> None:

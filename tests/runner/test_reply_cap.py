@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from sieval.plan.config import parse_config
-from sieval.runner import RunOptions, arun_eval
-from sieval.store.records import read_records
+from runs import options
 
-DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
+from sieval.plan.config import parse_config
+from sieval.runner import arun_eval
+from sieval.store.records import read_records
 
 
 def _config(mib: float) -> str:
@@ -23,7 +22,7 @@ tasks:
 
 
 async def test_a_reply_past_max_reply_mib_fails_its_sample(tmp_path: Path) -> None:
-    result = await arun_eval(parse_config(_config(0.01)), RunOptions(out=tmp_path, data_dir=DATA))
+    result = await arun_eval(parse_config(_config(0.01)), options(out=tmp_path))
     (unit,) = result.report["results"]
     assert unit["samples"]["failed"] == 2
     records = read_records(result.run_dir / "ref" / "arc_easy_kshot_ppl" / "records.jsonl")
@@ -36,6 +35,6 @@ async def test_a_reply_past_max_reply_mib_fails_its_sample(tmp_path: Path) -> No
 
 async def test_the_default_cap_reads_the_same_run(tmp_path: Path) -> None:
     config = _config(64).replace(", max_reply_mib: 64", "")
-    result = await arun_eval(parse_config(config), RunOptions(out=tmp_path, data_dir=DATA))
+    result = await arun_eval(parse_config(config), options(out=tmp_path))
     assert result.report["results"][0]["samples"]["scored"] == 2
     assert parse_config(config).models[0].max_reply_bytes == 64 * 2**20

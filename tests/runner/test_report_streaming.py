@@ -7,7 +7,9 @@ import json
 import os
 from pathlib import Path
 
-from sieval.runner import RunOptions, arun_eval, parse_config
+from runs import options
+
+from sieval.runner import arun_eval, parse_config
 from sieval.store.records import Record, RecordWriter, latest_at
 
 CONFIG = """
@@ -40,19 +42,19 @@ def test_latest_at_yields_each_planned_samples_last_record_in_file_order(tmp_pat
 
 
 async def test_a_resume_that_runs_nothing_keeps_the_figures(tmp_path: Path) -> None:
-    first = await arun_eval(parse_config(CONFIG), RunOptions(out=tmp_path, run_name="r"))
+    first = await arun_eval(parse_config(CONFIG), options(out=tmp_path, run_name="r"))
     report_path = first.run_dir / "report.json"
     report = json.loads(report_path.read_text())
     report["results"][0]["metrics"]["marker"] = 42.0  # only a reused report can still hold it
     report_path.write_text(json.dumps(report))
-    again = await arun_eval(parse_config(CONFIG), RunOptions(resume=first.run_dir))
+    again = await arun_eval(parse_config(CONFIG), options(resume=first.run_dir))
     assert again.report["results"][0]["metrics"]["marker"] == 42.0
     sessions = again.report["timings"]["sessions"]
     assert [s["requests"] for s in sessions] == [first.report["timings"]["requests"], 0]
     records = first.run_dir / "ref" / "arc_easy_kshot_ppl" / "records.jsonl"
     later = report_path.stat().st_mtime + 5
     os.utime(records, (later, later))  # a record newer than the report: recount
-    third = await arun_eval(parse_config(CONFIG), RunOptions(resume=first.run_dir))
+    third = await arun_eval(parse_config(CONFIG), options(resume=first.run_dir))
     assert "marker" not in third.report["results"][0]["metrics"]
     assert third.report["results"][0]["metrics"] == first.report["results"][0]["metrics"]
     assert len(third.report["timings"]["sessions"]) == 3

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 from aiohttp import web
+from runs import options
 
 from sieval.errors import ConfigError
 from sieval.plan.config import parse_config
-from sieval.runner import PlainProgress, RunOptions, arun_eval
+from sieval.runner import PlainProgress, arun_eval
 
 from .fakes import FakeTask, answer, write_data
 
@@ -62,7 +63,7 @@ async def test_an_hour_of_retry_after_waits_the_configured_cap(
         result = await arun_eval(
             config,
             # no pre-run checks: the first completion, the 429, is the sample's own
-            RunOptions(out=tmp_path / "results", data_dir=data, preflight=False),
+            options(out=tmp_path / "results", data_dir=data),
             tasks={"fake_qa": FakeTask()},
             progress=PlainProgress(interval_s=0.0),
         )

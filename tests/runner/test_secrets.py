@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from runs import options
 
 from sieval.plan.config import parse_config
-from sieval.runner import PlainProgress, RunOptions, arun_eval
+from sieval.runner import PlainProgress, arun_eval
 
 from .fakes import FakeTask, serve, write_data
 
@@ -35,7 +36,7 @@ async def test_api_key_never_written(
         )
         result = await arun_eval(
             config,
-            RunOptions(out=tmp_path / "results", data_dir=data, wire_log=True),
+            options(out=tmp_path / "results", data_dir=data, wire_log=True, preflight=True),
             tasks={"fake_qa": FakeTask()},
             progress=PlainProgress(interval_s=0.0),
         )
@@ -68,7 +69,7 @@ async def test_a_password_in_the_endpoint_url_is_never_written(
         )
         result = await arun_eval(
             config,
-            RunOptions(out=tmp_path / "results", data_dir=data, wire_log=True),
+            options(out=tmp_path / "results", data_dir=data, wire_log=True, preflight=True),
             tasks={"fake_qa": FakeTask()},
             progress=PlainProgress(interval_s=0.0),
         )
@@ -114,7 +115,7 @@ async def test_every_userinfo_form_is_redacted(
         )
         result = await arun_eval(
             config,
-            RunOptions(out=tmp_path / "results", data_dir=data, wire_log=True),
+            options(out=tmp_path / "results", data_dir=data, wire_log=True, preflight=True),
             tasks={"fake_qa": FakeTask()},
             progress=PlainProgress(interval_s=0.0),
         )

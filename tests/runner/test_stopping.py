@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from runs import options
 
 from sieval.errors import ConfigError
 from sieval.plan.config import parse_config
-from sieval.runner import RunOptions, arun_eval, read_records
+from sieval.runner import arun_eval, read_records
 from sieval.runner.stopping import AUTO, FIRST, Stopper, parse_max_failures
 
 from .fakes import FakeTask, fake_transport, write_data
@@ -93,7 +94,7 @@ async def test_a_run_where_every_sample_fails_alike_stops_early(tmp_path: Path) 
     async def run(limit: object, name: str) -> object:
         return await arun_eval(
             config,
-            RunOptions(
+            options(
                 out=tmp_path / "out",
                 run_name=name,
                 data_dir=tmp_path / "data",

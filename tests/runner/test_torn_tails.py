@@ -10,11 +10,12 @@ from typing import Any
 
 import msgspec
 import pytest
+from runs import options
 
 from sieval.errors import ConfigError
 from sieval.plan.config import parse_config
 from sieval.results.view import build_view
-from sieval.runner import RunOptions, arun_eval, read_records
+from sieval.runner import arun_eval, read_records
 from sieval.store.files import repair_tail
 from sieval.store.records import (
     SCHEMA_VERSION,
@@ -207,7 +208,7 @@ def _bodies(run_dir: Path) -> dict[str, Any]:
 async def _run(tmp_path: Path, url: str, **kw: Any) -> Any:
     return await arun_eval(
         parse_config(CONFIG.format(url=url)),
-        RunOptions(data_dir=tmp_path / "data", out=tmp_path / "out", preflight=False, **kw),
+        options(data_dir=tmp_path / "data", out=tmp_path / "out", **kw),
         tasks={"fake_qa": FakeTask()},
     )
 
@@ -258,13 +259,13 @@ async def test_a_shard_resumes_after_torn_tails(tmp_path: Path) -> None:
     async with serve() as url:
         config = parse_config(CONFIG.format(url=url))
         run_dir = tmp_path / "planned"
-        options = RunOptions(data_dir=tmp_path / "data", preflight=False)
-        await freeze(config, run_dir, 2, options, tasks={"fake_qa": FakeTask()})
+        opts = options(data_dir=tmp_path / "data")
+        await freeze(config, run_dir, 2, opts, tasks={"fake_qa": FakeTask()})
         for k in (0, 1):
-            await run_shard(run_dir, k, 2, options, tasks={"fake_qa": FakeTask()})
+            await run_shard(run_dir, k, 2, opts, tasks={"fake_qa": FakeTask()})
         single = await arun_eval(
             config,
-            RunOptions(data_dir=tmp_path / "data", out=tmp_path, run_name="single"),
+            options(data_dir=tmp_path / "data", out=tmp_path, run_name="single"),
             tasks={"fake_qa": FakeTask()},
         )
         for k, torn in ((0, "records.jsonl"), (1, "shared.jsonl")):
@@ -273,7 +274,7 @@ async def test_a_shard_resumes_after_torn_tails(tmp_path: Path) -> None:
                 (unit / "records.jsonl").write_bytes(b"")
             lines = (unit / torn).read_bytes().splitlines(keepends=True)
             (unit / torn).write_bytes(b"".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])
-            await run_shard(run_dir, k, 2, options, tasks={"fake_qa": FakeTask()})
+            await run_shard(run_dir, k, 2, opts, tasks={"fake_qa": FakeTask()})
     done = finalize(run_dir, tasks={"fake_qa": FakeTask()})
     assert done.failed == 0
     assert _bodies(run_dir) == _bodies(single.run_dir)

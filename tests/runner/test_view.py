@@ -8,10 +8,11 @@ from typing import Any
 
 import msgspec
 import pytest
+from runs import options
 
 from sieval.results.explain import prompt_text
 from sieval.results.view import build_view
-from sieval.runner import RunOptions, arun_eval, parse_config
+from sieval.runner import arun_eval, parse_config
 from sieval.store.records import RequestRecord, decode_record
 
 CONFIG = """
@@ -26,7 +27,7 @@ tasks:
 @pytest.fixture(scope="module")
 async def run(tmp_path_factory: Any) -> tuple[Path, dict[str, Any]]:
     out = tmp_path_factory.mktemp("view")
-    result = await arun_eval(parse_config(CONFIG), RunOptions(out=out, run_name="r"))
+    result = await arun_eval(parse_config(CONFIG), options(out=out, run_name="r"))
     return result.run_dir, build_view(result.run_dir)
 
 

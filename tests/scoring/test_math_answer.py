@@ -12,6 +12,8 @@ disagree are listed below.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -162,3 +164,82 @@ def test_every_gold_solution_matches_its_gold_answer(oracle: list[dict[str, Any]
         ("aime2024", 70, "104."),
         ("aime2024", 75, "\\textbf{(073)}"),
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "gold", "correct", "reason"),
+    [
+        # issue 33: math-verify alone scores both right against 5
+        ("so \\boxed{7 = 5}", "5", False, "false_equation"),
+        ("so \\boxed{7 \\\\ 5}", "5", False, "several_lines"),
+        ("so \\boxed{7\n5}", "12", False, "several_lines"),  # math-verify reads "7 5" as 7 + 5
+        ("so \\boxed{7 = 5 = 5}", "5", False, "false_equation"),  # one link fails
+        # an equation that holds, or with a variable, is read by its right side as before
+        ("so \\boxed{3 + 4 = 7}", "7", True, None),
+        ("so \\boxed{x + y = 5}", "5", True, None),
+        ("so \\boxed{a = b = 5}", "5", True, None),
+        ("so \\boxed{\\frac{1}{2} = 0.5}", "0.5", True, None),
+        # line breaks inside an environment are its rows, and a box may start on its own line
+        (
+            "\\boxed{\\begin{pmatrix}\n1 \\\\ 2\n\\end{pmatrix}}",
+            "\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}",
+            True,
+            None,
+        ),
+        ("\\boxed{\n5\n}", "5", True, None),
+    ],
+)
+def test_an_answer_that_is_no_single_value_is_wrong(
+    text: str, gold: str, correct: bool, reason: str | None
+) -> None:
+    verdict = score_math(text, gold)
+    assert (verdict.correct, verdict.reason) == (correct, reason)
+    assert verdict.extracted is not None  # an answer, scored wrong: not invalid
+
+
+def test_no_gold_solution_is_an_answer_of_several_lines_or_a_false_equation(
+    oracle: list[dict[str, Any]],
+) -> None:
+    """The two rules leave every MATH-500 and AIME 2024 gold solution's verdict as it was."""
+    flagged = {
+        (case["source"], case["id"], verdict.reason)
+        for case in oracle
+        if case["source"] != "synthetic"
+        for verdict in [score_math(case["text"], case["gold"])]
+        if verdict.reason in ("several_lines", "false_equation")
+    }
+    assert flagged == set()
+
+
+# -- model text never reaches the terminal through a library's log ------------------------------
+# (in a child process: pytest's own log capture would hide what a terminal shows)
+
+_QUIET = """
+import logging, sys
+from sieval.scoring.math_answer import is_equivalent
+print(is_equivalent(sys.argv[1], "5", timeout_seconds=1))
+for name in sys.argv[2:]:
+    logging.getLogger(name).warning("model text \\x1b[31mRED")
+"""
+
+
+def test_an_answer_whose_parse_times_out_is_not_printed() -> None:
+    """math-verify logs an answer it could not parse in time, whole; with no handler configured,
+    logging's last resort printed it raw to stderr, escape sequences included."""
+    answer = "(" * 200 + "1" + ")" * 200 + "\x1b[2J\x1b[31mOWNED"
+    done = subprocess.run(
+        [sys.executable, "-c", _QUIET, answer], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "False\n"
+    assert "OWNED" not in done.stderr and "\x1b[" not in done.stderr, done.stderr[:300]
+
+
+def test_each_library_that_sees_model_text_logs_nowhere() -> None:
+    from sieval.scoring.third_party_logs import LOGGERS
+
+    names = [f"{name}.child" for name in LOGGERS]
+    done = subprocess.run(
+        [sys.executable, "-c", _QUIET, "4", *names], capture_output=True, text=True, timeout=120
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "False\n", "")

@@ -21,6 +21,8 @@ from sieval.scoring.repeats import (
     mean_over_repeats,
     pass_at_k,
     pass_at_k_estimate,
+    same_text,
+    vote_groups,
 )
 from sieval.scoring.uncertainty import mean_estimate
 
@@ -107,3 +109,42 @@ def test_estimates_reuse_the_uncertainty_module() -> None:
         maj_at_k_estimate(answers, {"a": [True, False, True]}, k=3)
     with pytest.raises(ValueError, match="no samples"):
         mean_over_repeats({"x": []})
+
+
+def test_maj_at_k_votes_by_the_equivalence_it_is_given() -> None:
+    """The issue's MATH-500 row: 5, 14/3 three ways (three right by the checker). Raw strings
+    are four votes of one (the first, 5, wins the tie: 0); by math-verify one group of three."""
+    from sieval.scoring.math_answer import same_value
+
+    answers = ["5", "\\frac{14}{3}", "14/3", "\\dfrac{14}{3}"]
+    correct = [False, True, True, True]
+    assert maj_at_k(answers, correct, 4) == 0.0  # the default: text
+    assert vote_groups(answers, same_value) == [0, 1, 1, 1]
+    assert maj_at_k(answers, correct, 4, same_value) == 1.0
+    assert maj_at_k(answers, correct, 3, same_value) == 1.0  # 2 votes to 1
+    assert maj_at_k(answers, correct, 2, same_value) == 0.0  # 1 to 1: a tie, to the first
+
+
+def test_vote_groups_follow_the_first_answer_of_each_group() -> None:
+    """Each answer joins the first group whose first answer it matches (``same(first, other)``,
+    never symmetrised); text that is the same always joins (even what ``same`` cannot read);
+    an invalid answer joins none."""
+
+    def prefix(first: str, other: str) -> bool:  # "other starts like first": not symmetric
+        return other.startswith(first)
+
+    assert vote_groups(["ab", "a", "abc", None, "a", "zz"], prefix) == [0, 1, 0, -1, 1, 2]
+    assert vote_groups(["x{", " x{", "x{"], lambda a, b: False) == [0, 0, 0]
+    assert vote_groups(["é", "e\u0301"], lambda a, b: False) == [0, 0]  # NFC: one text
+
+
+def test_a_tie_goes_to_the_group_answered_first_and_its_first_answer_decides() -> None:
+    # two groups of two: the group of the first answer wins, whichever is right
+    assert maj_at_k(["7", "5", "5", "7"], [False, True, True, False], 4) == 0.0
+    assert maj_at_k(["5", "7", "7", "5"], [True, False, False, True], 4) == 1.0
+    # a group's first answer decides (a checker and the equivalence may disagree on the rest)
+    caseless = lambda first, other: first.lower() == other.lower()  # noqa: E731
+    assert maj_at_k(["a", "A", "b"], [False, True, True], 3, caseless) == 0.0
+    # groups given: the same answer as computing them
+    labels = vote_groups(["1", "2", "2"], same_text)
+    assert maj_at_k(["1", "2", "2"], [True, False, False], 3, groups=labels) == 0.0

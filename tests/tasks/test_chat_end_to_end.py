@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+from runs import options
 
 from sieval.errors import ConfigError
 from sieval.plan.config import parse_config
-from sieval.runner import RunOptions, run_eval
+from sieval.runner import run_eval
 from sieval.store.records import Shared, expand_requests, read_records
-
-DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
 
 
 def run(tmp_path: Path, dialect: str, task: str, n: int = 3, shots: str = ""):
@@ -20,7 +18,7 @@ def run(tmp_path: Path, dialect: str, task: str, n: int = 3, shots: str = ""):
         f"models: [{{name: m, endpoint: embedded, dialect: {dialect}, concurrency_limit: 4}}]\n"
         f"tasks: [{{name: {task}, n: {n}{shots}}}]"
     )
-    return run_eval(config, RunOptions(out=tmp_path, data_dir=DATA))
+    return run_eval(config, options(out=tmp_path))
 
 
 def records(result, task: str):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+import string
 from pathlib import Path
 
 import pytest
@@ -49,21 +51,58 @@ def test_gsm8k_chat_reads_the_last_marked_answer(text: str, expected: str | None
     assert extract_marked(text) == expected
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("B", "B"),
-        (" (C) because", "C"),
-        ("**D**", "D"),
-        ("Answer: a.", "A"),
-        ("A", "A"),
-        ("The answer is B", None),  # strict: the letter must come first
-        ("Bob", None),
-        ("", None),
-    ],
-)
-def test_mmlu_gen_extracts_the_letter_strictly(text: str, expected: str | None) -> None:
-    assert extract_letter(text) == expected
+def lm_eval_reads(text: str) -> str | None:
+    """The letter lm-eval 0.4.13's ``mmlu_generative`` scores right for ``text``: its
+    ``get_response`` filters keep the first line, without outer whitespace, and ``exact_match``
+    (``ignore_case``, ``ignore_punctuation``) compares it with the letter."""
+    line = text.split("\n", 1)[0].strip().lower()
+    line = line.translate(str.maketrans("", "", string.punctuation))
+    return line.upper() if line in ("a", "b", "c", "d") else None
+
+
+def simple_evals_reads(text: str) -> str | None:
+    """simple-evals' ``ANSWER_PATTERN_MULTICHOICE`` (``mmlu_eval.py``): the first ``Answer: X``."""
+    match = re.search(r"(?i)Answer[ \t]*:[ \t]*\$?([A-D])\$?", text)
+    return match.group(1).upper() if match else None
+
+
+LETTER_TABLE = [
+    # reply, sieval, lm-eval mmlu_generative, simple-evals
+    ("B", "B", "B", None),
+    ("C.", "C", "C", None),
+    (" (C) because", "C", None, None),
+    ("**D**", "D", "D", None),
+    ("Answer: a.", "A", None, "A"),
+    ("A", "A", "A", None),
+    ("C. Paris", "C", None, None),
+    ("D) None of the above", "D", None, None),
+    ("C is correct", "C", None, None),
+    ("C. A city in France", "C", None, None),  # the second "A" is an article
+    ("B.\n\nA is wrong because", "B", "B", None),  # only the start names the pick
+    # issue 33: several letters named, or the article "A": no pick
+    ("A B C D", None, None, None),
+    ("A, B, C or D", None, None, None),
+    ("A good answer is C", None, None, None),
+    ("Answer: A, B, C or D", None, None, "A"),
+    ("(A) or (B)", None, None, None),
+    ("B and C are both correct", None, None, None),
+    ("A. B. C. D.", None, None, None),
+    ("A/B", None, None, None),
+    ("a good question", None, None, None),
+    ("A is correct", None, None, None),  # said: the article rule; answer "A" or "A." as asked
+    # no letter first
+    ("The answer is B", None, None, None),
+    ("Bob", None, None, None),
+    ("", None, None, None),
+]
+
+
+@pytest.mark.parametrize(("text", "ours", "lm_eval", "simple_evals"), LETTER_TABLE)
+def test_mmlu_gen_reads_one_letter_named_first(
+    text: str, ours: str | None, lm_eval: str | None, simple_evals: str | None
+) -> None:
+    assert extract_letter(text) == ours
+    assert (lm_eval_reads(text), simple_evals_reads(text)) == (lm_eval, simple_evals)
 
 
 def test_gsm8k_chat_asks_one_user_message_greedily() -> None:
@@ -139,6 +178,23 @@ def test_mmlu_gen_scores_an_invalid_reply_as_wrong() -> None:
     assert "Answer with the letter" in samples[0].data["query"]
     reply = Response(choices=(Choice(index=0, text="I am not sure"),))
     result = MMLU_GEN.score(samples[0], {"answer": reply}, config)
-    assert result.prediction == "invalid" and result.metrics == {"acc": 0.0, "invalid": 1.0}
+    assert result.prediction == "invalid"
+    assert result.metrics == {"acc": 0.0, "invalid": 1.0, "censored": 0.0}  # it ended: wrong
     agg = MMLU_GEN.aggregate([(samples[0], result)])
-    assert agg["invalid_rate"] == 1.0 and agg["acc"] == 0.0
+    assert agg["invalid_rate"] == 1.0 and agg["acc"] == 0.0 and agg["censored_rate"] == 0.0
+
+
+def test_a_generation_cut_before_its_answer_is_censored() -> None:
+    """Issue 33: a reply that ended for length before any letter is censored (not simply
+    wrong); one that ended for length after its letter is scored like any other."""
+    config = TaskConfig(name="mmlu_0shot_gen", n=2)
+    first, second = list(MMLU_GEN.load(DATA, config))[:2]
+    cut = Response(choices=(Choice(index=0, text="Let me think about", finish_reason="length"),))
+    result = MMLU_GEN.score(first, {"answer": cut}, config)
+    assert result.metrics == {"acc": 0.0, "invalid": 1.0, "censored": 1.0}
+    text = f"{second.gold}. It is"
+    said = Response(choices=(Choice(index=0, text=text, finish_reason="length"),))
+    answered = MMLU_GEN.score(second, {"answer": said}, config)
+    assert answered.metrics == {"acc": 1.0, "invalid": 0.0, "censored": 0.0}
+    agg = MMLU_GEN.aggregate([(first, result), (second, answered)])
+    assert agg["censored_rate"] == 0.5 and agg["acc"] == 0.5

@@ -11,12 +11,13 @@ from typing import Any
 
 import msgspec
 import pytest
+from runs import options
 
 from sieval.model import Model
 from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
 from sieval.reference.lm import get_model
-from sieval.runner import RunOptions, run_eval
+from sieval.runner import run_eval
 from sieval.scoring.rolling import rolling_windows
 from sieval.store.records import read_records
 from sieval.tasks.base import TaskConfig
@@ -106,7 +107,7 @@ def test_rolling_log_likelihood_through_the_engine(tmp_path: Path, data_dir: Pat
         "models: [{name: m, endpoint: embedded, concurrency_limit: 4}]\n"
         "tasks: [{name: wikitext, n: 2}]"
     )
-    result = run_eval(config, RunOptions(out=tmp_path, data_dir=data_dir))
+    result = run_eval(config, options(out=tmp_path, data_dir=data_dir))
     assert result.exit_code == 0
     ref = get_model()
     (entry,) = result.report["results"]
@@ -156,3 +157,17 @@ async def test_rolling_windows_need_a_length_a_prefix_and_a_tokenize_route(data_
     async with Model(dialect="openai_chat", base_url="http://127.0.0.1:9", model_id="m") as chat:
         with pytest.raises(ConfigError, match="no tokenize route"):
             await resolve_documents(chat, ["x"], 4096)
+
+
+def test_means_keep_the_metrics_every_result_has() -> None:
+    """A run resumed across a version that added a metric (``censored``) holds records with and
+    without it, in either order: the mean keeps the metrics every result has (it raised a
+    KeyError when the first result had one a later one lacked)."""
+    from sieval.tasks._shared import means
+    from sieval.tasks.base import Sample, SampleResult
+
+    sample = Sample(id="s", data={}, gold=None)
+    new = SampleResult(prediction=None, gold=None, metrics={"acc": 1.0, "censored": 0.0})
+    old = SampleResult(prediction=None, gold=None, metrics={"acc": 0.0})
+    assert means([(sample, new), (sample, old)]) == {"n": 2, "acc": 0.5}
+    assert means([(sample, old), (sample, new)]) == {"n": 2, "acc": 0.5}

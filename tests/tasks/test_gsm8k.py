@@ -63,10 +63,11 @@ def test_real_data_shots(data_dir: Path) -> None:
 def test_strict_and_flexible_disagree(tiny: Path) -> None:
     config = TaskConfig(name=TASK.name, num_fewshot=0)
     (sample,) = list(TASK.load(tiny, config))
+    ended = {"censored": 0.0}  # each answer ended (finish_reason "stop"): none censored
     cases = {
-        " 2*500 = 1,000\n#### 1,000": {"exact_match": 1.0, "flexible_exact_match": 1.0},
-        " 2*500 = 1000 apples.": {"exact_match": 0.0, "flexible_exact_match": 1.0},
-        " #### 1000\nThen 3 more.": {"exact_match": 1.0, "flexible_exact_match": 0.0},
+        " 2*500 = 1,000\n#### 1,000": {"exact_match": 1.0, "flexible_exact_match": 1.0, **ended},
+        " 2*500 = 1000 apples.": {"exact_match": 0.0, "flexible_exact_match": 1.0, **ended},
+        " #### 1000\nThen 3 more.": {"exact_match": 1.0, "flexible_exact_match": 0.0, **ended},
     }
     results = []
     for text, metrics in cases.items():
@@ -74,7 +75,8 @@ def test_strict_and_flexible_disagree(tiny: Path) -> None:
         assert result.metrics == metrics, text
         results.append((sample, result))
     assert TASK.aggregate(results) == {
-        "n": 3, "exact_match": 2 / 3, "flexible_exact_match": 2 / 3}  # fmt: skip
+        "n": 3, "exact_match": 2 / 3, "flexible_exact_match": 2 / 3,
+        "censored_rate": 0.0}  # fmt: skip
     with pytest.raises(ContractViolation):
         TASK.score(sample, {"gen": Response(choices=())}, config)
 
@@ -97,5 +99,6 @@ def test_exact_match_is_lm_evals(tiny: Path, text: str, exact: float, flexible: 
     config = TaskConfig(name=TASK.name, num_fewshot=0)
     (sample,) = list(TASK.load(tiny, config))
     result = TASK.score(sample, {"gen": generated(text)}, config)
-    assert result.metrics == {"exact_match": exact, "flexible_exact_match": flexible}
+    assert result.metrics == {"exact_match": exact, "flexible_exact_match": flexible,
+                              "censored": 0.0}  # fmt: skip
     assert result.prediction == result.channels["strict"]

@@ -138,6 +138,47 @@ def test_truncated_answers_are_counted(data_dir: Path) -> None:
     assert figures["truncated_rate"] == 0.5 and figures["invalid_rate"] == 0.5
 
 
+def cut(text: str) -> Response:
+    return Response(choices=(Choice(index=0, text=text, finish_reason="length"),))
+
+
+@pytest.mark.parametrize(
+    ("task", "reply", "is_censored"),
+    [
+        # no final answer when the budget ran out: censored
+        ("bbh", cut("Let's see, A = not"), 1.0),
+        ("math500", cut("so we get \\boxed{\\frac{1"), 1.0),  # the box never closed
+        ("math500", "<think>so the answer is \\boxed{3}", 1.0),  # reasoning never closed
+        ("gpqa_diamond", cut("Thinking step by step, the"), 1.0),
+        ("humaneval", cut("```python\n    return sorted("), 1.0),  # the fence never closed
+        ("ifeval", cut("*one* and *two* and"), 1.0),  # the answer is the whole, cut, response
+        # a final answer before the cut, or an answer that ended: scored as it is
+        ("bbh", cut("So the answer is False. And then"), 0.0),
+        ("math500", cut("so \\boxed{3}. Let me also check"), 0.0),
+        ("humaneval", cut("```python\n    return 1\n```\nThis works because"), 0.0),
+        ("bbh", "I do not know.", 0.0),  # ended, no answer: invalid and wrong, not censored
+        ("ifeval", "*one* and *two*", 0.0),
+    ],
+)
+def test_an_answer_cut_before_it_gave_one_is_censored(
+    data_dir: Path, task: str, reply: Response | str, is_censored: float
+) -> None:
+    """Issue 33: a budget-cut answer is its own outcome, censored, not wrong."""
+    sample, config = first(task, data_dir)
+    if task == "humaneval":
+        import asyncio
+
+        result = asyncio.run(
+            TASKS[task].score_async(  # type: ignore[attr-defined]
+                sample, {"gen": generated(reply) if isinstance(reply, str) else reply}, config
+            )
+        )
+    else:
+        result = scored(task, sample, config, reply)
+    assert result.metrics["censored"] == is_censored
+    assert TASKS[task].aggregate([(sample, result)])["censored_rate"] == is_censored
+
+
 def test_repeats_are_samples_of_their_own_with_pass_at_k(data_dir: Path) -> None:
     task = TASKS["bbh"]
     config = TaskConfig(name="bbh", options={"repeats": 4, "temperature": 0.7})
@@ -368,6 +409,52 @@ def test_maj_at_k_votes_over_the_repeats_answers(data_dir: Path) -> None:
         "inst_level_strict_acc": 1.0, "inst_level_loose_acc": 1.0, "n_instructions": 1.0,
         "invalid": 0.0, "truncated": 0.0})) for s in samples[:2]])  # fmt: skip
     assert "pass@1" in code and "maj@1" not in code
+
+
+def repeats_of(name: str, data_dir: Path, row: int, replies: list[str]) -> dict[str, Any]:
+    """The figures of ``replies`` as the repeats of the task's row ``row`` (in repeat order)."""
+    task = TASKS[name]
+    config = TaskConfig(name=name, n=row + 1, options={"repeats": len(replies), "temperature": 1.0})
+    samples = list(task.load(data_dir, config))[row * len(replies) : (row + 1) * len(replies)]
+    assert [s.id.rsplit("#r", 1)[1] for s in samples] == [str(i) for i in range(len(replies))]
+    results = [(s, scored(name, s, config, r)) for s, r in zip(samples, replies, strict=True)]
+    return {"correct": [r.metrics["accuracy"] for _, r in results], **task.aggregate(results)}
+
+
+def test_maj_at_k_groups_the_answers_the_math_checker_finds_equal(data_dir: Path) -> None:
+    """Issue 33.3: MATH-500's row 2 (gold \\frac{14}{3}) answered 5, \\frac{14}{3}, 14/3,
+    \\dfrac{14}{3}: three of four right by the checker, so the vote is right (it was 0: the
+    three spellings were three votes of one each, and 5 came first)."""
+    boxed = ["\\boxed{5}", "\\boxed{\\frac{14}{3}}", "\\boxed{14/3}", "\\boxed{\\dfrac{14}{3}}"]
+    figures = repeats_of("math500", data_dir, 2, boxed)
+    assert figures["correct"] == [0.0, 1.0, 1.0, 1.0]
+    assert figures["maj@4"] == 1.0
+    assert figures["maj@1"] == 0.0  # 5 alone
+    assert figures["maj@2"] == 0.0  # 5 and 14/3, one vote each: a tie, to the first answered
+    # the tie the other way round: the right answer first wins it
+    tie = repeats_of("math500", data_dir, 2, [boxed[3], boxed[0], boxed[0], boxed[2]])
+    assert tie["maj@4"] == 1.0 and tie["maj@2"] == 1.0
+
+
+def test_maj_at_k_of_multiple_choice_votes_by_letter(data_dir: Path) -> None:
+    """mmlu_pro's rules read 'the answer is (B)', 'Answer: B' and a last standalone B as one
+    letter: three votes for B beat two for the gold letter, and the protocol says how."""
+    sample, _ = first("mmlu_pro", data_dir)
+    gold = str(sample.gold)
+    other = "B" if gold != "B" else "C"
+    replies = [f"so the answer is ({gold}).", f"the answer is ({other})", f"Answer: {other}",
+               f"I pick {other}", f"the answer is {gold}"]  # fmt: skip
+    figures = repeats_of("mmlu_pro", data_dir, 0, replies)
+    assert figures["correct"] == [1.0, 0.0, 0.0, 0.0, 1.0]
+    assert figures["maj@1"] == 1.0 and figures["maj@4"] == 0.0
+    assert figures["maj@2"] == 1.0  # one vote each: the letter answered first
+    protocols = {
+        n: TASKS[n].protocol_for(ModelFacts()) for n in ("mmlu_pro", "math500", "humaneval")
+    }  # type: ignore[attr-defined]
+    assert "the extracted letter" in protocols["mmlu_pro"]
+    assert "a tie goes to the group answered first" in protocols["mmlu_pro"]
+    assert "math-verify's equivalence" in protocols["math500"]
+    assert "maj@k" not in protocols["humaneval"]
 
 
 async def test_code_tasks_score_async_inside_a_loop(data_dir: Path) -> None:

@@ -3,14 +3,13 @@ own (resumable), the truncation warning, the records a reader audits."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from sieval.plan.config import parse_config
-from sieval.runner import RunOptions, run_eval
-from sieval.store.records import read_records
+from runs import options
 
-DATA = Path(os.environ.get("SIEVAL_DATA_DIR", Path(__file__).parents[3] / "shared" / "data"))
+from sieval.plan.config import parse_config
+from sieval.runner import run_eval
+from sieval.store.records import read_records
 
 
 def config(task: str, n: int, options: str, dialect: str = "openai_chat"):
@@ -22,7 +21,7 @@ def config(task: str, n: int, options: str, dialect: str = "openai_chat"):
 
 def test_repeats_are_resumable_samples_with_pass_at_k(tmp_path: Path) -> None:
     cfg = config("aime2025", 2, "repeats: 2, temperature: 0.8, max_tokens: 32")  # n counts rows
-    result = run_eval(cfg, RunOptions(out=tmp_path, data_dir=DATA, preflight=False))
+    result = run_eval(cfg, options(out=tmp_path))
     (entry,) = result.report["results"]
     assert entry["samples"]["scored"] == 4
     assert entry["metrics"]["repeats"] == 2 and "pass@2" in entry["metrics"]
@@ -33,14 +32,14 @@ def test_repeats_are_resumable_samples_with_pass_at_k(tmp_path: Path) -> None:
     assert sorted(records) == ["0#r0", "0#r1", "1#r0", "1#r1"]
     record = records["0#r1"]
     assert {"text", "extracted", "rule", "finish_reason"} <= set(record.channels)
-    again = run_eval(cfg, RunOptions(resume=result.run_dir, data_dir=DATA, preflight=False))
+    again = run_eval(cfg, options(resume=result.run_dir))
     assert again.report["results"][0]["metrics"] == entry["metrics"]
     assert again.report["timings"]["sessions"][-1]["samples_run"] == 0  # nothing re-run
 
 
 def test_a_budget_too_small_warns(tmp_path: Path) -> None:
     cfg = config("bbh", 2, "max_tokens: 4", dialect="openai_completions")
-    result = run_eval(cfg, RunOptions(out=tmp_path, data_dir=DATA, preflight=False))
+    result = run_eval(cfg, options(out=tmp_path))
     (entry,) = result.report["results"]
     assert entry["metrics"]["truncated_rate"] == 1.0
     (warning,) = [w for w in result.warnings if "cut by the token budget" in w]

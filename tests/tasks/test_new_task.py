@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from runs import options
 
 from sieval.plan.config import parse_config
-from sieval.runner import RunOptions, run_eval
+from sieval.runner import run_eval
 from sieval.tasks.base import TaskConfig
 from sieval.tasks.registry import TASKS, discover
 
@@ -51,7 +52,7 @@ def test_the_readme_example_is_a_task(
             "models: [{name: m, endpoint: embedded, concurrency_limit: 4}]\n"
             "tasks: [{name: sciq_no_support, n: 4}]"
         ),
-        RunOptions(out=tmp_path / "runs", data_dir=data_dir),
+        options(out=tmp_path / "runs", data_dir=data_dir),
         tasks={**TASKS, **found},
     )
     assert run.exit_code == 0

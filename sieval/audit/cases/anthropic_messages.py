@@ -9,63 +9,27 @@ a tiny model poor: the wire is what is proven.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...ir.request import (
-    ChatInput,
-    FunctionTool,
     ImagePart,
-    Message,
     Reasoning,
-    Request,
     Sampling,
     Scheduling,
     Scoring,
     StructuredOutput,
-    TextPart,
     ToolCallPart,
     ToolResultPart,
     Tools,
 )
 from ...ir.response import Response
 from ...model import Call
-from ..probe import PERSON, ProbeCase
+from .. import corpus
+from ..corpus import PERSON, PNG_1X1_RED, TOOL_PROMPT, WEATHER, chat, turn
+from ..probe import ProbeCase
 
 __all__ = ["CASES"]
 
-WEATHER = FunctionTool(
-    name="get_weather",
-    description="Get the current weather for a city.",
-    parameters={
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"],
-    },
-)
-# a tiny model loops inside free-form tool arguments; asked to repeat a call it completes one
-TOOL_PROMPT = (
-    'Repeat exactly: <tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n'
-    "</tool_call>"
-)
 GREEDY_8 = Sampling(temperature=0.0, max_tokens=8)
-PNG_1X1 = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ"
-    "AAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
-)
-
-
-def _turn(role: str, *parts: Any) -> Message:
-    return Message(
-        role=role,  # type: ignore[arg-type]
-        content=tuple(TextPart(text=p) if isinstance(p, str) else p for p in parts),
-    )
-
-
-def _chat(*messages: Message, **groups: Any) -> Request:
-    return Request(input=ChatInput(messages=messages), **groups)
-
-
-CAPITAL = _turn("user", "What is the capital of France?")
+CAPITAL = turn("user", corpus.CAPITAL)
 
 
 def _responses(calls: list[Call]) -> list[Response]:
@@ -148,21 +112,21 @@ def _tool_stream(calls: list[Call]) -> str:
 
 
 CASES: list[ProbeCase] = [
-    ProbeCase("plain user turn", "ok", (_chat(CAPITAL, sampling=GREEDY_8),), _plain),
+    ProbeCase("plain user turn", "ok", (chat(CAPITAL, sampling=GREEDY_8),), _plain),
     ProbeCase(
         "system prompt + user",
         "ok",
-        (_chat(_turn("system", "Answer in one word."), CAPITAL, sampling=GREEDY_8),),
+        (chat(turn("system", "Answer in one word."), CAPITAL, sampling=GREEDY_8),),
         _system,
     ),
     ProbeCase(
         "multi-turn",
         "ok",
         (
-            _chat(
-                _turn("user", "My name is Ann."),
-                _turn("assistant", "Hello Ann."),
-                _turn("user", "What is my name?"),
+            chat(
+                turn("user", "My name is Ann."),
+                turn("assistant", "Hello Ann."),
+                turn("user", "What is my name?"),
                 sampling=GREEDY_8,
             ),
         ),
@@ -172,8 +136,8 @@ CASES: list[ProbeCase] = [
         "temperature + top_p + top_k",
         "ok",
         (
-            _chat(
-                _turn("user", "Tell me a story about a dragon."),
+            chat(
+                turn("user", "Tell me a story about a dragon."),
                 sampling=Sampling(temperature=0.7, top_p=0.9, top_k=40, max_tokens=8),
             ),
         ),
@@ -183,8 +147,8 @@ CASES: list[ProbeCase] = [
         "stop_sequences that match",
         "ok",
         (
-            _chat(
-                _turn("user", "Continue the list: 1, 2, 3, 4, 5,"),
+            chat(
+                turn("user", "Continue the list: 1, 2, 3, 4, 5,"),
                 sampling=Sampling(temperature=0.0, max_tokens=30, stop=("3", ":")),
             ),
         ),
@@ -194,8 +158,8 @@ CASES: list[ProbeCase] = [
         "max_tokens reached",
         "ok",
         (
-            _chat(
-                _turn("user", "Tell me a story about a dragon."),
+            chat(
+                turn("user", "Tell me a story about a dragon."),
                 sampling=Sampling(temperature=0.0, max_tokens=2),
             ),
         ),
@@ -205,8 +169,8 @@ CASES: list[ProbeCase] = [
         "JSON schema via output_config.format",
         "ok",
         (
-            _chat(
-                _turn("user", 'Return this JSON: {"name": "Ann", "adult": true}'),
+            chat(
+                turn("user", 'Return this JSON: {"name": "Ann", "adult": true}'),
                 sampling=Sampling(temperature=0.0, max_tokens=40),
                 structured_output=StructuredOutput(format="json_schema", schema=PERSON),
             ),
@@ -217,8 +181,8 @@ CASES: list[ProbeCase] = [
         "forced tool call (tool_choice any)",
         "ok",
         (
-            _chat(
-                _turn("user", TOOL_PROMPT),
+            chat(
+                turn("user", TOOL_PROMPT),
                 sampling=Sampling(temperature=0.0, max_tokens=60),
                 tools=Tools(functions=(WEATHER,), choice="required"),
             ),
@@ -229,15 +193,15 @@ CASES: list[ProbeCase] = [
         "tool_result follow-up",
         "ok",
         (
-            _chat(
-                _turn("user", "What is the weather in Paris?"),
-                _turn(
+            chat(
+                turn("user", "What is the weather in Paris?"),
+                turn(
                     "assistant",
                     ToolCallPart(
                         call_id="toolu_1", name="get_weather", arguments={"city": "Paris"}
                     ),
                 ),
-                _turn("tool", ToolResultPart(call_id="toolu_1", result="22 C, sunny")),
+                turn("tool", ToolResultPart(call_id="toolu_1", result="22 C, sunny")),
                 sampling=Sampling(temperature=0.0, max_tokens=12),
                 tools=Tools(functions=(WEATHER,)),
             ),
@@ -248,8 +212,8 @@ CASES: list[ProbeCase] = [
         "stream = non-stream",
         "ok",
         (
-            _chat(CAPITAL, sampling=GREEDY_8),
-            _chat(CAPITAL, sampling=GREEDY_8, scheduling=Scheduling(stream=True)),
+            chat(CAPITAL, sampling=GREEDY_8),
+            chat(CAPITAL, sampling=GREEDY_8, scheduling=Scheduling(stream=True)),
         ),
         _stream,
     ),
@@ -257,8 +221,8 @@ CASES: list[ProbeCase] = [
         "streamed forced tool call",
         "ok",
         (
-            _chat(
-                _turn("user", TOOL_PROMPT),
+            chat(
+                turn("user", TOOL_PROMPT),
                 sampling=Sampling(temperature=0.0, max_tokens=60),
                 tools=Tools(functions=(WEATHER,), choice="required"),
                 scheduling=Scheduling(stream=True),
@@ -269,20 +233,20 @@ CASES: list[ProbeCase] = [
     ProbeCase(
         "effort low (output_config.effort)",
         "ok",
-        (_chat(CAPITAL, sampling=GREEDY_8, reasoning=Reasoning(effort="low")),),
+        (chat(CAPITAL, sampling=GREEDY_8, reasoning=Reasoning(effort="low")),),
         _plain,
     ),
     ProbeCase(
         "effort none (thinking disabled)",
         "ok",
-        (_chat(CAPITAL, sampling=GREEDY_8, reasoning=Reasoning(effort="none")),),
+        (chat(CAPITAL, sampling=GREEDY_8, reasoning=Reasoning(effort="none")),),
         _plain,
     ),
     ProbeCase(
         "thinking enabled, budget 1024 (no --reasoning-parser)",
         "ServerRejected",
         (
-            _chat(
+            chat(
                 CAPITAL,
                 sampling=Sampling(temperature=0.0, max_tokens=1100),
                 reasoning=Reasoning(budget_tokens=1024),
@@ -293,7 +257,7 @@ CASES: list[ProbeCase] = [
         "thinking budget not below max_tokens",
         "Refused",
         (
-            _chat(
+            chat(
                 CAPITAL,
                 sampling=Sampling(temperature=0.0, max_tokens=1024),
                 reasoning=Reasoning(budget_tokens=1024),
@@ -303,14 +267,14 @@ CASES: list[ProbeCase] = [
     ProbeCase(
         "thinking budget 512",
         "Refused",
-        (_chat(CAPITAL, sampling=GREEDY_8, reasoning=Reasoning(budget_tokens=512)),),
+        (chat(CAPITAL, sampling=GREEDY_8, reasoning=Reasoning(budget_tokens=512)),),
     ),
     ProbeCase(
         "structured output cut at max_tokens",
         "ContractViolation",
         (
-            _chat(
-                _turn("user", 'Return this JSON: {"name": "Ann", "adult": true}'),
+            chat(
+                turn("user", 'Return this JSON: {"name": "Ann", "adult": true}'),
                 sampling=Sampling(temperature=0.0, max_tokens=3),
                 structured_output=StructuredOutput(format="json_schema", schema=PERSON),
             ),
@@ -320,9 +284,11 @@ CASES: list[ProbeCase] = [
         "image on a text-only model",
         "ServerRejected",
         (
-            _chat(
-                _turn(
-                    "user", "What colour is this?", ImagePart(data=PNG_1X1, media_type="image/png")
+            chat(
+                turn(
+                    "user",
+                    "What colour is this?",
+                    ImagePart(data=PNG_1X1_RED, media_type="image/png"),
                 ),
                 sampling=GREEDY_8,
             ),
@@ -331,40 +297,40 @@ CASES: list[ProbeCase] = [
     ProbeCase(
         "context overflow",
         "ServerRejected",
-        (_chat(_turn("user", "hello " * 4200), sampling=Sampling(temperature=0.0, max_tokens=4)),),
+        (chat(turn("user", "hello " * 4200), sampling=Sampling(temperature=0.0, max_tokens=4)),),
     ),
-    ProbeCase("max_tokens unset", "Refused", (_chat(CAPITAL, sampling=Sampling(temperature=0.0)),)),
-    ProbeCase("seed", "Refused", (_chat(CAPITAL, sampling=Sampling(max_tokens=4, seed=1)),)),
+    ProbeCase("max_tokens unset", "Refused", (chat(CAPITAL, sampling=Sampling(temperature=0.0)),)),
+    ProbeCase("seed", "Refused", (chat(CAPITAL, sampling=Sampling(max_tokens=4, seed=1)),)),
     ProbeCase(
         "n = 2",
         "Refused",
-        (_chat(CAPITAL, sampling=Sampling(max_tokens=4, n=2, temperature=1.0)),),
+        (chat(CAPITAL, sampling=Sampling(max_tokens=4, n=2, temperature=1.0)),),
     ),
     ProbeCase(
         "presence penalty",
         "Refused",
-        (_chat(CAPITAL, sampling=Sampling(max_tokens=4, presence_penalty=0.5)),),
+        (chat(CAPITAL, sampling=Sampling(max_tokens=4, presence_penalty=0.5)),),
     ),
     ProbeCase(
         "sampled logprobs",
         "Refused",
-        (_chat(CAPITAL, sampling=GREEDY_8, scoring=Scoring(sampled_logprobs=True)),),
+        (chat(CAPITAL, sampling=GREEDY_8, scoring=Scoring(sampled_logprobs=True)),),
     ),
     ProbeCase(
         "input scoring",
         "Refused",
-        (_chat(CAPITAL, sampling=GREEDY_8, scoring=Scoring(input_logprobs=True)),),
+        (chat(CAPITAL, sampling=GREEDY_8, scoring=Scoring(input_logprobs=True)),),
     ),
     ProbeCase(
         "temperature 1.5",
         "Refused",
-        (_chat(CAPITAL, sampling=Sampling(max_tokens=4, temperature=1.5)),),
+        (chat(CAPITAL, sampling=Sampling(max_tokens=4, temperature=1.5)),),
     ),
     ProbeCase(
         "json_object",
         "Refused",
         (
-            _chat(
+            chat(
                 CAPITAL,
                 sampling=GREEDY_8,
                 structured_output=StructuredOutput(format="json_object"),
@@ -374,11 +340,11 @@ CASES: list[ProbeCase] = [
     ProbeCase(
         "assistant prefill",
         "Refused",
-        (_chat(CAPITAL, _turn("assistant", "The capital is"), sampling=GREEDY_8),),
+        (chat(CAPITAL, turn("assistant", "The capital is"), sampling=GREEDY_8),),
     ),
     ProbeCase(
         "five stop_sequences",
         "Refused",
-        (_chat(CAPITAL, sampling=Sampling(max_tokens=4, stop=("a", "b", "c", "d", "e"))),),
+        (chat(CAPITAL, sampling=Sampling(max_tokens=4, stop=("a", "b", "c", "d", "e"))),),
     ),
 ]

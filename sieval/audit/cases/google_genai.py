@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from ...ir.request import (
     ChatInput,
-    FunctionTool,
     ImagePart,
     Message,
     Reasoning,
@@ -27,23 +26,14 @@ from ...ir.request import (
     Tools,
 )
 from ...model import Call
-from ..probe import PERSON, QA, ProbeCase
+from ..corpus import CAPITAL_ONE_WORD, PERSON, QA, WEATHER
+from ..probe import ProbeCase
 
 __all__ = ["CASES", "PROXY_OUTCOMES", "chat"]
 
-CAPITAL = "What is the capital of France? Answer in one word."
 STORY = "Tell me a story about a dragon."
 GREEDY = Sampling(temperature=0.0, top_p=1.0, max_tokens=8)
 GREEDY_12 = Sampling(temperature=0.0, top_p=1.0, max_tokens=12)
-WEATHER = FunctionTool(
-    name="get_weather",
-    description="Get the current weather for a city.",
-    parameters={
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"],
-    },
-)
 
 
 def chat(*turns: str, system: str | None = None) -> ChatInput:
@@ -173,7 +163,9 @@ SEEDED = [
 ]
 
 CASES: list[ProbeCase] = [
-    ProbeCase("chat turn, greedy", "ok", (Request(input=chat(CAPITAL), sampling=GREEDY),), _plain),
+    ProbeCase(
+        "chat turn, greedy", "ok", (Request(input=chat(CAPITAL_ONE_WORD), sampling=GREEDY),), _plain
+    ),
     ProbeCase(
         "system instruction and a model turn",
         "ok",
@@ -194,8 +186,10 @@ CASES: list[ProbeCase] = [
         "stream and non-stream give the same Response",
         "ok",
         (
-            Request(input=chat(CAPITAL), sampling=GREEDY),
-            Request(input=chat(CAPITAL), sampling=GREEDY, scheduling=Scheduling(stream=True)),
+            Request(input=chat(CAPITAL_ONE_WORD), sampling=GREEDY),
+            Request(
+                input=chat(CAPITAL_ONE_WORD), sampling=GREEDY, scheduling=Scheduling(stream=True)
+            ),
         ),
         _stream_equals_plain,
     ),
@@ -251,7 +245,7 @@ CASES: list[ProbeCase] = [
         "ok",
         (
             Request(
-                input=chat(CAPITAL),
+                input=chat(CAPITAL_ONE_WORD),
                 sampling=GREEDY,
                 scoring=Scoring(sampled_logprobs=True, sampled_top_k=3),
             ),
@@ -261,7 +255,7 @@ CASES: list[ProbeCase] = [
     ProbeCase(
         "token ids",
         "ok",
-        (Request(input=chat(CAPITAL), sampling=GREEDY, scoring=Scoring(token_ids=True)),),
+        (Request(input=chat(CAPITAL_ONE_WORD), sampling=GREEDY, scoring=Scoring(token_ids=True)),),
         _ids,
     ),
     ProbeCase(
@@ -300,12 +294,16 @@ CASES: list[ProbeCase] = [
     ProbeCase(
         "thinking budget on a model that does not think",
         "ServerRejected",
-        (Request(input=chat(CAPITAL), sampling=GREEDY, reasoning=Reasoning(budget_tokens=64)),),
+        (
+            Request(
+                input=chat(CAPITAL_ONE_WORD), sampling=GREEDY, reasoning=Reasoning(budget_tokens=64)
+            ),
+        ),
     ),
     ProbeCase(
         "temperature 3 (outside Google's [0, 2])",
         "ServerRejected",
-        (Request(input=chat(CAPITAL), sampling=Sampling(temperature=3.0, max_tokens=4)),),
+        (Request(input=chat(CAPITAL_ONE_WORD), sampling=Sampling(temperature=3.0, max_tokens=4)),),
     ),
     ProbeCase(
         "context overflow",
@@ -327,12 +325,17 @@ CASES: list[ProbeCase] = [
     ProbeCase(
         "input scoring",
         "Refused",
-        (Request(input=chat(CAPITAL), scoring=Scoring(input_logprobs=True)),),
+        (Request(input=chat(CAPITAL_ONE_WORD), scoring=Scoring(input_logprobs=True)),),
     ),
     ProbeCase(
         "top-k 21 > Google's 20",
         "Refused",
-        (Request(input=chat(CAPITAL), scoring=Scoring(sampled_logprobs=True, sampled_top_k=21)),),
+        (
+            Request(
+                input=chat(CAPITAL_ONE_WORD),
+                scoring=Scoring(sampled_logprobs=True, sampled_top_k=21),
+            ),
+        ),
     ),
     ProbeCase(
         "image by URL",
@@ -350,9 +353,11 @@ CASES: list[ProbeCase] = [
     ProbeCase(
         "six stop sequences",
         "Refused",
-        (Request(input=chat(CAPITAL), sampling=Sampling(stop=tuple("abcdef"))),),
+        (Request(input=chat(CAPITAL_ONE_WORD), sampling=Sampling(stop=tuple("abcdef"))),),
     ),
-    ProbeCase("engine option", "Refused", (Request(input=chat(CAPITAL), options={"min_p": 0.1}),)),
+    ProbeCase(
+        "engine option", "Refused", (Request(input=chat(CAPITAL_ONE_WORD), options={"min_p": 0.1}),)
+    ),
 ]
 
 PROXY_OUTCOMES: dict[str, tuple[str, str]] = {

@@ -8,13 +8,9 @@ call and its JSON complete; every check holds for any model.
 
 from __future__ import annotations
 
-from typing import Any
-
 from msgspec import UNSET
 
 from ...ir.request import (
-    ChatInput,
-    FunctionTool,
     ImagePart,
     Message,
     Reasoning,
@@ -30,39 +26,22 @@ from ...ir.request import (
 )
 from ...ir.response import Choice, Response
 from ...model import Call
-from ..probe import PERSON, ProbeCase
+from ..corpus import (
+    CALL_TEXT,
+    CAPITAL,
+    PERSON,
+    PERSON_TEXT,
+    PNG_1X1,
+    WEATHER_CHAT,
+    chat,
+    greedy,
+    user,
+)
+from ..probe import ProbeCase
 
 __all__ = ["CASES"]
 
-CAPITAL = "What is the capital of France?"
-CALL_TEXT = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
-PERSON_TEXT = '{"name": "Bob", "adult": true}'
-PNG_1X1 = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ"
-    "AAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
-)
-WEATHER = FunctionTool(
-    name="get_weather",
-    description="Weather for a city",
-    parameters={
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"],
-    },
-)
-FORCED = Tools(functions=(WEATHER,), choice="required")
-
-
-def _user(text: str) -> Message:
-    return Message(role="user", content=(TextPart(text=text),))
-
-
-def _chat(*messages: Message, **groups: Any) -> Request:
-    return Request(input=ChatInput(messages=messages), **groups)
-
-
-def _greedy(n: int) -> Sampling:
-    return Sampling(temperature=0.0, max_tokens=n)
+FORCED = Tools(functions=(WEATHER_CHAT,), choice="required")
 
 
 def _spelled(c: Choice) -> bool:
@@ -170,27 +149,27 @@ def _reasoning(calls: list[Call]) -> str:
 
 TOP2 = Scoring(sampled_logprobs=True, sampled_top_k=2)
 TOOL_TURNS = (
-    _user(CALL_TEXT),
+    user(CALL_TEXT),
     Message(
         role="assistant",
         content=(ToolCallPart(call_id="call_1", name="get_weather", arguments={"city": "Paris"}),),
     ),
     Message(role="tool", content=(ToolResultPart(call_id="call_1", result={"temperature_c": 18}),)),
 )
-HI = _user("Hi")
+HI = user("Hi")
 
 CASES: list[ProbeCase] = [
-    ProbeCase("plain chat, greedy", "ok", (_chat(_user(CAPITAL), sampling=_greedy(8)),), _plain),
+    ProbeCase("plain chat, greedy", "ok", (chat(user(CAPITAL), sampling=greedy(8)),), _plain),
     ProbeCase(
         "system, user, assistant, user",
         "ok",
         (
-            _chat(
+            chat(
                 Message(role="system", content=(TextPart(text="Answer in one word."),)),
                 HI,
                 Message(role="assistant", content=(TextPart(text="Hello! How can I help?"),)),
-                _user(CAPITAL),
-                sampling=_greedy(8),
+                user(CAPITAL),
+                sampling=greedy(8),
             ),
         ),
         _plain,
@@ -199,9 +178,7 @@ CASES: list[ProbeCase] = [
         "seed repeat at temperature 1",
         "ok",
         tuple(
-            _chat(
-                _user("Tell me a story."), sampling=Sampling(temperature=1.0, seed=s, max_tokens=8)
-            )
+            chat(user("Tell me a story."), sampling=Sampling(temperature=1.0, seed=s, max_tokens=8))
             for s in (11, 11, 12)
         ),
         _seed,
@@ -210,8 +187,8 @@ CASES: list[ProbeCase] = [
         "n = 2 with per-choice top-2",
         "ok",
         (
-            _chat(
-                _user("Tell me a story."),
+            chat(
+                user("Tell me a story."),
                 sampling=Sampling(n=2, temperature=1.0, seed=7, max_tokens=6),
                 scoring=TOP2,
             ),
@@ -222,8 +199,8 @@ CASES: list[ProbeCase] = [
         "sampled top-3 exact from a sampled-first list",
         "ok",
         (
-            _chat(
-                _user("Tell me a story."),
+            chat(
+                user("Tell me a story."),
                 sampling=Sampling(temperature=1.0, seed=7, max_tokens=6),
                 scoring=Scoring(sampled_logprobs=True, sampled_top_k=3),
             ),
@@ -233,16 +210,16 @@ CASES: list[ProbeCase] = [
     ProbeCase(
         "tokens spell a byte-fallback text",
         "ok",
-        (_chat(_user("𝔘𝔫𝔦 ꙮ 𐍈"), sampling=_greedy(10), scoring=Scoring(sampled_logprobs=True)),),
+        (chat(user("𝔘𝔫𝔦 ꙮ 𐍈"), sampling=greedy(10), scoring=Scoring(sampled_logprobs=True)),),
         _bytes,
     ),
     ProbeCase(
         "JSON schema output parses",
         "ok",
         (
-            _chat(
-                _user(PERSON_TEXT),
-                sampling=_greedy(60),
+            chat(
+                user(PERSON_TEXT),
+                sampling=greedy(60),
                 structured_output=StructuredOutput(
                     format="json_schema", schema=PERSON, name="person", strict=True
                 ),
@@ -254,9 +231,9 @@ CASES: list[ProbeCase] = [
         "JSON cut at max_tokens is not believed",
         "ContractViolation",
         (
-            _chat(
-                _user(PERSON_TEXT),
-                sampling=_greedy(3),
+            chat(
+                user(PERSON_TEXT),
+                sampling=greedy(3),
                 structured_output=StructuredOutput(format="json_schema", schema=PERSON),
             ),
         ),
@@ -264,28 +241,28 @@ CASES: list[ProbeCase] = [
     ProbeCase(
         "forced tool call (tool_choice required)",
         "ok",
-        (_chat(_user(CALL_TEXT), sampling=_greedy(40), tools=FORCED),),
+        (chat(user(CALL_TEXT), sampling=greedy(40), tools=FORCED),),
         _tool,
     ),
     ProbeCase(
         "forced call cut at max_tokens is not believed",
         "ContractViolation",
-        (_chat(_user(CALL_TEXT), sampling=_greedy(3), tools=FORCED),),
+        (chat(user(CALL_TEXT), sampling=greedy(3), tools=FORCED),),
     ),
     ProbeCase(
         "tool result turn",
         "ok",
-        (_chat(*TOOL_TURNS, sampling=_greedy(12), tools=Tools(functions=(WEATHER,))),),
+        (chat(*TOOL_TURNS, sampling=greedy(12), tools=Tools(functions=(WEATHER_CHAT,))),),
         _follow_up,
     ),
     ProbeCase(
         "stream and non-stream give the same Response",
         "ok",
         (
-            _chat(_user(CAPITAL), sampling=_greedy(8), scoring=TOP2),
-            _chat(
-                _user(CAPITAL),
-                sampling=_greedy(8),
+            chat(user(CAPITAL), sampling=greedy(8), scoring=TOP2),
+            chat(
+                user(CAPITAL),
+                sampling=greedy(8),
                 scoring=TOP2,
                 scheduling=Scheduling(stream=True),
             ),
@@ -295,14 +272,14 @@ CASES: list[ProbeCase] = [
     ProbeCase(
         "reasoning effort without a reasoning parser",
         "ok",
-        (_chat(_user(CAPITAL), sampling=_greedy(8), reasoning=Reasoning(effort="low")),),
+        (chat(user(CAPITAL), sampling=greedy(8), reasoning=Reasoning(effort="low")),),
         _reasoning,
     ),
     ProbeCase(
         "image part on a text-only model",
         "ServerRejected",
         (
-            _chat(
+            chat(
                 Message(
                     role="user",
                     content=(
@@ -315,25 +292,25 @@ CASES: list[ProbeCase] = [
         ),
     ),
     ProbeCase(
-        "context overflow", "ServerRejected", (_chat(_user("hello " * 4200), sampling=_greedy(4)),)
+        "context overflow", "ServerRejected", (chat(user("hello " * 4200), sampling=greedy(4)),)
     ),
-    ProbeCase("top_k", "Refused", (_chat(HI, sampling=Sampling(top_k=5)),)),
-    ProbeCase("input scoring", "Refused", (_chat(HI, scoring=Scoring(input_logprobs=True)),)),
-    ProbeCase("token ids", "Refused", (_chat(HI, scoring=Scoring(token_ids=True)),)),
+    ProbeCase("top_k", "Refused", (chat(HI, sampling=Sampling(top_k=5)),)),
+    ProbeCase("input scoring", "Refused", (chat(HI, scoring=Scoring(input_logprobs=True)),)),
+    ProbeCase("token ids", "Refused", (chat(HI, scoring=Scoring(token_ids=True)),)),
     ProbeCase(
         "top-k 20 (k + 1 > OpenAI's 20)",
         "Refused",
-        (_chat(HI, scoring=Scoring(sampled_logprobs=True, sampled_top_k=20)),),
+        (chat(HI, scoring=Scoring(sampled_logprobs=True, sampled_top_k=20)),),
     ),
-    ProbeCase("reasoning budget", "Refused", (_chat(HI, reasoning=Reasoning(budget_tokens=64)),)),
-    ProbeCase("reasoning summary", "Refused", (_chat(HI, reasoning=Reasoning(summary="auto")),)),
+    ProbeCase("reasoning budget", "Refused", (chat(HI, reasoning=Reasoning(budget_tokens=64)),)),
+    ProbeCase("reasoning summary", "Refused", (chat(HI, reasoning=Reasoning(summary="auto")),)),
     ProbeCase("completion input", "Refused", (Request.completion(CAPITAL),)),
-    ProbeCase("vLLM option min_p", "Refused", (_chat(HI, options={"min_p": 0.1}),)),
+    ProbeCase("vLLM option min_p", "Refused", (chat(HI, options={"min_p": 0.1}),)),
     ProbeCase(
         "tool result with an error flag",
         "Refused",
         (
-            _chat(
+            chat(
                 *TOOL_TURNS[:2],
                 Message(
                     role="tool",

@@ -12,8 +12,6 @@ from typing import Any
 from msgspec import UNSET
 
 from ...ir.request import (
-    ChatInput,
-    FunctionTool,
     ImagePart,
     Message,
     Reasoning,
@@ -29,48 +27,23 @@ from ...ir.request import (
 )
 from ...ir.response import StructuredValue
 from ...model import Call
-from ..probe import PERSON, ProbeCase
+from ..corpus import PERSON, PNG_1X1, WEATHER_RESPONSES, chat, greedy, user
+from ..probe import ProbeCase
 
 __all__ = ["CASES"]
 
-PNG_1X1 = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ"
-    "AAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
-)
-WEATHER = FunctionTool(
-    name="get_weather",
-    description="Get the weather for a city",
-    parameters={
-        "type": "object",
-        "properties": {"city": {"type": "string"}},
-        "required": ["city"],
-        "additionalProperties": False,
-    },
-)
 SCHEMA = StructuredOutput(format="json_schema", schema=PERSON, name="person", strict=True)
 
 
-def _user(text: str) -> Message:
-    return Message(role="user", content=(TextPart(text=text),))
-
-
-def _chat(*messages: Message, **groups: Any) -> Request:
-    return Request(input=ChatInput(messages=messages), **groups)
-
-
-def _greedy(n: int) -> Sampling:
-    return Sampling(temperature=0.0, max_tokens=n)
-
-
-BOB = _user("Return JSON with name Bob and adult true.")
-TOP2_JSON = _chat(
+BOB = user("Return JSON with name Bob and adult true.")
+TOP2_JSON = chat(
     BOB,
-    sampling=_greedy(40),
+    sampling=greedy(40),
     structured_output=SCHEMA,
     scoring=Scoring(sampled_logprobs=True, sampled_top_k=2),
 )
 TOOL_TURNS = (
-    _user("What is the weather in Paris?"),
+    user("What is the weather in Paris?"),
     Message(
         role="assistant",
         content=(ToolCallPart(call_id="call_1", name="get_weather", arguments={"city": "Paris"}),),
@@ -180,8 +153,8 @@ CASES: list[ProbeCase] = [
         "sampled top-3 at temperature 1",
         "ok",
         (
-            _chat(
-                _user("Name a color."),
+            chat(
+                user("Name a color."),
                 sampling=Sampling(temperature=1.0, max_tokens=6),
                 scoring=Scoring(sampled_logprobs=True, sampled_top_k=3),
             ),
@@ -206,16 +179,16 @@ CASES: list[ProbeCase] = [
     ProbeCase(
         "JSON schema output",
         "ok",
-        (_chat(BOB, sampling=_greedy(40), structured_output=SCHEMA),),
+        (chat(BOB, sampling=greedy(40), structured_output=SCHEMA),),
         _person,
     ),
     ProbeCase(
         "JSON object output",
         "ok",
         (
-            _chat(
-                _user('Give a JSON object with one key "color" whose value is "red".'),
-                sampling=_greedy(40),
+            chat(
+                user('Give a JSON object with one key "color" whose value is "red".'),
+                sampling=greedy(40),
                 structured_output=StructuredOutput(format="json_object"),
             ),
         ),
@@ -225,10 +198,10 @@ CASES: list[ProbeCase] = [
         "required tool call",
         "ok",
         (
-            _chat(
-                _user("What is the weather in Paris?"),
-                sampling=_greedy(60),
-                tools=Tools(functions=(WEATHER,), choice="required"),
+            chat(
+                user("What is the weather in Paris?"),
+                sampling=greedy(60),
+                tools=Tools(functions=(WEATHER_RESPONSES,), choice="required"),
             ),
         ),
         _tool_call,
@@ -236,17 +209,17 @@ CASES: list[ProbeCase] = [
     ProbeCase(
         "tool call and result in the history",
         "ok",
-        (_chat(*TOOL_TURNS, sampling=_greedy(8), tools=Tools(functions=(WEATHER,))),),
+        (chat(*TOOL_TURNS, sampling=greedy(8), tools=Tools(functions=(WEATHER_RESPONSES,))),),
         _tool_turn,
     ),
     ProbeCase(
         "system message as an input item",
         "ok",
         (
-            _chat(
+            chat(
                 Message(role="system", content=(TextPart(text="Answer in one word."),)),
-                _user("What is the capital of France?"),
-                sampling=_greedy(8),
+                user("What is the capital of France?"),
+                sampling=greedy(8),
             ),
         ),
         _system_item,
@@ -254,46 +227,44 @@ CASES: list[ProbeCase] = [
     ProbeCase(
         "max_output_tokens reached",
         "ok",
-        (_chat(_user("Tell me a story."), sampling=_greedy(2)),),
+        (chat(user("Tell me a story."), sampling=greedy(2)),),
         _length,
     ),
     ProbeCase(
         "reasoning effort and summary",
         "ok",
         (
-            _chat(
-                _user("What is 2+2?"),
-                sampling=_greedy(4),
+            chat(
+                user("What is 2+2?"),
+                sampling=greedy(4),
                 reasoning=Reasoning(effort="low", summary="auto"),
             ),
         ),
         _no_reasoning,
     ),
-    ProbeCase("seed", "Refused", (_chat(BOB, sampling=Sampling(seed=11)),)),
-    ProbeCase("stop", "Refused", (_chat(BOB, sampling=Sampling(stop=("\n",))),)),
-    ProbeCase("n = 2", "Refused", (_chat(BOB, sampling=Sampling(n=2, temperature=1.0)),)),
-    ProbeCase("top_k", "Refused", (_chat(BOB, sampling=Sampling(top_k=5)),)),
-    ProbeCase(
-        "presence penalty", "Refused", (_chat(BOB, sampling=Sampling(presence_penalty=0.5)),)
-    ),
-    ProbeCase("input scoring", "Refused", (_chat(BOB, scoring=Scoring(input_logprobs=True)),)),
-    ProbeCase("token ids", "Refused", (_chat(BOB, scoring=Scoring(token_ids=True)),)),
-    ProbeCase("reasoning budget", "Refused", (_chat(BOB, reasoning=Reasoning(budget_tokens=64)),)),
+    ProbeCase("seed", "Refused", (chat(BOB, sampling=Sampling(seed=11)),)),
+    ProbeCase("stop", "Refused", (chat(BOB, sampling=Sampling(stop=("\n",))),)),
+    ProbeCase("n = 2", "Refused", (chat(BOB, sampling=Sampling(n=2, temperature=1.0)),)),
+    ProbeCase("top_k", "Refused", (chat(BOB, sampling=Sampling(top_k=5)),)),
+    ProbeCase("presence penalty", "Refused", (chat(BOB, sampling=Sampling(presence_penalty=0.5)),)),
+    ProbeCase("input scoring", "Refused", (chat(BOB, scoring=Scoring(input_logprobs=True)),)),
+    ProbeCase("token ids", "Refused", (chat(BOB, scoring=Scoring(token_ids=True)),)),
+    ProbeCase("reasoning budget", "Refused", (chat(BOB, reasoning=Reasoning(budget_tokens=64)),)),
     ProbeCase(
         "top-k 20 asks 21 > OpenAI's cap of 20 (vLLM 400s at 101)",
         "Refused",
-        (_chat(BOB, scoring=Scoring(sampled_logprobs=True, sampled_top_k=20)),),
+        (chat(BOB, scoring=Scoring(sampled_logprobs=True, sampled_top_k=20)),),
     ),
     ProbeCase(
         "context overflow",
         "ServerRejected",
-        (_chat(_user("hello " * 4200), sampling=_greedy(2)),),
+        (chat(user("hello " * 4200), sampling=greedy(2)),),
     ),
     ProbeCase(
         "image on a text-only model",
         "ServerRejected",
         (
-            _chat(
+            chat(
                 Message(
                     role="user",
                     content=(
@@ -308,6 +279,6 @@ CASES: list[ProbeCase] = [
     ProbeCase(
         "structured output cut at max_output_tokens",
         "ContractViolation",
-        (_chat(BOB, sampling=_greedy(3), structured_output=SCHEMA),),
+        (chat(BOB, sampling=greedy(3), structured_output=SCHEMA),),
     ),
 ]

@@ -20,7 +20,8 @@ from ...ir.request import (
     TextPart,
 )
 from ...model import Call
-from ..probe import GREEDY_1, QA, ProbeCase
+from ..corpus import GREEDY_1, QA
+from ..probe import ProbeCase
 
 __all__ = ["CASES"]
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from ...ir.request import CompletionInput, Request, Sampling, Scoring, StructuredOutput
 from ...model import Call
-from ..probe import GREEDY_1, PERSON, QA, ProbeCase
+from ..corpus import GREEDY_1, PERSON, QA
+from ..probe import ProbeCase
 
 __all__ = ["CASES"]
 

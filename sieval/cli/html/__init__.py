@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ..text import magnitude
+from ..text import censored_line, magnitude
 
 if TYPE_CHECKING:
     import jinja2
@@ -131,6 +131,7 @@ def _summary_row(row: Mapping[str, Any]) -> dict[str, Any]:
         "se_text": _number(row.get("se")),
         "ci_text": _interval_text(ci),
         "failures_text": ", ".join(f"{name} {count}" for name, count in failures.items()),
+        "censored_text": censored_line(row) or "",
         "cost_row": _cost_row(row.get("cost")),
         "metric_rows": [
             {
@@ -139,9 +140,20 @@ def _summary_row(row: Mapping[str, Any]) -> dict[str, Any]:
                 "se": _number(m.get("se")),
                 "ci": _interval_text(_interval(m.get("ci"))),
             }
-            for name, m in (row.get("metrics") or {}).items()
+            for name, m in [*(row.get("metrics") or {}).items(), *_bounds(row)]
         ],
     }
+
+
+def _bounds(row: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """The headline's bounds over its censored answers, as rows of the unit's metrics."""
+    censored = row.get("censored")
+    if not isinstance(censored, Mapping):
+        return []
+    return [
+        (f"{row['headline']}, censored {words}", censored.get(key) or {})
+        for key, words in (("as_wrong", "counted wrong"), ("left_out", "left out"))
+    ]
 
 
 def _budget_text(budget: Any) -> str:

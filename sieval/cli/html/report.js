@@ -186,6 +186,10 @@
     // a choice index as its label (A-D), as the choices table names it
     fact("prediction", show(s.prediction_label ?? s.prediction));
     fact("gold", show(s.gold_label ?? s.gold));
+    if (s.rerun) {
+      const budgets = (b) => Object.values(b || {}).join("/");
+      fact("re-run", `of a censored answer, at max_tokens ${budgets(s.rerun.max_tokens)} (×${s.rerun.factor}); the first, at ${budgets(s.rerun.was)}, stays in records.jsonl`);
+    }
     out.push(facts);
 
     if (s.error) {
@@ -219,6 +223,30 @@
       out.push(
         el("p", {}, el("span", { class: "muted", text: "extracted answer: " }), el("code", { class: "extracted", text: show(s.extracted) }))
       );
+    }
+    if (s.execution) {
+      const x = s.execution;
+      const took = typeof x.wall_seconds === "number" ? `, ${x.wall_seconds} s` : "";
+      out.push(
+        el(
+          "p",
+          { class: "execution", "data-status": x.status || "" },
+          el("span", { class: "muted", text: "program: " }),
+          el("strong", { text: String(x.status) }),
+          el("span", { text: ` — ${x.reason || ""}` }),
+          el("span", { class: "muted", text: ` (${x.mode || "sandbox"}${took})` })
+        )
+      );
+      if (x.stderr) {
+        out.push(
+          el(
+            "details",
+            { class: "stderr-fold" },
+            el("summary", { text: "program's stderr (its end)" }),
+            el("pre", { class: "stderr", text: x.stderr })
+          )
+        );
+      }
     }
     if (s.requests && s.requests.length) {
       out.push(el("h4", { text: `requests (${s.requests.length})` }));
@@ -345,7 +373,7 @@
   }
 
   function counts() {
-    const by = { correct: 0, wrong: 0, failed: 0 };
+    const by = { correct: 0, wrong: 0, failed: 0, censored: 0 };
     for (const s of state.all) by[s.outcome] = (by[s.outcome] || 0) + 1;
     for (const option of ui.outcome.options) {
       if (option.value) option.textContent = `${option.value} (${by[option.value] || 0})`;

@@ -26,6 +26,8 @@ import importlib
 import re
 from typing import Any
 
+from ..third_party_logs import quiet
+
 __all__ = ["LanguageUndetected", "count_sentences", "count_words", "detect_language", "word_tokens"]
 
 LANGDETECT_SEED = 0
@@ -37,6 +39,7 @@ class LanguageUndetected(Exception):
 
 
 def _need(module: str) -> Any:
+    quiet()  # nltk's and langdetect's logs never reach the terminal (third_party_logs.py)
     try:
         return importlib.import_module(module)
     except ImportError as error:  # pragma: no cover - the dev install has them

@@ -233,6 +233,8 @@ class SampleOutcome(msgspec.Struct, kw_only=True):
     requests: dict[str, _Finishes] = {}
     requests_common: _Finishes = msgspec.field(default_factory=_Finishes)
     """The finish list every request shares, when the record stores it once (version 5)."""
+    rerun: dict[str, Any] | None = None
+    """A re-run's budget (``Record.rerun``), None for a sample's first run."""
 
     def finishes(self) -> Iterator[list[str]]:
         """Each request's finish reasons, in request order (``RequestRecord.finish``)."""

@@ -15,7 +15,10 @@ each text field every request's stored body has (``"body.prompt"``: what is left
 taken out of the requests; ``Record.channels_columns`` names the channels that are lists of dicts
 with the same keys, each written as one dict of lists (``{"logprob_sum": [...], "n_tokens":
 [...]}``). Readers take 1 to 5: ``decode_record`` and ``read_records`` put every field back in its
-request and channel, so a reader sees the ``Record`` the engine built.
+request and channel, so a reader sees the ``Record`` the engine built. ``Record.rerun`` came later
+without a version bump (the version enters the run identity, so a bump would stop every run made
+before it from resuming): it is absent from every record but a re-run's, and a reader that does
+not know it reads that record as the answer it is.
 """
 
 from __future__ import annotations
@@ -133,6 +136,11 @@ class Record(msgspec.Struct, kw_only=True, omit_defaults=True):
     """Version 5: the channels stored column-wise. Each was a list of 2 or more dicts with the
     same keys in the same order and is written as ``{key: [each dict's value, ...]}``; the other
     channels are written as they are. ``read_records`` gives back the list of dicts."""
+    rerun: dict[str, Any] | None = None
+    """A re-run of a censored sample at a larger token budget (``--rerun-censored``,
+    ``runner/rerun.py``): ``{"of": "censored", "factor": 4.0, "max_tokens": {request: N},
+    "was": {request: M}}``, the budget that produced this answer and the one whose answer was
+    censored (that record stays in the file, an earlier line); None for a sample's first run."""
 
 
 def records_path(run_dir: Path, model_dir: str, task: str, shard: int | None = None) -> Path:

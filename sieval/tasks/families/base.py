@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ...scoring.repeats import same_text
 from ...scoring.uncertainty import Bounds, Derived
 from .._shared import grouped_means, means
 from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
@@ -67,6 +68,11 @@ class Family(Protocol):
         self, spec: Spec, results: Iterable[tuple[Sample, SampleResult]]
     ) -> dict[str, Any]: ...
 
+    def equivalent(self, first: str, other: str) -> bool:
+        """Whether two extracted answers of one row are the same answer (maj@k's vote groups):
+        ``other`` against ``first``, the first answer of a group, in the gold's place."""
+        ...
+
     def grouped(
         self,
         spec: Spec,
@@ -77,7 +83,8 @@ class Family(Protocol):
 
 class Base:
     """The defaults a family overrides where it differs: no options, means of the metrics, no
-    declared metric ranges (0/1 values are proportions, others unbounded), no derived figures."""
+    declared metric ranges (0/1 values are proportions, others unbounded), no derived figures, two
+    answers the same when their text is (``scoring/repeats.py``'s ``same_text``)."""
 
     kind = "?"
     options: Mapping[str, Any] = {}
@@ -88,6 +95,9 @@ class Base:
 
     def check_options(self, spec: Spec, config: TaskConfig) -> None:
         return None
+
+    def equivalent(self, first: str, other: str) -> bool:
+        return same_text(first, other)
 
     def aggregate(
         self, spec: Spec, results: Iterable[tuple[Sample, SampleResult]]

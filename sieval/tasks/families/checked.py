@@ -12,13 +12,21 @@ What every checked task gets, written once here:
 - ``truncated``: the answer ended for length (``finish_reason == "length"``) or a ``<think>``
   block never closed; counted per sample and as ``truncated_rate``, beside ``invalid`` (no rule
   of the checker matched: ``invalid_rate``) and wrong;
+- ``censored``: the budget cut the answer before it gave one, so it is neither right nor wrong
+  (``scoring/censored.py``): a ``<think>`` block never closed, or the answer ended for length
+  with no final answer read (nothing extracted, or what was read is not final: the whole text
+  for IFEval, a code block whose fence never closed, ``Verdict.final``); counted per sample and
+  as ``censored_rate``; the report gives the headline's bounds (censored counted wrong, left
+  out);
 - the record's channels: ``text`` (the raw answer), ``extracted`` (what the checker read, None
   when nothing), ``rule`` (the rule that matched), ``finish_reason``, and the checker's own;
 - ``repeats: n`` (an option): each row is ``n`` samples, ids ``<id>#r<i>`` (each its own record,
   so a resumed run redoes only the missing ones), sampled at ``temperature`` with seed
   ``seed + i``; the figures add ``pass@k`` (Chen et al.'s unbiased estimator, ``scoring/
   repeats.py``) over the headline for k = 1, 2, 4, … up to n, and ``repeats``; the headline mean
-  is then the mean over repeats.
+  is then the mean over repeats. Where answers are votes (``vote``), ``maj@k`` too: the answers
+  grouped by the task's ``equivalence`` (math-verify for the math tasks, the extracted text by
+  default), the largest group wins, a tie goes to the group seen first (said in the protocol).
 
 A checker is ``check(answer_text, sample) -> Verdict`` (or a coroutine of one: code execution),
 the headline among its metrics.
@@ -36,9 +44,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from ...errors import ConfigError
 from ...ir.request import ChatInput, CompletionInput, Request, Sampling
 from ...ir.response import Response
-from ...scoring.repeats import maj_at_k, pass_at_k
+from ...scoring.censored import censored
+from ...scoring.repeats import SAME_TEXT, Equivalence, maj_at_k, pass_at_k, vote_groups
 from .._shared import first_choice, int_option, means
-from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
+from ..base import ModelFacts, Readiness, Requirement, Sample, SampleResult, TaskConfig
 from .base import Base, Prepared
 
 if TYPE_CHECKING:
@@ -62,6 +71,11 @@ class Verdict:
     rule: str | None
     channels: dict[str, Any] = field(default_factory=dict)
     """What else the record keeps (IFEval's per-instruction verdicts, the program's run)."""
+    final: bool = True
+    """Whether what was read is a final answer even when the text ran on past it (a closed box,
+    'Answer: X'); False where it is the text itself or a block whose end was not reached
+    (IFEval's response, code without a closing fence): then an answer that ended for length
+    gave no final answer (censored)."""
 
 
 Check = Callable[[str, Sample], "Verdict | Awaitable[Verdict]"]
@@ -100,9 +114,15 @@ class Checked(Base):
     vote: bool = True
     """maj@k over the repeats' extracted answers (False where answers are not votes: IFEval's
     counts, code)."""
+    equivalence: Equivalence = SAME_TEXT
+    """When two extracted answers are one vote: the checker's own sameness (math-verify for the
+    math tasks); by default the same text."""
     protocol_text: str = ""
     kind: str = "generation, checked"
     options: Mapping[str, Any] = field(default_factory=dict)
+    ready: Callable[[bool], Readiness] | None = None
+    """The checker's own check before the run (the code tasks' sandbox), given whether the user
+    allowed unsandboxed code (``--allow-unsafe-code``)."""
 
     def __post_init__(self) -> None:
         options = {"max_tokens": self.max_tokens, "repeats": 1, "temperature": 0.0}
@@ -133,6 +153,9 @@ class Checked(Base):
 
     # -- what the runner asks ---------------------------------------------------------------------
 
+    def equivalent(self, first: str, other: str) -> bool:
+        return self.equivalence.same(first, other)
+
     def _chat(self, model: ModelFacts) -> bool:
         return self.input == "chat" or model.input_kind == "chat"
 
@@ -150,12 +173,21 @@ class Checked(Base):
     def protocol(self, spec: Spec) -> str:
         return self.protocol_text or f"{self.kind} ({spec.reference})"
 
+    def check_ready(self, spec: Spec, allow_unsafe_code: bool) -> Readiness:
+        return self.ready(allow_unsafe_code) if self.ready is not None else Readiness()
+
     def protocol_for(self, spec: Spec, model: ModelFacts, protocol: str) -> str:
         how = "chat: the prompt as one user message" if self._chat(model) else "raw-text prompt"
         stop = f", stop {list(self.stop)}" if self.stop and not self._chat(model) else ""
+        vote = (
+            f"; maj@k (with repeats) groups the answers by {self.equivalence.about}, the largest "
+            "group wins, a tie goes to the group answered first"
+            if self.vote
+            else ""
+        )
         return (
             f"{how}{stop}; {protocol}; the options temperature, max_tokens and repeats replace "
-            "these defaults (recorded with the run)"
+            f"these defaults (recorded with the run){vote}"
         )
 
     def prepare(self, spec: Spec, row: Mapping[str, Any], config: TaskConfig) -> Prepared:
@@ -197,7 +229,7 @@ class Checked(Base):
         config: TaskConfig,
         model: ModelFacts,
     ) -> SampleResult:
-        text, cut, channels = self._read(responses)
+        text, open_block, channels = self._read(responses)
         verdict = self.check(text, sample)
         if inspect.isawaitable(verdict):  # code execution: await it here, outside any loop
             if _in_loop():
@@ -208,7 +240,7 @@ class Checked(Base):
                     f"task {spec.name} runs code to score: await score_async inside an event loop"
                 )
             verdict = asyncio.run(_awaited(verdict))
-        return self._result(sample, verdict, cut, channels)
+        return self._result(sample, verdict, open_block, channels)
 
     async def score_async(
         self,
@@ -218,11 +250,11 @@ class Checked(Base):
         config: TaskConfig,
         model: ModelFacts,
     ) -> SampleResult:
-        text, cut, channels = self._read(responses)
+        text, open_block, channels = self._read(responses)
         verdict = self.check(text, sample)
         if inspect.isawaitable(verdict):
             verdict = await verdict
-        return self._result(sample, verdict, cut, channels)
+        return self._result(sample, verdict, open_block, channels)
 
     def _read(self, responses: Mapping[str, Response]) -> tuple[str, bool, dict[str, Any]]:
         choice = first_choice(responses["gen"])
@@ -231,14 +263,18 @@ class Checked(Base):
         channels: dict[str, Any] = {"text": choice.text, "finish_reason": reason}
         if isinstance(choice.reasoning, str):
             channels["reasoning"] = choice.reasoning
-        return text, open_block or reason == "length", channels
+        return text, open_block, channels
 
     def _result(
-        self, sample: Sample, verdict: Verdict, cut: bool, channels: dict[str, Any]
+        self, sample: Sample, verdict: Verdict, open_block: bool, channels: dict[str, Any]
     ) -> SampleResult:
+        """The sample's metrics and channels; ``open_block``: a ``<think>`` never closed."""
+        finish = channels["finish_reason"]
         metrics = dict(verdict.metrics)
         metrics["invalid"] = float(verdict.extracted is None)
-        metrics["truncated"] = float(cut)
+        metrics["truncated"] = float(open_block or finish == "length")
+        answered = verdict.extracted is not None and verdict.final
+        metrics["censored"] = float(censored(finish, answered, open_reasoning=open_block))
         channels = {
             **channels, "extracted": verdict.extracted, "rule": verdict.rule, **verdict.channels,
         }  # fmt: skip
@@ -253,7 +289,10 @@ class Checked(Base):
         out = means(kept)
         out["invalid_rate"] = out.pop("invalid", 0.0)
         out["truncated_rate"] = out.pop("truncated", 0.0)
-        out.update(repeat_figures(kept, self.headline, self.vote))
+        if "censored" in out:  # records made before it have none
+            out["censored_rate"] = out.pop("censored")
+        same = self.equivalent if self.vote else None
+        out.update(repeat_figures(kept, self.headline, same))
         return out
 
 
@@ -270,11 +309,14 @@ async def _awaited(value: Awaitable[Verdict]) -> Verdict:
 
 
 def repeat_figures(
-    results: Iterable[tuple[Sample, SampleResult]], headline: str, vote: bool = False
+    results: Iterable[tuple[Sample, SampleResult]],
+    headline: str,
+    same: Callable[[str, str], bool] | None = None,
 ) -> dict[str, Any]:
-    """``repeats``, ``pass@k`` and (``vote``) ``maj@k``, for k = 1, 2, 4, … up to the fewest
-    repeats of an item, when the samples are repeats of their rows; nothing otherwise. maj@k
-    votes over the extracted answers (the predictions) in repeat order (``scoring/repeats.py``)."""
+    """``repeats``, ``pass@k`` and (given ``same``, the task's equivalence) ``maj@k``, for k = 1,
+    2, 4, … up to the fewest repeats of an item, when the samples are repeats of their rows;
+    nothing otherwise. maj@k votes over the extracted answers (the predictions) in repeat order,
+    grouped once per row by ``same`` (``scoring/repeats.py``)."""
     items: dict[str, list[bool]] = {}
     answers: dict[str, list[str | None]] = {}
     repeated = False
@@ -288,11 +330,12 @@ def repeat_figures(
         return {}
     n = min(len(v) for v in items.values())
     out: dict[str, Any] = {"repeats": n}
+    groups = {i: vote_groups(answers[i], same) for i in items} if same is not None else {}
     k = 1
     while k <= n:
         out[f"pass@{k}"] = sum(pass_at_k(len(v), sum(v), k) for v in items.values()) / len(items)
-        if vote:
-            votes = [maj_at_k(answers[i], items[i], k) for i in items]
+        if same is not None:
+            votes = [maj_at_k(answers[i], items[i], k, groups=groups[i]) for i in items]
             out[f"maj@{k}"] = sum(votes) / len(votes)
         k *= 2
     return out

@@ -7,7 +7,9 @@ is greedy (``max_tokens`` is an option). Each ``Answer`` names a metric, the rul
 an answer from the reply (None when nothing matches) and the channel that records it; the metric
 is 1 when the extracted answer equals the gold one. The first answer is the prediction. With
 ``invalid``, the first rule's misses are counted (per sample ``invalid``, ``invalid_rate`` in the
-figures).
+figures). An answer that ended for length before the first rule found anything is ``censored``
+(``scoring/censored.py``; per sample, ``censored_rate`` in the figures): the budget cut it, it is
+neither right nor wrong, and the report gives the headline's bounds.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ...ir.request import CompletionInput, Request, Sampling
 from ...ir.response import Response
+from ...scoring.censored import censored
 from .._shared import first_choice, int_option, means, user_message
 from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
 from .base import Base, Prepared
@@ -116,13 +119,14 @@ class Generation(Base):
         }
         if self.count_invalid:
             metrics["invalid"] = float(found[0] is None)
+        finish = choice.finish_reason if isinstance(choice.finish_reason, str) else None
+        metrics["censored"] = float(censored(finish, answered=found[0] is not None))
         channels: dict[str, Any] = {"text": choice.text}
         for answer, value in zip(self.answers, found, strict=True):
             if answer.channel is not None:
                 channels[answer.channel] = value
         if self.finish_channel:
-            reason = choice.finish_reason
-            channels["finish_reason"] = reason if isinstance(reason, str) else None
+            channels["finish_reason"] = finish
         prediction = found[0] if found[0] is not None else self.invalid
         return SampleResult(
             prediction=prediction, gold=sample.gold, metrics=metrics, channels=channels
@@ -134,4 +138,6 @@ class Generation(Base):
         out = means(results)
         if self.count_invalid:
             out["invalid_rate"] = out.pop("invalid", 0.0)
+        if "censored" in out:  # records made before it have none
+            out["censored_rate"] = out.pop("censored")
         return out
