@@ -24,10 +24,13 @@ import msgspec
 import pytest
 from runs import options
 
+from sieval.dialects.registry import get_dialect
 from sieval.errors import ConfigError
 from sieval.plan.config import parse_config
+from sieval.plan.plan import PlannedModel
 from sieval.reference import ReferenceServer
 from sieval.runner import arun_eval
+from sieval.runner.endpoints import Endpoints
 from sieval.store.records import read_records, records_path
 
 TASKS = """
@@ -215,3 +218,40 @@ def test_each_shard_starts_from_its_own_replica() -> None:
     urls = ["http://a:1", "http://b:1", "http://c:1"]
     assert [_rotated(urls, k)[0] for k in range(5)] == [*urls, *urls[:2]]
     assert sorted(_rotated(urls, 4)) == sorted(urls) and _rotated([], 3) == []
+
+
+async def test_a_replica_limit_holds_on_each_replica(tmp_path: Path) -> None:
+    # each request waits 50 ms on its server, so every slot the client allows is taken at once
+    async with contextlib.AsyncExitStack() as stack:
+        started = [
+            await stack.enter_async_context(ReferenceServer(port=0, faults="delay; seconds=0.05"))
+            for _ in range(3)
+        ]
+        listed = f"[{', '.join(repr(s.url) for s in started)}]"
+        result = await arun_eval(
+            parse_config(
+                f"concurrency: 64\nmodels: [{{name: m, endpoint: {listed}, "
+                "model: sieval-reference, concurrency_limit: 32, replica_concurrency_limit: 2}]\n"
+                "tasks: [{name: arc_easy, n: 12}]"
+            ),
+            options(out=tmp_path),
+        )
+        peaks = [server.peak_in_flight for server in started]
+    assert result.report["results"][0]["samples"]["scored"] == 12
+    assert peaks == [2, 2, 2]  # the replica's own limit, reached on each, never passed
+
+
+def test_the_budget_of_replicas_is_the_models_or_each_replicas() -> None:
+    def budget(more: str) -> tuple[int, int | None]:
+        config = parse_config(
+            "models: [{name: m, endpoint: ['http://h:1', 'http://h:2', 'http://h:3'], model: m, "
+            f"concurrency_limit: 12{more}}}]\ntasks: [{{name: arc_easy}}]"
+        )
+        endpoint = Endpoints([PlannedModel(m, get_dialect(m.dialect_id)) for m in config.models])[
+            "m"
+        ]
+        assert endpoint.replicas is not None and len(endpoint.replicas) == 3
+        return endpoint.budget, endpoint.replicas.cap
+
+    assert budget("") == (12, None)  # the model's one budget, spread over the replicas
+    assert budget(", replica_concurrency_limit: 5") == (15, 5)
