@@ -24,6 +24,7 @@ def test_all_is_sorted_and_importable() -> None:
         "redaction",
         "redirects",
         "refused_reply",
+        "replicas",
         "types",
     }
     assert public - modules - {"wirelog", "annotations"} == set(transport.__all__)
