@@ -6,12 +6,16 @@ takes a request built on the model's base URL (the first replica's), sends it to
 ``ReplicaSet.acquire`` picks (the fewest in flight; ties go to the next in turn, starting from
 ``first``, so shards and concurrent runs spread over them), and names that replica on the reply.
 
-A replica that fails a request with a ``TransportError`` (it refuses connections, drops them, or
-answers 5xx past its retries) is taken out for the rest of the run, and the request is sent again
-to another replica: a request is answered once or fails once, so nothing is lost and nothing is
-scored twice (a sample's record is written after its requests are answered). When every replica
-is out, the request fails with the last error and each replica's reason. A timeout is the
-request's own (a long prompt), never the replica's: it fails the request, the replica stays.
+A replica that cannot be reached (it refuses connections or drops them: a ``TransportError``
+with no HTTP status) is taken out for the rest of the run, and the request is sent again to
+another replica: a request is answered once or fails once, so nothing is lost and nothing is
+scored twice (a sample's record is written after its requests are answered). A replica that
+answers 429 or 5xx past its retries may be ill or may have been sent a request no server takes,
+so the request goes to another replica first: if one answers it, the replicas that failed it are
+taken out; if every replica left fails it with a status, the request fails with that error and
+the replicas stay. When every replica is out, the request fails naming each replica's reason. A
+timeout is the request's own (a long prompt), never the replica's: it fails the request, the
+replica stays.
 
 Budgets: the scheduler holds the model's one budget (``runner/endpoints.py``); with a per-replica
 ``cap`` no replica takes more than ``cap`` at once, and ``acquire`` waits for one to free.
@@ -131,8 +135,15 @@ class ReplicaTransport:
             return await self.inner.send(request)  # not one of the model's routes
         path = request.url[len(self.base) :]
         tried: set[str] = set()
+        # the replicas that failed this request with an HTTP status: out if another answers it
+        suspects: list[tuple[Replica, TransportError]] = []
         while True:
-            replica = await self.replicas.acquire(tried)
+            try:
+                replica = await self.replicas.acquire(tried)
+            except TransportError:
+                if suspects:  # each replica left failed it with a status: the request's fault
+                    raise suspects[-1][1] from None
+                raise
             tried.add(replica.base)
             answered = False
             try:
@@ -142,12 +153,15 @@ class ReplicaTransport:
             except TransportTimeout:
                 raise  # the request's own budget, not the replica's health
             except TransportError as exc:
-                await self.replicas.take_out(replica, exc.message)
-                if not [r for r in self.replicas.healthy if r.base not in tried]:
-                    raise self.replicas.none_left() from exc
+                if exc.status is None:  # not reached: the replica is down
+                    await self.replicas.take_out(replica, exc.message)
+                else:
+                    suspects.append((replica, exc))
                 continue
             finally:
                 await self.replicas.release(replica, answered=answered)
+            for failed, error in suspects:  # another replica answered what they failed
+                await self.replicas.take_out(failed, error.message)
             return msgspec.structs.replace(reply, replica=replica.shown)
 
     async def aclose(self) -> None:

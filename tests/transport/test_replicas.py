@@ -65,6 +65,34 @@ async def test_a_failing_replica_is_taken_out_and_the_request_sent_elsewhere() -
     assert sum(r.served for r in replicas.replicas) == 5
 
 
+async def test_a_replica_answering_5xx_is_taken_out_once_another_answers() -> None:
+    def handler(req: HttpRequest) -> object:
+        if req.url.startswith(B):
+            raise TransportError("POST .../v1/completions answered HTTP 503", status=503)
+        return json_reply({})
+
+    replicas = ReplicaSet([B, A])
+    reply = await ReplicaTransport(FakeTransport(handler), replicas, A).send(request())
+    assert reply.replica == A
+    assert replicas.replicas[0].out is not None and "HTTP 503" in replicas.replicas[0].out
+
+
+async def test_a_request_every_replica_fails_with_a_status_keeps_the_replicas() -> None:
+    """A request no server takes (one a server answers 500 whatever it is) fails as itself: it
+    does not take the replicas out one by one, failing the run's other samples with them."""
+
+    def handler(req: HttpRequest) -> object:
+        raise TransportError(f"POST {req.url} answered HTTP 500", status=500)
+
+    replicas = ReplicaSet([A, B, C])
+    transport = ReplicaTransport(FakeTransport(handler), replicas, A)
+    with pytest.raises(TransportError) as failed:
+        await transport.send(request())
+    assert failed.value.status == 500 and "every replica" not in failed.value.message
+    assert [r.out for r in replicas.replicas] == [None, None, None]
+    assert [r.in_flight for r in replicas.replicas] == [0, 0, 0]
+
+
 async def test_no_replica_left_is_a_transport_error_naming_each() -> None:
     def handler(req: HttpRequest) -> object:
         raise TransportError(f"{req.url} refuses connections")
