@@ -4,7 +4,8 @@
 One row per task and one column per model (``by="models"`` swaps them). Each cell is the task's
 headline metric as its run reported it, with its 95% interval, its n (the samples it is over) and
 its shots; the notes under the table name each task's headline metric and protocol, the interval
-methods, and the judge where one scored the task. Every figure is a ``report.json``'s: the table
+methods, and the models a run's tasks called besides the evaluated one (its ``roles:``, a
+judge). Every figure is a ``report.json``'s: the table
 computes nothing. A model that ran a task in two runs is refused (which would it be?), and two
 runs' models of the same label are told apart by their run.
 """
@@ -56,7 +57,6 @@ def paper_table(
     protocols: dict[str, set[str]] = {}
     headlines: dict[str, set[str]] = {}
     methods: dict[str, set[str]] = {}
-    judges: dict[str, set[str]] = {}
     for i, report in enumerate(reports):
         inputs = (report.get("run") or {}).get("inputs") or {}
         for result in report["results"]:
@@ -89,18 +89,15 @@ def paper_table(
             headlines.setdefault(task, set()).add(headline)
             if spread.get("estimator"):
                 methods.setdefault(str(spread["estimator"]), set()).add(task)
-            judge = _judge(result)
-            if judge:
-                judges.setdefault(task, set()).add(judge)
     for task in table.tasks:
         said = f"{task}: {' / '.join(sorted(headlines[task]))}"
         if task in protocols:
             said += f"; {' / '.join(sorted(protocols[task]))}"
-        if task in judges:
-            said += f"; judged by {', '.join(sorted(judges[task]))}"
         table.notes.append(said)
     for method, tasks in methods.items():
         table.notes.append(f"95% intervals of {', '.join(sorted(tasks))}: {method}")
+    for report in reports:
+        table.notes += _roles(report)
     if any(c.failed for c in table.cells.values()):
         table.notes.append(
             "n counts the scored samples; failed samples are never scored (the runs' reports "
@@ -117,19 +114,16 @@ def _pair(ci: Any) -> bool:
     )
 
 
-def _judge(result: Mapping[str, Any]) -> str | None:
-    """The judge that scored a task, where its report names one (``judge``, or a ``judge``
-    role among its provenance's roles)."""
-    judge = result.get("judge")
-    if isinstance(judge, Mapping):
-        return str(judge.get("model") or judge.get("label") or "") or None
-    if isinstance(judge, str):
-        return judge
-    roles = (result.get("provenance") or {}).get("roles")
-    if isinstance(roles, Mapping) and roles.get("judge"):
-        found = roles["judge"]
-        return str(found.get("model") if isinstance(found, Mapping) else found)
-    return None
+def _roles(report: Mapping[str, Any]) -> list[str]:
+    """The run's models playing a role (``roles:``: a judge), as its inputs name them."""
+    run = report.get("run") or {}
+    roles = (run.get("inputs") or {}).get("roles") or {}
+    said = str(run.get("identity") or "").removeprefix("sha256:")[:8]
+    return [
+        f"run {said}: roles.{role} is {entry.get('model')} at {entry.get('endpoint')}"
+        for role, entry in sorted(roles.items())
+        if isinstance(entry, Mapping)
+    ]
 
 
 def _labels(reports: Sequence[Mapping[str, Any]]) -> dict[tuple[int, str], str]:

@@ -149,3 +149,23 @@ def test_every_single_run_view_shows_the_shots(tmp_path: Path) -> None:
     page = (tmp_path / "r.html").read_text()
     assert 'data-task="gsm8k_kshot_base_gen" data-shots="2"' in page
     assert 'data-task="arc_easy" data-shots="0"' in page
+
+
+def test_a_runs_judge_is_named_in_the_notes(runs: list[Path]) -> None:
+    """A run whose tasks call a judge (``roles: {judge: ...}``) keeps it in its inputs; the
+    table names it under the figures, and a run without one adds nothing."""
+    from sieval.export.table import paper_table
+
+    base, tuned = reports(runs)
+    judged = json.loads(json.dumps(tuned))
+    judged["run"]["inputs"]["roles"] = {
+        "judge": {"endpoint": "http://judge.example:8000", "model": "qwen-judge"}
+    }
+    plain = paper_table([base, tuned]).notes
+    notes = paper_table([base, judged]).notes
+    run = judged["run"]["identity"].removeprefix("sha256:")[:8]
+    assert notes == [
+        *plain,
+        f"run {run}: roles.judge is qwen-judge at http://judge.example:8000",
+    ]
+    assert not [n for n in plain if "roles." in n]
