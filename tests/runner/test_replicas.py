@@ -255,3 +255,33 @@ def test_the_budget_of_replicas_is_the_models_or_each_replicas() -> None:
 
     assert budget("") == (12, None)  # the model's one budget, spread over the replicas
     assert budget(", replica_concurrency_limit: 5") == (15, 5)
+
+
+async def test_a_run_on_replicas_stopped_early_resumes_on_them(tmp_path: Path) -> None:
+    """The replicas are in the run's stored config: a stopped run (here by a token budget)
+    resumes from its directory alone on the same replicas, each sample recorded once."""
+    from sieval.cost.forecast import CostOptions
+    from sieval.store.rundir import load_run_config
+
+    async with servers(None, None) as urls:
+        cfg = config(f"[{', '.join(repr(u) for u in urls)}]")
+        whole = await arun_eval(cfg, options(out=tmp_path / "whole"))
+        first = await arun_eval(
+            cfg, options(out=tmp_path / "out", cost=CostOptions(budget_tokens=2000))
+        )
+        assert first.exit_code == 1 and first.stopped is not None
+        assert sum(r["samples"]["missing"] for r in first.report["results"]) > 0
+        done = await arun_eval(load_run_config(first.run_dir), options(resume=first.run_dir))
+    assert done.exit_code == 0
+    for task in ("arc_easy", "gsm8k_kshot_base_gen"):
+        lines = records_path(done.run_dir, "m", task).read_text().splitlines()
+        ids = Counter(json.loads(line)["sample_id"] for line in lines)
+        assert set(ids.values()) == {1} and len(ids) in (8, 4)
+        named = {
+            r["replica"]
+            for rec in unit(done.run_dir, task).values()
+            for r in rec["requests"].values()
+        }
+        assert named == set(urls)  # both sessions ran on the replicas
+    for a, b in zip(whole.report["results"], done.report["results"], strict=True):
+        assert a["metrics"] == b["metrics"]
