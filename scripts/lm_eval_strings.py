@@ -22,6 +22,21 @@ functions on fixed log-likelihoods (``metrics.json``), the oracle of the metric 
 
 Overrides of lm-eval's configs, besides the dataset: ``training_split: null`` where train is not
 stored (hellaswag, boolq, wikitext: lm-eval reads its shot pool when the task is built).
+
+``--yaml`` compares lm-eval's stock YAML with itself as sieval reads it: sieval's side is the
+same file loaded by sieval's task-file loader (``sieval/tasks/yaml_task.py``), with the same
+data-source override (``dataset_path``, ``dataset_name``, ``dataset_kwargs`` and, where train is
+not stored, ``training_split``), not sieval's own task module. lm-eval then runs in this venv
+(``pip install lm-eval==0.4.13``; it builds requests without torch), both sides in one process
+over the same temporary files. ``--yaml`` adds the tasks beyond the base suite whose data is
+stored and whose stock YAML resolves: GSM8K (0 and its default 5 shots), BBH's 27
+zero-shot and 3-shot chain-of-thought subtasks, IFEval, AIME 2025, MMLU-Pro's 14 subjects
+(0 and its default 5 shots). (HumanEval's and MBPP's stock YAMLs cannot be loaded by lm-eval
+itself offline: their utils load Hugging Face evaluate's ``code_eval`` from the hub.)
+``--sample N`` compares N seeded documents of a split larger than N (the count is printed), else
+every document; ``--limit N`` the first N of each split (of each subject or subtask), which
+lm-eval builds alone (``build_all_requests(limit=N)``; a document's shots depend on no later
+document).
 """
 
 from __future__ import annotations
@@ -182,6 +197,62 @@ def _dataset(task: str, data: Path, tmp: Path) -> dict[str, Any]:
     raise KeyError(task)
 
 
+YAML_EXTRA = {
+    "gsm8k": "gsm8k/gsm8k.yaml",
+    "humaneval": "humaneval/humaneval.yaml",
+    "ifeval": "ifeval/ifeval.yaml",
+    "aime25": "aime/aime25.yaml",
+}
+YAML_CASES: list[tuple[str, int]] = [
+    *CASES,
+    ("gsm8k", 0),
+    ("gsm8k", 5),
+    ("ifeval", 0),
+    ("aime25", 0),
+    ("mmlu_pro", 0),
+    ("mmlu_pro", 5),
+    ("bbh_zeroshot", 0),
+    ("bbh_cot_fewshot", 3),
+]
+"""(task, num_fewshot) of ``--yaml``: the base suite's, and the stored tasks beyond it."""
+
+
+def _extra_dataset(task: str, data: Path, tmp: Path) -> dict[str, Any]:
+    import gzip
+
+    if task == "gsm8k":
+        files = {s: str(data / "gsm8k" / f"{s}.jsonl") for s in ("train", "test")}
+        return {
+            "dataset_path": "json",
+            "dataset_name": None,
+            "dataset_kwargs": {"data_files": files},
+        }
+    if task == "humaneval":
+        text = gzip.decompress((data / "humaneval/HumanEval.jsonl.gz").read_bytes()).decode()
+        path = tmp / "humaneval.jsonl"
+        path.write_text(text, encoding="utf-8")
+        return {"dataset_path": "json", "dataset_name": None,
+                "dataset_kwargs": {"data_files": {"test": str(path)}}}  # fmt: skip
+    if task == "ifeval":
+        files = {"train": str(data / "ifeval" / "input_data.jsonl")}
+        return {
+            "dataset_path": "json",
+            "dataset_name": None,
+            "dataset_kwargs": {"data_files": files},
+        }
+    if task == "aime25":
+        files = {"test": str(data / "aime2025" / "test.jsonl")}
+        return {"dataset_path": "json", "dataset_name": None,
+                "dataset_kwargs": {"data_files": files}}  # fmt: skip
+    raise KeyError(task)
+
+
+def _bbh_dataset(subject: str, data: Path) -> dict[str, Any]:
+    files = {"test": str(data / "bbh" / "bbh" / f"{subject}.json")}
+    return {"dataset_path": "json", "dataset_name": None,
+            "dataset_kwargs": {"data_files": files, "field": "examples"}}  # fmt: skip
+
+
 def _mmlu_dataset(subject: str, data: Path, tmp: Path) -> dict[str, Any]:
     files = {}
     for split, folder in (("test", "test"), ("validation", "val"), ("dev", "dev")):
@@ -194,16 +265,13 @@ def _mmlu_dataset(subject: str, data: Path, tmp: Path) -> dict[str, Any]:
     return {"dataset_path": "json", "dataset_name": None, "dataset_kwargs": {"data_files": files}}
 
 
-def _build(config: dict[str, Any], k: int) -> list[dict[str, Any]]:
+def _build(config: dict[str, Any], k: int, limit: int | None = None) -> list[dict[str, Any]]:
     from lm_eval.api.task import ConfigurableTask
 
     task = ConfigurableTask(config=config)
-    if k:
-        task.set_config(key="num_fewshot", value=k)
-    elif task.get_config("num_fewshot") is None:
-        task.set_config(key="num_fewshot", value=0)
+    task.set_config(key="num_fewshot", value=k)  # 0 too: a YAML's own default is not 0-shot
     task.set_fewshot_seed(seed=SEED)
-    task.build_all_requests(limit=None, rank=0, world_size=1)
+    task.build_all_requests(limit=limit, rank=0, world_size=1)
     docs: dict[int, list[list[str]]] = {}
     for inst in task.instances:
         docs.setdefault(inst.doc_id, []).append([inst.idx, *inst.arguments])
@@ -356,6 +424,157 @@ def write_fixtures(
     (FIXTURES / "metrics.json").write_text(json.dumps(lm["metrics"], indent=1) + "\n")
 
 
+def _yaml_configs(
+    name: str, data: Path, tmp: Path, tasks_dir: Path
+) -> list[tuple[str, Path, dict[str, Any]]]:
+    """(case part, stock YAML, its data-source override) of one ``--yaml`` case."""
+    if name == "mmlu":
+        from sieval.tasks._mmlu import SUBJECTS
+
+        return [
+            (s, tasks_dir / "mmlu/default" / f"mmlu_{s}.yaml", _mmlu_dataset(s, data, tmp))
+            for s in SUBJECTS
+        ]
+    if name == "mmlu_pro":  # each subject's YAML filters the one test file by its category
+        files = {s: str(data / "mmlu_pro" / f"{s}-00000-of-00001.parquet")
+                 for s in ("test", "validation")}  # fmt: skip
+        override = {"dataset_path": "parquet", "dataset_name": None,
+                    "dataset_kwargs": {"data_files": files}}  # fmt: skip
+        return [
+            (p.stem.removeprefix("mmlu_pro_"), p, override)
+            for p in sorted((tasks_dir / "mmlu_pro").glob("mmlu_pro_*.yaml"))
+        ]
+    if name.startswith("bbh_"):
+        folder = {"bbh_zeroshot": "zeroshot", "bbh_cot_fewshot": "cot_fewshot"}[name]
+        subjects = sorted(p.stem for p in (data / "bbh" / "bbh").glob("*.json"))
+        return [
+            (s, tasks_dir / "bbh" / folder / f"{s}.yaml", _bbh_dataset(s, data)) for s in subjects
+        ]
+    path = tasks_dir / (YAML.get(name) or YAML_EXTRA[name])
+    override = _extra_dataset(name, data, tmp) if name in YAML_EXTRA else _dataset(name, data, tmp)
+    return [("", path, override)]
+
+
+def _sieval_yaml(path: Path, override: dict[str, Any], k: int, data: Path) -> list[dict[str, Any]]:
+    from sieval.tasks.base import TaskConfig
+    from sieval.tasks.catalogue import FileTask
+    from sieval.tasks.yaml_file import read_yaml
+    from sieval.tasks.yaml_task import resolve
+
+    located = read_yaml(path)
+    located.values.update(override)
+    spec = resolve(located)
+    task = FileTask(spec, {"file": str(path)})
+    config = TaskConfig(name=spec.name, num_fewshot=k)
+    return [
+        {"sample": s.id, "arguments": [_plain(a) for a in task.arguments(s, config).values()]}
+        for s in task.load(data, config)
+    ]
+
+
+def _plain(arguments: Any) -> list[Any]:
+    return [dict(a) if isinstance(a, dict) else a for a in arguments]
+
+
+def yaml_parity(
+    cases: list[tuple[str, int]],
+    data: Path,
+    sample: int | None,
+    out: Path | None = None,
+    limit: int | None = None,
+) -> list[dict[str, Any]]:
+    """Per case: lm-eval's requests from its stock YAML against sieval's from the same YAML
+    (the table written to ``out`` after each case, so a long run's finished cases are kept)."""
+    import logging
+    import random
+
+    import lm_eval
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    logging.disable(logging.WARNING)
+    tasks_dir = Path(lm_eval.__file__).parent / "tasks"
+    table = []
+    with tempfile.TemporaryDirectory(prefix="sieval-yaml-parity-") as tmp_name:
+        tmp = Path(tmp_name)
+        for name, k in cases:
+            docs = same = 0
+            total = 0
+            diffs: list[dict[str, Any]] = []
+            for part, path, override in _yaml_configs(name, data, tmp, tasks_dir):
+                config = load_yaml(path)
+                config = {k_: v for k_, v in config.items() if k_ != "tag"}
+                config.update(override)
+                built = _build(config, k, limit)
+                theirs = {d["doc"]: [_plain(a) for a in d["arguments"]] for d in built}
+                ours = _sieval_yaml(path, override, k, data)
+                total += len(ours)
+                built_docs = len(ours) if limit is None else min(limit, len(ours))
+                if len(theirs) != built_docs:  # a document only one side has is a difference
+                    diffs.append({"part": part, "lm_eval_docs": len(theirs),
+                                  "sieval_docs": built_docs})  # fmt: skip
+                if limit is not None:  # the first docs: their shots depend on no later doc
+                    ours = ours[:limit]
+                if sample is not None and len(ours) > sample:
+                    ours = random.Random(SEED).sample(ours, sample)
+                for row in ours:
+                    docs += 1
+                    doc = int(row["sample"].rpartition("/")[2])
+                    if theirs.get(doc) == row["arguments"]:
+                        same += 1
+                    elif len(diffs) < 3:
+                        diffs.append(
+                            {"part": part, "sample": row["sample"], "lm_eval": theirs.get(doc),
+                             "sieval": row["arguments"]}
+                        )  # fmt: skip
+            scope = (
+                f"the first {limit} of each part (--limit {limit})"
+                if limit is not None
+                else f"{sample} seeded (--sample {sample}, seed {SEED})"
+                if sample is not None and docs < total
+                else "every document"
+            )
+            table.append({"task": name, "num_fewshot": k, "docs_in_split": total, "compared": docs,
+                          "identical": same, "scope": scope,
+                          "first_differences": diffs})  # fmt: skip
+            print(f"{name:<16} {k:>5} {total:>7} {docs:>8} {same:>9}", file=sys.stderr, flush=True)
+            if out is not None:
+                out.write_text(json.dumps(table, indent=1) + "\n")
+    return table
+
+
+def _scope(row: dict[str, Any]) -> str:
+    """Which documents a row compared: every one, the first N of each part, or a sample."""
+    if row["compared"] == row["docs_in_split"]:
+        return "every document"
+    return row.get("scope") or f"{row['compared']:,} of {row['docs_in_split']:,}"
+
+
+def markdown(rows: list[dict[str, Any]], command: str) -> str:
+    """The ``--yaml`` tables as the evidence page shows them."""
+    lines = [
+        "# lm-eval's own YAMLs read by sieval: the same requests, document by document",
+        "",
+        f"Measured by `{command}` (lm-eval 0.4.13 in the venv, both sides in one process over the "
+        "same files). sieval's side is lm-eval's stock YAML loaded by sieval's task-file loader, "
+        "the data source pointed at the stored files (`dataset_path`, `dataset_name`, "
+        "`dataset_kwargs`; `training_split: null` where train is not stored: hellaswag, boolq, "
+        "wikitext), nothing else. lm-eval's side is `ConfigurableTask` from the same YAML and "
+        "override, shots seeded as `simple_evaluate` seeds them (1234). A document is identical "
+        "when every request's arguments are equal: (context, continuation) for log-likelihood, "
+        "(document,) for rolling, (context, generation_kwargs) for generation.",
+        "",
+        "| task | shots | docs in split | compared | identical | which documents |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['task']} | {r['num_fewshot']} | {r['docs_in_split']:,} | {r['compared']:,} "
+            f"| {r['identical']:,} | {_scope(r)} |"
+        )
+    lines.append("")
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -366,10 +585,34 @@ def main() -> int:
     parser.add_argument("--task", action="append", default=[])
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--fixture-docs", type=int, default=60)
+    parser.add_argument("--yaml", action="store_true", help="lm-eval's YAML read by sieval")
+    parser.add_argument("--sample", type=int, default=None)
+    parser.add_argument("--render", type=Path, nargs="*", help="--yaml tables (JSON) to Markdown")
+    parser.add_argument(
+        "--limit", type=int, default=None, help="--yaml: the first N docs of each split (part)"
+    )
+    parser.add_argument("--json", type=Path, default=None, help="write the --yaml table here")
     parser.add_argument(
         "--lm-eval", type=Path, help=argparse.SUPPRESS
     )  # the venv's side: its output file
     args = parser.parse_args()
+    if args.render:
+        rows = [row for path in args.render for row in json.loads(path.read_text())]
+        print(markdown(rows, "scripts/lm_eval_strings.py --yaml"))
+        return 0
+    if args.yaml:
+        sys.path.insert(0, str(ROOT))
+        os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        picked = [c for c in YAML_CASES if not args.task or c[0] in args.task]
+        print(f"{'task':<16} {'shots':>5} {'in split':>7} {'compared':>8} {'identical':>9}",
+              file=sys.stderr)  # fmt: skip
+        rows = yaml_parity(picked, args.data_dir, args.sample, args.json, args.limit)
+        for row in rows:
+            for diff in row["first_differences"]:
+                print(json.dumps({"task": row["task"], **diff})[:1500])
+        return 0 if all(r["identical"] == r["compared"] and not r["first_differences"]
+                        for r in rows) else 1  # fmt: skip
     cases = [c for c in CASES if not args.task or c[0] in args.task]
     if args.lm_eval is not None:
         lm_eval_side(cases, args.data_dir, args.lm_eval)

@@ -48,26 +48,33 @@ from .transport.config import Limits, Timeouts
 from .transport.types import Timings
 
 if _typing.TYPE_CHECKING:
+    from .evaluation import Results, TaskResult, evaluate
     from .model import Call, Model
 
 __version__ = "0.1.0"
 
 
 _LAZY = ("Call", "Model")
+_EVALUATION = ("Results", "TaskResult", "evaluate")
 
 
 def __getattr__(name: str) -> _typing.Any:
     """``Model`` and ``Call`` on first use: they bring the HTTP client (aiohttp), which a program
-    that only builds requests, reads records or prints help never needs."""
+    that only builds requests, reads records or prints help never needs; ``evaluate`` and its
+    results bring the runner."""
     if name in _LAZY:
         from . import model
 
         return getattr(model, name)
+    if name in _EVALUATION:
+        from . import evaluation
+
+        return getattr(evaluation, name)
     raise AttributeError(f"module 'sieval' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+    return sorted({*globals(), *_LAZY, *_EVALUATION})
 
 
 __all__ = [
@@ -89,6 +96,7 @@ __all__ = [
     "Refused",
     "Request",
     "Response",
+    "Results",
     "Sampling",
     "Scheduling",
     "Scoring",
@@ -96,6 +104,7 @@ __all__ = [
     "SievalError",
     "StructuredOutput",
     "StructuredValue",
+    "TaskResult",
     "TextPart",
     "Timeouts",
     "Timings",
@@ -110,4 +119,5 @@ __all__ = [
     "UnsetType",
     "Usage",
     "__version__",
+    "evaluate",
 ]

@@ -3,9 +3,9 @@
     SievalError                      anything sieval raises on purpose
     ├── ConfigError                  a config, CLI argument or data location is wrong (no I/O)
     │   ├── RunLocked                ... the run is being written by another process
-    │   │                                (runner/lock.py)
+    │   │                                (store/lock.py)
     │   └── Incomplete               ... finalize met planned samples without a record
-    │                                    (runner/finalize.py)
+    │                                    (cluster/finalize.py)
     ├── StorageError                 a run file could not be read or written (a full disk,
     │                                read-only, permissions); ``stopped`` when a run was recording
     ├── Refused                      a request was decided against before any byte was sent
@@ -126,10 +126,20 @@ class ContractViolation(SievalError):
 class TransportError(SievalError):
     """Raised when the server could not be reached or kept failing (connect, 429, 5xx)."""
 
-    def __init__(self, message: str, *, status: int | None = None, attempts: int = 1, **kw: Any):
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        attempts: int = 1,
+        cause: str | None = None,
+        **kw: Any,
+    ):
         super().__init__(message, **kw)
         self.status = status
         self.attempts = attempts
+        self.cause = cause
+        """What failed, without the fix (a caller that names its own fix says this part)."""
 
     def to_record(self) -> dict[str, Any]:
         data = super().to_record()

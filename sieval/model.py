@@ -22,7 +22,7 @@ made here once, not per wire.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +30,22 @@ import msgspec
 
 from .dialects.auth_hint import rejected_key
 from .dialects.registry import get_dialect
-from .dialects.spec import Auth, Dialect, Lowered
 from .dialects.table import lift, lower
+from .dialects.vocabulary import Auth, Dialect, Lowered
 from .errors import ContractViolation, Refused, ServerRejected, SievalError
-from .ir.defaults import with_defaults
+from .ir.defaults import with_defaults, with_overrides
 from .ir.request import Request
 from .ir.response import Decision, Response
-from .transport import HttpRequest, HttpTransport, Limits, Timeouts, Timings, Transport, WireLog
+from .transport import (
+    HttpReply,
+    HttpRequest,
+    HttpTransport,
+    Limits,
+    Timeouts,
+    Timings,
+    Transport,
+    WireLog,
+)
 from .transport.redaction import redact_json, redact_url
 from .transport.refused_reply import kept_reply
 
@@ -68,6 +77,10 @@ class Call:
     """A refused reply's bytes (``ContractViolation``), bounded and redacted (``kept_reply``)."""
     replica: str | None = None
     """The replica that answered (its base URL redacted), for a model served by several."""
+    raw: bytes | None = field(default=None, repr=False)
+    """The reply's body as received (``None`` when nothing was answered): what a call journal
+    keeps so that a resumed run lifts it again (``Model.replay``). Not redacted: write it only
+    through ``redact``."""
 
     @property
     def ok(self) -> bool:
@@ -82,10 +95,17 @@ class Call:
 
 
 def prepare(
-    dialect: Dialect, request: Request, model_id: str, defaults: Mapping[str, Any]
+    dialect: Dialect,
+    request: Request,
+    model_id: str,
+    defaults: Mapping[str, Any],
+    overrides: Mapping[str, Any] | None = None,
 ) -> Lowered:
-    """A request with a model's defaults applied, lowered (pure, no I/O; ``Refused`` on refusal)."""
-    return lower(dialect, with_defaults(request, defaults), model_id)
+    """A request with a model's defaults and overrides applied, lowered (pure, no I/O;
+    ``Refused`` on refusal)."""
+    return lower(
+        dialect, with_overrides(with_defaults(request, defaults), overrides or {}), model_id
+    )
 
 
 class Model:
@@ -107,6 +127,7 @@ class Model:
         limits: Limits | None = None,
         timeouts: Timeouts | None = None,
         request_defaults: Mapping[str, Any] | None = None,
+        request_overrides: Mapping[str, Any] | None = None,
         wire_log: WireLog | str | Path | None = None,
         transport: Transport | None = None,
         headers: Mapping[str, str] | None = None,
@@ -117,6 +138,7 @@ class Model:
         self.model_id = model_id
         self._secrets = (api_key,) if api_key else ()
         self.request_defaults = dict(request_defaults or {})
+        self.request_overrides = dict(request_overrides or {})
         self.auth = auth or self.dialect.auth
         self.headers = {**dict(headers or {}), **self.auth.headers(api_key)}
         self.timeouts = timeouts or Timeouts()
@@ -159,7 +181,9 @@ class Model:
 
     async def call(self, request: Request) -> Call:
         """Decide, send, check, and keep what happened; sieval errors are kept, not raised."""
-        request = with_defaults(request, self.request_defaults)
+        request = with_overrides(
+            with_defaults(request, self.request_defaults), self.request_overrides
+        )
         try:
             lowered = lower(self.dialect, request, self.model_id)
         except Refused as exc:
@@ -180,22 +204,46 @@ class Model:
             overload=self.dialect.retry.overload,
             in_band=self.dialect.retry.in_band if lowered.stream else None,  # errors ride streams
         )
-        response: Response | None = None
-        error: SievalError | None = None
-        reply = None
-        reported: str | None = None
         try:
             reply = await self._transport.send(http)
-            response = lift(self.dialect, lowered, reply.status, reply.headers, reply.body)
-            if isinstance(response.model, str):
-                reported = response.model
-                self._check_reported(reported)
         except SievalError as exc:
-            error = self._own(exc)
-            response = None
-            if isinstance(exc, ServerRejected) and exc.status in (401, 403):
-                self._explain_auth(exc)
-        # one Call per exchange, built once (this is the per-request hot path)
+            return self._answered(request, lowered, None, exc)
+        return self._answered(request, lowered, reply, None)
+
+    def replay(self, request: Request, reply: HttpReply) -> Call:
+        """A reply received earlier (a call journal's) to ``request``, decided and checked again
+        exactly as ``call`` decides and checks a fresh one; nothing is sent."""
+        request = with_defaults(request, self.request_defaults)
+        try:
+            lowered = lower(self.dialect, request, self.model_id)
+        except Refused as exc:
+            return Call(request, self.dialect.id, "", None, tuple(exc.ledger), error=self._own(exc))
+        return self._answered(request, lowered, reply, None)
+
+    def _answered(
+        self,
+        request: Request,
+        lowered: Lowered,
+        reply: HttpReply | None,
+        error: SievalError | None,
+    ) -> Call:
+        """The ``Call`` of an exchange: the reply lifted and its model checked (this is the
+        per-request hot path: one ``Call`` built once)."""
+        response: Response | None = None
+        reported: str | None = None
+        if reply is not None:
+            try:
+                response = lift(self.dialect, lowered, reply.status, reply.headers, reply.body)
+                if isinstance(response.model, str):
+                    reported = response.model
+                    self._check_reported(reported)
+            except SievalError as exc:
+                error = exc
+                response = None
+        if error is not None:
+            error = self._own(error)
+            if isinstance(error, ServerRejected) and error.status in (401, 403):
+                self._explain_auth(error)
         return Call(
             request=request,
             dialect=self.dialect.id,
@@ -214,6 +262,7 @@ class Model:
                 else None
             ),
             replica=reply.replica if reply is not None else None,
+            raw=reply.body if reply is not None else None,
         )
 
     def _explain_auth(self, exc: ServerRejected) -> None:

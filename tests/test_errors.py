@@ -57,6 +57,20 @@ def test_the_drawn_tree_is_the_real_one() -> None:
         assert parent is None or parent in bases, f"{name} is drawn under {parent}, not {bases}"
 
 
+def test_a_class_drawn_with_its_module_is_defined_there() -> None:
+    """A class drawn with ``(package/module.py)`` below it (one defined outside errors.py) is
+    defined in that module: a split that moves it moves the drawing too."""
+    assert errors.__doc__ is not None
+    drawn = re.findall(r"([A-Z]\w+)  [^\n]*\n[ │]*\(([\w/]+\.py)\)", errors.__doc__)
+    assert drawn, "no class is drawn with its module"
+    real = every_error_class()
+    for name, path in drawn:
+        module = "sieval." + path.removesuffix(".py").replace("/", ".")
+        assert real[name].__module__ == module, f"{name} is drawn in {path}"
+    outside = {n for n, c in real.items() if c.__module__ != "sieval.errors"}
+    assert outside == {name for name, _ in drawn}, "a class defined outside errors.py is drawn bare"
+
+
 def test_storage_is_its_own_branch() -> None:
     assert StorageError.__bases__ == (SievalError,)
     assert not issubclass(StorageError, ConfigError)

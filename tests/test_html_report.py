@@ -530,3 +530,44 @@ async def test_a_code_samples_program_outcome_is_shown(
     assert f"program: {execution['status']} — {execution['reason']}" in shown
     assert f"({execution['mode']}, " in shown
     await context.close()
+
+
+async def test_the_compare_page_leads_with_numerics_and_fits_1400_px(
+    browser: Any, run_dir: Path, tmp_path: Path
+) -> None:
+    """The terminal's first warning, "the runs' numerics differ", is on the page above the table
+    (issue 41), and the comparison table fits a 1400 px window. The second run is this run with
+    its server's fingerprint edited to another dtype: a change of numerics as run.json keeps it."""
+    import shutil
+
+    from sieval.analysis.compare import compare_runs
+
+    other = tmp_path / "other"
+    shutil.copytree(run_dir, other, ignore=shutil.ignore_patterns("run.lock"))
+    meta = json.loads((other / "run.json").read_text())
+    for spans in meta["serving"].values():
+        for span in spans:
+            span["dtype"] = "bfloat16"
+    (other / "run.json").write_text(json.dumps(meta))
+    view = build_view(other)
+    view["compare"] = compare_runs(run_dir, other)
+    assert any(s.get("compared") and not s.get("same") for s in view["compare"]["serving"])
+    path = tmp_path / "compare.html"
+    path.write_text(render_html(view), encoding="utf-8")
+    context = await browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = await context.new_page()
+    await page.goto(path.as_uri())
+    warning = await page.wait_for_selector("#compare p.warning.numerics")
+    assert await warning.is_visible()
+    said = " ".join(str(await warning.text_content()).split())
+    assert "the runs' numerics differ" in said and "bfloat16" in said
+    table = await page.query_selector("#compare-table")
+    above = await page.evaluate(
+        "(w) => w.compareDocumentPosition(document.querySelector('#compare-table')) & 4", warning
+    )
+    assert above  # the warning comes before the table
+    box = await table.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= 1400
+    wide = await page.evaluate("document.documentElement.scrollWidth")
+    assert wide <= 1400
+    await context.close()

@@ -31,8 +31,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
+from msgspec import UnsetType
+
 from ..errors import ConfigError
+from ..results.document import UnitResult
 from ..results.explain import answer_label
+from ..results.marks import result_marks
 from ..results.snapshot import snapshot
 from ..results.view import Unit, outcome, units
 from ..scoring.power import ALPHA, TARGET, Design, detectable_difference, icc_from_design_effect
@@ -48,8 +53,8 @@ from ..scoring.uncertainty import (
     sign_flip,
 )
 from ..serving import compare as compare_fingerprints
-from ..serving.across_runs import stored_fingerprints
 from ..serving.fingerprint import plainly
+from ..serving.fingerprint_history import stored_fingerprints
 from ..store.identity import changed_inputs
 from ..store.records import Record
 from ..store.rundir import read_run_json
@@ -75,8 +80,8 @@ def compare_runs(
 ) -> dict[str, Any]:
     """The comparison as plain data; each metric's MDE is at ``power``, two-sided ``alpha``."""
     report_a, report_b = snapshot(run_a), snapshot(run_b)  # a partial run: what it recorded
-    units_a = {(u.result["model"], u.result["task"]): u for u in units(run_a, report_a)}
-    units_b = {(u.result["model"], u.result["task"]): u for u in units(run_b, report_b)}
+    units_a = {(u.result.model, u.result.task): u for u in units(run_a, report_a)}
+    units_b = {(u.result.model, u.result.task): u for u in units(run_b, report_b)}
     models_a = sorted({m for m, _ in units_a})
     models_b = sorted({m for m, _ in units_b})
     if len(models_a) == 1 and len(models_b) == 1:
@@ -99,16 +104,20 @@ def compare_runs(
         compared = _compare_unit(unit_a, unit_b, power, alpha)
         compared["mde_note"] = mde_note(compared)
         compared["censored"] = censored_shares(unit_a.result, unit_b.result)
+        # what each run's headline is marked with (partial, exposed): a difference between two
+        # marked headlines carries their causes
+        compared["marks_a"] = msgspec.to_builtins(result_marks(report_a, unit_a.result))
+        compared["marks_b"] = msgspec.to_builtins(result_marks(report_b, unit_b.result))
         tasks.append(compared)
     matched_b = {(pairing[m], t) for m, t in units_a if m in pairing}
     unmatched += [
         {"run": "B", "model": m, "task": t} for m, t in units_b if (m, t) not in matched_b
     ]
     return {
-        "a": {"dir": str(run_a), "identity": report_a["run"]["identity"]},
-        "b": {"dir": str(run_b), "identity": report_b["run"]["identity"]},
+        "a": {"dir": str(run_a), "identity": report_a.run.identity},
+        "b": {"dir": str(run_b), "identity": report_b.run.identity},
         "serving": serving_differences(run_a, run_b, pairing),
-        "changes": _changes(report_a["run"]["inputs"], report_b["run"]["inputs"], pairing),
+        "changes": _changes(report_a.run.inputs, report_b.run.inputs, pairing),
         "tasks": tasks,
         "unmatched": unmatched,
     }
@@ -161,7 +170,7 @@ def serving_differences(run_a: Path, run_b: Path, pairing: dict[str, str]) -> li
 
 
 def _compare_unit(unit_a: Unit, unit_b: Unit, power: float, alpha: float) -> dict[str, Any]:
-    headline = unit_a.result["headline"]
+    headline = unit_a.result.headline
     by_id_b = {r.sample_id: r for r in unit_b.records}
     pairs = [
         (a, by_id_b[a.sample_id])
@@ -169,7 +178,7 @@ def _compare_unit(unit_a: Unit, unit_b: Unit, power: float, alpha: float) -> dic
         if a.sample_id in by_id_b and a.status == "ok" and by_id_b[a.sample_id].status == "ok"
     ]
     ids_a = {r.sample_id for r in unit_a.records}
-    task = TASKS.get(unit_a.result["task"])
+    task = TASKS.get(unit_a.result.task)
     ranges: dict[str, Bounds] = dict(getattr(task, "metric_ranges", None) or {})
     rows = [item_of(a.sample_id) for a, _ in pairs]
     repeated = any(row != a.sample_id for row, (a, _) in zip(rows, pairs, strict=True))
@@ -232,9 +241,9 @@ def _compare_unit(unit_a: Unit, unit_b: Unit, power: float, alpha: float) -> dic
     ]
     diffs = [(abs(y - x), where) for where, x, y in loglik_pairs(pairs)]
     return {
-        "model_a": unit_a.result["model"],
-        "model_b": unit_b.result["model"],
-        "task": unit_a.result["task"],
+        "model_a": unit_a.result.model,
+        "model_b": unit_b.result.model,
+        "task": unit_a.result.task,
         "headline": headline,
         "paired": len(pairs),
         "rows": len(set(rows)),
@@ -250,17 +259,17 @@ def _compare_unit(unit_a: Unit, unit_b: Unit, power: float, alpha: float) -> dic
     }
 
 
-def censored_shares(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any] | None:
+def censored_shares(a: UnitResult, b: UnitResult) -> dict[str, Any] | None:
     """Each run's share of censored answers (``report.json``'s ``censored``: the token budget cut
     them before they answered) and whether they differ: a difference in budget cuts is in the
     headline's difference. None when either run does not count them."""
-    ca, cb = a.get("censored"), b.get("censored")
-    if not isinstance(ca, Mapping) or not isinstance(cb, Mapping):
+    ca, cb = a.censored, b.censored
+    if isinstance(ca, UnsetType) or isinstance(cb, UnsetType):
         return None
     return {
-        "a": {"count": ca["count"], "of": ca["of"], "share": ca["share"]},
-        "b": {"count": cb["count"], "of": cb["of"], "share": cb["share"]},
-        "differ": ca["share"] != cb["share"],
+        "a": {"count": ca.count, "of": ca.of, "share": ca.share},
+        "b": {"count": cb.count, "of": cb.of, "share": cb.share},
+        "differ": ca.share != cb.share,
     }
 
 

@@ -200,14 +200,13 @@ def _records(result: RunResult, model_dir: str, task: str) -> dict[str, Record]:
 
 
 def _headline(result: RunResult, task: str) -> tuple[float | None, int, str]:
-    for entry in result.report["results"]:
-        if entry["task"] == task:
-            headline = str(entry["headline"])
-            value = entry["metrics"].get(headline)
+    for entry in result.report.results if result.report else []:
+        if entry.task == task:
+            value = entry.value
             return (
                 (float(value) if value is not None else None),
-                int(entry["samples"]["failed"]),
-                headline,
+                entry.samples.failed,
+                entry.headline,
             )
     return None, 0, ""
 
@@ -272,7 +271,7 @@ def run_parity(
         runs.append(run_eval(cfg, pass_options, tasks=tasks, progress=progress))
     warm = runs.pop(0) if warmup else None
     model_dir = results_dirname(models[0].label)
-    task_names = [entry["task"] for entry in runs[0].report["results"]]
+    task_names = [entry.task for entry in runs[0].report.results] if runs[0].report else []
     parity: list[TaskParity] = []
     for name in task_names:
         heads = [_headline(run, name) for run in runs]

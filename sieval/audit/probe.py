@@ -1,5 +1,5 @@
 """Rerunnable live probes: each dialect claim exercised against a real server, with its outcome;
-and ``--checks``, the serving checks (``runner/serving``) against one server.
+and ``--checks``, the serving checks (``sieval/serving``) against one server.
 
 ``sieval probe --dialect ID --endpoint URL --model ID`` runs the dialect's cases (the ``CASES`` of
 ``audit/cases/<dialect>.py``) and prints what happened: a reply that passed all checks, a refusal

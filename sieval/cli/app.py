@@ -20,6 +20,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "sieval.cli.compare",
         "Compare two runs sample by sample: paired differences, McNemar, flips, log-likelihoods.",
     ),
+    "data": (
+        "sieval.cli.data",
+        "Which datasets the tasks need, where they are looked for, which are present, how to get "
+        "them; exit 1 when a file is missing.",
+    ),
     "dialects": (
         "sieval.cli.dialects",
         "List the dialects with their status and capability matrix (from their tables).",

@@ -1,4 +1,4 @@
-"""``sieval compare RUN_A RUN_B``: two runs sample by sample (``audit/compare.py``)."""
+"""``sieval compare RUN_A RUN_B``: two runs sample by sample (``analysis/compare.py``)."""
 
 from __future__ import annotations
 
@@ -132,8 +132,11 @@ def render_comparison(
             caption=_caption(task, (a, b)),
             caption_justify="left",
         )
-        for column in ("metric", a, b, f"{b} − {a}", "95% CI", "MDE", "p"):
-            table.add_column(column, justify="left" if column == "metric" else "right")
+        # the metric's name (and the headline's star) is never cut nor wrapped; the difference's
+        # header stacks, so that at 80 columns the numbers give way, not the names
+        table.add_column("metric", no_wrap=True)
+        for column in (a, b, f"{b} −\n{a}", "95% CI", "MDE", "p"):
+            table.add_column(column, justify="right")
         for name, m in task["metrics"].items():
             test = m.get("test") or m["mcnemar"]
             mde = (m.get("mde") or {}).get("value")
@@ -159,6 +162,9 @@ def render_comparison(
                 f"  {task['headline']} by row (a row's repeats summed): more right in {a} "
                 f"{rows['a_better']}, in {b} {rows['b_better']}, tied {rows['tied']}"
             )
+        for name, key in ((a, "marks_a"), (b, "marks_b")):
+            for mark in task.get(key) or []:
+                yield f"  [yellow]{escape(mark['mark'])} in {name}[/]: {escape(mark['why'])}"
         counts = [f"failed in {a} {task['failed_a']}, in {b} {task['failed_b']}"]
         if task["only_a"] or task["only_b"]:
             counts.append(f"only in {a} {task['only_a']}, only in {b} {task['only_b']}")

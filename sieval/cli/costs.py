@@ -3,21 +3,28 @@ print the forecast, ``sieval report`` the forecast beside what was spent, ``siev
 a model at its end.
 
 An estimated prompt count is marked ``~`` in every cell that holds one, and its method is named
-below the table; output tokens and costs of a forecast are maxima (``≤``).
+below the table; output tokens and costs of a forecast are maxima (``≤``). The forecast of a task
+that is not static (a conversation, a tool loop, a judge) is a bound in every figure, marked
+``≤`` and said below the table; a role's calls (a judge's) are a row of their own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
+from msgspec import UnsetType
 from rich.table import Table
 from rich.text import Text
 
-from ..cost.forecast import Forecast
-from ..plan.config import Price
 from .inert import shown as as_text
 from .text import MISSING
+
+if TYPE_CHECKING:
+    from ..cost.forecast import Forecast
+    from ..plan.config import Price
+    from ..plan.plan import Plan
+    from ..results.document import Report
 
 __all__ = ["money", "render_budget", "render_costs", "render_forecast", "spent_lines"]
 
@@ -28,15 +35,41 @@ def money(value: float | None, currency: str = "") -> str:
     return f"{value:,.4f}" + (f" {currency}" if currency else "")
 
 
-def _tokens(value: Any, exact: bool = True) -> str:
+def _tokens(value: float | None, exact: bool = True) -> str:
     if value is None:
         return MISSING
     return f"{'' if exact else '~'}{int(value):,}"
 
 
-def _currency(prices: Sequence[Any]) -> str:
-    found = {str(p.get("currency") or "") if isinstance(p, Mapping) else p.currency for p in prices}
+def _currency(prices: Sequence[Price]) -> str:
+    found = {p.currency for p in prices}
     return found.pop() if len(found) == 1 else ""
+
+
+def refusals(forecast: Forecast, plan: Plan | None) -> list[tuple[bool, str]]:
+    """What the run would refuse before its first request: each (model, task) whose longest
+    prompt leaves no room in the server's context, with the fix as the run was started;
+    ``(exact, line)``, an estimated count saying it may not fit."""
+    from ..runner.checks import fewer_shots
+
+    tasks = {pt.name: pt for pt in plan.tasks} if plan is not None else {}
+    several = len(tasks) > 1
+    out: list[tuple[bool, str]] = []
+    for u in forecast.units:
+        if not u.overflows or u.task not in tasks or u.role is not None:
+            continue  # a role's prompts hold the answers it judges: fewer shots are no fix
+        counted = f"{u.longest_prompt:,}" if u.longest_exact else f"~{u.longest_prompt:,}"
+        verb = "does not fit" if u.longest_exact else "may not fit"
+        pt = tasks[u.task]
+        fix = fewer_shots(pt, f"{u.longest_sample}/-", several, u.longest_prompt, u.context)
+        out.append(
+            (
+                u.longest_exact,
+                f"{u.model}/{u.task}: the longest prompt ({u.longest_sample}, {counted} tokens) "
+                f"{verb} the server's context of {u.context:,} tokens; {fix}",
+            )
+        )
+    return out
 
 
 def render_forecast(forecast: Forecast, prices: Mapping[str, Price | None]) -> list[Table | Text]:
@@ -54,15 +87,18 @@ def render_forecast(forecast: Forecast, prices: Mapping[str, Price | None]) -> l
         if price is not None:
             table.add_column(f"cost ≤{unit_of_money}", justify="right", no_wrap=True)
         for u in units:
+            at_most = "≤ " if u.bound else ""
             cells = [
                 f"{u.samples:,}",
-                f"{u.requests:,}",
-                _tokens(u.prompt_tokens, u.exact),
+                f"{at_most}{u.requests:,}",
+                at_most + _tokens(u.prompt_tokens, u.exact),
                 _tokens(u.max_output_tokens) + ("+" if u.unbounded_requests else ""),
             ]
             if price is not None:
-                cells.append(money(u.cost(price)))
-            table.add_row(as_text(u.task), *cells)
+                own = prices.get(u.answered_by) if u.answered_by else price
+                cells.append(money(u.cost(own)))
+            name = u.task if u.role is None else f"{u.task} · {u.role} ({u.answered_by})"
+            table.add_row(as_text(name), *cells)
         if len(units) > 1:
             exact = all(u.exact for u in units)
             cells = [
@@ -82,6 +118,15 @@ def render_forecast(forecast: Forecast, prices: Mapping[str, Price | None]) -> l
         )
         mark = "" if counting.method.startswith("exact") else "~ "
         out.append(Text(f"{mark}prompt tokens: {counting.method} ({how})", style="dim"))
+        if any(u.bound for u in units):
+            out.append(
+                Text(
+                    "≤: a bound, not a count: a task that is not static (a conversation, a tool "
+                    "loop, a judge) sends at most its turns, each at most what its earlier "
+                    "answers and tool results may add",
+                    style="dim",
+                )
+            )
         if any(u.unbounded_requests for u in units):
             unbounded = sum(u.unbounded_requests for u in units)
             out.append(
@@ -102,14 +147,14 @@ def render_forecast(forecast: Forecast, prices: Mapping[str, Price | None]) -> l
     return out
 
 
-def render_costs(report: Mapping[str, Any]) -> list[Table | Text]:
+def render_costs(report: Report) -> list[Table | Text]:
     """Per model, a row a task: its forecast over what its records say was spent (two lines a
     cell, to read at 80 columns); nothing for a report written before costs were reported."""
-    results = [r for r in report.get("results", []) if isinstance(r.get("cost"), Mapping)]
+    results = [(r, r.cost) for r in report.results if not isinstance(r.cost, UnsetType)]
     out: list[Table | Text] = []
-    for model in dict.fromkeys(r["model"] for r in results):
-        mine = [r for r in results if r["model"] == model]
-        prices = [r["cost"].get("price") for r in mine if r["cost"].get("price")]
+    for model in dict.fromkeys(r.model for r, _ in results):
+        mine = [(r, cost) for r, cost in results if r.model == model]
+        prices = [cost.price for _, cost in mine if cost.price]
         currency = _currency(prices)
         table = Table(title=as_text(f"cost · {model}"))
         table.add_column("task", no_wrap=True)
@@ -119,32 +164,31 @@ def render_costs(report: Mapping[str, Any]) -> list[Table | Text]:
         if prices:
             table.add_column(f"cost{f' ({currency})' if currency else ''}", justify="right")
         estimated = False
-        for result in mine:
-            forecast = result["cost"].get("forecast") or {}
-            actual = result["cost"].get("actual") or {}
-            exact = bool(forecast.get("exact", True))
+        forecasted = any(cost.forecast for _, cost in mine)
+        for result, cost in mine:
+            forecast, actual = cost.forecast, cost.actual
+            exact = forecast.exact if forecast else True
             estimated = estimated or not exact
-            most = forecast.get("max_output_tokens")
+            most = forecast.max_output_tokens if forecast else None
+            at_most = "≤ " if forecast and forecast.bound else ""
             cells = [
-                f"{_tokens(forecast.get('prompt_tokens'), exact)}\n"
-                f"{_tokens(actual.get('input_tokens'))}",
+                f"{at_most}{_tokens(forecast.prompt_tokens if forecast else None, exact)}\n"
+                f"{_tokens(actual.input_tokens)}",
                 f"{'≤ ' if most is not None else ''}{_tokens(most)}\n"
-                f"{_tokens(actual.get('output_tokens'))}",
+                f"{_tokens(actual.output_tokens)}",
             ]
             if prices:
-                cost = forecast.get("cost")
+                most_cost = forecast.cost if forecast else None
                 cells.append(
-                    f"{'≤ ' if cost is not None else ''}{money(cost)}\n{money(actual.get('cost'))}"
+                    f"{'≤ ' if most_cost is not None else ''}{money(most_cost)}\n"
+                    f"{money(actual.cost)}"
                 )
-            table.add_row(as_text(result["task"]), "forecast\nspent", *cells)
+            if not forecasted:  # no forecast row of dashes: what was spent alone
+                cells = [cell.split("\n", 1)[1] for cell in cells]
+            label = "forecast\nspent" if forecasted else "spent"
+            table.add_row(as_text(result.task), label, *cells)
         out.append(table)
-        methods = sorted(
-            {
-                str((r["cost"].get("forecast") or {}).get("method"))
-                for r in mine
-                if r["cost"].get("forecast")
-            }
-        )
+        methods = sorted({cost.forecast.method for _, cost in mine if cost.forecast})
         if methods:
             mark = "~ " if estimated else ""
             out.append(Text(f"{mark}forecast prompt tokens: {', '.join(methods)}", style="dim"))
@@ -156,7 +200,7 @@ def render_costs(report: Mapping[str, Any]) -> list[Table | Text]:
                     style="dim",
                 )
             )
-        retries = sum(int((r["cost"].get("actual") or {}).get("retries", 0)) for r in mine)
+        retries = sum(cost.actual.retries for _, cost in mine)
         if retries:
             out.append(
                 Text(
@@ -166,7 +210,7 @@ def render_costs(report: Mapping[str, Any]) -> list[Table | Text]:
                     style="yellow",
                 )
             )
-        without = sum(int((r["cost"].get("actual") or {}).get("without_usage", 0)) for r in mine)
+        without = sum(cost.actual.without_usage for _, cost in mine)
         if without:
             out.append(
                 Text(
@@ -178,29 +222,28 @@ def render_costs(report: Mapping[str, Any]) -> list[Table | Text]:
     return out
 
 
-def render_budget(report: Mapping[str, Any]) -> list[Text]:
+def render_budget(report: Report) -> list[Text]:
     """What a budget allowed and what was spent, and whether it stopped the run."""
-    budget = report.get("budget")
-    if not isinstance(budget, Mapping):
+    budget = report.budget
+    if isinstance(budget, UnsetType):
         return []
     lines = []
-    for name in ("tokens", "cost"):
-        entry = budget.get(name)
-        if not isinstance(entry, Mapping):
+    for name, entry in (("tokens", budget.tokens), ("cost", budget.cost)):
+        if isinstance(entry, UnsetType):
             continue
         if name == "tokens":
-            figures = f"{int(entry['spent']):,} of {int(entry['budget']):,} tokens"
-            before = f"{int(entry['spent_before']):,} tokens"
+            figures = f"{int(entry.spent):,} of {int(entry.budget):,} tokens"
+            before = f"{int(entry.spent_before):,} tokens"
         else:
-            currency = str(entry.get("currency") or "")
-            figures = f"{money(entry['spent'], currency)} of {money(entry['budget'], currency)}"
-            before = money(entry["spent_before"], currency)
-        earlier = f", {before} of it before this session" if entry.get("spent_before") else ""
+            currency = entry.currency if isinstance(entry.currency, str) else ""
+            figures = f"{money(entry.spent, currency)} of {money(entry.budget, currency)}"
+            before = money(entry.spent_before, currency)
+        earlier = f", {before} of it before this session" if entry.spent_before else ""
         lines.append(Text(f"budget: spent {figures}{earlier} (--budget-{name})"))
-    if budget.get("from_forecast"):
+    if budget.from_forecast:
         lines.append(
             Text(
-                f"budget: {budget['from_forecast']:,} replies reported no usage and were counted "
+                f"budget: {budget.from_forecast:,} replies reported no usage and were counted "
                 "at their forecast",
                 style="dim",
             )
@@ -208,30 +251,31 @@ def render_budget(report: Mapping[str, Any]) -> list[Text]:
     return lines
 
 
-def spent_lines(report: Mapping[str, Any]) -> list[Text]:
+def spent_lines(report: Report) -> list[Text]:
     """One line a model at a run's end, when it has a forecast or a price: what it spent beside
     the forecast."""
     lines = []
-    results = [r for r in report.get("results", []) if isinstance(r.get("cost"), Mapping)]
-    for model in dict.fromkeys(r["model"] for r in results):
-        mine = [r["cost"] for r in results if r["model"] == model]
-        forecasts = [c["forecast"] for c in mine if c.get("forecast")]
-        prices = [c["price"] for c in mine if c.get("price")]
+    results = [(r.model, r.cost) for r in report.results if not isinstance(r.cost, UnsetType)]
+    for model in dict.fromkeys(m for m, _ in results):
+        mine = [cost for m, cost in results if m == model]
+        forecasts = [c.forecast for c in mine if c.forecast]
+        prices = [c.price for c in mine if c.price]
         if not forecasts and not prices:
             continue
-        spent_in = sum(int(c["actual"].get("input_tokens", 0)) for c in mine)
-        spent_out = sum(int(c["actual"].get("output_tokens", 0)) for c in mine)
+        spent_in = sum(c.actual.input_tokens for c in mine)
+        spent_out = sum(c.actual.output_tokens for c in mine)
         currency = _currency(prices)
         text = f"{model}: spent {spent_in:,} prompt + {spent_out:,} output tokens"
         if prices:
-            text += f", {money(sum(c['actual'].get('cost') or 0.0 for c in mine), currency)}"
+            text += f", {money(sum(c.actual.cost or 0.0 for c in mine), currency)}"
         if forecasts:
-            exact = all(f.get("exact") for f in forecasts)
-            prompt = _tokens(sum(int(f["prompt_tokens"]) for f in forecasts), exact)
-            most = sum(int(f["max_output_tokens"]) for f in forecasts)
-            text += f" (forecast {prompt} prompt, ≤ {most:,} output"
+            exact = all(f.exact for f in forecasts)
+            prompt = _tokens(sum(f.prompt_tokens for f in forecasts), exact)
+            most = sum(f.max_output_tokens for f in forecasts)
+            bound = "≤ " if any(f.bound for f in forecasts) else ""
+            text += f" (forecast {bound}{prompt} prompt, ≤ {most:,} output"
             if prices:
-                text += f", ≤ {money(sum(f.get('cost') or 0.0 for f in forecasts), currency)}"
+                text += f", ≤ {money(sum(f.cost or 0.0 for f in forecasts), currency)}"
             text += ")"
         lines.append(as_text(text))
     return lines

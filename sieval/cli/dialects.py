@@ -10,6 +10,7 @@ from rich import box
 from rich.console import Console, Group
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from ..dialects.registry import DialectRow, rows
 from ..dialects.table import describe_leaf
@@ -39,23 +40,36 @@ def dialect_matrix() -> list[dict[str, Any]]:
 
 
 def render_dialects(table_rows: tuple[DialectRow, ...]) -> Group:
-    """Two tables that fit 80 columns: the dialects by number, then the matrix by number."""
+    """Two tables that fit 80 columns: the dialects with their route (never broken inside a
+    word) and auth, then the capability matrix headed by the dialects' short names."""
     listing = Table(title="sieval dialects", box=box.SIMPLE_HEAD, pad_edge=False)
-    listing.add_column("#")
     listing.add_column("dialect", no_wrap=True)
-    for column in ("route", "auth", "input"):
-        listing.add_column(column, overflow="fold")
-    for n, r in enumerate(table_rows, 1):
-        listing.add_row(
-            str(n), r.id, r.route or "-", r.auth or "-", ", ".join(r.input_kinds) or "-"
-        )
-    matrix = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    matrix.add_column("capability")
-    for n in range(1, len(table_rows) + 1):
-        matrix.add_column(str(n), justify="center")
+    listing.add_column("input", no_wrap=True)
+    listing.add_column("route, then auth")
+    for r in table_rows:
+        route = Text(r.route or "-", no_wrap=True, overflow="ellipsis")
+        cell = Group(route, Text(r.auth or "-", style="dim"))
+        listing.add_row(r.id, ", ".join(r.input_kinds) or "-", cell)
+    matrix = Table(box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    matrix.add_column("capability", no_wrap=True)
+    for r in table_rows:
+        matrix.add_column(short_name(r.id), justify="center")
     for key in CAPABILITIES:
         matrix.add_row(key, *[_MARK.get(r.capabilities.get(key, ""), "?") for r in table_rows])
     return Group(listing, matrix)
+
+
+_SHORT = {"completions": "compl", "responses": "resp", "messages": "", "genai": "", "native": ""}
+"""Words a matrix header leaves out or shortens: the dialect's vendor stays, and what tells
+apart two of one vendor's wires."""
+
+
+def short_name(dialect_id: str) -> str:
+    """A matrix header: ``openai_completions`` -> ``openai`` over ``compl``; ``vllm_native`` ->
+    ``vllm``."""
+    head, _, tail = dialect_id.partition("_")
+    tail = _SHORT.get(tail, tail)
+    return f"{head}\n{tail}" if tail else head
 
 
 def leaf_decisions(leaf: str) -> list[dict[str, str]]:

@@ -6,7 +6,7 @@ can say everything a config says (``oneline.py``)::
     sieval eval --endpoint URL --model ID --task a,b:top_k=19 [--num-fewshot K] [--limit N] ...
 
 Errors name the setting to change the way the run was started: ``--num-fewshot N`` for the one-
-line form, ``num_fewshot: N`` for a config (``sieval/settings.py``).
+line form, ``num_fewshot: N`` for a config (``sieval/setting_names.py``).
 
 Exit codes: 0 every sample scored; 1 the run finished but some samples failed (they are recorded
 and counted in report.json, never scored) or ``--max-failures`` stopped it; 2 bad input (config,
@@ -20,8 +20,9 @@ are printed).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -31,7 +32,13 @@ from ..errors import ConfigError, StorageError
 from . import common, text
 from .app import app
 from .inert import markup
-from .oneline import OneLine, config_yaml, names
+from .oneline import OneLine, config_yaml, names, parse_limit
+
+if TYPE_CHECKING:  # the runner is imported when a run starts, not when the CLI does
+    from ..cost.forecast import CostOptions
+    from ..plan.config import EvalConfig
+    from ..runner.engine import RunOptions, RunResult
+    from ..tasks.catalogue import Registry
 
 __all__ = ["EXIT_INTERRUPTED", "ONE_LINE_ONLY"]
 
@@ -47,11 +54,14 @@ ONE_LINE_ONLY = {
     "--num-fewshot": "num_fewshot",
     "--seed": "seed",
     "--task-option": "options",
-    "--gen-kwargs": "request_defaults",
+    "--gen-kwargs": "request_overrides",
     "--retries": "retries",
     "--timeout": "timeout_s",
     "--max-reply-mib": "max_reply_mib",
     "--price": "price",
+    "--samples": "samples",
+    "--system-instruction": "system_instruction",
+    "--server-defaults": "server_defaults",
 }
 """The flags of the one-line form a config says in its own keys (refused beside a CONFIG)."""
 
@@ -105,8 +115,16 @@ def eval_command(
         "--gen-kwargs",
         "--gen_kwargs",
         metavar="K=V,...",
-        help=_ONE + "request defaults, filling what a task leaves unset: temperature=0,"
-        "max_tokens=64 (sampling fields, lm-eval's max_gen_toks/until, or leaves: options.min_p).",
+        help=_ONE + "set over what a task sets, as lm-eval's: temperature=0.7,max_tokens=64 "
+        "(sampling fields, lm-eval's max_gen_toks/until, or leaves: options.min_p); the run says "
+        "what it overrode.",
+    ),
+    system_instruction: str | None = typer.Option(
+        None,
+        "--system-instruction",
+        "--system_instruction",
+        metavar="TEXT",
+        help=_ONE + "a system message first in every chat request (chat wires).",
     ),
     dialect: str | None = typer.Option(
         None, "--dialect", metavar="ID", help=_ONE + "the dialect ('sieval dialects')."
@@ -161,8 +179,17 @@ def eval_command(
         help="Requests in flight at once (one-line form: the model's; with a config: the cap "
         "over every model).",
     ),
-    limit: int | None = typer.Option(
-        None, "--limit", metavar="N", help="At most N samples a task."
+    limit: str | None = typer.Option(
+        None,
+        "--limit",
+        metavar="N",
+        help="At most N samples a task, or a fraction of each task's rows (0.1), as lm-eval's.",
+    ),
+    samples: list[str] = typer.Option(
+        [],
+        "--samples",
+        metavar="ID,...",
+        help=_ONE + "only these sample ids (as 'sieval samples' shows them), in every task.",
     ),
     write_config: Path | None = typer.Option(
         None,
@@ -182,6 +209,15 @@ def eval_command(
     ),
     data_dir: Path | None = typer.Option(
         None, "--data-dir", metavar="DIR", help="Dataset directory (else SIEVAL_DATA_DIR)."
+    ),
+    include_path: list[Path] = typer.Option(
+        [],
+        "--include-path",
+        "--include_path",
+        metavar="DIR",
+        help="A folder of task files (lm-eval YAML, Python) searched beside the stock tasks "
+        "(repeatable; also include_path: in a config, SIEVAL_INCLUDE_PATH). --task may also name "
+        "a task file.",
     ),
     max_failures: str = typer.Option(
         "auto",
@@ -214,6 +250,14 @@ def eval_command(
         "--price",
         metavar="IN,OUT[,CURRENCY]",
         help=_ONE + "the model's price per million input and output tokens (0.15,0.60,USD).",
+    ),
+    server_defaults: str | None = typer.Option(
+        None,
+        "--server-defaults",
+        metavar="unknown|neutral",
+        help=_ONE + "neutral: the server was started with no sampling defaults of its own (vLLM "
+        "--generation-config vllm); a field the wire cannot send is then taken as neutral, not "
+        "marked exposed.",
     ),
     dry_run: bool = typer.Option(
         False,
@@ -256,6 +300,13 @@ def eval_command(
         help="When the run ends, also write it as FORMAT (repeatable): lm-eval, inspect, eee, "
         "wandb or mlflow, in RUN_DIR/exports/FORMAT/ (see 'sieval export').",
     ),
+    cache: Path | None = typer.Option(
+        None,
+        "--cache",
+        metavar="DIR",
+        help="Keep replies in DIR and answer a request sent before from it, keyed by the exact "
+        "body and the server's serving fingerprint (never across a numerics change).",
+    ),
     allow_unsafe_code: bool = typer.Option(
         False,
         "--allow-unsafe-code",
@@ -277,7 +328,7 @@ def eval_command(
 ) -> None:
     """Evaluate models on tasks; exit 0 ok, 1 failed samples, 2 bad input, 3 disk full,
     130 interrupted."""
-    from ..settings import named_as
+    from ..setting_names import named_as
 
     console = text.console(stderr=True)
     if run is not None or shard is not None:
@@ -300,19 +351,23 @@ def eval_command(
             model=model[0] if len(model) == 1 else "", tasks=task, name=name,
             kind=kind, dialect=dialect, api_key_env=api_key_env, api_key_file=api_key_file,
             auth=auth, num_fewshot=num_fewshot, seed=seed, task_options=task_option,
-            gen_kwargs=gen_kwargs, retries=retries, timeout=timeout, max_reply_mib=max_reply_mib,
+            gen_kwargs=gen_kwargs, system_instruction=system_instruction, retries=retries,
+            timeout=timeout, max_reply_mib=max_reply_mib,
             concurrency=concurrency,
-            limit=limit, data_dir=data_dir, out=out, price=price,
+            limit=None, samples=samples, data_dir=data_dir, out=out, price=price,
+            server_defaults=server_defaults,
         )  # fmt: skip
     given = {
         "--name": name, "--kind": kind, "--dialect": dialect, "--api-key-env": api_key_env,
         "--api-key-file": api_key_file, "--auth": auth, "--num-fewshot": num_fewshot,
         "--seed": seed, "--task-option": task_option or None, "--gen-kwargs": gen_kwargs or None,
         "--retries": retries, "--timeout": timeout, "--max-reply-mib": max_reply_mib,
-        "--price": price, "--allow-mixed-replicas": allow_mixed_replicas or None,
+        "--price": price, "--samples": samples or None,
+        "--system-instruction": system_instruction, "--server-defaults": server_defaults,
+        "--allow-mixed-replicas": allow_mixed_replicas or None,
     }  # fmt: skip
     created: list[Path] = []
-    # errors name flags for a one-line run and config keys otherwise (sieval/settings.py)
+    # errors name flags for a one-line run and config keys otherwise (sieval/setting_names.py)
     with named_as("flags" if one_line is not None else "config"):
         try:
             from ..runner import RunOptions
@@ -324,7 +379,17 @@ def eval_command(
                     "--dry-run forecasts a new run; a stopped run's report shows its forecast "
                     f"beside what it spent: sieval report {resume}"
                 )
-            cfg, models, tasks = _config(config, one_line, model, task, resume, given)
+            limited = parse_limit(limit)
+            if one_line is not None:
+                one_line.limit = limited
+            cfg, models, tasks, registry = _config(
+                config, one_line, model, task, resume, given, include_path
+            )
+            if resume is not None and one_line is None:
+                for line in _ignored_on_resume(resume, out):
+                    console.print(f"note: {line}", soft_wrap=True, markup=False)
+            for line in _alias_notes(config, one_line):
+                console.print(f"note: {line}", soft_wrap=True, markup=False)
             stop_rule = parse_max_failures(max_failures)
             parse_selection(serving_checks)  # refused before anything runs
             if export and not dry_run:
@@ -338,11 +403,12 @@ def eval_command(
                 out=out,
                 resume=resume,
                 data_dir=data_dir,
-                limit=limit if one_line is None else None,  # the one-line config holds n
+                limit=limited if one_line is None else None,  # the one-line config holds n
                 concurrency=concurrency if one_line is None else None,
                 models=models,
                 tasks=tasks,
                 wire_log=wire_log,
+                cache=cache,
                 preflight=not no_preflight,
                 serving_checks=serving_checks,
                 accept_numerics_change=accept_numerics_change,
@@ -353,12 +419,13 @@ def eval_command(
                 on_run_dir=created.append,
                 on_stage=lambda line: console.print(_stage(line)),
             )
-            result = _run(cfg, options, console, created)
+            result = _run(cfg, options, console, created, registry)
         except (ConfigError, StorageError) as exc:
             raise common.fail(exc.message, code=common.exit_code(exc)) from None
     if dry_run:
-        _render_forecast(result)
-        raise typer.Exit(common.EXIT_OK)
+        with named_as("flags" if one_line is not None else "config"):
+            refused = _render_forecast(result)
+        raise typer.Exit(common.EXIT_BAD_INPUT if refused else common.EXIT_OK)
     _render(result, console)
     if export:
         _export(result.run_dir, export, console)
@@ -383,7 +450,7 @@ def _export(run_dir: Path, formats: list[str], console: Console) -> None:
 
 def cost_options(
     dry_run: bool, forecast: bool | None, budget_tokens: str | None, budget_cost: str | None
-) -> Any:
+) -> CostOptions:
     """The cost flags as ``CostOptions`` (each budget parsed once, naming its flag)."""
     from ..cost.budget import parse_budget_cost, parse_budget_tokens
     from ..cost.forecast import CostOptions
@@ -396,15 +463,66 @@ def cost_options(
     )
 
 
-def _render_forecast(result: Any) -> None:
-    """``--dry-run``'s output: the forecast, and that nothing ran."""
-    from .costs import render_forecast
+def _render_forecast(result: RunResult) -> bool:
+    """``--dry-run``'s output: the forecast, what the run would refuse, and that nothing ran;
+    whether it would refuse anything (then the command exits 2)."""
+    from rich.text import Text
 
+    from .costs import refusals, render_forecast
+
+    assert result.plan is not None and result.forecast is not None  # a dry run forecasts
     out = text.console()
-    prices = {pm.label: pm.config.price for pm in result.plan.models}
+    prices = {pm.label: pm.config.price for pm in [*result.plan.models, *result.plan.role_models]}
     for part in render_forecast(result.forecast, prices):
         out.print(part)
+    found = refusals(result.forecast, result.plan)
+    for exact, line in found:
+        head = "would refuse: " if exact else "warning: "
+        out.print(Text(head, style="red" if exact else "yellow") + Text(line))
     out.print("dry run: no model request was sent and no run directory was written")
+    return any(exact for exact, _ in found)
+
+
+def _expand(items: Sequence[str], registry: Registry) -> list[str]:
+    """``--task`` values with each task file replaced by its tasks' names (the file added to the
+    registry) and each group or tag by its members; ``:K=V`` suffixes kept."""
+    from ..tasks.catalogue import is_task_file
+
+    out: list[str] = []
+    for item in names(items):
+        head, colon, rest = item.partition(":")
+        if is_task_file(head):
+            found = registry.add_file(Path(head))
+        elif "=" not in head:
+            found = registry.expand(head.strip())
+        else:
+            found = [head]
+        out += [f"{name}{colon}{rest}" for name in found]
+    return out
+
+
+def _with_tasks(cfg: EvalConfig, registry: Registry) -> EvalConfig:
+    """``cfg`` with file and group entries expanded, and its include path the registry's (every
+    folder absolute, so a resume finds the task files from any folder)."""
+    import msgspec
+
+    from ..tasks.catalogue import is_task_file
+
+    entries = []
+    for entry in cfg.tasks:
+        if is_task_file(entry.name):
+            found = registry.add_file(Path(entry.name))
+        else:
+            found = registry.expand(entry.name)
+        entries += [msgspec.structs.replace(entry, name=name) for name in found]
+    folders = [str(p) for p in registry.catalogue.roots]
+    for entry in entries:
+        source = registry.source_of(entry.name) if entry.name in registry else "stock"
+        if source != "stock":
+            folder = str(Path(source).parent)
+            if not any(folder == f or folder.startswith(f + "/") for f in folders):
+                folders.append(folder)
+    return msgspec.structs.replace(cfg, tasks=entries, include_path=folders)
 
 
 def _config(
@@ -414,24 +532,26 @@ def _config(
     task: list[str],
     resume: Path | None,
     given: dict[str, Any],
-) -> tuple[Any, tuple[str, ...], tuple[str, ...]]:
-    """The config, and the model labels and tasks to run of it, from whichever form the command
-    line used."""
+    include_path: Sequence[Path] = (),
+) -> tuple[EvalConfig, tuple[str, ...], tuple[str, ...], Registry]:
+    """The config, the model labels and tasks to run of it, and the tasks it can name (stock
+    and included), from whichever form the command line used."""
     from ..plan.config import load_config
     from ..plan.plan import resolve_task
-    from ..settings import setting
-    from ..store.rundir import load_run_config
+    from ..plan.run_config import load_run_config
+    from ..setting_names import setting
 
     if one_line is not None:
         if config is not None:
             raise ConfigError("give a CONFIG or --endpoint, not both")
         if len(model) > 1 or (not model and one_line.endpoint != "embedded"):
-            raise ConfigError("the one-line form needs exactly one --model ID")
-        registry = common.task_registry()
-        cfg = one_line.config(registry)
+            raise ConfigError("the one-line form needs exactly one --model ID" + _served(one_line))
+        registry = common.tasks_for(include_path)
+        one_line.tasks = _expand(one_line.tasks, registry)
+        cfg = _with_tasks(one_line.config(registry), registry)
         for entry in cfg.tasks:
             resolve_task(entry.name, registry)
-        return cfg, (), ()
+        return cfg, (), (), registry
     for flag, value in given.items():
         if value is not None:
             raise ConfigError(
@@ -445,38 +565,91 @@ def _config(
             "--task NAME:KEY=VALUE belongs to the one-line form; a config sets a task's options "
             "in its entry (- {name: mmlu_kshot_clp, options: {top_k: 19}})"
         )
-    if config is not None:
-        return load_config(config), tuple(model), tasks
-    if resume is not None:
-        return load_run_config(resume), tuple(model), tasks
+    if config is not None or resume is not None:
+        cfg = load_config(config) if config is not None else load_run_config(resume)  # type: ignore[arg-type]
+        registry = common.tasks_for([*cfg.include_path, *include_path])
+        cfg = _with_tasks(cfg, registry)
+        tasks = tuple(n for t in tasks for n in registry.expand(t))
+        return cfg, tuple(model), tasks, registry
     raise ConfigError(
         "nothing to evaluate: give a CONFIG file, or --endpoint URL --model ID --task NAME, or "
         "--resume RUN_DIR (try: sieval eval examples/quickstart.yaml)"
     )
 
 
+def _alias_notes(config: Path | None, one_line: OneLine | None) -> list[str]:
+    """A line for each of lm-eval's task names the command used: the entry it runs as."""
+    from ..tasks.aliases import notes
+
+    if one_line is not None:
+        return notes(item.partition(":")[0].strip() for item in names(one_line.tasks))
+    if config is None:
+        return []
+    try:
+        import yaml
+
+        raw = yaml.safe_load(config.read_text())
+        entries = raw.get("tasks", []) if isinstance(raw, dict) else []
+        return notes(e["name"] if isinstance(e, dict) else str(e) for e in entries)
+    except (OSError, yaml.YAMLError, KeyError, TypeError):
+        return []  # the config was read once already; a problem there is said there
+
+
+def _ignored_on_resume(resume: Path, out: Path | None) -> list[str]:
+    """What ``--resume`` leaves as it was, said: ``--out`` (the run keeps its directory; a
+    ``--limit`` that adds no samples is said by the run itself)."""
+    if out is None:
+        return []
+    return [f"--out is ignored: --resume completes {resume} in its own directory"]
+
+
+def _served(one_line: OneLine) -> str:
+    """What the one-line form's server serves, for the error of a missing ``--model``."""
+    import asyncio
+
+    import msgspec
+
+    from ..dialects.registry import get_dialect
+    from ..plan.config import ModelConfig
+    from ..runner.preflight import served_models
+
+    try:
+        entry = msgspec.convert({**one_line.model_entry(), "model": "-"}, ModelConfig)
+        ids = asyncio.run(
+            served_models(entry.base_url, get_dialect(entry.dialect_id), entry.api_key())
+        )
+    except (ConfigError, msgspec.ValidationError):
+        return ""
+    if not ids:
+        return ""
+    return f"; {entry.base_url} serves {', '.join(ids)}: add --model {ids[0]}"
+
+
 def _write_config(path: Path, one_line: OneLine | None, console: Console) -> None:
     """Save the one-line form's config as YAML and stop (exit 0); nothing runs."""
     if one_line is None:
         raise ConfigError("--write-config saves a one-line run (--endpoint ...) as a config file")
-    if path.exists():
-        raise ConfigError(f"--write-config {str(path)!r} exists; name a new file")
-    try:
-        path.write_text(config_yaml(one_line.mapping(common.task_registry())))
-    except OSError as exc:
-        raise ConfigError(
-            f"--write-config {str(path)!r}: cannot write it ({exc.strerror})"
-        ) from exc
+    from ..store.rundir import write_new_file
+
+    mapping = one_line.mapping(common.task_registry())
+    if "data_dir" not in mapping:  # the directory this run would read, so the file runs anywhere
+        from .data import where_data_is
+
+        used = {"data_dir": str(where_data_is(None)[0].resolve())}
+        mapping = used | mapping
+    write_new_file(path, config_yaml(mapping), flag="--write-config")
     console.print(f"wrote {escape(str(path))}; run it with: sieval eval {escape(str(path))}")
     raise typer.Exit(common.EXIT_OK)
 
 
-def _run(cfg: Any, options: Any, console: Console, created: list[Path]) -> Any:
+def _run(
+    cfg: EvalConfig, options: RunOptions, console: Console, created: list[Path], registry: Registry
+) -> RunResult:
     from ..runner import make_progress, run_eval
 
     progress = make_progress(console)
     try:
-        return run_eval(cfg, options, tasks=common.task_registry(), progress=progress)
+        return run_eval(cfg, options, tasks=registry, progress=progress)
     except KeyboardInterrupt:
         progress.close()
         if created:
@@ -491,7 +664,7 @@ def _run(cfg: Any, options: Any, console: Console, created: list[Path]) -> Any:
         raise typer.Exit(EXIT_INTERRUPTED) from None
 
 
-def _render(result: Any, console: Console) -> None:
+def _render(result: RunResult, console: Console) -> None:
     """What a run prints at its end, the summary last (the details: ``sieval report``), so the
     end of a run fits a 40-row screen."""
     from rich.text import Text
@@ -500,18 +673,20 @@ def _render(result: Any, console: Console) -> None:
     from .report import render_failures, render_finishes, render_summary
 
     out = text.console()
+    report = result.report
+    assert report is not None  # a run that is not a dry run reports
     for warning in result.warnings:
         console.print(Text("warning: ", style="yellow") + shown(warning))
-    for line in render_failures(result.report):
+    for line in render_failures(report):
         console.print(Text("failed: ", style="yellow") + line)
-    for line in render_finishes(result.report):
-        out.print(Text("finished: ") + line)
-    out.print(render_summary(result.report))
+    for line in render_finishes(report):
+        out.print(Text("answers: ") + line)
+    out.print(render_summary(report))
     from .costs import render_budget, spent_lines
 
-    for line in spent_lines(result.report):
+    for line in spent_lines(report):
         out.print(Text("cost: ") + line)
-    for line in render_budget(result.report):
+    for line in render_budget(report):
         console.print(line)
     run_dir = escape(str(result.run_dir))
     if result.stopped:

@@ -73,7 +73,7 @@ def export_formats(
     from ..export.source import load_source
     from .report import write_html
 
-    source = load_source(run_dir, data_dir=data_dir)
+    source = load_source(run_dir, data_dir=data_dir, tasks=common.tasks_for(run_dir=run_dir))
     lines = []
     with tempfile.TemporaryDirectory(prefix="sieval-export-") as scratch:
         html: Path | None = None

@@ -31,7 +31,7 @@ def finalize_command(
 
     console = Console(stderr=True, soft_wrap=True, highlight=False)
     try:
-        done = finalize(run_dir, data_dir=data_dir, tasks=common.task_registry())
+        done = finalize(run_dir, data_dir=data_dir, tasks=common.tasks_for(run_dir=run_dir))
     except (ConfigError, StorageError) as exc:
         raise common.fail(exc.message) from None
     from .report import render_failures, render_summary
@@ -39,13 +39,17 @@ def finalize_command(
     out = Console(highlight=False)
     from rich.text import Text
 
+    from .inert import shown
+
+    for note in done.left_out:
+        console.print(Text("warning: ", style="yellow") + shown(note))
     for line in render_failures(done.report):
         console.print(Text("failed: ", style="yellow") + line)
     out.print(render_summary(done.report))
     for k, n in sorted(done.failed_shards.items()):
         console.print(
             f"[yellow]shard {k}[/]: {n} failed sample(s); to retry them: sieval eval --run "
-            f"{run_dir} --shard {k}/{done.report['run']['shards']}, then finalize again"
+            f"{run_dir} --shard {k}/{done.report.run.shards}, then finalize again"
         )
     out.print(f"report: {run_dir / 'report.json'}", soft_wrap=True)
     raise typer.Exit(common.EXIT_FAILED_SAMPLES if done.failed else common.EXIT_OK)

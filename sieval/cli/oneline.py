@@ -14,6 +14,7 @@ does not set its own.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,7 @@ from ..ir.request import Sampling
 from ..plan.config import ONE_LINE, EvalConfig, parse_config
 from ..tasks.base import Task
 
-__all__ = ["GEN_KWARGS_ALIASES", "OneLine", "config_yaml", "names", "pairs"]
+__all__ = ["GEN_KWARGS_ALIASES", "OneLine", "config_yaml", "names", "pairs", "parse_limit"]
 
 TASK_FIELDS = ("n", "num_fewshot", "seed")
 """Keys of a task entry that are its own fields, not options."""
@@ -49,6 +50,26 @@ def _scalar(text: str) -> Any:
     except yaml.YAMLError:
         return text
     return value if isinstance(value, bool | int | float | str) else text
+
+
+def parse_limit(text: str | None) -> int | float | None:
+    """``--limit``: a whole number of samples a task (``50``), or a fraction of each task's rows
+    below 1 (``0.1``, as lm-eval's)."""
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if value.is_integer() and value >= 1 and "." not in text:
+        return int(value)
+    if 0 < value < 1:
+        return value
+    raise ConfigError(
+        f"--limit {text!r}: give a whole number of samples a task (--limit 50) or a fraction of "
+        "each task below 1 (--limit 0.1)",
+        path="limit",
+    )
 
 
 def pairs(values: Sequence[str], flag: str) -> dict[str, Any]:
@@ -94,22 +115,29 @@ class OneLine:
     seed: int | None = None
     task_options: Sequence[str] = field(default_factory=tuple)
     gen_kwargs: Sequence[str] = field(default_factory=tuple)
+    system_instruction: str | None = None
     retries: int | None = None
     timeout: float | None = None
     max_reply_mib: float | None = None
     concurrency: int | None = None
-    limit: int | None = None
+    limit: int | float | None = None
+    """A count, or a fraction of each task's rows (``0.1``)."""
+    samples: Sequence[str] = field(default_factory=tuple)
+    """Only these sample ids, in every task."""
     data_dir: Path | None = None
     out: Path | None = None
     price: str | None = None
     """``IN,OUT[,CURRENCY]``: per million input and output tokens."""
+    server_defaults: str | None = None
     allow_mixed_replicas: bool = False
 
     def model_entry(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"endpoint": self.endpoint}
         if self.model:
             entry["model"] = self.model
-        for key in ("name", "kind", "dialect", "api_key_env", "api_key_file", "auth", "retries"):
+        keys = ("name", "kind", "dialect", "api_key_env", "api_key_file", "auth", "retries",
+                "server_defaults", "system_instruction")  # fmt: skip
+        for key in keys:
             if getattr(self, key) is not None:
                 entry[key] = getattr(self, key)
         if self.timeout is not None:
@@ -121,8 +149,8 @@ class OneLine:
         defaults = {_gen_leaf(k): v for k, v in pairs(self.gen_kwargs, "--gen-kwargs").items()}
         if "sampling.stop" in defaults and isinstance(defaults["sampling.stop"], str):
             defaults["sampling.stop"] = [defaults["sampling.stop"]]
-        if defaults:
-            entry["request_defaults"] = defaults
+        if defaults:  # lm-eval's --gen_kwargs: over what a task sets, said by the run
+            entry["request_overrides"] = defaults
         if self.price is not None:
             entry["price"] = _price(self.price)
         if self.allow_mixed_replicas:
@@ -159,13 +187,19 @@ class OneLine:
                 )
             for entry in takers:
                 entry.setdefault("options", {}).setdefault(key, shared[key])
+        if self.num_fewshot is not None:
+            entries = _suite_members(entries, registry, self.num_fewshot)
         for entry in entries:
             if self.num_fewshot is not None:
                 entry.setdefault("num_fewshot", self.num_fewshot)
             if self.seed is not None:
                 entry.setdefault("seed", self.seed)
             if self.limit is not None:
-                entry["n"] = min(entry.get("n", self.limit), self.limit)
+                own = entry.get("n")
+                same = isinstance(own, int) and isinstance(self.limit, int)
+                entry["n"] = min(own, self.limit) if same and own is not None else self.limit
+            if self.samples:
+                entry.setdefault("samples", list(names(self.samples)))
         return entries
 
     def mapping(self, registry: Mapping[str, Task]) -> dict[str, Any]:
@@ -224,6 +258,51 @@ def _price(text: str) -> dict[str, Any]:
     if len(parts) == 3 and parts[2]:
         price["currency"] = parts[2]
     return price
+
+
+def _suite_members(
+    entries: list[dict[str, Any]], registry: Mapping[str, Task], shots: int
+) -> list[dict[str, Any]]:
+    """``--num-fewshot`` beside a suite: the suite's entry becomes its members', each taking the
+    shots; a member that takes none is refused by name, with the one line that runs it 0-shot
+    beside the others."""
+    from ..tasks.registry import SUITES
+
+    out: list[dict[str, Any]] = []
+    for entry in entries:
+        suite = SUITES.get(entry["name"])
+        if suite is None or "num_fewshot" in entry or entry.get("options"):
+            out.append(entry)
+            continue
+        shared: dict[str, Any] = {k: entry[k] for k in ("n", "seed", "samples") if k in entry}
+        members: list[dict[str, Any]] = []
+        for m in suite.tasks:
+            member: dict[str, Any] = {"name": m.name, **shared}
+            if m.num_fewshot is not None:
+                member["num_fewshot"] = m.num_fewshot
+            if m.options:
+                member["options"] = dict(m.options)
+            members.append(member)
+        shotless = [m["name"] for m in members if _takes_no_shots(registry, m["name"])]
+        if shotless and shots:
+            listed = ",".join(
+                m["name"] if m["name"] in shotless else f"{m['name']}:num_fewshot={shots}"
+                for m in members
+            )
+            raise ConfigError(
+                f"--num-fewshot {shots} applies to {suite.name}'s tasks, but "
+                f"{', '.join(shotless)} take no shots (their data has no split to draw them "
+                f"from); to run them 0-shot beside the others, drop --num-fewshot and give "
+                f"--task {listed}",
+                path="num_fewshot",
+            )
+        out += members
+    return out
+
+
+def _takes_no_shots(registry: Mapping[str, Task], name: str) -> bool:
+    spec = getattr(registry.get(name), "spec", None)
+    return spec is not None and spec.data.shots is None
 
 
 def _defaults(registry: Mapping[str, Task], name: str) -> Mapping[str, Any]:

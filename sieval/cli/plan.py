@@ -2,7 +2,7 @@
 
 It runs every check ``sieval eval`` runs before its first request (config, data, capabilities,
 the endpoint, the pre-run checks), once, forecasts the run's tokens and cost
-(``runner/forecast.py``), then writes ``run.json``, ``plan.json`` and ``forecast.json``. Each
+(``cost/forecast.py``), then writes ``run.json``, ``plan.json`` and ``forecast.json``. Each
 shard is then ``sieval eval --run RUN_DIR --shard k/N`` (any machine that sees the directory), and
 ``sieval finalize RUN_DIR`` writes the report. Exit codes: 0 planned, 2 bad input.
 """
@@ -11,30 +11,32 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
+from msgspec import UnsetType
 from rich.console import Console
 
 from ..errors import ConfigError, StorageError
 from . import common
 from .app import app
 
+if TYPE_CHECKING:
+    from ..cost.forecast import Forecast
+
 __all__: list[str] = []
 
 
-def _render_forecast(data: Any, config: Path, stdout: Console) -> None:
+def _render_forecast(forecast: Forecast | UnsetType, config: Path, stdout: Console) -> None:
     """The plan's forecast (``plan.json``'s ``setup.forecast``, also ``forecast.json``)."""
-    import msgspec
-
-    from ..cost.forecast import Forecast
     from ..runner import load_config
     from .costs import render_forecast
 
-    if not data:
+    if isinstance(forecast, UnsetType):
         return
-    prices = {m.label: m.price for m in load_config(config).models}
-    for part in render_forecast(msgspec.convert(data, Forecast), prices):
+    loaded = load_config(config)
+    prices = {m.label: m.price for m in [*loaded.models, *loaded.role_models().values()]}
+    for part in render_forecast(forecast, prices):
         stdout.print(part)
 
 
@@ -69,9 +71,10 @@ def plan_command(
 
     console = Console(stderr=True, soft_wrap=True, highlight=False)
     try:
+        loaded = load_config(config)
         frozen = asyncio.run(
             freeze(
-                load_config(config),
+                loaded,
                 out,
                 shards,
                 RunOptions(
@@ -85,7 +88,7 @@ def plan_command(
                     cost=CostOptions(forecast=True),  # forecast.json: the report shows it
                     on_stage=lambda text: console.print(f"[dim]{text}[/]"),
                 ),
-                tasks=common.task_registry(),
+                tasks=common.tasks_for(loaded.include_path),
             )
         )
     except (ConfigError, StorageError) as exc:
@@ -97,7 +100,7 @@ def plan_command(
         sizes = [entry.shard.count(k) for k in range(frozen.shards)]
         kept = " (groups kept whole)" if entry.clustered else ""
         stdout.print(f"{name}: {len(entry.samples)} samples, per shard {sizes}{kept}")
-    _render_forecast(frozen.setup.get("forecast"), config, stdout)
+    _render_forecast(frozen.setup.forecast, config, stdout)
     stdout.print(f"planned {out} as {frozen.shards} shards; run each with")
     stdout.print(
         f"  sieval eval --run {out} --shard K/{frozen.shards}   (K = 0..{frozen.shards - 1})"

@@ -1,5 +1,5 @@
 """``sieval power``: the samples a paired comparison needs to detect a difference, or the
-smallest difference n samples detect (``audit/power.py``)."""
+smallest difference n samples detect (``analysis/sample_size.py``)."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def power_command(
     sieval power --task arc_easy_kshot_ppl --baseline 0.62 --delta 0.02
     sieval power --task mmlu_kshot_clp --from RUN_A RUN_B --delta 0.02
     sieval power --task arc_easy_kshot_ppl --discordance 0.1 --n 500"""
-    from ..analysis.power import Question, answer
+    from ..analysis.sample_size import Question, answer
 
     if form not in ("table", "json"):
         raise common.fail(f"--format {form!r}: choose table or json")

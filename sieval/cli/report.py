@@ -7,10 +7,11 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import msgspec
 import typer
-from rich.console import Console, Group
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -22,11 +23,15 @@ from .inert import shown as as_text
 from .serving import render_serving
 from .text import MISSING, censored_line, figure, interval, shown
 
+if TYPE_CHECKING:
+    from ..results.document import Interval, Report, UnitResult
+
 __all__ = [
     "partial_note",
     "render_censored",
     "render_failures",
     "render_finishes",
+    "render_marks",
     "render_report",
     "render_sandboxes",
     "render_summary",
@@ -115,7 +120,7 @@ def report_command(
         report = (
             _watch(run_dir, data_dir)
             if watch
-            else snapshot(run_dir, data_dir=data_dir, tasks=common.task_registry())
+            else snapshot(run_dir, data_dir=data_dir, tasks=common.tasks_for(run_dir=run_dir))
         )
         if html is not None:
             written = write_html(run_dir, report, Path(html), compare_with=compare, force=force)
@@ -129,7 +134,7 @@ def report_command(
     for table in render_report(report):
         console.print(table)
     for line in render_finishes(report):
-        console.print(Text("finished: ") + line)
+        console.print(Text("answers: ") + line)
     for line in render_failures(report):
         console.print(line)
 
@@ -142,13 +147,16 @@ def _side_by_side(run_dirs: list[Path], form: str | None, by: str, data_dir: Pat
 
     try:
         reports = [
-            snapshot(run, data_dir=data_dir, tasks=common.task_registry()) for run in run_dirs
+            snapshot(run, data_dir=data_dir, tasks=common.tasks_for(run_dir=run))
+            for run in run_dirs
         ]
         table = paper_table(reports, by="models" if by == "models" else "tasks")
     except (ConfigError, StorageError) as exc:
         raise common.fail(exc.message) from None
     partial = [
-        str(run) for run, report in zip(run_dirs, reports, strict=True) if report.get("partial")
+        str(run)
+        for run, report in zip(run_dirs, reports, strict=True)
+        if not isinstance(report.partial, msgspec.UnsetType)
     ]
     if form is not None:
         typer.echo(render_table(table, form), nl=False)  # type: ignore[arg-type]
@@ -172,22 +180,25 @@ def _side_by_side(run_dirs: list[Path], form: str | None, by: str, data_dir: Pat
         )
 
 
-def _watch(run_dir: Path, data_dir: Path | None) -> dict[str, Any]:
+def _watch(run_dir: Path, data_dir: Path | None) -> Report:
     """Show the summary, read again every ``WATCH_EVERY_S``, until no process writes the run;
     return its last report (printed whole by the caller)."""
     from rich.live import Live
 
     from ..results.snapshot import snapshot
 
-    def look() -> dict[str, Any]:
-        return snapshot(run_dir, data_dir=data_dir, tasks=common.task_registry())
+    def look() -> Report:
+        return snapshot(run_dir, data_dir=data_dir, tasks=common.tasks_for(run_dir=run_dir))
+
+    def going(report: Report) -> bool:
+        return report.partial is not msgspec.UNSET and report.partial.running
 
     report = look()
-    if not (report.get("partial") or {}).get("running"):
+    if not going(report):
         return report
     console = Console(highlight=False)
     with Live(render_summary(report), console=console, auto_refresh=False, transient=True) as live:
-        while (report.get("partial") or {}).get("running"):
+        while going(report):
             time.sleep(WATCH_EVERY_S)
             report = look()
             live.update(render_summary(report), refresh=True)
@@ -196,7 +207,7 @@ def _watch(run_dir: Path, data_dir: Path | None) -> dict[str, Any]:
 
 def write_html(
     run_dir: Path,
-    report: Mapping[str, Any],
+    report: Report,
     target: Path,
     *,
     compare_with: Path | None = None,
@@ -210,8 +221,8 @@ def write_html(
     from .html import render_html
 
     target = html_target(target, run_dir, force=force)
-    view = build_view(run_dir, dict(report))
-    view["serving"] = report.get("serving") or {}
+    view = build_view(run_dir, report)
+    view["serving"] = report.serving
     if compare_with is not None:
         from ..analysis.compare import compare_runs
 
@@ -224,91 +235,115 @@ def write_html(
     return target
 
 
-def render_finishes(report: Mapping[str, Any]) -> list[Text]:
+READER_NOTE = (
+    "the figures count scored samples only: a failed sample is counted in the failed column "
+    "(by its error) and never scored as wrong, a missing one has no record (an interrupted "
+    "run); how answers ended is reported, never scored, and not at all for a scoring task, "
+    "which generates one token (report.json's denominator says the same by field)"
+)
+"""``report.json``'s ``denominator``, as a reader of the terminal says it (no field names)."""
+
+
+def render_finishes(report: Report) -> list[Text]:
     """How the answers ended, per (model, task), in the servers' words (reported, not scored;
     inert); a scoring task's one-token probe (``generates: false``) always ends by length: not
     shown."""
     lines = []
-    for result in report["results"]:
-        reasons = result.get("finish_reasons") or {}
-        if not reasons or not result.get("generates", True):
+    for result in report.results:
+        reasons = result.finish_reasons
+        if not reasons or not result.generates:
             continue  # nothing answered, a scoring task, or a run recorded before finish reasons
-        ended = ", ".join(f"{reason} {count}" for reason, count in reasons.items())
-        empty = result.get("empty_answers", 0)
+        total = sum(reasons.values())
+        ended = ", ".join(_ended(reason, count, total) for reason, count in reasons.items())
+        empty = result.empty_answers
         lines.append(
             as_text(
-                f"{result['model']}/{result['task']}: {ended}"
-                + (f"; {empty} empty" if empty else "")
+                f"{result.model}/{result.task}: {ended}"
+                + (f"; {empty} had no text" if empty else "")
             )
         )
     return lines
 
 
-def render_censored(results: list[Any]) -> list[Text]:
+_ENDINGS = {
+    "stop": "ended on their own (a stop string or the end of text)",
+    "length": "were cut at the token limit (max_tokens)",
+    "tool_calls": "ended in a tool call",
+    "content_filter": "were stopped by the server's content filter",
+}
+"""The common finish reasons, as a reader says them; another is shown in the server's word."""
+
+
+def _ended(reason: str, count: int, total: int) -> str:
+    how = _ENDINGS.get(reason, f"ended with the server's reason {reason!r}")
+    return f"{'all ' if count == total and total > 1 else ''}{count} {how}"
+
+
+def render_censored(results: Sequence[UnitResult]) -> list[Text]:
     """``censored: TASK ...`` per generation task (``censored_line``), inert."""
     lines = []
     for result in results:
-        line = censored_line(result)
+        line = censored_line(result.censored, result.headline)
         if line is not None:
-            lines.append(Text("censored: ") + as_text(f"{result['task']} {line}"))
+            lines.append(Text("censored: ") + as_text(f"{result.task} {line}"))
     return lines
 
 
-def render_failures(report: Mapping[str, Any]) -> list[Text]:
+def render_failures(report: Report) -> list[Text]:
     """The first failure messages of each error class, per (model, task): what went wrong, in
     the server's words (inert); first, whether the server's reported model changed mid-run."""
     lines = []
-    for result in report["results"]:
-        models = (result.get("provenance") or {}).get("reported_models") or []
+    for result in report.results:
+        models = result.provenance.reported_models
         if len(models) > 1:
             lines.append(
                 as_text(
-                    f"{result['model']}/{result['task']}: the server's model changed mid-run: "
+                    f"{result.model}/{result.task}: the server's model changed mid-run: "
                     f"its replies named {len(models)} models ({', '.join(map(str, models))}); "
                     "the samples whose reply named another model than the first failed"
                 )
             )
         seen: set[str] = set()
-        for example in result.get("failure_examples", []):
-            kind = shown(example.get("class"))
+        for example in result.failure_examples:
+            kind = shown(example.error_class)
             if kind in seen:
                 continue
             seen.add(kind)
-            count = result["failures"].get(kind, 1)
+            count = result.failures.get(kind, 1)
             lines.append(
                 as_text(
-                    f"{result['model']}/{result['task']}: {count} {kind}, e.g. sample "
-                    f"{shown(example.get('sample_id'))}: {shown(example.get('message'))}"
+                    f"{result.model}/{result.task}: {count} {kind}, e.g. sample "
+                    f"{shown(example.sample_id)}: {shown(example.message)}"
                 )
             )
     return lines
 
 
-def partial_note(report: Mapping[str, Any]) -> str | None:
+def partial_note(report: Report) -> str | None:
     """What a partial report is, and how to finish it."""
-    partial = report.get("partial")
-    if not partial:
+    partial = report.partial
+    if partial is msgspec.UNSET:
         return None
-    run_dir = report.get("run", {}).get("dir", "RUN_DIR")
-    counts = f"{partial['recorded']} of {partial['total']} samples recorded"
-    if partial.get("running"):
-        note = f"partial: the run is going, {counts}, {partial['missing']} to go"
+    run_dir = report.run.dir or "RUN_DIR"
+    counts = f"{partial.recorded} of {partial.total} samples recorded"
+    if partial.running:
+        note = f"partial: the run is going, {counts}, {partial.missing} to go"
     else:
         note = (
-            f"partial: the run stopped, {counts}, {partial['missing']} missing; finish it with "
+            f"partial: the run stopped, {counts}, {partial.missing} missing; finish it with "
             f"sieval eval --resume {run_dir}"
         )
-    if partial.get("data_changed"):
+    if partial.data_changed:
         note += " (its data files changed since it started: the counts follow the files now)"
     return note + "; metrics are over the recorded samples"
 
 
-def render_sandboxes(report: Mapping[str, Any]) -> list[Text]:
+def render_sandboxes(report: Report) -> list[Text]:
     """Where the code tasks ran their programs (``report.json``: ``ready``), one line a mode;
     the unsafe mode in red capitals."""
     modes: dict[str, list[str]] = {}
     described: dict[str, Mapping[str, Any]] = {}
-    for task, record in (report.get("ready") or {}).items():
+    for task, record in report.ready.items():
         box = record.get("sandbox") if isinstance(record, Mapping) else None
         if isinstance(box, Mapping):
             mode = str(box.get("mode"))
@@ -334,46 +369,103 @@ def render_sandboxes(report: Mapping[str, Any]) -> list[Text]:
     return lines
 
 
-def render_summary(report: Mapping[str, Any]) -> Table | Group:
-    """One row per task: headline with its interval, scored, failed, missing; a table per model,
-    titled with its name (a long name never squeezes a column, nor breaks), and under it a line
-    per generation task with its censored answers and the headline's bounds (``censored:``). A
-    partial report says so below, in a line of its own (a caption would wrap to the table's
-    width)."""
-    results = report["results"]
-    models = list(dict.fromkeys(r["model"] for r in results))
-    parts: list[Table | Text] = []
-    for model in models:
-        mine = [r for r in results if r["model"] == model]
-        parts.append(_summary_table(report, model, mine))
-        parts.extend(render_censored(mine))
-    note = partial_note(report)
-    if note is None and len(parts) == 1 and isinstance(parts[0], Table):
-        return parts[0]
-    return Group(*parts, *([Text(note, style="yellow")] if note else []))
+WIDE = 120
+"""From this many columns the summary gives a task one line (task, headline, value and interval
+side by side); below it, two (at 80 columns the pairs stack)."""
 
 
-def _summary_table(report: Mapping[str, Any], model: str, results: list[Any]) -> Table:
-    summary = Table(title=as_text(f"sieval run {report['run']['identity'][:19]} · {model}"))
-    summary.add_column("task\nheadline", no_wrap=True)  # task names are what a reader scans for
-    summary.add_column("shots", justify="right", no_wrap=True)
-    summary.add_column("value\n95% CI", justify="right", no_wrap=True)
+def render_marks(report: Report, *, fixes: bool = False) -> list[Text]:
+    """One line per mark of a headline (``results/marks.py``): what it is and why (inert);
+    ``fixes``: and what to do about it."""
+    from ..results.marks import result_marks
+
+    several = len({r.model for r in report.results}) > 1
+    lines = []
+    for result in report.results:
+        name = f"{result.model}/{result.task}" if several else result.task
+        for mark in result_marks(report, result):
+            said = f"{mark.mark}: {name}: {mark.why}"
+            if fixes and mark.fix:
+                said += f"; {mark.fix}"
+            lines.append(as_text(said, style="yellow"))
+    return lines
+
+
+class Summary:
+    """The run's summary, laid out for the width it is printed at: one row per task, headline
+    with its interval, scored, failed, missing; a table per model, titled with its name (a long
+    name never squeezes a column, nor breaks), and under it a line per generation task with its
+    censored answers and the headline's bounds (``censored:``). A marked headline
+    (``results/marks.py``) says its mark under its name and why below the table (``fixes``: and
+    what to do); a partial report says so below, in a line of its own (a caption would wrap to
+    the table's width)."""
+
+    def __init__(self, report: Report, *, fixes: bool = False) -> None:
+        self.report = report
+        self.fixes = fixes
+
+    def layout(self, width: int) -> Table | Group:
+        report, results = self.report, self.report.results
+        wide = width >= WIDE
+        models = list(dict.fromkeys(r.model for r in results))
+        parts: list[Table | Text] = []
+        for model in models:
+            mine = [r for r in results if r.model == model]
+            parts.append(_summary_table(report, model, mine, wide))
+            parts.extend(render_censored(mine))
+        note = partial_note(report)
+        marked = render_marks(report, fixes=self.fixes)
+        if note is None and not marked and len(parts) == 1 and isinstance(parts[0], Table):
+            return parts[0]
+        return Group(*parts, *marked, *([Text(note, style="yellow")] if note else []))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.layout(options.max_width)
+
+
+def render_summary(report: Report, *, fixes: bool = False) -> Summary:
+    """The summary (``Summary``): two lines a task at 80 columns, one from ``WIDE``."""
+    return Summary(report, fixes=fixes)
+
+
+def _summary_table(
+    report: Report, model: str, results: list[UnitResult], wide: bool = False
+) -> Table:
+    summary = Table(title=as_text(f"sieval run {report.run.identity[:19]} · {model}"))
+    if wide:
+        summary.add_column("task", no_wrap=True)
+        summary.add_column("headline", no_wrap=True, style="dim")
+        summary.add_column("shots", justify="right", no_wrap=True)
+        summary.add_column("value", justify="right", no_wrap=True)
+        summary.add_column("95% CI", justify="right", no_wrap=True)
+    else:
+        summary.add_column("task\nheadline", no_wrap=True)  # task names are what one scans for
+        summary.add_column("shots", justify="right", no_wrap=True)
+        summary.add_column("value\n95% CI", justify="right", no_wrap=True)
     for column in ("scored", "failed", "missing"):
         summary.add_column(column, justify="right", no_wrap=True)
+    from ..results.marks import result_marks
+
     for result in results:
-        samples = result["samples"]
-        headline = result["headline"]
-        metrics = result.get("metrics") or {}
-        spread = (result.get("intervals") or {}).get(headline) or {}
-        count = shots(report, str(result["task"]))
-        summary.add_row(
-            Text(result["task"]) + Text(f"\n{headline}", style="dim"),
-            "?" if count is None else str(count),
-            f"{figure(metrics.get(headline))}\n{interval(spread.get('ci'))}",
-            f"{samples['scored']}/{samples['total']}",
-            str(samples["failed"]),
-            str(samples["missing"]),
-        )
+        samples = result.samples
+        spread = result.spread
+        value, ci = figure(result.value), interval(spread.ci if spread else None)
+        counts = (f"{samples.scored}/{samples.total}", str(samples.failed))
+        marks = ", ".join(m.mark for m in result_marks(report, result))
+        count = shots(report, result.task)
+        k = "?" if count is None else str(count)
+        if wide:
+            mark = Text(f" {marks}", style="yellow") if marks else Text()
+            cells: list[Text | str] = [as_text(result.task) + mark, result.headline, k, value, ci]
+        else:
+            cells = [
+                Text(result.task)
+                + Text(f"\n{result.headline}", style="dim")
+                + (Text(f"\n{marks}", style="yellow") if marks else Text()),
+                k,
+                f"{value}\n{ci}",
+            ]
+        summary.add_row(*cells, *counts, str(samples.missing))
     return summary
 
 
@@ -408,48 +500,49 @@ def _group_table(title: str, group: Mapping[str, Any]) -> Table:
     return table
 
 
-def _bounds(result: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
-    """The headline's bounds over its censored answers, as rows under it (``censored``)."""
-    censored = result.get("censored")
-    if not isinstance(censored, Mapping):
+def _bounds(result: UnitResult) -> list[tuple[str, Interval | None]]:
+    """The headline's bounds over its censored answers, as rows under it (``censored``; left
+    out of every sample, all censored, is None)."""
+    censored = result.censored
+    if isinstance(censored, msgspec.UnsetType):
         return []
-    return [
-        (label, censored.get(key) or {})
-        for label, key in (("  censored as wrong", "as_wrong"), ("  censored left out", "left_out"))
-    ]
+    return [("  censored as wrong", censored.as_wrong), ("  censored left out", censored.left_out)]
 
 
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def interval_methods(spreads: Mapping[str, Any], shown: Sequence[str]) -> list[str]:
+def interval_methods(spreads: Mapping[str, Interval], shown: Sequence[str]) -> list[str]:
     """How each shown metric's interval was computed, a line per method with the metrics that
     share it: ``95% CI of acc: wilson`` (``scoring/uncertainty.py`` names each)."""
     by_method: dict[str, list[str]] = {}
     for name in shown:
-        estimator = (spreads.get(name) or {}).get("estimator")
-        if estimator:
-            by_method.setdefault(str(estimator), []).append(name)
+        spread = spreads.get(name)
+        if spread is not None and spread.estimator:
+            by_method.setdefault(spread.estimator, []).append(name)
     return [f"95% CI of {', '.join(names)}: {method}" for method, names in by_method.items()]
 
 
-def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
+def render_report(report: Report) -> list[Table | Text | Group | Summary]:
     """The summary, per (model, task) its metrics and a table per metric group (a row a subject,
     with its n), provenance per model, the serving checks, and timings: narrow tables that read
     at 80 columns."""
-    tables: list[Table | Text | Group] = [render_summary(report), *render_sandboxes(report)]
-    several = len({r["model"] for r in report["results"]}) > 1
+    tables: list[Table | Text | Group | Summary] = [
+        render_summary(report, fixes=True),
+        *render_sandboxes(report),
+    ]
+    several = len({r.model for r in report.results}) > 1
     provenance = Table(title="provenance", show_header=False)
     provenance.add_column("what", style="dim")
     provenance.add_column("value", overflow="fold")
     seen_models: set[str] = set()
-    for result in report["results"]:
-        metrics = result.get("metrics") or {}
+    for result in report.results:
+        metrics = result.metrics
         scalars = {k: v for k, v in metrics.items() if _number(v)}
         n = scalars.pop("n", None)
-        name = f"{result['model']} / {result['task']}" if several else result["task"]
-        spreads = result.get("intervals") or {}
+        name = f"{result.model} / {result.task}" if several else result.task
+        spreads = result.intervals
         if scalars:
             detail = Table(title=as_text(name + ("" if n is None else f" · n {n}")))
             detail.add_column("metric", no_wrap=True)
@@ -457,60 +550,65 @@ def render_report(report: Mapping[str, Any]) -> list[Table | Text | Group]:
             detail.add_column("± se", justify="right")
             detail.add_column("95% CI", justify="right")
             for key, item in scalars.items():
-                spread = spreads.get(key) or {}
-                se = spread.get("se")
-                shown_key = f"{key} (headline)" if key == result["headline"] else key
+                spread = spreads.get(key)
+                shown_key = f"{key} (headline)" if key == result.headline else key
                 detail.add_row(
-                    as_text(shown_key), figure(item), figure(se), interval(spread.get("ci"))
+                    as_text(shown_key),
+                    figure(item),
+                    figure(spread.se if spread else None),
+                    interval(spread.ci if spread else None),
                 )
-                if key == result["headline"]:
+                if key == result.headline:
                     for label, bound in _bounds(result):
                         detail.add_row(
-                            label, figure(bound.get("value")), figure(bound.get("se")),
-                            interval(bound.get("ci")), style="dim",
-                        )  # fmt: skip
+                            label,
+                            figure(bound.value if bound else None),
+                            figure(bound.se if bound else None),
+                            interval(bound.ci if bound else None),
+                            style="dim",
+                        )
             tables.append(detail)
         for group, entries in _groups(metrics):
             tables.append(_group_table(f"{name} · {group}", entries))
         methods = interval_methods(spreads, [k for k in scalars if k in spreads])
         if methods:
             tables.append(Text("\n".join(methods), style="dim"))
-        prov = result.get("provenance") or {}
-        if result["model"] not in seen_models:
-            seen_models.add(result["model"])
-            server = prov.get("server_version")
+        prov = result.provenance
+        if result.model not in seen_models:
+            seen_models.add(result.model)
+            server = prov.server_version
             version = server.get("version", server) if isinstance(server, dict) else server
-            provenance.add_row("model", as_text(result["model"]), style="bold")
+            provenance.add_row("model", as_text(result.model), style="bold")
             for what, value in (
-                ("dialect", prov.get("dialect")),
-                ("requested", prov.get("requested_model")),
-                ("reported", ", ".join(prov.get("reported_models") or []) or None),
-                ("endpoint", prov.get("endpoint")),
+                ("dialect", prov.dialect),
+                ("requested", prov.requested_model),
+                ("reported", ", ".join(prov.reported_models) or None),
+                ("endpoint", prov.endpoint),
                 ("server", version),
-                ("checked by", prov.get("checked_by") or None),
+                ("checked by", prov.checked_by or None),
             ):
                 provenance.add_row(what, as_text(shown(value)))
     tables.append(provenance)
-    tables.extend(render_serving(report.get("serving") or {}))
+    tables.extend(render_serving(report.serving))
     from .costs import render_budget, render_costs
 
     tables.extend(render_costs(report))
     tables.extend(render_budget(report))
-    if report.get("stopped"):
-        stopped = as_text(str(report["stopped"]))
+    if report.stopped:
+        stopped = as_text(str(report.stopped))
         stopped.stylize("red")
         tables.append(stopped)
-    if not report.get("partial"):
-        timings = report.get("timings", {})
+    if report.partial is msgspec.UNSET:
+        timings = report.timings
         footer = Table(title="timings", show_header=False)
         footer.add_column("what", style="dim")
         footer.add_column("value", justify="right")
-        footer.add_row("wall", f"{timings.get('wall_s', 0.0):.2f} s")
-        footer.add_row("requests", str(timings.get("requests", 0)))
-        footer.add_row("requests/s", f"{timings.get('requests_per_s', 0.0):.1f}")
-        if len(timings.get("sessions", [])) > 1:
-            footer.add_row("sessions", str(len(timings["sessions"])))
+        footer.add_row("wall", f"{timings.wall_s:.2f} s")
+        footer.add_row("requests", str(timings.requests))
+        footer.add_row("requests/s", f"{timings.requests_per_s:.1f}")
+        if len(timings.sessions) > 1:
+            footer.add_row("sessions", str(len(timings.sessions)))
         tables.append(footer)
-    if report.get("denominator"):
-        tables.append(Text(f"note: {report['denominator']}", style="dim"))
+    if report.denominator:
+        tables.append(Text(f"note: {READER_NOTE}", style="dim"))
     return tables

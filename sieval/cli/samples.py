@@ -57,11 +57,11 @@ def samples_command(
     chosen = [("wrong", wrong), ("failed", failed), ("correct", correct), ("censored", censored)]
     outcomes = {name for name, asked in chosen if asked}
     try:
-        report = snapshot(run_dir, tasks=common.task_registry())
+        report = snapshot(run_dir, tasks=common.tasks_for(run_dir=run_dir))
         found = list(units(run_dir, report))
     except (ConfigError, StorageError) as exc:
         raise common.fail(exc.message) from None
-    known_tasks = sorted({u.result["task"] for u in found})
+    known_tasks = sorted({u.result.task for u in found})
     if task is not None and task not in known_tasks:
         raise common.fail(
             f"--task {task!r} is not in this run; its tasks: {', '.join(known_tasks)}"
@@ -72,9 +72,9 @@ def samples_command(
         console.print(f"[yellow]{escape(note)}[/]")
     shown = total = 0
     for unit in found:
-        if (task and unit.result["task"] != task) or (model and unit.result["model"] != model):
+        if (task and unit.result.task != task) or (model and unit.result.model != model):
             continue
-        headline = unit.result["headline"]
+        headline = unit.result.headline
         for record in unit.records:
             if sample_id is not None and record.sample_id != sample_id:
                 continue
@@ -105,8 +105,13 @@ def matching(view: dict[str, Any], outcomes: set[str], search: str | None) -> bo
     return True
 
 
-_MARK = {"correct": ("correct", "green"), "wrong": ("wrong", "red"), "failed": ("failed", "yellow"),
-         "censored": ("censored", "magenta")}  # fmt: skip
+_MARK = {
+    "correct": ("correct", "green"),
+    "wrong": ("wrong", "red"),
+    "failed": ("failed", "yellow"),
+    "censored": ("censored", "magenta"),
+    "budget_exhausted": ("stopped by a bound", "yellow"),
+}
 
 
 def render_sample(view: dict[str, Any], *, full: bool = False, body: bool = False) -> Iterable[Any]:
@@ -121,7 +126,13 @@ def render_sample(view: dict[str, Any], *, full: bool = False, body: bool = Fals
     metrics = ", ".join(f"{k} {v:g}" for k, v in view["metrics"].items())
     head = shown(f"{view['model']} / {view['task']} / {view['id']}", style="bold")
     yield Text.assemble(head, "  ", _MARK[view["outcome"]], f"  ({metrics})" if metrics else "")
-    if full and view["prompt"]:
+    talk = view.get("conversation") or []
+    if talk and full:
+        yield from render_conversation(talk)
+    elif talk:
+        turns = max(c["turn"] for c in talk)
+        yield Text(f"{len(talk)} calls over {turns} turns (--id shows the conversation)", "dim")
+    if not talk and full and view["prompt"]:
         yield Text("prompt (first request, as sent):", style="dim")
         yield shown(view["prompt"])
     elif view["query"]:
@@ -155,8 +166,11 @@ def render_sample(view: dict[str, Any], *, full: bool = False, body: bool = Fals
         yield Text.assemble("generation: ", shown(view["generation"]))
         extracted = view["extracted"]
         found = Text("(no answer found)") if extracted is None else shown(extracted)
-        gold = shown(text.shown(view.get("gold_label", view["gold"])))
+        gold = shown(answer(view.get("gold_label", view["gold"])))
         yield Text.assemble("extracted: ", found, "   gold: ", gold)
+    for call in view.get("tool_calls") or []:
+        arguments = json.dumps(call.get("arguments"), ensure_ascii=False, sort_keys=True)
+        yield Text.assemble("tool call: ", shown(f"{call.get('name')}({arguments})"))
     execution = view.get("execution")
     if execution:
         wall = execution.get("wall_seconds")
@@ -202,6 +216,54 @@ def render_sample(view: dict[str, Any], *, full: bool = False, body: bool = Fals
     yield ""
 
 
+def render_conversation(talk: list[dict[str, Any]]) -> Iterable[Any]:
+    """A conversational sample, call by call: what each call added (the user's turn, the tool
+    results), then the answer (its text, the tools it called); a role's calls (a judge's) named
+    with the role."""
+    from rich.text import Text
+
+    from .inert import shown
+
+    for call in talk:
+        who = f"{call['role']} · " if call["role"] else ""
+        yield Text(f"{who}turn {call['turn']} · {call['key']}", style="bold dim")
+        for message in call["messages"]:
+            for part in message.get("content", []):
+                yield Text.assemble("  ", *_part(message.get("role", "?"), part, shown))
+        for answer in call["output"]:
+            finish = f"  [{answer['finish']}]" if answer.get("finish") else ""
+            if answer.get("text"):
+                yield Text.assemble("  → ", shown(answer["text"]), (finish, "dim"))
+                finish = ""
+            for made in answer.get("tool_calls", []):
+                arguments = json.dumps(made.get("arguments"), ensure_ascii=False)
+                yield Text.assemble(
+                    "  → calls ", shown(f"{made.get('name')}({arguments})", style="cyan"),
+                    (finish, "dim"),
+                )  # fmt: skip
+                finish = ""
+            if finish:
+                yield Text.assemble("  → (no answer)", (finish, "dim"))
+        if call["error"]:
+            error = call["error"]
+            yield Text.assemble(
+                "  ", shown(f"{error.get('class')}: {error.get('message')}", style="yellow")
+            )
+
+
+def _part(role: str, part: dict[str, Any], shown: Any) -> list[Any]:
+    kind = part.get("type")
+    if kind == "text":
+        return [f"{role}: ", shown(part.get("text", ""))]
+    if kind == "tool_result":
+        result = json.dumps(part.get("result"), ensure_ascii=False)
+        return ["tool result: ", shown(result, style="green")]
+    if kind == "tool_call":
+        arguments = json.dumps(part.get("arguments"), ensure_ascii=False)
+        return [f"{role} called ", shown(f"{part.get('name')}({arguments})")]
+    return [f"{role}: ({kind})"]
+
+
 _NUMBERS = ("logprob", "chars", "score")
 
 
@@ -209,6 +271,18 @@ def _budgets(value: Any) -> str:
     """A re-run's budgets per request (``{"gen": 4096}``) as ``4096``."""
     found = list(value.values()) if isinstance(value, dict) else []
     return "/".join(str(v) for v in found) or "-"
+
+
+def answer(value: Any) -> str:
+    """A gold answer as a reader writes it: text as is, a list as its items, a mapping as JSON
+    (never a Python repr: ``['a', 'b']``)."""
+    if isinstance(value, list | tuple):
+        return " | ".join(answer(v) for v in value) if value else text.MISSING
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return text.shown(value)
 
 
 def _num(value: Any, spec: str = ".4f") -> str:

@@ -58,7 +58,7 @@ def run_shard_command(
                     allow_unsafe_code=allow_unsafe_code,
                     on_stage=lambda text: console.print(f"[dim]{text}[/]"),
                 ),
-                tasks=common.task_registry(),
+                tasks=common.tasks_for(run_dir=run),
                 progress=make_progress(console),
                 endpoints=endpoints,
             )
@@ -71,7 +71,7 @@ def run_shard_command(
         console.print(f"[yellow]interrupted[/]: rerun the same command to resume shard {k}")
         raise typer.Exit(130) from None
     failed = result.failed
-    scored = sum(int(r["samples"]["scored"]) for r in result.report["results"])
+    scored = sum(r.samples.scored for r in result.report.results) if result.report else 0
     Console(highlight=False, soft_wrap=True).print(
         f"shard {k}: {scored} scored, {failed} failed; when every shard is done: "
         f"sieval finalize {run}"

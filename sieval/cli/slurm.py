@@ -36,8 +36,8 @@ def slurm_command(
     """Write RUN_DIR/slurm/ (shards.sbatch, finalize.sbatch, submit.sh) and RUN_DIR/k8s/."""
     from ..cluster.scheduler_scripts import kubernetes_manifests, slurm_scripts
     from ..cluster.shards import read_plan
+    from ..plan.run_config import load_run_config
     from ..runner import load_config
-    from ..store.rundir import load_run_config
 
     try:
         frozen = read_plan(run_dir)

@@ -11,10 +11,14 @@ while a pipe or a log gets each message on one line (greppable, and copied whole
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
+from msgspec import UnsetType
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from ..results.document import Censored
 
 __all__ = ["MISSING", "censored_line", "console", "figure", "interval", "magnitude", "shown"]
 
@@ -71,25 +75,23 @@ def shown(value: Any) -> str:
     return MISSING if value is None else str(value)
 
 
-def censored_line(result: Mapping[str, Any]) -> str | None:
+def censored_line(censored: Censored | UnsetType | None, headline: str) -> str | None:
     """A generation task's censored answers (``scoring/censored.py``) in one line: how many, the
     headline with them counted wrong and left out, and their re-runs; None without a count."""
-    censored = result.get("censored")
-    if not isinstance(censored, Mapping):
+    if censored is None or isinstance(censored, UnsetType):  # not counted
         return None
-    headline = result["headline"]
-    wrong = (censored.get("as_wrong") or {}).get("value")
-    out = (censored.get("left_out") or {}).get("value")
+    wrong = censored.as_wrong.value
+    out = censored.left_out.value if censored.left_out is not None else None
     line = (
-        f"{censored['count']}/{censored['of']} ({censored['share']:.0%}); {headline} "
+        f"{censored.count}/{censored.of} ({censored.share:.0%}); {headline} "
         f"{figure(wrong)} as wrong, {figure(out)} left out"
     )
-    reruns = censored.get("reruns")
-    if isinstance(reruns, Mapping) and reruns.get("samples"):
-        budgets = "/".join(str(b) for b in reruns.get("max_tokens") or []) or MISSING
+    reruns = censored.reruns
+    if not isinstance(reruns, UnsetType) and reruns.samples:
+        budgets = "/".join(str(b) for b in reruns.max_tokens) or MISSING
         line += (
-            f"; {reruns['samples']} re-run at max_tokens {budgets}: {reruns['answered']} "
-            f"answered, {reruns['still_censored']} still censored"
-            + (f", {reruns['failed']} failed" if reruns.get("failed") else "")
+            f"; {reruns.samples} re-run at max_tokens {budgets}: {reruns.answered} "
+            f"answered, {reruns.still_censored} still censored"
+            + (f", {reruns.failed} failed" if reruns.failed else "")
         )
     return line

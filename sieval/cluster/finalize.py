@@ -14,7 +14,7 @@ import os
 import shutil
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +22,9 @@ import msgspec
 
 from ..errors import ConfigError
 from ..plan.plan import plan_run
+from ..plan.run_config import load_run_config
+from ..results.document import Report, Session, Timings
 from ..results.report import build_report, write_report
-from ..runner.preflight import Provenance
 from ..store.lock import hold_run
 from ..store.records import (
     RECORDS_FILE,
@@ -34,11 +35,11 @@ from ..store.records import (
     records_path,
     shared_path,
 )
-from ..store.rundir import check_resume, load_run_config
-from ..tasks.base import ModelFacts, Sample, Task
+from ..store.rundir import check_resume
+from ..tasks.base import Sample, Task
 from .frozen_plan import read_plan
 
-__all__ = ["Finalized", "Incomplete", "finalize"]
+__all__ = ["Finalized", "Incomplete", "ShardSessions", "finalize"]
 
 
 class Incomplete(ConfigError):
@@ -53,13 +54,16 @@ class Incomplete(ConfigError):
 @dataclass
 class Finalized:
     run_dir: Path
-    report: dict[str, Any]
+    report: Report
     failed_shards: dict[int, int]
     """Per shard, how many of its samples are recorded as failed (rerun it to retry them)."""
+    left_out: list[str] = field(default_factory=list)
+    """One line per unit and shard holding records of samples the plan does not have (left out
+    of the merge and the report, counted here and in the report's warnings)."""
 
     @property
     def failed(self) -> int:
-        return sum(int(r["samples"]["failed"]) for r in self.report["results"])
+        return self.report.failed
 
 
 class _Id(msgspec.Struct):
@@ -108,6 +112,7 @@ def _finalize(run_dir: Path, data_dir: Path | None, tasks: Mapping[str, Task] | 
     check_resume(run_dir, plan.identity, plan.inputs)
     missing: dict[int, int] = {}
     problems: list[str] = []
+    strays: list[str] = []
     indexes: dict[tuple[str, str], list[dict[str, int]]] = {}
     for pm in plan.models:
         for pt in plan.tasks:
@@ -119,6 +124,13 @@ def _finalize(run_dir: Path, data_dir: Path | None, tasks: Mapping[str, Task] | 
             ]
             indexes[(pm.label, pt.name)] = found
             for k, ids in enumerate(found):
+                unplanned = [sample_id for sample_id in ids if sample_id not in owner]
+                if unplanned:
+                    strays.append(
+                        f"{pm.label}/{pt.name}: shard {k} holds {len(unplanned)} record(s) of "
+                        f"samples the plan does not have (e.g. {unplanned[0]!r}); they are left "
+                        "out of the merged records and the report"
+                    )
                 for sample_id in ids:
                     if owner.get(sample_id, k) != k:
                         problems.append(
@@ -161,25 +173,23 @@ def _finalize(run_dir: Path, data_dir: Path | None, tasks: Mapping[str, Task] | 
     report = build_report(
         plan,
         run_dir,
-        provenance={
-            label: msgspec.convert(p, Provenance)
-            for label, p in setup.get("provenance", {}).items()
-        },
-        started=min((float(s.get("started", 0.0)) for s in sessions), default=time.time()),
+        provenance=setup.provenance,
+        started=min((s.started for s in sessions), default=time.time()),
         wall_s=0.0,
         requests=0,
         samples_run=0,
         resumed=False,
-        warnings=list(frozen.notes),
-        checks=setup.get("checks", {}),
-        facts={
-            label: msgspec.convert(f, ModelFacts) for label, f in setup.get("facts", {}).items()
+        warnings=[*frozen.notes, *strays],
+        checks={
+            label: [msgspec.to_builtins(c) for c in found] for label, found in setup.checks.items()
         },
+        facts=setup.facts,
+        serving=setup.serving or None,  # what the plan's serving checks found
     )
-    report["timings"] = _timings(sessions)
-    report["run"]["shards"] = frozen.shards
+    report.timings = _timings(sessions)
+    report.run.shards = frozen.shards
     write_report(run_dir, report)
-    return Finalized(run_dir=run_dir, report=report, failed_shards=failed_shards)
+    return Finalized(run_dir=run_dir, report=report, failed_shards=failed_shards, left_out=strays)
 
 
 def _merge(
@@ -225,38 +235,40 @@ def _merge(
     return failed
 
 
-def _sessions(run_dir: Path, shards: int) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+class ShardSessions(msgspec.Struct, kw_only=True):
+    """``RUN_DIR/shards/<k>.json``: shard k's sessions (their timings, which ``finalize``
+    totals; a shard's records hold no timings)."""
+
+    shard: int = 0
+    shards: int = 0
+    sessions: list[Session] = []
+
+
+def _sessions(run_dir: Path, shards: int) -> list[Session]:
+    out: list[Session] = []
     for k in range(shards):
         path = run_dir / "shards" / f"{k}.json"
         if path.is_file():
-            for session in msgspec.json.decode(path.read_bytes()).get("sessions", []):
-                out.append({**session, "shard": k})
+            for session in msgspec.json.decode(path.read_bytes(), type=ShardSessions).sessions:
+                out.append(msgspec.structs.replace(session, shard=k))
     return out
 
 
-def _timings(sessions: list[dict[str, Any]]) -> dict[str, Any]:
+def _timings(sessions: list[Session]) -> Timings:
     """Totals over every shard session; ``wall_s`` is from the first start to the last end (the
     shards overlap), ``busy_s`` the sum of their walls."""
     if not sessions:
-        return {
-            "started": 0.0,
-            "wall_s": 0.0,
-            "requests": 0,
-            "requests_per_s": 0.0,
-            "samples_run": 0,
-            "sessions": [],
-        }
-    start = min(float(s["started"]) for s in sessions)
-    end = max(float(s["started"]) + float(s["wall_s"]) for s in sessions)
-    requests = sum(int(s.get("requests", 0)) for s in sessions)
+        return Timings()
+    start = min(s.started for s in sessions)
+    end = max(s.started + s.wall_s for s in sessions)
+    requests = sum(s.requests for s in sessions)
     wall = end - start
-    return {
-        "started": start,
-        "wall_s": wall,
-        "busy_s": sum(float(s["wall_s"]) for s in sessions),
-        "requests": requests,
-        "requests_per_s": requests / wall if wall > 0 else 0.0,
-        "samples_run": sum(int(s.get("samples_run", 0)) for s in sessions),
-        "sessions": sessions,
-    }
+    return Timings(
+        started=start,
+        wall_s=wall,
+        busy_s=sum(s.wall_s for s in sessions),
+        requests=requests,
+        requests_per_s=requests / wall if wall > 0 else 0.0,
+        samples_run=sum(s.samples_run for s in sessions),
+        sessions=sessions,
+    )

@@ -17,12 +17,12 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from ..errors import ConfigError
 from ..plan.plan import Plan
+from ..runner.setup import Found
 from ..store.rundir import run_directory
 
 __all__ = [
@@ -61,8 +61,9 @@ class FrozenPlan(msgspec.Struct, kw_only=True):
     """The global cap of each shard (sums to the config's ``concurrency``)."""
     concurrency_limit: dict[str, list[int]]
     """Per model label, each shard's share of its ``concurrency_limit``."""
-    setup: dict[str, Any] = {}
-    """``provenance``, ``facts`` and ``checks`` as the plan's pre-run checks found them."""
+    setup: Found = msgspec.field(default_factory=Found)
+    """``provenance``, ``facts``, ``checks`` (and the ``forecast``) as the plan's pre-run checks
+    found them."""
     notes: list[str] = []
     created: float = 0.0
 

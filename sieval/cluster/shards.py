@@ -31,18 +31,20 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from ..errors import ConfigError
 from ..plan.config import EvalConfig
+from ..plan.run_config import load_run_config
+from ..results.document import Session
 from ..runner.engine import RunOptions, RunResult, arun_eval
+from ..runner.progress import ProgressSink
 from ..store.lock import hold_shard
 from ..store.paths import unsafe
-from ..store.rundir import load_run_config, write_json
+from ..store.rundir import write_json
 from ..tasks.base import Sample, Task
-from .finalize import Finalized, Incomplete, finalize
+from .finalize import Finalized, Incomplete, ShardSessions, finalize
 from .frozen_plan import (
     PLAN_FILE,
     PLAN_VERSION,
@@ -152,7 +154,7 @@ async def freeze(
 
 
 def _clustered(task: Task) -> bool:
-    return getattr(task, "cluster_by", None) == "group"
+    return task.cluster_by == "group"
 
 
 def parse_shard(text: str, environ: Mapping[str, str] | None = None) -> tuple[int, int | None]:
@@ -188,7 +190,7 @@ async def run_shard(
     options: RunOptions | None = None,
     *,
     tasks: Mapping[str, Task] | None = None,
-    progress: Any = None,
+    progress: ProgressSink | None = None,
     endpoints: EvalConfig | None = None,
 ) -> RunResult:
     """Run shard ``shard`` of the planned run in ``run_dir`` (N from the plan; a ``count`` that
@@ -223,7 +225,7 @@ async def _run_shard(
     config: EvalConfig,
     options: RunOptions,
     tasks: Mapping[str, Task] | None,
-    progress: Any,
+    progress: ProgressSink | None,
 ) -> RunResult:
     result = await arun_eval(
         config,
@@ -241,17 +243,18 @@ async def _run_shard(
         progress=progress,
     )
     status = run_dir / "shards" / f"{shard}.json"
-    sessions: list[Any] = []
+    sessions: list[Session] = []
     if status.is_file():
         try:
-            sessions = list(msgspec.json.decode(status.read_bytes()).get("sessions", []))
-        except (msgspec.DecodeError, AttributeError) as exc:
+            sessions = msgspec.json.decode(status.read_bytes(), type=ShardSessions).sessions
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise ConfigError(
                 f"{status}: unreadable shard sessions ({exc}); remove it (it holds timings only) "
                 "and rerun the shard",
                 path=str(status),
             ) from exc
-    sessions.append(result.report["timings"]["sessions"][-1])
+    assert result.report is not None  # a shard schedules, and reports its own records
+    sessions.append(result.report.timings.sessions[-1])
     status.parent.mkdir(exist_ok=True)
-    write_json(status, {"shard": shard, "shards": frozen.shards, "sessions": sessions})
+    write_json(status, ShardSessions(shard=shard, shards=frozen.shards, sessions=sessions))
     return result

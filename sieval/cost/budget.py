@@ -11,6 +11,12 @@ flight and it still does not fit, the run stops: no further sample starts, the s
 in flight have finished and are recorded, and the run ends with exit 1 and ``stopped: budget``
 in ``report.json``, with the figures (``Budget.summary``).
 
+A task that is not static (a conversation, a tool loop, a judged answer: its later calls
+depend on replies) is admitted **call by call** under the same rule, each call's most being its
+own prompt and ``max_tokens``: such a run stops between two calls, never in the middle of one;
+the sample it stopped is left unrecorded, its answered calls journaled, and a resume continues it
+from there (``runner/context.py``). A role's calls (a judge's) count at the role model's price.
+
 So where every prompt count is exact and every reply reports its usage, the spent figure never
 passes a budget. An estimated count (a wire without a tokenize route) may be lower than the
 server's: then the figure can pass a budget, by at most the estimate's error on the samples in
@@ -32,23 +38,28 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import msgspec
+from msgspec import UNSET, UnsetType
 
 from ..errors import ConfigError
-from ..settings import form, setting
-from ..store.records import Record, records_path
-from .counting import PromptCounter, max_output, requests_of
+from ..setting_names import form, setting
+from ..store.records import RequestRecord, records_path
+from .counting import PromptCounter, max_output
 from .forecast import CostOptions, Costs
-from .spent import spent_in
+from .spent import Spent, spent_by_role
 
 if TYPE_CHECKING:
+    from ..ir.request import Request
     from ..model import Model
-    from ..plan.plan import Plan, PlannedModel, PlannedTask
-    from ..tasks.base import ModelFacts, Sample
+    from ..plan.plan import Plan, PlannedModel
 
 __all__ = [
     "RULE",
     "Budget",
+    "BudgetFigures",
+    "BudgetSummary",
     "Held",
     "check_budget",
     "open_budget",
@@ -59,7 +70,8 @@ __all__ = [
 RULE = (
     "a sample starts only when the spent figure, plus the most the samples in flight and it "
     "may take (prompt tokens as forecast plus max_tokens), stays within the budget; the samples "
-    "in flight when it stops finish and are recorded"
+    "in flight when it stops finish and are recorded; a task that is not static (a "
+    "conversation) is admitted call by call, and stops between calls"
 )
 """The rule, as ``report.json`` states it beside the figures."""
 
@@ -119,6 +131,32 @@ def check_budget(options: CostOptions, models: Sequence[PlannedModel]) -> None:
         )
 
 
+class BudgetFigures(msgspec.Struct, kw_only=True):
+    """One budget: what it allows, what was spent, and how much of that before this session."""
+
+    budget: int | float
+    spent: int | float
+    """Tokens (an int) or a cost, as the budget counts."""
+    spent_before: int | float
+    currency: str | UnsetType = UNSET
+    """A cost budget's currency (the models' ``price:``)."""
+
+
+class BudgetSummary(msgspec.Struct, kw_only=True):
+    """``report.json``'s ``budget`` (``Budget.summary``)."""
+
+    rule: str
+    """How the budget is kept (``RULE``)."""
+    tokens: BudgetFigures | UnsetType = UNSET
+    cost: BudgetFigures | UnsetType = UNSET
+    from_forecast: int = 0
+    """Replies without usage, counted at their forecast."""
+    uncounted: int | UnsetType = UNSET
+    """Such replies of earlier sessions with no forecast to count them at."""
+    stopped: str | None = None
+    """Why the budget stopped the run, or None."""
+
+
 @dataclass
 class Held:
     """A sample's place in the budget while it runs: its most, per request and in all."""
@@ -158,10 +196,12 @@ class Budget:
         price = self.prices.get(label)
         return prompt + output, price.cost(prompt, output) if price is not None else 0.0
 
-    def count_before(self, label: str, path: Path, per_request: tuple[float, float] | None) -> None:
-        """Add what an earlier session recorded in ``path``; a reply without usage counts at
-        ``per_request`` (the unit's forecast prompt and output per request), when known."""
-        spent = spent_in(path)
+    def count_before(
+        self, label: str, spent: Spent, per_request: tuple[float, float] | None
+    ) -> None:
+        """Add what an earlier session recorded (``spent``, by the model ``label``); a reply
+        without usage counts at ``per_request`` (the unit's forecast prompt and output per
+        request), when known."""
         tokens, cost = self._amounts(label, spent.input_tokens, spent.output_tokens)
         if spent.without_usage and per_request is not None:
             extra = self._amounts(label, *per_request)
@@ -181,18 +221,15 @@ class Budget:
         )
 
     async def admit(
-        self,
-        pm: PlannedModel,
-        pt: PlannedTask,
-        facts: ModelFacts,
-        sample: Sample,
-        model: Model,
+        self, pm: PlannedModel, requests: Sequence[Request], model: Model, *, what: str = "sample"
     ) -> Held | None:
-        """Hold the sample's most, waiting for samples in flight when it does not fit yet; None
-        when the run stops instead (``stopped`` says why)."""
+        """Hold the most ``requests`` may take (a static task's sample, or one call of a task
+        that is not static; the model's request defaults applied), waiting for what is in
+        flight when it does not fit yet; None when the run stops instead (``stopped`` says
+        why)."""
         counter = self.counters.setdefault(pm.label, PromptCounter(pm.dialect.endpoint.tokenize))
         need = []
-        for request in requests_of(pm, pt, facts, sample):
+        for request in requests:
             prompt, _ = await counter.count(request, model)
             need.append((prompt, max_output(request) or 0))
         most = self._amounts(pm.label, sum(p for p, _ in need), sum(o for _, o in need))
@@ -202,7 +239,9 @@ class Budget:
                 self.reserved = [r + m for r, m in zip(self.reserved, most, strict=True)]
                 return Held(pm.label, need, most)
             if not self.in_flight:
-                self.stopped = self._reason(f"the next sample may take up to {self._both(most)}")
+                self.stopped = self._reason(
+                    f"the next {what} may take up to {self._both(most)}", what
+                )
                 break
             if self._settled is None:
                 self._settled = asyncio.Event()
@@ -210,16 +249,15 @@ class Budget:
         self._wake()
         return None
 
-    def settle(self, held: Held, record: Record | None) -> str | None:
-        """The sample is done (``record`` None: it was cancelled): its replies' usage replaces
-        its most. The reason to stop when the spent figure passed a budget, else None."""
+    def settle(self, held: Held, requests: Sequence[RequestRecord] | None) -> str | None:
+        """What was held is done (``requests`` None: it was cancelled): its replies' usage
+        replaces its most. The reason to stop when the spent figure passed a budget, else
+        None."""
         self.in_flight -= 1
         self.reserved = [r - m for r, m in zip(self.reserved, held.most, strict=True)]
-        if record is not None:
+        if requests is not None:
             prompt = output = 0
-            for request, (most_in, most_out) in zip(
-                record.requests.values(), held.need, strict=False
-            ):
+            for request, (most_in, most_out) in zip(requests, held.need, strict=False):
                 if request.status != 200:
                     continue  # never answered, or refused: the server reported nothing spent
                 usage = request.usage
@@ -257,7 +295,7 @@ class Budget:
             self._figure(i, most[i]) for i, limit in enumerate(self.limits) if limit is not None
         )
 
-    def _reason(self, why: str) -> str:
+    def _reason(self, why: str, what: str = "sample") -> str:
         spent = "; ".join(
             f"spent {self._figure(i, self.spent[i])} of {self._figure(i, limit)} "
             f"(--budget-{'tokens' if i == 0 else 'cost'})"
@@ -265,29 +303,33 @@ class Budget:
             if limit is not None
         )
         return (
-            f"stopped: budget: {spent}; {why}, so no further sample was started; resume with a "
+            f"stopped: budget: {spent}; {why}, so no further {what} was started; resume with a "
             "larger budget (or none) to go on"
         )
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> BudgetSummary:
         """``report.json``'s ``budget``: each budget with what was spent (and before this
         session), how replies without usage were counted, and whether it stopped the run."""
-        out: dict[str, Any] = {"rule": RULE}
-        for i, name in enumerate(("tokens", "cost")):
-            limit = self.limits[i]
-            if limit is not None:
-                out[name] = {
-                    "budget": limit,
-                    "spent": self.spent[i] if i else int(self.spent[i]),
-                    "spent_before": self.before[i] if i else int(self.before[i]),
-                }
-        if self.limits[1] is not None:
-            out["cost"]["currency"] = self.currency
-        out["from_forecast"] = self.from_forecast
-        if self.uncounted:
-            out["uncounted"] = self.uncounted
-        out["stopped"] = self.stopped
-        return out
+        tokens, cost = self.limits
+        return BudgetSummary(
+            rule=RULE,
+            tokens=UNSET
+            if tokens is None
+            else BudgetFigures(
+                budget=tokens, spent=int(self.spent[0]), spent_before=int(self.before[0])
+            ),
+            cost=UNSET
+            if cost is None
+            else BudgetFigures(
+                budget=cost,
+                spent=self.spent[1],
+                spent_before=self.before[1],
+                currency=self.currency,
+            ),
+            from_forecast=self.from_forecast,
+            uncounted=self.uncounted or UNSET,
+            stopped=self.stopped,
+        )
 
 
 def open_budget(
@@ -301,7 +343,9 @@ def open_budget(
     when no budget was given."""
     if not options.budgeted:
         return None
-    budget = Budget(options, plan.models, costs.counters if costs is not None else {})
+    budget = Budget(
+        options, [*plan.models, *plan.role_models], costs.counters if costs is not None else {}
+    )
     for pm in plan.models:
         for pt in plan.tasks:
             unit = costs.forecast.unit(pm.label, pt.name) if costs is not None else None
@@ -310,7 +354,10 @@ def open_budget(
                 if unit is not None and unit.requests
                 else None
             )
-            budget.count_before(
-                pm.label, records_path(run_dir, pm.dirname, pt.name, shard), per_request
-            )
+            found = spent_by_role(records_path(run_dir, pm.dirname, pt.name, shard))
+            for role, spent in found.items():
+                if role is None:
+                    budget.count_before(pm.label, spent, per_request)
+                elif role in plan.roles:  # a judge's calls, at the judge's price
+                    budget.count_before(plan.roles[role].label, spent, None)
     return budget

@@ -12,21 +12,22 @@ around them.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 import msgspec
 from msgspec import UNSET
 
-from ..dialects.spec import tokenized
+from ..dialects.vocabulary import tokenized
 from ..errors import SievalError
-from ..ir.defaults import with_defaults
+from ..ir.defaults import with_defaults, with_overrides
 from ..ir.request import CompletionInput, Request, TextPart, ToolCallPart, ToolResultPart
 
 if TYPE_CHECKING:
     from ..model import Model
     from ..plan.plan import Plan, PlannedModel, PlannedTask
-    from ..tasks.base import ModelFacts, Sample
+    from ..tasks.base import ModelFacts, PlannedCall, Sample
 
 __all__ = [
     "CALIBRATION_PROMPTS",
@@ -34,6 +35,7 @@ __all__ = [
     "TOKENIZE_CONCURRENCY",
     "PromptCounter",
     "calibrated",
+    "calls_of",
     "max_output",
     "prompt_text",
     "requests_of",
@@ -173,12 +175,29 @@ class PromptCounter:
 def requests_of(
     pm: PlannedModel, pt: PlannedTask, facts: ModelFacts, sample: Sample
 ) -> list[Request]:
-    """A sample's requests for this model, with the model's request defaults applied (as
-    ``Model.call`` applies them: a default ``max_tokens`` is the request's maximum)."""
-    defaults = pm.config.request_defaults
+    """A sample's requests for this model as planning knows them (a static task's all; a
+    conversation's first turn and the requests standing for its later ones), with the model's
+    request defaults and overrides applied (as ``Model.call`` applies them: a default
+    ``max_tokens`` is the request's maximum)."""
+    return [c.request for c in calls_of(pm, pt, facts, sample)]
+
+
+def calls_of(
+    answering: PlannedModel,
+    pt: PlannedTask,
+    facts: ModelFacts,
+    sample: Sample,
+    role: str | None = None,
+) -> list[PlannedCall]:
+    """A sample's planned calls to the model playing ``role`` (None: the evaluated model, whose
+    ``facts`` the task builds them for), with ``answering``'s request defaults and overrides
+    applied."""
+    defaults, overrides = answering.config.request_defaults, answering.config.overrides
     return [
-        with_defaults(request, defaults)
-        for request in pt.task.requests(sample, pt.config, facts).values()
+        dataclasses.replace(
+            c, request=with_overrides(with_defaults(c.request, defaults), overrides)
+        )
+        for c in pt.calls(sample, facts, role)
     ]
 
 

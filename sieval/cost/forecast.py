@@ -8,6 +8,14 @@ maximum, never a guess of what the model will say. With a ``price:`` on the mode
 prompt tokens at the input price plus that maximum at the output price, per million tokens: a
 maximum too.
 
+A task that is not static (a conversation, a tool loop, a judge) has later calls that depend on
+replies: its forecast is a **bound**, the calls it may make (its turns) times what each may take,
+said to be a bound wherever it is shown (``UnitForecast.bound``): the first turn counted as sent,
+each later turn as the request standing for it plus the tokens it may add unseen (the earlier
+answers at their ``max_tokens``, tool results at their cap: ``PlannedCall``). A role's calls (a
+judge's) are a unit of their own (``role``), counted through the role model's tokenize route and
+priced at its price.
+
 Prompt tokens are exact through the model's tokenize route where its wire has one, else an
 estimate marked as one wherever it is shown, with its method (``counting.py``). Only tokenize
 routes are asked (and the pre-flight's read-only routes): no model request is sent. The
@@ -19,25 +27,22 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from ..errors import ConfigError
-from ..ir.request import Request
-from ..model import Model
 from ..plan.config import Price
 from ..store.files import write_atomic
-from ..transport import Limits, Timeouts
-from .counting import TOKENIZE_CONCURRENCY, PromptCounter, calibrated, max_output, requests_of
+from .counting import TOKENIZE_CONCURRENCY, PromptCounter, calibrated, calls_of, max_output
 
 if TYPE_CHECKING:
+    from ..model import Model
     from ..plan.plan import Plan, PlannedModel, PlannedTask
-    from ..runner.setup import Setup
-    from ..tasks.base import ModelFacts
+    from ..tasks.base import ModelFacts, PlannedCall
 
 __all__ = [
     "FORECAST_FILE",
@@ -67,7 +72,7 @@ class CostOptions:
     """Forecast and stop: no model request, no run directory (``sieval eval --dry-run``)."""
     forecast: bool | None = None
     budget_tokens: int | None = None
-    """``--budget-tokens``: prompt + output tokens the run may spend (``stopping.Budget``)."""
+    """``--budget-tokens``: prompt + output tokens the run may spend (``budget.Budget``)."""
     budget_cost: float | None = None
     """``--budget-cost``: what the run may spend, in the models' ``price:`` currency."""
 
@@ -101,10 +106,30 @@ class UnitForecast(msgspec.Struct, kw_only=True):
     """Requests with no ``max_tokens``: their output has no maximum, and is not in the one above."""
     method: str = ""
     """How the prompt tokens were counted (``Counting.method``)."""
+    role: str | None = None
+    """The role whose calls these are (a judge's, counted and priced as its model's); None: the
+    evaluated model's."""
+    bound: bool = False
+    """The task is not static: every figure is the most its calls may take (their turns times
+    what each may hold), not a count of what will be sent."""
+    answered_by: str | None = None
+    """With ``role``: the label of the model playing it (whose price costs these calls)."""
+    longest_prompt: int = 0
+    """The most prompt tokens of one request (exact when ``longest_exact``)."""
+    longest_exact: bool = True
+    longest_sample: str = ""
+    """The sample whose request has that prompt."""
+    context: int | None = None
+    """The server's maximum model length (prompt and output tokens), when it says one."""
+
+    @property
+    def overflows(self) -> bool:
+        """The longest prompt leaves no room for one output token: the run would refuse it."""
+        return self.context is not None and self.longest_prompt + 1 > self.context
 
     @property
     def exact(self) -> bool:
-        return self.exact_requests == self.requests
+        return self.exact_requests == self.requests and not self.bound
 
     def cost(self, price: Price | None) -> float | None:
         """The most the unit may cost (its prompt tokens and its maximum output), or None."""
@@ -133,8 +158,11 @@ class Forecast(msgspec.Struct, kw_only=True):
     counting: list[Counting] = []
     created: float = 0.0
 
-    def unit(self, model: str, task: str) -> UnitForecast | None:
-        return next((u for u in self.units if u.model == model and u.task == task), None)
+    def unit(self, model: str, task: str, role: str | None = None) -> UnitForecast | None:
+        return next(
+            (u for u in self.units if u.model == model and u.task == task and u.role == role),
+            None,
+        )
 
 
 @dataclass
@@ -172,32 +200,45 @@ async def _forecast_unit(
     counter: PromptCounter,
     model: Model,
     progress: _Progress,
+    *,
+    context: int | None = None,
+    role: str | None = None,
+    answering: PlannedModel | None = None,
 ) -> UnitForecast:
+    """The forecast of ``pm`` on ``pt``: the evaluated model's calls, or (``role``) the calls
+    the model ``answering`` gets in that role, counted through ``counter``."""
     totals = {"requests": 0, "prompt": 0, "exact": 0, "output": 0, "unbounded": 0}
+    longest: list[Any] = [0, True, ""]  # tokens, exact, sample id
 
-    def add(counted: tuple[int, bool]) -> None:
-        totals["prompt"] += counted[0]
-        totals["exact"] += counted[1]
+    def add(counted: tuple[int, bool], call: PlannedCall, sample_id: str) -> None:
+        totals["prompt"] += (counted[0] + call.unseen_tokens) * call.times
+        exact = counted[1] and call.exact and not call.unseen_tokens
+        if exact and call.times == 1:
+            totals["exact"] += 1
+        if counted[0] + call.unseen_tokens > longest[0]:
+            longest[:] = [counted[0] + call.unseen_tokens, exact, sample_id]
 
-    queue: asyncio.Queue[Request | None] = asyncio.Queue(maxsize=4 * TOKENIZE_CONCURRENCY)
+    queue: asyncio.Queue[tuple[PlannedCall, str] | None] = asyncio.Queue(
+        maxsize=4 * TOKENIZE_CONCURRENCY
+    )
 
     async def worker() -> None:
-        while (request := await queue.get()) is not None:
-            add(await counter.count(request, model))
+        while (item := await queue.get()) is not None:
+            add(await counter.count(item[0].request, model), *item)
 
     workers = [asyncio.ensure_future(worker()) for _ in range(TOKENIZE_CONCURRENCY)]
     try:
         for sample in pt.samples:
-            for request in requests_of(pm, pt, facts, sample):
-                totals["requests"] += 1
-                most = max_output(request)
-                totals["output"] += most or 0
-                totals["unbounded"] += most is None
-                ready = counter.now(request)
+            for call in calls_of(answering or pm, pt, facts, sample, role):
+                totals["requests"] += call.times
+                most = max_output(call.request)
+                totals["output"] += (most or 0) * call.times
+                totals["unbounded"] += (most is None) * call.times
+                ready = counter.now(call.request)
                 if ready is not None:
-                    add(ready)
+                    add(ready, call, sample.id)
                 else:
-                    await queue.put(request)
+                    await queue.put((call, sample.id))
             progress.sample_done(counter)
         for _ in workers:
             await queue.put(None)
@@ -215,90 +256,109 @@ async def _forecast_unit(
         max_output_tokens=totals["output"],
         unbounded_requests=totals["unbounded"],
         method=counter.method,
+        longest_prompt=longest[0],
+        longest_exact=longest[1],
+        longest_sample=longest[2],
+        context=context,
+        role=role,
+        bound=not pt.task.static,
+        answered_by=answering.label if role is not None and answering is not None else None,
     )
 
 
-def _short_model(pm: PlannedModel, setup: Setup) -> Model:
-    """A model for tokenize requests only, like the pre-run checks' own, on the endpoint's pool."""
-    cfg = pm.config
-    timeout = min(60.0, cfg.timeout_s)
-    timeouts = Timeouts(total=timeout, connect=min(10.0, timeout), read=timeout)
-    transport = setup.transports.get(pm.label) or setup.endpoints[pm.label].transport(
-        limits=Limits(retries=cfg.retries, max_reply_bytes=cfg.max_reply_bytes), timeouts=timeouts
-    )
-    return Model(
-        dialect=pm.dialect,
-        base_url=setup.urls[pm.label],
-        model_id=cfg.model,
-        api_key=pm.api_key,
-        auth=pm.auth,
-        timeouts=timeouts,
-        transport=transport,
-    )
-
-
-async def forecast_run(plan: Plan, setup: Setup, stage: Callable[[str], None]) -> Costs:
+async def forecast_run(
+    plan: Plan,
+    facts: Mapping[str, ModelFacts],
+    models: Mapping[str, Model],
+    stage: Callable[[str], None],
+    contexts: Mapping[str, int | None] | None = None,
+) -> Costs:
     """The run's forecast, counted through each model's tokenize route where it has one (only
-    tokenize routes are asked), with a stage line per model saying what it found and how long
-    the count took."""
-    facts = setup.facts
-    models = {pm.label: _short_model(pm, setup) for pm in plan.models}
-    try:
-        counters: dict[str, PromptCounter] = {}
-        for pm in plan.models:
-            route = pm.dialect.endpoint.tokenize
-            counters[pm.label] = (
-                PromptCounter(route)
-                if route
-                else await calibrated(pm, plan, facts[pm.label], models)
+    tokenize routes are asked, through ``models``: one per model label, the roles' models too,
+    its caller's to close), with a stage line per model saying what it found and how long the
+    count took. ``contexts``: each model label's maximum model length, where its server says one
+    (a unit whose longest prompt leaves no room says so: ``UnitForecast.overflows``)."""
+    every = [*plan.models, *plan.role_models]
+    counters: dict[str, PromptCounter] = {}
+    for pm in every:
+        route = pm.dialect.endpoint.tokenize
+        counters[pm.label] = (
+            PromptCounter(route) if route else await calibrated(pm, plan, facts[pm.label], models)
+        )
+    forecast = Forecast(created=time.time())
+    for pm in plan.models:
+        counter = counters[pm.label]
+        samples = sum(len(pt.samples) for pt in plan.tasks)
+        stage(f"forecasting {pm.label}: counting the prompt tokens of {samples:,} samples")
+        progress = _Progress(pm.label, samples, stage)
+        context = (contexts or {}).get(pm.label)
+        units = [
+            await _forecast_unit(
+                pm, pt, facts[pm.label], counter, models[pm.label], progress, context=context
             )
-        forecast = Forecast(created=time.time())
-        for pm in plan.models:
-            counter = counters[pm.label]
-            samples = sum(len(pt.samples) for pt in plan.tasks)
-            stage(f"forecasting {pm.label}: counting the prompt tokens of {samples:,} samples")
-            progress = _Progress(pm.label, samples, stage)
-            units = [
-                await _forecast_unit(pm, pt, facts[pm.label], counter, models[pm.label], progress)
-                for pt in plan.tasks
-            ]
-            seconds = time.perf_counter() - progress.started
-            forecast.units.extend(units)
-            forecast.counting.append(
-                Counting(
-                    model=pm.label,
-                    method=counter.method,
-                    requests=sum(u.requests for u in units),
-                    tokenized=counter.tokenized,
-                    seconds=round(seconds, 3),
+            for pt in plan.tasks
+        ]
+        for pt in plan.tasks:  # the roles' calls, each through the model that answers them
+            for role in pt.task.roles:
+                judge = plan.roles[role]
+                units.append(
+                    await _forecast_unit(
+                        pm,
+                        pt,
+                        facts[pm.label],
+                        counters[judge.label],
+                        models[judge.label],
+                        progress,
+                        context=(contexts or {}).get(judge.label),
+                        role=role,
+                        answering=judge,
+                    )
                 )
+        seconds = time.perf_counter() - progress.started
+        forecast.units.extend(units)
+        forecast.counting.append(
+            Counting(
+                model=pm.label,
+                method=counter.method,
+                requests=sum(u.requests for u in units),
+                tokenized=counter.tokenized,
+                seconds=round(seconds, 3),
             )
-            stage(_said(pm, units, forecast.counting[-1]))
-        return Costs(forecast=forecast, counters=counters)
-    finally:
-        for label, model in models.items():
-            if label not in setup.transports:  # a shared test transport outlives the forecast
-                await model.aclose()
+        )
+        stage(_said(pm, units, forecast.counting[-1], plan.roles))
+    return Costs(forecast=forecast, counters=counters)
 
 
-def _said(pm: PlannedModel, units: Sequence[UnitForecast], counting: Counting) -> str:
+def _said(
+    pm: PlannedModel,
+    units: Sequence[UnitForecast],
+    counting: Counting,
+    roles: Mapping[str, PlannedModel],
+) -> str:
     prompt = sum(u.prompt_tokens for u in units)
     exact = all(u.exact for u in units)
-    price = pm.config.price
+    bound = any(u.bound for u in units)
+    priced = [(u, roles[u.role].config.price if u.role else pm.config.price) for u in units]
     cost = ""
-    if price is not None:
-        most = sum(price.cost(u.prompt_tokens, u.max_output_tokens) for u in units)
-        cost = f", at most {most:,.4f}{' ' + price.currency if price.currency else ''}"
+    if any(price is not None for _, price in priced):
+        most = sum(price.cost(u.prompt_tokens, u.max_output_tokens) for u, price in priced if price)
+        currency = next((p.currency for _, p in priced if p is not None and p.currency), "")
+        cost = f", at most {most:,.4f}{' ' + currency if currency else ''}"
     asked = (
         f"{counting.tokenized:,} distinct prompts through the tokenize route, "
         f"{TOKENIZE_CONCURRENCY} at a time, in {counting.seconds:.1f} s"
         if counting.tokenized
         else f"in {counting.seconds:.1f} s"
     )
+    tail = (
+        "; a bound, not a count: tasks that are not static may send up to their turns"
+        if bound
+        else ""
+    )
     return (
-        f"forecast for {pm.label}: {counting.requests:,} requests, "
+        f"forecast for {pm.label}: {'at most ' if bound else ''}{counting.requests:,} requests, "
         f"{'' if exact else '~'}{prompt:,} prompt tokens ({counting.method}), at most "
-        f"{sum(u.max_output_tokens for u in units):,} output tokens{cost}; counted {asked}"
+        f"{sum(u.max_output_tokens for u in units):,} output tokens{cost}; counted {asked}{tail}"
     )
 
 

@@ -18,13 +18,11 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ..store.records import scan
-from .forecast import Forecast, UnitForecast
 
 if TYPE_CHECKING:
     from ..plan.config import Price
-    from ..plan.plan import PlannedModel, PlannedTask
 
-__all__ = ["Spent", "charged", "spent_in", "unit_cost"]
+__all__ = ["Spent", "charged", "spent_by_role", "spent_in"]
 
 
 class Spent(msgspec.Struct, kw_only=True):
@@ -52,6 +50,7 @@ class _Request(msgspec.Struct):
     usage: dict[str, int] = {}
     status: int | None = None
     timings: dict[str, float] = {}
+    role: str | None = None
 
 
 class _Common(msgspec.Struct):
@@ -72,6 +71,12 @@ _line_decoder = msgspec.json.Decoder(_Line)
 
 def charged(line: _Line) -> Iterator[tuple[bool, dict[str, int], int]]:
     """Each request of a record: whether it was answered, its usage, its attempts."""
+    for answered, usage, attempts, _ in _charged(line):
+        yield answered, usage, attempts
+
+
+def _charged(line: _Line) -> Iterator[tuple[bool, dict[str, int], int, str | None]]:
+    """``charged``, with the role that answered each request (None: the evaluated model)."""
     columns = line.requests_columns
     for i, request in enumerate(line.requests.values()):
         usage = dict(request.usage)
@@ -84,45 +89,28 @@ def charged(line: _Line) -> Iterator[tuple[bool, dict[str, int], int]]:
                 attempts = int(at)
         status = request.status if request.status is not None else line.requests_common.status
         answered = status == 200 or (status is None and bool(usage))  # schema 1-2: no status
-        yield answered, usage, attempts
+        yield answered, usage, attempts, request.role
 
 
 def spent_in(path: Path) -> Spent:
-    """What the records at ``path`` say was spent (nothing when there are none yet)."""
-    spent = Spent()
+    """What the records at ``path`` say was spent by the evaluated model (nothing when there
+    are none yet); ``spent_by_role`` has what the roles' models spent beside it."""
+    return spent_by_role(path).get(None) or Spent()
+
+
+def spent_by_role(path: Path) -> dict[str | None, Spent]:
+    """What the records at ``path`` say each model spent: the evaluated model's under None,
+    each role's (a judge's calls, recorded with the sample) under its name."""
+    found: dict[str | None, Spent] = {None: Spent()}
     for line in scan(path, _line_decoder):
-        spent.records += 1
-        for answered, usage, attempts in charged(line):
+        for spent in found.values():
+            spent.records += 1
+        for answered, usage, attempts, role in _charged(line):
+            spent = found.setdefault(role, Spent(records=found[None].records))
             spent.requests += 1
             spent.retries += attempts - 1
             spent.answered += answered
             spent.input_tokens += usage.get("input_tokens", 0)
             spent.output_tokens += usage.get("output_tokens", 0)
             spent.without_usage += answered and not {"input_tokens", "output_tokens"} <= set(usage)
-    return spent
-
-
-def _forecast_entry(unit: UnitForecast | None, price: Price | None) -> dict[str, Any] | None:
-    if unit is None:
-        return None
-    entry: dict[str, Any] = msgspec.to_builtins(unit)
-    del entry["model"], entry["task"]
-    entry["exact"] = unit.exact
-    entry["cost"] = unit.cost(price)
-    return entry
-
-
-def unit_cost(
-    pm: PlannedModel, pt: PlannedTask, path: Path, forecast: Forecast | None
-) -> dict[str, Any]:
-    """The ``cost`` entry of one (model, task): its forecast (None when the run made none), what
-    its records say it spent, and the price both costs are computed at."""
-    price = pm.config.price
-    spent = spent_in(path)
-    actual: dict[str, Any] = msgspec.to_builtins(spent)
-    actual["cost"] = spent.cost(price)
-    return {
-        "forecast": _forecast_entry(forecast.unit(pm.label, pt.name) if forecast else None, price),
-        "actual": actual,
-        "price": msgspec.to_builtins(price) if price is not None else None,
-    }
+    return found

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from .files import MAX_BYTES_ENV, check_size, max_bytes, too_big
 from .rows import bad_row, no_samples, zip_member
 
 __all__ = ["arrow_stream_rows", "parquet_rows", "zipped_stream_rows"]
@@ -67,6 +68,8 @@ def arrow_stream_rows(
     where: str, data: bytes | Path, columns: Sequence[str]
 ) -> list[tuple[str, dict[str, Any]]]:
     """Every row of an Arrow IPC stream (``data``: its bytes or its file), ``columns`` only."""
+    if isinstance(data, Path):
+        check_size(data)
     return _rows(where, _table(where, "Arrow stream", lambda pa: _stream(pa, data)), columns)
 
 
@@ -81,7 +84,14 @@ def parquet_rows(path: Path, columns: Sequence[str]) -> list[tuple[str, dict[str
     """Every row of a Parquet file, ``columns`` only (read on one thread: the files are small and
     the thread pool's start-up cost more than it saved on a 2-core machine)."""
 
+    check_size(path)
+
     def read(pa: Any) -> Any:
+        # the columns inflate to their uncompressed size, which the file's footer says
+        meta = pa.parquet.ParquetFile(path).metadata
+        inflated = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+        if inflated > max_bytes():
+            raise too_big(str(path), "its uncompressed data", inflated, max_bytes(), MAX_BYTES_ENV)
         return pa.parquet.read_table(path, use_threads=False)
 
     return _rows(str(path), _table(str(path), "Parquet file", read), columns)

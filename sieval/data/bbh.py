@@ -17,6 +17,7 @@ from pathlib import Path
 import msgspec
 
 from ..errors import ConfigError
+from .files import present
 from .rows import as_fields, bad_row, from_hub, local_files, no_samples, read_text
 from .source import Row, Source
 
@@ -102,7 +103,7 @@ def cot_prompt(data_dir: Path, subset: str) -> str:
     """A subtask's 3-shot chain-of-thought prompt: the file after its canary and ``-----`` lines
     (the task description, then three ``Q: ... A: Let's think step by step. ...`` exemplars)."""
     path = cot_prompt_file(data_dir, subset)
-    if not path.is_file():
+    if not present(path):
         raise ConfigError(
             f"{path} is missing: point --data-dir (or $SIEVAL_DATA_DIR) at a directory holding "
             "bbh/cot-prompts/",

@@ -29,6 +29,7 @@ from .rows import (
     as_fields,
     bad_row,
     from_hub,
+    lines,
     local_files,
     no_samples,
     read_bz2_text,
@@ -79,14 +80,14 @@ def _endings(where: str, endings: list[str]) -> tuple[str, ...]:
 
 
 def _read_derived(path: Path) -> list[_Item]:
-    lines = read_bz2_text(path).split("\n")
-    while lines and lines[-1] == "":
-        lines.pop()
-    if not lines:
+    found = lines(read_bz2_text(path), path)
+    while found and found[-1] == "":
+        found.pop()
+    if not found:
         raise no_samples(str(path))
     items = []
-    for start in range(0, len(lines), _LINES_PER_ITEM):
-        block = lines[start : start + _LINES_PER_ITEM]
+    for start in range(0, len(found), _LINES_PER_ITEM):
+        block = found[start : start + _LINES_PER_ITEM]
         head_at = f"{path}:{start + 1}"
         if len(block) < _LINES_PER_ITEM:
             raise bad_row(

@@ -22,6 +22,7 @@ from .rows import (
     converted,
     from_hub,
     jsonl_rows,
+    lines,
     local_files,
     read_text,
 )
@@ -65,11 +66,11 @@ def files(data_dir: Path, split: str, subset: str | None = None) -> list[Path]:
 
 
 def _labels(path: Path) -> list[int]:
-    lines = read_text(path).split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
+    found = lines(read_text(path), path)
+    if found and found[-1] == "":
+        found.pop()
     labels = []
-    for number, line in enumerate(lines, 1):
+    for number, line in enumerate(found, 1):
         if line not in ("0", "1"):
             raise bad_row(f"{path}:{number}", f"label {line!r} is not 0 or 1")
         labels.append(int(line))

@@ -23,6 +23,17 @@ from typing import Any, TypeVar
 import msgspec
 
 from ..errors import ConfigError
+from .files import (
+    MAX_BYTES_ENV,
+    check_size,
+    max_bytes,
+    max_row_bytes,
+    read_capped,
+    row_size,
+    row_too_big,
+    too_big,
+)
+from .files import present as is_present
 from .source import Row, Source, hub_rows
 
 __all__ = [
@@ -35,6 +46,7 @@ __all__ = [
     "hub_where",
     "json_array_rows",
     "jsonl_rows",
+    "lines",
     "local_files",
     "local_or_hub",
     "no_samples",
@@ -77,7 +89,8 @@ def _decode_utf8(path: Path, data: bytes) -> str:
 
 
 def read_text(path: Path) -> str:
-    """The UTF-8 text of a file."""
+    """The UTF-8 text of a file (within ``files.max_bytes()``)."""
+    check_size(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -86,22 +99,34 @@ def read_text(path: Path) -> str:
 
 
 def read_bz2_text(path: Path) -> str:
-    """The UTF-8 text of a bzip2 file."""
+    """The UTF-8 text of a bzip2 file (the file, and the text it inflates to, within
+    ``files.max_bytes()``)."""
+    check_size(path)
+    limit = max_bytes()
+    inflate = bz2.BZ2Decompressor()
     try:
-        data = bz2.decompress(path.read_bytes())
+        data = inflate.decompress(path.read_bytes(), max_length=limit + 1)
+        if len(data) <= limit and not inflate.eof:
+            data += inflate.decompress(b"", max_length=limit + 1 - len(data))
+        if len(data) <= limit and not inflate.eof:
+            raise EOFError("compressed file ended before the end-of-stream marker was reached")
     except (OSError, EOFError, ValueError) as exc:
         raise ConfigError(
             f"{path}: not a readable bzip2 file ({exc}); restore it from its source",
             path=str(path),
         ) from exc
+    if len(data) > limit:
+        raise too_big(str(path), "the text it inflates to", None, limit, MAX_BYTES_ENV)
     return _decode_utf8(path, data)
 
 
 def read_gzip_text(path: Path) -> str:
-    """The UTF-8 text of a gzip file."""
+    """The UTF-8 text of a gzip file (the file, and the text it inflates to, within
+    ``files.max_bytes()``)."""
+    check_size(path)
     try:
         with gzip.open(path, "rb") as fh:
-            data = fh.read()
+            data = read_capped(fh, str(path), "the text it inflates to")
     except (OSError, EOFError, zlib.error) as exc:
         raise ConfigError(
             f"{path}: not a readable gzip file ({exc}); restore it from its source",
@@ -111,9 +136,11 @@ def read_gzip_text(path: Path) -> str:
 
 
 def zip_member(path: Path, member: str) -> bytes:
-    """The bytes of one member of a zip, read in memory (nothing is extracted)."""
+    """The bytes of one member of a zip, read in memory (nothing is extracted); the zip, and the
+    member as its header says and as it inflates, within ``files.max_bytes()``."""
     where = f"{path}!{member}"
     damaged = (zipfile.BadZipFile, OSError, EOFError, zlib.error)
+    check_size(path)
     try:
         archive = zipfile.ZipFile(path)
     except damaged as exc:
@@ -122,7 +149,11 @@ def zip_member(path: Path, member: str) -> bytes:
         ) from exc
     with archive:
         try:
-            return archive.read(member)
+            info = archive.getinfo(member)
+            if info.file_size > max_bytes():
+                raise too_big(where, "the member", info.file_size, max_bytes(), MAX_BYTES_ENV)
+            with archive.open(info) as fh:
+                return read_capped(fh, where, "the member")
         except KeyError:
             raise ConfigError(
                 f"{where}: the zip has no member {member!r}; restore {path.name} from its source",
@@ -133,6 +164,18 @@ def zip_member(path: Path, member: str) -> bytes:
                 f"{where}: the member cannot be read ({exc}); restore {path.name} from its source",
                 path=where,
             ) from exc
+
+
+def lines(text: str, path: Path) -> list[str]:
+    """``text`` (read from ``path``) split at ``\\n``, each line a row within
+    ``files.max_row_bytes()`` (a ``ConfigError`` naming ``FILE:LINE`` otherwise)."""
+    found = text.split("\n")
+    limit = max_row_bytes()
+    for number, line in enumerate(found, 1):
+        size = row_size(line, limit)
+        if size is not None:
+            raise row_too_big(f"{path}:{number}", size, limit)
+    return found
 
 
 def _checked(rows: list[tuple[str, T]], where: str) -> list[tuple[str, T]]:
@@ -148,7 +191,7 @@ def jsonl_rows(
     ``decoder``, with its ``FILE:LINE`` (the line of the uncompressed text)."""
     rows: list[tuple[str, T]] = []
     text = read_gzip_text(path) if gzipped else read_text(path)
-    for number, line in enumerate(text.split("\n"), 1):
+    for number, line in enumerate(lines(text, path), 1):
         if not line.strip():
             continue
         where = f"{path}:{number}"
@@ -173,8 +216,12 @@ def json_array_rows(
     except msgspec.DecodeError as exc:
         raise bad_row(where, f"not valid JSON ({exc})") from exc
     rows: list[tuple[str, T]] = []
+    limit = max_row_bytes()
     for i, raw in enumerate(raws):
         at = f"{where}#row {i}"
+        size = row_size(bytes(raw), limit) if len(raw) > limit else None
+        if size is not None:
+            raise row_too_big(at, size, limit)
         try:
             rows.append((at, decoder.decode(raw)))
         except msgspec.ValidationError as exc:
@@ -187,6 +234,7 @@ def csv_rows(path: Path, delimiter: str = ",") -> list[tuple[str, list[str]]]:
     lines are skipped."""
     reader = csv.reader(io.StringIO(read_text(path), newline=""), delimiter=delimiter, strict=True)
     rows: list[tuple[str, list[str]]] = []
+    limit = max_row_bytes()
     while True:
         where = f"{path}:{reader.line_num + 1}"
         try:
@@ -195,6 +243,9 @@ def csv_rows(path: Path, delimiter: str = ",") -> list[tuple[str, list[str]]]:
             raise bad_row(where, f"not valid CSV ({exc})") from exc
         if record is None:
             return _checked(rows, str(path))
+        size = row_size(delimiter.join(record), limit)
+        if size is not None:
+            raise row_too_big(where, size, limit)
         if record:
             rows.append((where, record))
 
@@ -222,8 +273,8 @@ def header_rows(
     if quoting:
         records = csv_rows(path, delimiter)
     else:
-        lines = read_text(path).split("\n")
-        records = [(f"{path}:{i}", ln.split(delimiter)) for i, ln in enumerate(lines, 1) if ln]
+        found = lines(read_text(path), path)
+        records = [(f"{path}:{i}", ln.split(delimiter)) for i, ln in enumerate(found, 1) if ln]
         _checked(records, str(path))
     (head_at, head), *body = records
     if head != list(columns):
@@ -257,7 +308,7 @@ def as_fields(rows: Iterable[tuple[str, Any]]) -> list[Row]:
 def local_files(paths: Sequence[Path]) -> bool:
     """True when every file of a split is there, False when none is (then the hub is tried);
     when only some are, a ``ConfigError`` naming the first missing one."""
-    present = [p.is_file() for p in paths]
+    present = [is_present(p) for p in paths]
     if all(present):
         return True
     if not any(present):

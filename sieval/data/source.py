@@ -21,10 +21,12 @@ from ..errors import ConfigError, did_you_mean
 
 __all__ = [
     "DATA_DIR_ENV",
+    "DEFAULT_DATA_DIRS",
     "Row",
     "Source",
     "checksums",
     "file_sha256",
+    "find_data_dir",
     "hub_rows",
     "resolve_data_dir",
 ]
@@ -130,6 +132,22 @@ def resolve_data_dir(data_dir: str | Path | None = None) -> Path | None:
         return Path(data_dir)
     env = os.environ.get(DATA_DIR_ENV)
     return Path(env) if env else None
+
+
+DEFAULT_DATA_DIRS = (Path("data"), Path("..") / "shared" / "data")
+"""Where data is looked for (relative to the working directory) when nothing names a place."""
+
+
+def find_data_dir(given: str | Path | None = None, configured: str | None = None) -> Path:
+    """The data directory a run reads: ``given`` (``--data-dir``), else ``$SIEVAL_DATA_DIR``,
+    else ``configured`` (a config's ``data_dir``), else ``data`` or the benchmark data beside a
+    checkout (``../shared/data``), whichever exists (``data`` when neither: the error names it)."""
+    found = resolve_data_dir(given)
+    if found is not None:
+        return found
+    if configured:
+        return Path(configured)
+    return next((p for p in DEFAULT_DATA_DIRS if p.is_dir()), DEFAULT_DATA_DIRS[0])
 
 
 def file_sha256(path: Path) -> str:

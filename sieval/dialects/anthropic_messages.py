@@ -25,7 +25,7 @@ from ..ir.response import ToolCall
 from .channels import UsageAt
 from .reply import Checks, Clamp, Read, Reply, Structured, ToolCalls
 from .rows import anthropic as rows
-from .spec import (
+from .vocabulary import (
     CLIENT_SIDE,
     Auth,
     Below,

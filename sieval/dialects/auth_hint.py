@@ -8,8 +8,8 @@ setting that switches it (``auth: bearer`` / ``--auth bearer``), then the key it
 
 from __future__ import annotations
 
-from ..settings import setting
-from .spec import Auth
+from ..setting_names import setting
+from .vocabulary import Auth
 
 __all__ = ["rejected_key"]
 

@@ -32,7 +32,7 @@ from msgspec import UNSET
 
 from ..errors import ContractViolation
 from ..ir.response import Token, TopEntry, Usage
-from .checks import (
+from .reply_checks import (
     DEEP,
     LOGPROB_TOLERANCE,
     MAX_TOKEN_COUNT,

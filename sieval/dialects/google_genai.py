@@ -29,7 +29,7 @@ from .channels import TopK, UsageAt
 from .readers import google as readers
 from .reply import Checks, Choices, Read, Reply, Structured, ToolCalls
 from .rows import google as rows
-from .spec import (
+from .vocabulary import (
     CLIENT_SIDE,
     Auth,
     Dialect,

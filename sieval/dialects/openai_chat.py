@@ -31,7 +31,7 @@ from .parts import conversation
 from .readers import openai as readers
 from .reply import Checks, Clamp, Read, Reply, Structured, ToolCalls
 from .rows import openai as rows
-from .spec import (
+from .vocabulary import (
     CLIENT_SIDE,
     Dialect,
     Encode,

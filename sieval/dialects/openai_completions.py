@@ -17,7 +17,7 @@ from ..ir.request import Scoring
 from .readers import openai as readers
 from .reply import Clamp, Reply
 from .rows import openai as rows
-from .spec import (
+from .vocabulary import (
     CLIENT_SIDE,
     Dialect,
     Endpoint,

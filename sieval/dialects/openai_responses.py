@@ -39,7 +39,7 @@ from .readers import responses as readers
 from .reply import Checks, Clamp, Read, Reply, Structured, ToolCalls
 from .rows import openai as family
 from .rows import responses as rows
-from .spec import (
+from .vocabulary import (
     CLIENT_SIDE,
     Dialect,
     Encode,

@@ -30,7 +30,7 @@ import msgspec
 from msgspec import UNSET
 
 from ..ir.request import ChatInput, Message, Part
-from .spec import Evidence, Group, GroupInput, NoOp, Outcome, Refuse, Write
+from .vocabulary import Evidence, Group, GroupInput, NoOp, Outcome, Refuse, Write
 
 __all__ = ["KINDS", "Append", "PartRow", "Slot", "conversation"]
 

@@ -30,9 +30,9 @@ from .channels import (
     lift_usage,
     tool_arguments,
 )
-from .checks import Checker
 from .reply import Choices, Clamp, Read, Reply, ToolCalls
-from .spec import Lowered
+from .reply_checks import Checker
+from .vocabulary import Lowered
 
 __all__ = ["read"]
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from ..errors import ConfigError, did_you_mean
 from ..ir.request import ChatInput, CompletionInput
-from .spec import Dialect, Refuse
 from .table import capability_outcomes
+from .vocabulary import Dialect, Refuse
 
 __all__ = ["DialectRow", "get_dialect", "registry", "rows"]
 

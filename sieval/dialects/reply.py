@@ -31,8 +31,8 @@ from msgspec import UNSET
 from ..ir.request import Request
 from ..ir.response import Choice, Token, Usage
 from .channels import TopK, UsageAt
-from .checks import Checker
-from .spec import Lowered
+from .reply_checks import Checker
+from .vocabulary import Lowered
 
 __all__ = [
     "Checks",

@@ -32,7 +32,7 @@ from .channels import TopK
 from .readers import sglang as readers
 from .reply import Checks, Clamp, Read, Reply, Structured
 from .rows import sglang as rows
-from .spec import (
+from .vocabulary import (
     CLIENT_SIDE,
     Dialect,
     Encode,

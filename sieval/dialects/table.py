@@ -1,6 +1,6 @@
 """The interpreter of dialect tables: the only code that walks what a dialect declares.
 
-``spec.py`` holds the vocabulary a dialect module declares; this module compiles a ``Dialect``
+``vocabulary.py`` holds the vocabulary a dialect module declares; this module compiles a ``Dialect``
 (every schema leaf resolved to one row, an exact row winning over a prefix row), lowers requests
 with it and lifts replies:
 
@@ -32,9 +32,9 @@ from ..ir.request import Request
 from ..ir.response import Decision, Response
 from ..ir.validate import validate
 from .body import Body, has_path, top_key
-from .checks import Checker
 from .reading import read
-from .spec import (
+from .reply_checks import Checker
+from .vocabulary import (
     PREFIX,
     Below,
     Demand,

@@ -25,7 +25,7 @@ from . import openai_completions as oc
 from .readers import openai as readers
 from .reply import Clamp, Structured
 from .rows import vllm as rows
-from .spec import Dialect, NoOp, Refuse, Row
+from .vocabulary import Dialect, NoOp, Refuse, Row
 from .wire import openai_completions as wire
 from .wire import vllm
 

@@ -127,7 +127,7 @@ def _aggregate(
             "name": "sieval",
             "version": source.version,
             "additional_details": {
-                "records_schema_version": str(source.report.get("records_schema_version"))
+                "records_schema_version": str(source.report.records_schema_version)
             },
         },
         "model_info": model_info,
@@ -164,13 +164,13 @@ def _result(source: Source, unit: TaskRun, metric: str, value: float) -> dict[st
         }
     if isinstance(spread.get("n"), int):
         uncertainty["num_samples"] = int(spread["n"])
-    counts = unit.result["samples"]
+    counts = unit.result.samples
     score: dict[str, Any] = {
         "score": value,
         "details": {
             "num_fewshot": "unknown" if unit.shots is None else str(unit.shots),
-            "scored": str(counts["scored"]),
-            "failed": str(counts["failed"]),
+            "scored": str(counts.scored),
+            "failed": str(counts.failed),
             "headline": str(metric == unit.headline).lower(),
         },
     }

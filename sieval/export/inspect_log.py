@@ -77,8 +77,8 @@ def _log(source: Source, unit: TaskRun) -> Any:
             EvalScore(
                 name=metric,
                 scorer=metric,
-                scored_samples=int(unit.result["samples"]["scored"]),
-                unscored_samples=int(unit.result["samples"]["failed"]),
+                scored_samples=unit.result.samples.scored,
+                unscored_samples=unit.result.samples.failed,
                 metrics=metrics,
                 metadata={"estimator": spread.get("estimator"), "n": spread.get("n")},
             )
@@ -88,9 +88,9 @@ def _log(source: Source, unit: TaskRun) -> Any:
         for key, value in sample.usage.items():
             usage[key] = usage.get(key, 0) + value
     started = source.iso_started()
-    wall = float((source.report.get("timings") or {}).get("wall_s") or 0.0)
+    wall = source.report.timings.wall_s
     completed = datetime.fromtimestamp(source.started + wall, tz=UTC).isoformat()
-    counts = unit.result["samples"]
+    counts = unit.result.samples
     return EvalLog(
         status="success",
         eval=EvalSpec(
@@ -102,7 +102,7 @@ def _log(source: Source, unit: TaskRun) -> Any:
             task_args={"num_fewshot": unit.shots},
             dataset=EvalDataset(
                 name=unit.task,
-                samples=int(counts["total"]),
+                samples=counts.total,
                 sample_ids=[s.record.sample_id for s in unit.samples],
             ),
             model=model,
@@ -118,8 +118,8 @@ def _log(source: Source, unit: TaskRun) -> Any:
             },
         ),
         results=EvalResults(
-            total_samples=int(counts["total"]),
-            completed_samples=int(counts["scored"]),
+            total_samples=counts.total,
+            completed_samples=counts.scored,
             scores=scores,
         ),
         stats=EvalStats(

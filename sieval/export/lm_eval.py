@@ -97,7 +97,7 @@ def _results(
         entry: dict[str, Any] = {
             "name": unit.task,
             "alias": unit.task,
-            "sample_len": int(unit.result["samples"]["scored"]),
+            "sample_len": unit.result.samples.scored,
         }
         better: dict[str, bool] = {}
         for metric, value in scalars.items():
@@ -139,8 +139,8 @@ def _results(
             **({"generation_kwargs": _first_kwargs(unit)} if kind == "generate_until" else {}),
             **({"filter_list": [{"name": f} for f in filters]} if filters != ["none"] else {}),
         }
-    samples = {u.task: u.result["samples"] for u in units}
-    wall = (source.report.get("timings") or {}).get("wall_s")
+    samples = {u.task: u.result.samples for u in units}
+    wall = source.report.timings.wall_s
     return {
         "results": results,
         "group_subtasks": {u.task: [] for u in units},
@@ -149,8 +149,7 @@ def _results(
         "n-shot": {u.task: u.shots for u in units if u.shots is not None},
         "higher_is_better": higher,
         "n-samples": {
-            task: {"original": int(s["total"]), "effective": int(s["scored"])}
-            for task, s in samples.items()
+            task: {"original": s.total, "effective": s.scored} for task, s in samples.items()
         },
         "config": {
             "model": f"sieval-{provenance.get('dialect') or config.get('dialect') or 'unknown'}",
@@ -188,7 +187,7 @@ def _results(
             "label": model,
             "protocols": {u.task: source.protocol(u.task) for u in units},
             "intervals": intervals,
-            "failed": {task: int(s["failed"]) for task, s in samples.items()},
+            "failed": {task: s.failed for task, s in samples.items()},
         },
     }
 
@@ -224,7 +223,7 @@ def _output_type(unit: TaskRun) -> str:
     first = next((s for s in unit.samples if s.record.channels), None)
     if first is not None and "choices" in first.record.channels:
         return "multiple_choice"
-    if unit.result.get("generates"):
+    if unit.result.generates:
         return "generate_until"
     return "loglikelihood"
 

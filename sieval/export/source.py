@@ -14,15 +14,21 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from ..errors import ConfigError
+from ..results.document import Report, UnitResult
 from ..results.explain import prompt_text
 from ..results.shots import shots
 from ..results.snapshot import snapshot
 from ..results.view import units
 from ..store.records import Record, RequestRecord, expand_requests
 from ..store.rundir import read_run_json
+
+if TYPE_CHECKING:
+    from ..tasks.base import Task
 
 __all__ = ["Sample", "Source", "TaskRun", "generation_of", "load_source", "sha256"]
 
@@ -60,29 +66,28 @@ class Sample:
 class TaskRun:
     """One (model, task) of the run: its report entry and its samples."""
 
-    result: dict[str, Any]
+    result: UnitResult
     samples: list[Sample]
     shots: int | None
 
     @property
     def model(self) -> str:
-        return str(self.result["model"])
+        return self.result.model
 
     @property
     def task(self) -> str:
-        return str(self.result["task"])
+        return self.result.task
 
     @property
     def headline(self) -> str:
-        return str(self.result["headline"])
+        return self.result.headline
 
     def scalar_metrics(self) -> dict[str, float]:
         """The report's top-level numeric metrics but ``n`` (groups such as MMLU's subjects are
         exported by the formats that have a place for them)."""
-        metrics = self.result.get("metrics") or {}
         return {
             k: float(v)
-            for k, v in metrics.items()
+            for k, v in self.result.metrics.items()
             if k != "n" and isinstance(v, int | float) and not isinstance(v, bool)
         }
 
@@ -90,7 +95,7 @@ class TaskRun:
         """The sample's figures under the report's names: a per-sample flag the report gives as
         a rate (``censored`` as ``censored_rate``, ``invalid`` as ``invalid_rate``) takes its
         name, so a sample's row joins its aggregate."""
-        reported = self.result.get("metrics") or {}
+        reported = self.result.metrics
         out: dict[str, float] = {}
         for name, value in sample.record.metrics.items():
             rate = f"{name}_rate"
@@ -98,8 +103,10 @@ class TaskRun:
         return out
 
     def spread(self, metric: str) -> dict[str, Any]:
-        """The report's interval of ``metric``: ``{value, se, ci, n, estimator}`` (or empty)."""
-        return dict((self.result.get("intervals") or {}).get(metric) or {})
+        """The report's interval of ``metric`` as plain data, the shape the formats write:
+        ``{value, se, ci, n, estimator}`` (or empty)."""
+        found = self.result.intervals.get(metric)
+        return {} if found is None else dict(msgspec.to_builtins(found))
 
 
 @dataclass
@@ -107,21 +114,21 @@ class Source:
     """A run directory read once for the exporters."""
 
     run_dir: Path
-    report: dict[str, Any]
+    report: Report
     run: dict[str, Any]
     units: list[TaskRun] = field(default_factory=list)
 
     @property
     def identity(self) -> str:
-        return str(self.report["run"]["identity"])
+        return self.report.run.identity
 
     @property
     def started(self) -> float:
-        return float((self.report.get("timings") or {}).get("started") or 0.0)
+        return self.report.timings.started
 
     @property
     def version(self) -> str:
-        return str(self.report.get("sieval_version") or "unknown")
+        return self.report.sieval_version or "unknown"
 
     def stamp(self) -> str:
         """The run's start as lm-eval stamps its files: ISO time with ``-`` for ``:`` (UTC)."""
@@ -143,7 +150,7 @@ class Source:
             label = entry.get("name") or entry.get("model")
             if label == model:
                 return dict(entry)
-        inputs = (self.report.get("run") or {}).get("inputs") or {}
+        inputs = self.report.run.inputs
         return dict((inputs.get("models") or {}).get(model) or {})
 
     def model_id(self, model: str) -> str:
@@ -152,27 +159,30 @@ class Source:
         return str(entry.get("model") or model)
 
     def provenance(self, model: str) -> dict[str, Any]:
+        """Who answered ``model``'s units as plain data (``UnitProvenance``), or empty."""
         for unit in self.of_model(model):
-            if unit.result.get("provenance"):
-                return dict(unit.result["provenance"])
+            return dict(msgspec.to_builtins(unit.result.provenance))
         return {}
 
     def task_config(self, task: str) -> dict[str, Any]:
-        inputs = (self.report.get("run") or {}).get("inputs") or {}
+        inputs = self.report.run.inputs
         return dict(((inputs.get("tasks") or {}).get(task) or {}).get("config") or {})
 
     def protocol(self, task: str) -> str:
-        inputs = (self.report.get("run") or {}).get("inputs") or {}
+        inputs = self.report.run.inputs
         return str(((inputs.get("tasks") or {}).get(task) or {}).get("protocol") or "")
 
 
-def load_source(run_dir: Path, *, data_dir: Path | None = None) -> Source:
+def load_source(
+    run_dir: Path, *, data_dir: Path | None = None, tasks: Mapping[str, Task] | None = None
+) -> Source:
     """Read ``run_dir`` (``ConfigError`` when it is not a finished run: an export of a partial
-    run would travel as if it were whole)."""
-    report = snapshot(run_dir, data_dir=data_dir)
-    if report.get("partial"):
+    run would travel as if it were whole). ``tasks``: the run's tasks (its task files' too), as
+    ``snapshot`` takes them."""
+    report = snapshot(run_dir, data_dir=data_dir, tasks=tasks)
+    if not isinstance(report.partial, msgspec.UnsetType):
         raise ConfigError(
-            f"{run_dir} is not finished ({report['partial'].get('missing', '?')} samples "
+            f"{run_dir} is not finished ({report.partial.missing} samples "
             f"missing): finish it with 'sieval eval --resume {run_dir}' before exporting it",
             path="run",
         )
@@ -182,7 +192,7 @@ def load_source(run_dir: Path, *, data_dir: Path | None = None) -> Source:
             Sample(record, expand_requests(record.requests, unit.shared))
             for record in sorted(unit.records, key=lambda r: _order(r.sample_id))
         ]
-        source.units.append(TaskRun(unit.result, samples, shots(report, str(unit.result["task"]))))
+        source.units.append(TaskRun(unit.result, samples, shots(report, unit.result.task)))
     return source
 
 

@@ -16,10 +16,13 @@ import csv
 import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ConfigError
 from ..results.shots import shots
+
+if TYPE_CHECKING:
+    from ..results.document import Report
 
 __all__ = ["Cell", "PaperTable", "paper_table", "render_table"]
 
@@ -48,7 +51,7 @@ class PaperTable:
 
 
 def paper_table(
-    reports: Sequence[Mapping[str, Any]], *, by: Literal["tasks", "models"] = "tasks"
+    reports: Sequence[Report], *, by: Literal["tasks", "models"] = "tasks"
 ) -> PaperTable:
     """The runs' headline figures side by side (``ConfigError`` when a (model, task) is in two
     runs)."""
@@ -58,10 +61,10 @@ def paper_table(
     headlines: dict[str, set[str]] = {}
     methods: dict[str, set[str]] = {}
     for i, report in enumerate(reports):
-        inputs = (report.get("run") or {}).get("inputs") or {}
-        for result in report["results"]:
-            model = labels[(i, str(result["model"]))]
-            task = str(result["task"])
+        inputs = report.run.inputs
+        for result in report.results:
+            model = labels[(i, result.model)]
+            task = result.task
             if (model, task) in table.cells:
                 raise ConfigError(
                     f"model {model!r} ran {task!r} in two of the runs given; pass one run per "
@@ -70,25 +73,25 @@ def paper_table(
                 )
             table.models += [model] if model not in table.models else []
             table.tasks += [task] if task not in table.tasks else []
-            headline = str(result["headline"])
-            spread = (result.get("intervals") or {}).get(headline) or {}
-            ci = spread.get("ci")
-            value = (result.get("metrics") or {}).get(headline)
-            n = spread.get("n", (result.get("metrics") or {}).get("n"))
+            headline = result.headline
+            spread = result.spread
+            low, high = spread.ci if spread is not None else (None, None)
+            value = result.value
+            n = spread.n if spread is not None else result.metrics.get("n")
             table.cells[(model, task)] = Cell(
                 metric=headline,
                 value=float(value) if isinstance(value, int | float) else None,
-                ci=(float(ci[0]), float(ci[1])) if ci is not None and _pair(ci) else None,
+                ci=(low, high) if low is not None and high is not None else None,
                 n=int(n) if isinstance(n, int | float) else None,
                 shots=shots(report, task),
-                failed=int((result.get("samples") or {}).get("failed") or 0),
+                failed=result.samples.failed,
             )
             protocol = ((inputs.get("tasks") or {}).get(task) or {}).get("protocol")
             if protocol:
                 protocols.setdefault(task, set()).add(str(protocol))
             headlines.setdefault(task, set()).add(headline)
-            if spread.get("estimator"):
-                methods.setdefault(str(spread["estimator"]), set()).add(task)
+            if spread is not None and spread.estimator:
+                methods.setdefault(spread.estimator, set()).add(task)
     for task in table.tasks:
         said = f"{task}: {' / '.join(sorted(headlines[task]))}"
         if task in protocols:
@@ -106,19 +109,14 @@ def paper_table(
     return table
 
 
-def _pair(ci: Any) -> bool:
-    return (
-        isinstance(ci, list | tuple)
-        and len(ci) == 2
-        and all(isinstance(x, int | float) for x in ci)
-    )
+def _run_id(report: Report) -> str:
+    return report.run.identity.removeprefix("sha256:")[:8]
 
 
-def _roles(report: Mapping[str, Any]) -> list[str]:
+def _roles(report: Report) -> list[str]:
     """The run's models playing a role (``roles:``: a judge), as its inputs name them."""
-    run = report.get("run") or {}
-    roles = (run.get("inputs") or {}).get("roles") or {}
-    said = str(run.get("identity") or "").removeprefix("sha256:")[:8]
+    roles = report.run.inputs.get("roles") or {}
+    said = _run_id(report)
     return [
         f"run {said}: roles.{role} is {entry.get('model')} at {entry.get('endpoint')}"
         for role, entry in sorted(roles.items())
@@ -126,17 +124,17 @@ def _roles(report: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _labels(reports: Sequence[Mapping[str, Any]]) -> dict[tuple[int, str], str]:
+def _labels(reports: Sequence[Report]) -> dict[tuple[int, str], str]:
     """Each run's model labels as columns: a label two runs share gets its run's id."""
     seen: dict[str, set[int]] = {}
     for i, report in enumerate(reports):
-        for result in report["results"]:
-            seen.setdefault(str(result["model"]), set()).add(i)
+        for result in report.results:
+            seen.setdefault(result.model, set()).add(i)
     out = {}
     for i, report in enumerate(reports):
-        run = str((report.get("run") or {}).get("identity") or "").removeprefix("sha256:")[:8]
-        for result in report["results"]:
-            label = str(result["model"])
+        run = _run_id(report)
+        for result in report.results:
+            label = result.model
             out[(i, label)] = f"{label} ({run})" if len(seen[label]) > 1 else label
     return out
 

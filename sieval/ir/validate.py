@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import math
-
 from msgspec import UNSET
 
 from ..errors import Refused
+from .ranges import RANGES, out_of_range
 from .request import ChatInput, CompletionInput, ImagePart, Request
 
 __all__ = ["validate"]
@@ -19,24 +18,13 @@ def _refuse(path: str, received: object, why: str) -> Refused:
 def validate(request: Request) -> None:
     """Raise ``Refused`` naming the first leaf that breaks an invariant; return None otherwise."""
     _validate_input(request)
+    _validate_ranges(request)
     s = request.sampling
-    if s.n < 1:
-        raise _refuse("sampling.n", s.n, "must be at least 1")
-    if s.temperature is not UNSET and not (math.isfinite(s.temperature) and s.temperature >= 0):
-        raise _refuse("sampling.temperature", s.temperature, "must be a finite number >= 0")
-    if s.top_p is not UNSET and not (0 < s.top_p <= 1):
-        raise _refuse("sampling.top_p", s.top_p, "must be in (0, 1]")
-    if s.max_tokens is not UNSET and s.max_tokens < 0:
-        raise _refuse("sampling.max_tokens", s.max_tokens, "must be >= 0")
     if s.stop is not UNSET and any(stop == "" for stop in s.stop):
         raise _refuse("sampling.stop", s.stop, "must not contain an empty string")
     if s.n > 1 and s.temperature == 0:
         raise _refuse("sampling.n", s.n, "needs temperature > 0: greedy choices are all equal")
     c = request.scoring
-    if c.input_top_k < 0:
-        raise _refuse("scoring.input_top_k", c.input_top_k, "must be >= 0")
-    if c.sampled_top_k < 0:
-        raise _refuse("scoring.sampled_top_k", c.sampled_top_k, "must be >= 0")
     if c.input_top_k and not c.input_logprobs:
         raise _refuse("scoring.input_top_k", c.input_top_k, "needs scoring.input_logprobs=true")
     if c.candidate_token_ids and not c.sampled_logprobs:
@@ -57,11 +45,18 @@ def validate(request: Request) -> None:
     r = request.reasoning
     if r.effort is not UNSET and r.budget_tokens is not UNSET:
         raise _refuse("reasoning.budget_tokens", r.budget_tokens, "excludes reasoning.effort")
-    if r.budget_tokens is not UNSET and r.budget_tokens < 1:
-        raise _refuse("reasoning.budget_tokens", r.budget_tokens, "must be >= 1")
-    t = request.scheduling.timeout_s
-    if t is not UNSET and not (math.isfinite(t) and t > 0):
-        raise _refuse("scheduling.timeout_s", t, "must be a positive number of seconds")
+
+
+def _validate_ranges(request: Request) -> None:
+    """Every numeric leaf that is set, against its range (``ranges.py``)."""
+    for leaf in RANGES:
+        head, _, name = leaf.partition(".")
+        value = getattr(getattr(request, head), name)
+        if value is UNSET:
+            continue
+        why = out_of_range(leaf, value)
+        if why is not None:
+            raise _refuse(leaf, value, why)
 
 
 def _validate_input(request: Request) -> None:

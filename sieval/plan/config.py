@@ -18,6 +18,7 @@ Example::
         concurrency_limit: 16       # requests in flight to this model's server (entries
                                     # on one server share it: the largest is its budget)
         timeout_s: 120              # per-request budget
+        server_defaults: unknown    # neutral: the server applies no sampling defaults of its own
         retry_after_max_s: 60       # longest Retry-After honoured (a longer one is cut, said)
         outage_s: 300               # how long a server that answered may be away (a restart)
         request_defaults:
@@ -29,6 +30,8 @@ Example::
         num_fewshot: 25
         seed: 1234
         options: {}
+    roles:                          # second models a task calls by role (a judge), each a
+      judge: ref                    # models entry's name, or an inline entry like the above
 
 A key is never a literal in the file: ``api_key:`` is refused. An unknown key is an error with a
 close-match suggestion; a malformed file is an error with its line and column.
@@ -48,7 +51,8 @@ import yaml
 
 from ..errors import ConfigError
 from ..ir.defaults import check_default_leaf, check_default_value
-from ..settings import form, named, setting
+from ..ir.ranges import INT64_MAX, INT64_MIN
+from ..setting_names import form, named, setting
 from ..store.paths import results_dirname, segment
 from ..tasks.base import TaskConfig
 from ..transport.config import MAX_REPLY_BYTES
@@ -77,6 +81,14 @@ REFERENCE_MODEL = "sieval-reference"
 """The model id the embedded reference server serves (``reference.server.DEFAULT_MODEL_NAME``)."""
 
 DEFAULT_DIALECT = {"completion": "openai_completions", "chat": "openai_chat"}
+
+MAX_CONCURRENCY = 65_535
+"""The most requests ``concurrency`` and ``concurrency_limit`` may keep in flight: each holds a
+connection, and a client has at most this many ports to reach one server from."""
+
+MAX_RETRIES = 100
+"""The most ``retries``: at the transport's 30 s backoff ceiling, most of an hour for one request
+(a larger number never gives up)."""
 
 ONE_LINE = "the command line"
 """The ``source`` of a config built from ``sieval eval --endpoint ...`` (its errors name flags)."""
@@ -131,6 +143,19 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     another one the endpoint needs (vLLM's ``/v1/messages`` takes only ``bearer``)."""
     request_defaults: dict[str, Any] = msgspec.field(default_factory=dict)
     """Leaf path -> value (``sampling.temperature: 0.0``), applied where a task sets nothing."""
+    request_overrides: dict[str, Any] = msgspec.field(default_factory=dict)
+    """Leaf path -> value, applied whatever a task sets (the one-line form's ``--gen-kwargs``, as
+    lm-eval's); the run says what each overrode."""
+    system_instruction: str | None = None
+    """A system message put first in every chat request (``--system-instruction``, as lm-eval's
+    ``--system_instruction``); chat wires only. In the identity when set."""
+
+    @property
+    def overrides(self) -> dict[str, Any]:
+        """What is set over every request: ``request_overrides`` and the system instruction."""
+        system = {"input.system": self.system_instruction} if self.system_instruction else {}
+        return {**self.request_overrides, **system}
+
     timeout_s: float = 600.0
     """Client-side budget per request in seconds."""
     retry_after_max_s: float = 60.0
@@ -147,6 +172,12 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     price: Price | None = None
     """Per million input and output tokens: the forecast and the report show costs, and
     ``--budget-cost`` can stop the run (``runner/forecast.py``, ``runner/stopping.py``)."""
+    server_defaults: Literal["unknown", "neutral"] = "unknown"
+    """What the server puts in the sampling fields a request leaves out. ``neutral``: you started
+    it with no defaults of its own (vLLM ``--generation-config vllm``, SGLang
+    ``--sampling-defaults openai``). No wire shows a server flag, so a field the wire cannot send
+    is then taken as neutral, said as declared (not verified) in the serving checks; ``unknown``
+    leaves such a field's results marked ``exposed`` (``serving/defaults.py``)."""
     replicas: list[str] = msgspec.field(default_factory=list)
     """Every base URL of a model served by several replicas (``endpoint: [URL, URL, ...]`` or
     ``--endpoint`` repeated is read into it; ``endpoint`` is then its first). Each is checked and
@@ -223,7 +254,12 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
             "dialect": self.dialect_id,
             "request_defaults": dict(sorted(self.request_defaults.items())),
         }
-        if len(self.replicas) > 1:  # absent for one endpoint: older runs' identities hold
+        # only when set: a run planned before these existed keeps its identity
+        if self.request_overrides:
+            found["request_overrides"] = dict(sorted(self.request_overrides.items()))
+        if self.system_instruction:
+            found["system_instruction"] = self.system_instruction
+        if len(self.replicas) > 1:  # absent for one endpoint
             found["replicas"] = [redact_url(base_url(url)) for url in self.replicas]
             found["allow_mixed_replicas"] = self.allow_mixed_replicas
         return found
@@ -241,6 +277,20 @@ class EvalConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     data_dir: str | None = None
     """Dataset directory (relative to the config file); ``--data-dir`` and ``SIEVAL_DATA_DIR``
     take precedence."""
+    include_path: list[str] = []
+    """Folders of task files (relative to the config file), searched beside the stock tasks
+    (``tasks/catalogue.py``); ``--include-path`` and ``SIEVAL_INCLUDE_PATH`` add to them. A run
+    stores them absolute, so ``--resume`` finds its task files from any folder."""
+    roles: dict[str, str | ModelConfig] = msgspec.field(default_factory=dict)
+    """The models a task calls by role (``judge``, ``user``, ``grader``): a ``models:`` entry's
+    name, or an entry of its own. Checked, each role is the whole entry. A role's model is
+    planned, checked, forecast and budgeted like the evaluated models, its calls recorded with
+    the sample that made them; a ``models:`` entry named here is still evaluated too (declare
+    the judge inline to only judge)."""
+
+    def role_models(self) -> dict[str, ModelConfig]:
+        """Each role's model entry (``check_config`` resolved names to entries)."""
+        return {r: m for r, m in self.roles.items() if isinstance(m, ModelConfig)}
 
 
 def load_config(path: str | Path) -> EvalConfig:
@@ -257,6 +307,9 @@ def load_config(path: str | Path) -> EvalConfig:
         # a relative data_dir means "relative to this file", so the command works from any cwd
         anchored = str((path.parent / config.data_dir).resolve())
         config = msgspec.structs.replace(config, data_dir=anchored)
+    if config.include_path:
+        folders = [str((path.parent / p).expanduser().resolve()) for p in config.include_path]
+        config = msgspec.structs.replace(config, include_path=folders)
     return config
 
 
@@ -278,14 +331,23 @@ def parse_config(text: str, *, source: str = "<config>") -> EvalConfig:
             f"{source}: expected a mapping with 'models:' and 'tasks:', got {type(raw).__name__}",
             path=source,
         )
-    for i, entry in enumerate(raw.get("models") or []):
+    roles = raw.get("roles")
+    inline = [
+        (f"{source}: roles.{role}", entry)
+        for role, entry in (roles.items() if isinstance(roles, dict) else ())
+    ]
+    for where, entry in [
+        *((f"{source}: models[{i}]", e) for i, e in enumerate(raw.get("models") or [])),
+        *inline,
+    ]:
         if isinstance(entry, dict):
-            _refuse_literal_key(entry, f"{source}: models[{i}]")
+            _refuse_literal_key(entry, where)
             if isinstance(entry.get("endpoint"), list):  # replicas of one model
                 entry["replicas"] = entry["endpoint"]
                 entry["endpoint"] = entry["endpoint"][0] if entry["endpoint"] else ""
-            if isinstance(entry.get("request_defaults"), dict):
-                entry["request_defaults"] = _flatten(entry["request_defaults"])
+            for key in ("request_defaults", "request_overrides"):
+                if isinstance(entry.get(key), dict):
+                    entry[key] = _flatten(entry[key])
     try:
         config = msgspec.convert(raw, EvalConfig)
     except msgspec.ValidationError as exc:
@@ -345,9 +407,9 @@ def _price_problems(price: Price | None) -> list[tuple[str, str | bool]]:
 
 
 def _struct_at(where: str) -> type[msgspec.Struct]:
-    if where.startswith(".models") and ".price" in where:
+    if where.startswith((".models", ".roles")) and ".price" in where:
         return Price
-    if where.startswith(".models"):
+    if where.startswith((".models", ".roles")):
         return ModelConfig
     if where.startswith(".tasks"):
         return TaskConfig
@@ -384,9 +446,11 @@ def _check_replicas(model: ModelConfig, where: str) -> ModelConfig:
         )
     for url in model.replicas:
         check_endpoint_url(url, where=where)
-    if model.replica_concurrency_limit is not None and model.replica_concurrency_limit < 1:
+    limit = model.replica_concurrency_limit
+    if limit is not None and not 1 <= limit <= MAX_CONCURRENCY:
         raise ConfigError(
-            f"{where}{named('replica_concurrency_limit')} must be >= 1",
+            f"{where}{named('replica_concurrency_limit')} must be an integer in "
+            f"[1, {MAX_CONCURRENCY}]",
             path="replica_concurrency_limit",
         )
     if model.endpoint not in ("", model.replicas[0]):
@@ -408,61 +472,19 @@ def check_config(config: EvalConfig, source: str) -> EvalConfig:
         raise ConfigError(f"{source}: 'models:' is empty; list at least one model", path="models")
     if not config.tasks:
         raise ConfigError(f"{source}: 'tasks:' is empty; list at least one task", path="tasks")
-    if config.concurrency < 1:
-        raise ConfigError(f"{head}{named('concurrency')} must be >= 1", path="concurrency")
+    if not 1 <= config.concurrency <= MAX_CONCURRENCY:
+        raise ConfigError(
+            f"{head}{named('concurrency')} must be an integer in [1, {MAX_CONCURRENCY}]",
+            path="concurrency",
+        )
     labels: set[str] = set()
     models: list[ModelConfig] = []
     dirnames: dict[str, str] = {}
     for i, model in enumerate(config.models):
         # the one-line form's errors name flags, which need no place in a file before them
         where = "" if source == ONE_LINE else f"{source}: models[{i}]: "
-        if not model.endpoint:
-            # no default endpoint: an entry that forgot it would evaluate the reference model
-            # under the label it gives (``{name: gpt-4o}`` scoring a trigram model)
-            who = (
-                f"model {model.model or model.name!r}" if model.model or model.name else "the entry"
-            )
-            what = "has no endpoint" if model.model else "has no endpoint and no model id"
-            raise ConfigError(
-                f"{where}{who} {what}; set {setting('endpoint', 'URL')} to your server's "
-                f"base URL (e.g. http://127.0.0.1:8000)"
-                + ("" if model.model else f" and {setting('model', 'ID')}")
-                + f", or {setting('endpoint', 'embedded')} to evaluate sieval's built-in "
-                "reference model instead",
-                path="endpoint",
-            )
-        model = _check_replicas(model, where)
-        if model.endpoint != EMBEDDED:
-            check_endpoint_url(model.endpoint, where=where)
-        if model.endpoint != EMBEDDED and not model.model:
-            raise ConfigError(
-                f"{where}{setting('model', 'ID')} (the model id) is required", path="model"
-            )
-        if not model.model:
-            model = msgspec.structs.replace(model, model=REFERENCE_MODEL)
+        model = _checked_model(model, where)
         models.append(model)
-        if model.api_key_env and model.api_key_file:
-            raise ConfigError(
-                f"{where}set one of {named('api_key_env')} and {named('api_key_file')}, not both",
-                path="api_key_env",
-            )
-        for key, bad in (
-            ("concurrency_limit", model.concurrency_limit < 1 and ">= 1"),
-            ("timeout_s", model.timeout_s <= 0 and "> 0"),
-            ("retries", model.retries < 0 and ">= 0"),
-            (
-                "retry_after_max_s",
-                not (0 < model.retry_after_max_s < math.inf) and "a finite number > 0",
-            ),
-            ("outage_s", not (0 < model.outage_s < math.inf) and "a finite number > 0"),
-            ("max_reply_mib", not (0 < model.max_reply_mib < math.inf) and "a finite number > 0"),
-            *_price_problems(model.price),
-        ):
-            if bad:
-                raise ConfigError(f"{where}{named(key)} must be {bad}", path=key)
-        for leaf, value in model.request_defaults.items():
-            check_default_leaf(leaf, where=where)
-            check_default_value(leaf, value, where=where)
         if model.label in labels:
             raise ConfigError(
                 f"{where}two models are named {model.label!r}; give each a distinct 'name:'",
@@ -488,6 +510,119 @@ def check_config(config: EvalConfig, source: str) -> EvalConfig:
         if task.name in names:
             raise ConfigError(f"{head}task {task.name!r} is listed twice", path="tasks")
         names.add(task.name)
-        if task.n is not None and task.n < 1:
-            raise ConfigError(f"{head}task {task.name!r}: {named('n')} must be >= 1", path="n")
-    return msgspec.structs.replace(config, models=models, tasks=tasks)
+        if task.n is not None and not (
+            (isinstance(task.n, int) and task.n >= 1)
+            or (isinstance(task.n, float) and 0 < task.n < 1)
+        ):
+            raise ConfigError(
+                f"{head}task {task.name!r}: {named('n')} must be a whole number >= 1 or a "
+                f"fraction between 0 and 1 (0.1: a tenth of the task), got {task.n!r}",
+                path="n",
+            )
+        if task.samples is not None and not task.samples:
+            raise ConfigError(
+                f"{head}task {task.name!r}: samples is empty; list sample ids or drop it",
+                path="samples",
+            )
+        if not INT64_MIN <= task.seed <= INT64_MAX:
+            raise ConfigError(
+                f"{head}task {task.name!r}: {named('seed')} must be an integer in "
+                f"[{INT64_MIN}, {INT64_MAX}] (seeds reach the wire as 64-bit integers)",
+                path="seed",
+            )
+    roles = _checked_roles(config.roles, models, source)
+    return msgspec.structs.replace(config, models=models, tasks=tasks, roles=roles)
+
+
+def _checked_roles(
+    roles: dict[str, str | ModelConfig], models: list[ModelConfig], source: str
+) -> dict[str, str | ModelConfig]:
+    """Each role resolved to its whole model entry: a name to the ``models:`` entry it names,
+    an inline entry checked as one."""
+    head = "" if source == ONE_LINE else f"{source}: "
+    by_label = {m.label: m for m in models}
+    out: dict[str, str | ModelConfig] = {}
+    for role, entry in roles.items():
+        segment(role, key=f"{head}roles", fix="name a role by a word, such as judge")
+        if isinstance(entry, str):
+            if entry not in by_label:
+                raise ConfigError(
+                    f"{head}roles.{role} names model {entry!r}, which no models: entry is "
+                    f"named; models: {', '.join(by_label)}. Name one of them, or give the "
+                    f"role its own entry (roles: {{{role}: {{endpoint: URL, model: ID}}}})",
+                    path=f"roles.{role}",
+                    received=entry,
+                )
+            out[role] = by_label[entry]
+            continue
+        model = _checked_model(entry, f"{head}roles.{role}: ")
+        same = by_label.get(model.label)
+        if same is not None and same != model:
+            raise ConfigError(
+                f"{head}roles.{role}'s model is labelled {model.label!r} like a models: entry "
+                f"that differs from it; give it its own name: (roles.{role}.name), or name "
+                f"that entry instead (roles: {{{role}: {model.label}}})",
+                path=f"roles.{role}.name",
+            )
+        out[role] = model
+    return out
+
+
+def _checked_model(model: ModelConfig, where: str) -> ModelConfig:
+    """One model entry with its defaults resolved, once every field is checked (``where``
+    names it in the errors)."""
+    if not model.endpoint:
+        # no default endpoint: an entry that forgot it would evaluate the reference model
+        # under the label it gives (``{name: gpt-4o}`` scoring a trigram model)
+        who = f"model {model.model or model.name!r}" if model.model or model.name else "the entry"
+        what = "has no endpoint" if model.model else "has no endpoint and no model id"
+        raise ConfigError(
+            f"{where}{who} {what}; set {setting('endpoint', 'URL')} to your server's "
+            f"base URL (e.g. http://127.0.0.1:8000)"
+            + ("" if model.model else f" and {setting('model', 'ID')}")
+            + f", or {setting('endpoint', 'embedded')} to evaluate sieval's built-in "
+            "reference model instead",
+            path="endpoint",
+        )
+    model = _check_replicas(model, where)
+    if model.endpoint != EMBEDDED:
+        check_endpoint_url(model.endpoint, where=where)
+    if model.endpoint != EMBEDDED and not model.model:
+        raise ConfigError(
+            f"{where}{setting('model', 'ID')} (the model id) is required", path="model"
+        )
+    if not model.model:
+        model = msgspec.structs.replace(model, model=REFERENCE_MODEL)
+    if model.api_key_env and model.api_key_file:
+        raise ConfigError(
+            f"{where}set one of {named('api_key_env')} and {named('api_key_file')}, not both",
+            path="api_key_env",
+        )
+    for key, bad in (
+        (
+            "concurrency_limit",
+            not 1 <= model.concurrency_limit <= MAX_CONCURRENCY
+            and f"an integer in [1, {MAX_CONCURRENCY}]",
+        ),
+        ("timeout_s", not (0 < model.timeout_s < math.inf) and "a finite number > 0"),
+        (
+            "retries",
+            not 0 <= model.retries <= MAX_RETRIES and f"an integer in [0, {MAX_RETRIES}]",
+        ),
+        (
+            "retry_after_max_s",
+            not (0 < model.retry_after_max_s < math.inf) and "a finite number > 0",
+        ),
+        ("outage_s", not (0 < model.outage_s < math.inf) and "a finite number > 0"),
+        ("max_reply_mib", not (0 < model.max_reply_mib < math.inf) and "a finite number > 0"),
+        *_price_problems(model.price),
+    ):
+        if bad:
+            raise ConfigError(f"{where}{named(key)} must be {bad}", path=key)
+    for leaf, value in model.request_defaults.items():
+        check_default_leaf(leaf, where=where)
+        check_default_value(leaf, value, where=where)
+    for leaf, value in model.request_overrides.items():
+        check_default_leaf(leaf, where=where, key="request_overrides")
+        check_default_value(leaf, value, where=where, key="request_overrides")
+    return model

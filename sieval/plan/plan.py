@@ -2,14 +2,17 @@
 
 ``plan_run`` selects models and tasks, resolves every task by name and every model's dialect
 (once), checks every (model, task) pair's requirements against the dialect's capabilities, loads
-every task's samples, hashes its data files, lowers the first sample's requests for each pair (a
-``Refused`` stops the run here, with zero requests sent), and computes the run identity. Any
-problem is a ``ConfigError``.
+every task's samples, hashes its data files, plans the model of every role a task calls
+(``roles:``; a role the config lacks stops the run here), lowers the first sample's known calls
+for each pair through the model that answers each (a ``Refused`` stops the run here, with zero
+requests sent), and computes the run identity (a role's model in it). Any problem is a
+``ConfigError``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
@@ -18,15 +21,28 @@ from typing import Any
 import msgspec
 
 from ..dialects.registry import get_dialect, registry
-from ..dialects.spec import Auth, Dialect, Refuse
+from ..dialects.vocabulary import Auth, Dialect, Refuse
 from ..errors import ConfigError, Refused, did_you_mean
-from ..model import prepare
-from ..settings import setting
+from ..ir.defaults import overridden, with_defaults
+from ..ir.request import (
+    ChatInput,
+    FunctionTool,
+    Message,
+    Request,
+    Sampling,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    Tools,
+)
+from ..model import Model, prepare
+from ..setting_names import named, setting
 from ..store.identity import file_sha256, fingerprint, sieval_version
 from ..store.paths import results_dirname, segment
 from ..store.records import SCHEMA_VERSION
-from ..tasks.base import ModelFacts, Readiness, Requirement, Task, TaskConfig
+from ..tasks.base import ModelFacts, PlannedCall, Readiness, Requirement, Sample, Task, TaskConfig
 from ..tasks.registry import TASKS
+from ..transport import Limits, Timeouts, Transport
 from .config import EvalConfig, ModelConfig
 from .samples import DuplicateSampleId, Samples
 
@@ -70,6 +86,48 @@ class PlannedModel:
     def dirname(self) -> str:
         return results_dirname(self.config.label)
 
+    def timeouts(self, most_s: float | None = None) -> Timeouts:
+        """The config's ``timeout_s`` as a request's timeouts (connect at most 10 s, a read at
+        most 300 s), capped at ``most_s`` when given (a tokenize request needs no more)."""
+        total = self.config.timeout_s if most_s is None else min(most_s, self.config.timeout_s)
+        return Timeouts(total=total, connect=min(10.0, total), read=min(300.0, total))
+
+    def limits(self, concurrency: int = 1) -> Limits:
+        """The config's retry policy and reply cap, ``concurrency`` requests at once on a
+        transport of its own (a model given a shared transport never reads it)."""
+        cfg = self.config
+        return Limits(
+            concurrency=concurrency,
+            retries=cfg.retries,
+            retry_after_max_s=cfg.retry_after_max_s,
+            outage_s=cfg.outage_s,
+            max_reply_bytes=cfg.max_reply_bytes,
+        )
+
+    def model(
+        self,
+        base_url: str,
+        transport: Transport | None,
+        timeouts: Timeouts,
+        *,
+        limits: Limits | None = None,
+    ) -> Model:
+        """This model at ``base_url`` (the embedded server's is known once it runs): its dialect,
+        id, key, auth, request defaults and overrides, sending through ``transport`` (None: one
+        of its own, with ``limits``)."""
+        return Model(
+            dialect=self.dialect,
+            base_url=base_url,
+            model_id=self.config.model,
+            api_key=self.api_key,
+            auth=self.auth,
+            timeouts=timeouts,
+            limits=limits,
+            request_defaults=self.config.request_defaults,
+            request_overrides=self.config.overrides,
+            transport=transport,
+        )
+
 
 @dataclass(frozen=True)
 class PlannedTask:
@@ -83,6 +141,18 @@ class PlannedTask:
     def name(self) -> str:
         return self.config.name
 
+    def calls(
+        self, sample: Sample, facts: ModelFacts, role: str | None = None
+    ) -> list[PlannedCall]:
+        """What is known before I/O of ``sample``'s calls to the model playing ``role`` (None:
+        the evaluated model, whose ``facts`` the task builds its calls for)."""
+        return [c for c in self.task.calls(sample, self.config, facts) if c.role == role]
+
+    def requests(self, sample: Sample, facts: ModelFacts) -> dict[str, Request]:
+        """The sample's calls to the evaluated model that are known exactly before I/O (a
+        static task's requests; a conversation's first turn), by name."""
+        return {c.name: c.request for c in self.calls(sample, facts) if c.exact}
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -94,6 +164,26 @@ class Plan:
     """What the identity hashes (secret-free), stored in ``run.json`` and ``report.json``."""
     notes: list[str] = field(default_factory=list)
     """Facts a user must know before the run (a task with fewer samples than asked for)."""
+    overrides: list[str] = field(default_factory=list)
+    """What a model's ``request_overrides`` (``--gen-kwargs``) overrode of what a task sets, a
+    line per model and task: said as the run starts, kept in the report's warnings."""
+    roles: dict[str, PlannedModel] = field(default_factory=dict)
+    """The model playing each role a task calls (``roles:``), planned like the models."""
+
+    @property
+    def role_models(self) -> list[PlannedModel]:
+        """The roles' models that are not evaluated models too (each once): reached, checked
+        and forecast beside them."""
+        labels = {pm.label for pm in self.models}
+        out: dict[str, PlannedModel] = {}
+        for pm in self.roles.values():
+            if pm.label not in labels:
+                out.setdefault(pm.label, pm)
+        return list(out.values())
+
+    def roles_of(self, pm: PlannedModel) -> list[str]:
+        """The roles ``pm`` plays."""
+        return [role for role, played in self.roles.items() if played.label == pm.label]
 
 
 def _pick(kind: str, wanted: Sequence[str], known: Sequence[str]) -> list[str]:
@@ -126,9 +216,13 @@ def select(config: EvalConfig, models: Sequence[str] = (), tasks: Sequence[str] 
 
 def resolve_task(name: str, tasks: Mapping[str, Task]) -> Task:
     if name not in tasks:
+        from ..tasks.aliases import ALIASES
+        from ..tasks.registry import SUITES
+
         raise ConfigError(
-            f"unknown task {name!r}.{did_you_mean(name, tasks)} Known tasks: "
-            f"{', '.join(sorted(tasks)) or '(none)'} (see 'sieval tasks').",
+            f"unknown task {name!r}.{did_you_mean(name, [*tasks, *SUITES, *ALIASES])} Known "
+            f"tasks: {', '.join(sorted(tasks)) or '(none)'}; suites: {', '.join(SUITES)}; "
+            "lm-eval's gsm8k, mmlu_<subject> and mmlu_<group> (see 'sieval tasks').",
             path="tasks",
             received=name,
         )
@@ -136,26 +230,64 @@ def resolve_task(name: str, tasks: Mapping[str, Task]) -> Task:
 
 
 def model_facts(dialect: Dialect) -> ModelFacts:
-    """A model's facts from its dialect's table: chat when it takes no raw text prompt."""
+    """A model's facts from its dialect's table: chat when it takes no raw text prompt; tool
+    results together in one turn when the table lowers them so."""
+    known = _FACTS.get(dialect.id)
+    if known is not None and known[0] is dialect:
+        return known[1]
     row = registry()[dialect.id]
     text = not isinstance(dialect.row_for("input.completion.text"), Refuse)
-    return ModelFacts(
+    capabilities = frozenset(k for k, v in row.capabilities.items() if v == "supported")
+    together = "tool_history" in capabilities and _lowers(dialect, _TWO_RESULTS)
+    facts = ModelFacts(
         input_kind="completion" if text else "chat",
-        capabilities=frozenset(k for k, v in row.capabilities.items() if v == "supported"),
+        capabilities=capabilities,
+        tool_results="together" if together else "apart",
     )
+    _FACTS[dialect.id] = (dialect, facts)
+    return facts
+
+
+_FACTS: dict[str, tuple[Dialect, ModelFacts]] = {}
+"""``model_facts`` of each dialect, derived once (``PlannedModel.facts`` asks often)."""
+
+
+_TWO_RESULTS = Request(
+    input=ChatInput(
+        messages=(
+            Message(role="user", content=(TextPart(text="x"),)),
+            Message(
+                role="assistant",
+                content=tuple(ToolCallPart(call_id=i, name="f", arguments={}) for i in "ab"),
+            ),
+            Message(
+                role="tool",
+                content=tuple(ToolResultPart(call_id=i, result={}) for i in "ab"),
+            ),
+        )
+    ),
+    sampling=Sampling(max_tokens=1),
+    tools=Tools(functions=(FunctionTool(name="f", parameters={"type": "object"}),)),
+)
+"""Two tool calls answered in one tool message: a table that lowers it takes results together."""
+
+
+def _lowers(dialect: Dialect, request: Request) -> bool:
+    try:
+        prepare(dialect, request, "m", {})
+    except Refused:
+        return False
+    return True
 
 
 def requirements(task: Task, facts: ModelFacts) -> Sequence[Requirement]:
-    """The task's requirements for this model (``requirements_for`` when the task has it)."""
-    special = getattr(task, "requirements_for", None)
-    found: Sequence[Requirement] = special(facts) if special is not None else task.requirements
-    return found
+    """The task's requirements for this model."""
+    return task.requirements_for(facts)
 
 
 def protocol(task: Task, facts: ModelFacts) -> str:
-    """The protocol as the task runs for this model (``protocol_for`` when the task has it)."""
-    special = getattr(task, "protocol_for", None)
-    return str(special(facts)) if special is not None else task.protocol
+    """The protocol as the task runs for this model."""
+    return task.protocol_for(facts)
 
 
 def check_capabilities(model: ModelConfig, task: Task) -> None:
@@ -173,31 +305,100 @@ def check_capabilities(model: ModelConfig, task: Task) -> None:
         ]
         outcome = row.capabilities.get(req.capability, "no")
         verb = "supports only partly" if outcome == "partial" else "does not support"
+        fix = f"dialects that do: {', '.join(others) or 'none yet'}"
+        if req.capability == "chat" and "openai_chat" in others:
+            fix = f"run it on a chat wire with {setting('kind', 'chat')} (openai_chat; {fix})"
+        elif req.capability in ("text_prompt", "input_logprobs") and model.kind == "chat":
+            fix = f"run it on a completion wire with {setting('kind', 'completion')} ({fix})"
         raise ConfigError(
             f"{task.name} needs {req.capability} ({req.why}), which {dialect} {verb} "
-            f"(model {model.label!r}); dialects that do: {', '.join(others) or 'none yet'}",
+            f"(model {model.label!r}); {fix}",
             dialect=dialect,
             path=req.capability,
         )
 
 
-def _dry_lower(model: PlannedModel, planned: PlannedTask) -> None:
-    """Lower the first sample's requests: a refusal stops the run before any I/O."""
+def _dry_lower(
+    model: PlannedModel, planned: PlannedTask, roles: Mapping[str, PlannedModel]
+) -> None:
+    """Lower the first sample's known calls, each through the model that answers it: a
+    refusal stops the run before any I/O."""
     if not planned.samples:
         return
     sample = planned.samples[0]
-    cfg = model.config
-    for name, request in planned.task.requests(sample, planned.config, model.facts).items():
+    for call in planned.task.calls(sample, planned.config, model.facts):
+        answering = model if call.role is None else roles[call.role]
+        cfg = answering.config
         try:
-            prepare(model.dialect, request, cfg.model, cfg.request_defaults)
+            prepare(answering.dialect, call.request, cfg.model, cfg.request_defaults, cfg.overrides)
         except Refused as exc:
+            who = f"model {cfg.label!r}" + (f" (role {call.role})" if call.role else "")
             raise ConfigError(
-                f"model {cfg.label!r} cannot run task {planned.name!r}: request {name!r} of "
+                f"{who} cannot run task {planned.name!r}: request {call.name!r} of "
                 f"sample {sample.id!r} was refused before I/O: {exc.message}"
                 f"{_option_hint(planned, exc.path)}",
-                dialect=model.dialect.id,
+                dialect=answering.dialect.id,
                 path=exc.path,
             ) from exc
+
+
+def _overrode(model: PlannedModel, planned: PlannedTask, several: bool) -> str:
+    """The line saying what the model's overrides change of what the task sets (read on the
+    first sample's requests), or ``""`` when they change nothing the task set."""
+    cfg = model.config
+    if not cfg.overrides or not planned.samples:
+        return ""
+    changed: dict[str, tuple[Any, Any]] = {}
+    for call in planned.task.calls(planned.samples[0], planned.config, model.facts):
+        if call.role is not None:  # a role's calls are its model's, which has its own overrides
+            continue
+        sent = with_defaults(call.request, cfg.request_defaults)
+        for path, had, new in overridden(sent, cfg.overrides):
+            changed.setdefault(path, (had, new))
+    if not changed:
+        return ""
+    said = ", ".join(f"{path} {had!r} -> {new!r}" for path, (had, new) in changed.items())
+    who = f"{cfg.label}/{planned.name}" if several else planned.name
+    return f"{named('request_overrides')} overrides what {who} sets: {said}"
+
+
+def _plan_roles(
+    config: EvalConfig,
+    resolved: Sequence[tuple[Task, TaskConfig]],
+    models: Sequence[PlannedModel],
+    keys: bool,
+    notes: list[str],
+) -> dict[str, PlannedModel]:
+    """The model of each role a task calls; a role the config lacks is refused here, one it
+    has that no task calls is said and left unreached."""
+    given = config.role_models()
+    wanted: dict[str, str] = {}
+    for task, _ in resolved:
+        for role in task.roles:
+            wanted.setdefault(role, task.name)
+    for role, task_name in wanted.items():
+        if role not in given:
+            raise ConfigError(
+                f"task {task_name!r} calls a model in the role {role!r}, which the config does "
+                f"not set; add roles: {{{role}: LABEL}} naming a models: entry, or an entry of "
+                f"its own (roles: {{{role}: {{endpoint: URL, model: ID}}}})",
+                path=f"roles.{role}",
+            )
+    for role in sorted(set(given) - set(wanted)):
+        notes.append(f"roles.{role} is set but no task of this run calls it: it is not reached")
+    by_label = {pm.label: pm for pm in models}
+    planned: dict[str, PlannedModel] = {}
+    for role in wanted:
+        cfg = given[role]
+        same = by_label.get(cfg.label)
+        if same is None or same.config != cfg:
+            same = by_label[cfg.label] = PlannedModel(
+                config=cfg,
+                dialect=get_dialect(cfg.dialect_id),
+                api_key=cfg.api_key() if keys else None,
+            )
+        planned[role] = same
+    return planned
 
 
 def _option_hint(planned: PlannedTask, leaf: str | None) -> str:
@@ -210,19 +411,42 @@ def _option_hint(planned: PlannedTask, leaf: str | None) -> str:
     )
 
 
-def _limited(config: TaskConfig, limit: int | None) -> TaskConfig:
+def _limited(config: TaskConfig, limit: int | float | None) -> TaskConfig:
+    """The task entry with ``--limit`` applied: a count caps ``n``; a fraction (``0.1``) is the
+    entry's ``n`` unless it sets a count of its own (then the smaller cannot be told apart before
+    the rows are read: refused)."""
     if limit is None:
         return config
-    if limit < 1:
-        raise ConfigError(f"--limit must be >= 1, got {limit}", path="limit")
-    n = limit if config.n is None else min(config.n, limit)
-    return msgspec.structs.replace(config, n=n)
+    fraction = isinstance(limit, float)
+    if (fraction and not 0 < limit < 1) or (not fraction and limit < 1):
+        raise ConfigError(
+            f"--limit must be a whole number >= 1 or a fraction between 0 and 1, got {limit}",
+            path="limit",
+        )
+    if config.n is None:
+        return msgspec.structs.replace(config, n=limit)
+    if isinstance(config.n, float) or fraction:
+        if config.n == limit:
+            return config
+        raise ConfigError(
+            f"task {config.name!r} sets n: {config.n} and --limit is {limit}: one of them is a "
+            "fraction; give one",
+            path="limit",
+        )
+    return msgspec.structs.replace(config, n=min(config.n, limit))
 
 
 def _load(task: Task, config: TaskConfig, data_dir: Path, notes: list[str]) -> PlannedTask:
-    loaded = task.load(data_dir, config)
-    per_row = getattr(task, "samples_per_row", None)  # n counts rows; a repeated row is k samples
-    count = None if config.n is None else config.n * (per_row(config) if per_row else 1)
+    per = task.samples_per_row(config)  # n counts rows; a repeated row is k samples
+    rows = config.n
+    if isinstance(rows, float):  # a fraction of the task's rows, rounded up, as lm-eval's
+        total = sum(1 for _ in _chosen(task, task.load(data_dir, config), config)) // per
+        rows = max(1, math.ceil(rows * total))
+        notes.append(f"task {task.name}: n={config.n} of its {total:,} rows is {rows:,}")
+    loaded: Iterable[Sample] = _chosen(task, task.load(data_dir, config), config)
+    if config.samples is not None:  # read to the end: an id the task lacks is refused, n or not
+        loaded = list(loaded)
+    count = None if rows is None else rows * per
     try:
         samples = Samples(loaded if count is None else islice(loaded, count))
     except DuplicateSampleId as exc:
@@ -231,7 +455,7 @@ def _load(task: Task, config: TaskConfig, data_dir: Path, notes: list[str]) -> P
             "key",
             path="tasks",
         ) from exc
-    if count is not None and count > len(samples):
+    if count is not None and count > len(samples) and not isinstance(config.n, float):
         notes.append(
             f"task {task.name!r}: n={config.n} but the dataset has {len(samples)} samples; "
             f"all {len(samples)} are evaluated"
@@ -243,11 +467,55 @@ def _load(task: Task, config: TaskConfig, data_dir: Path, notes: list[str]) -> P
     return PlannedTask(task=task, config=config, samples=samples, checksums=checksums)
 
 
+def _chosen(task: Task, samples: Iterable[Sample], config: TaskConfig) -> Iterator[Sample]:
+    """The samples ``config.samples`` names (a row's id stands for its repeats ``id#rK``), in
+    the task's order; an id the task does not have is refused, with the closest it has."""
+    if config.samples is None:
+        yield from samples
+        return
+    wanted = set(config.samples)
+    found: set[str] = set()
+    seen: list[str] = []
+    for sample in samples:
+        row = sample.id.split("#r", 1)[0]
+        key = sample.id if sample.id in wanted else row if row in wanted else None
+        if key is None:
+            if len(seen) < 5000:
+                seen.append(row)
+            continue
+        found.add(key)
+        yield sample
+    missing = [i for i in config.samples if i not in found]
+    if missing:
+        shown = f"{seen[0]}, {seen[1]}, ..." if len(seen) > 1 else "none"
+        raise ConfigError(
+            f"task {task.name} has no sample {missing[0]!r}{did_you_mean(missing[0], seen)} "
+            f"(its ids are like {shown}; 'sieval samples RUN_DIR' lists a run's)",
+            path="samples",
+            received=missing[0],
+        )
+
+
+def _task_inputs(planned: PlannedTask) -> dict[str, Any]:
+    """What the identity holds of one task: its config, protocol and data; a task from a task
+    file also its ``source`` (the file's hashes and its resolved keys), so a changed file is
+    refused on resume with the key that changed."""
+    out: dict[str, Any] = {
+        "config": _entry_identity(planned.config),
+        "protocol": planned.task.protocol,
+        "data": planned.checksums,
+    }
+    source = getattr(planned.task, "source", None)
+    if isinstance(source, dict):
+        out["source"] = source
+    return out
+
+
 def plan_run(
     config: EvalConfig,
     *,
     data_dir: Path,
-    limit: int | None = None,
+    limit: int | float | None = None,
     tasks: Mapping[str, Task] | None = None,
     keys: bool = True,
 ) -> Plan:
@@ -269,23 +537,22 @@ def plan_run(
         for m in config.models
     ]
     notes: list[str] = []
+    roles = _plan_roles(config, resolved, models, keys, notes)
     planned = [_load(task, tc, data_dir, notes) for task, tc in resolved]
     for pm in models:
         for p in planned:
-            _dry_lower(pm, p)
+            _dry_lower(pm, p, roles)
+    overrides = [
+        line for pm in models for p in planned if (line := _overrode(pm, p, len(models) > 1))
+    ]
     inputs: dict[str, Any] = {
         "sieval_version": sieval_version(),
         "records_schema_version": SCHEMA_VERSION,
         "models": {m.label: m.config.identity() for m in models},
-        "tasks": {
-            p.name: {
-                "config": msgspec.to_builtins(p.config),
-                "protocol": p.task.protocol,
-                "data": p.checksums,
-            }
-            for p in planned
-        },
+        "tasks": {p.name: _task_inputs(p) for p in planned},
     }
+    if roles:  # only then: a run without roles keeps the identity it always had
+        inputs["roles"] = {role: pm.config.identity() for role, pm in roles.items()}
     return Plan(
         models=models,
         tasks=planned,
@@ -293,7 +560,18 @@ def plan_run(
         identity=fingerprint(inputs),
         inputs=inputs,
         notes=notes,
+        overrides=overrides,
+        roles=roles,
     )
+
+
+def _entry_identity(config: TaskConfig) -> dict[str, Any]:
+    """A task entry as the identity holds it; ``samples`` only when set, so that a run planned
+    before the field existed keeps its identity."""
+    out: dict[str, Any] = msgspec.to_builtins(config)
+    if out.get("samples") is None:
+        out.pop("samples", None)
+    return out
 
 
 def check_ready(plan: Plan, allow_unsafe_code: bool = False) -> Readiness:
@@ -304,10 +582,7 @@ def check_ready(plan: Plan, allow_unsafe_code: bool = False) -> Readiness:
     warnings: list[str] = []
     record: dict[str, Any] = {}
     for pt in plan.tasks:
-        hook = getattr(pt.task, "check_ready", None)
-        if hook is None:
-            continue
-        found: Readiness = hook(allow_unsafe_code)
+        found = pt.task.check_ready(allow_unsafe_code)
         said += [line for line in found.said if line not in said]
         warnings += [line for line in found.warnings if line not in warnings]
         if found.record:

@@ -14,7 +14,7 @@ from typing import NamedTuple
 from urllib.parse import SplitResult, urlsplit
 
 from ..errors import ConfigError
-from ..settings import named
+from ..setting_names import named, setting
 from ..transport.redaction import redact_url
 
 __all__ = [
@@ -65,8 +65,14 @@ def check_endpoint_url(endpoint: str, *, where: str = "") -> None:
     (``ConfigError`` naming ``endpoint``; the URL shown with its password redacted)."""
     shown = redact_url(endpoint)
     if not endpoint.startswith(("http://", "https://")):
+        guess = _with_scheme(endpoint)
+        fix = (
+            f": did you mean {setting('endpoint', redact_url(guess))}?"
+            if guess is not None
+            else "; write it as http://HOST:PORT"
+        )
         raise ConfigError(
-            f"{where}{named('endpoint')} {shown!r} is neither 'embedded' nor an http(s) URL",
+            f"{where}{named('endpoint')} {shown!r} is neither 'embedded' nor an http(s) URL{fix}",
             path="endpoint",
         )
     try:
@@ -83,6 +89,20 @@ def check_endpoint_url(endpoint: str, *, where: str = "") -> None:
             f"{where}{named('endpoint')} {shown!r} has no host; write it as http://HOST:PORT",
             path="endpoint",
         )
+
+
+def _with_scheme(endpoint: str) -> str | None:
+    """``http://`` + ``endpoint`` when that is a URL with a host (``localhost:8000``,
+    ``10.0.0.5:8000/v1``); None for anything else (a typo of a word, an ``ftp://`` URL)."""
+    if "://" in endpoint or not endpoint.strip():
+        return None
+    guess = "http://" + endpoint.strip()
+    try:
+        parts = _host_part(guess)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    return guess if host and (port is not None or "." in host or host == "localhost") else None
 
 
 class Origin(NamedTuple):

@@ -19,6 +19,9 @@ how many answers the token budget cut before they gave one (``count`` of ``of``,
 the headline with them counted wrong (``as_wrong``) and left out (``left_out``), each with its
 interval; ``reruns`` when ``--rerun-censored`` re-ran some of them at a larger budget. It is
 absent for a task that does not generate, and for records written before it.
+Each result's ``marks`` (``marks.py``) say what a reader must know before trusting its headline:
+``partial`` (samples failed for their content) and ``exposed`` (a server default the serving
+checks could not clear).
 """
 
 from __future__ import annotations
@@ -28,20 +31,36 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+from msgspec import UNSET
 
-from ..cost.forecast import read_forecast
-from ..cost.spent import unit_cost
+from ..cost.forecast import Forecast, UnitForecast, read_forecast
+from ..cost.spent import spent_by_role
 from ..errors import ConfigError
 from ..plan.plan import protocol
 from ..store.files import storage_error, write_atomic
 from ..store.identity import sieval_version
 from ..store.records import SCHEMA_VERSION, records_path
 from ..store.rundir import run_directory
+from .document import (
+    CostActual,
+    CostForecast,
+    Report,
+    RoleCost,
+    RunInfo,
+    SampleCounts,
+    Server,
+    Session,
+    Timings,
+    UnitCost,
+    UnitProvenance,
+    UnitResult,
+)
+from .marks import marks_of
 from .tally import censored_figures, finish_counts, intervals, tally_unit
 
 if TYPE_CHECKING:
+    from ..plan.config import Price
     from ..plan.plan import Plan, PlannedModel, PlannedTask
-    from ..runner.preflight import Provenance
     from ..tasks.base import ModelFacts
 
 __all__ = [
@@ -51,6 +70,7 @@ __all__ = [
     "build_report",
     "intervals",
     "load_report",
+    "unit_cost",
     "write_report",
 ]
 
@@ -72,14 +92,14 @@ TRUNCATION_WARNING = 0.1
 run warns: a budget too small for thinking plus answer scores the budget, not the model."""
 
 
-def truncation_warnings(results: Sequence[Mapping[str, Any]]) -> list[str]:
+def truncation_warnings(results: Sequence[UnitResult]) -> list[str]:
     """One warning per (model, task) whose ``truncated_rate`` passes ``TRUNCATION_WARNING``."""
     out = []
     for result in results:
-        rate = (result.get("metrics") or {}).get("truncated_rate")
+        rate = result.metrics.get("truncated_rate")
         if isinstance(rate, float) and rate > TRUNCATION_WARNING:
             out.append(
-                f"{result['model']}/{result['task']}: {rate:.0%} of the answers were cut by the "
+                f"{result.model}/{result.task}: {rate:.0%} of the answers were cut by the "
                 f"token budget (truncated_rate > {TRUNCATION_WARNING:.0%}); raise the task's "
                 "max_tokens (--task NAME:max_tokens=N) so thinking and answer fit, or re-run the "
                 "censored ones at a larger budget (sieval eval --resume RUN --rerun-censored 4)"
@@ -91,7 +111,7 @@ def build_report(
     plan: Plan,
     run_dir: Path,
     *,
-    provenance: dict[str, Provenance],
+    provenance: Mapping[str, Server],
     started: float,
     wall_s: float,
     requests: int,
@@ -99,110 +119,165 @@ def build_report(
     resumed: bool,
     warnings: list[str],
     checks: dict[str, list[dict[str, Any]]] | None = None,
-    previous: dict[str, Any] | None = None,
+    previous: Report | None = None,
     facts: Mapping[str, ModelFacts] | None = None,
     shard: int | None = None,
-    serving: Mapping[str, Any] | None = None,
+    serving: Mapping[str, dict[str, Any]] | None = None,
     ready: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> Report:
     """The report of a run; ``previous`` is the report a resumed run had, whose timings are kept:
     a resume adds a session, it never erases the ones before it. A resume that ran nothing keeps
     the previous figures when no record changed since they were written (``_still_valid``).
     ``shard`` reports one shard's records (``records_path``) over the plan's samples.
-    ``serving``: what the serving checks found, per model (``serving.across_runs.report_section``);
-    a session that ran none keeps the previous report's. ``ready``: what the tasks' own checks
-    found, per task (``Task.check_ready``: the code tasks' sandbox, its mode and limits)."""
+    ``serving``: what the serving checks found, per model
+    (``serving.fingerprint_history.report_section``); a session that ran none keeps the previous
+    report's. ``ready``: what the tasks' own checks found, per task (``Task.check_ready``: the
+    code tasks' sandbox, its mode and limits)."""
     if samples_run == 0 and previous is not None and _still_valid(plan, run_dir, previous):
-        results = list(previous["results"])
+        results = list(previous.results)
     else:
-        forecast = read_forecast(run_dir)  # what was forecast, beside what was spent: costs.py
+        forecast = read_forecast(run_dir)  # what was forecast, beside what was spent: unit_cost
         results = []
         for pm in plan.models:
             for pt in plan.tasks:
                 path = records_path(run_dir, pm.dirname, pt.name, shard)
                 facts_of = (facts or {}).get(pm.label) or pm.facts
                 result = _unit_result(pm, pt, path, provenance.get(pm.label), facts_of)
-                result["cost"] = unit_cost(pm, pt, path, forecast)
+                result.cost = unit_cost(pm, pt, path, forecast, plan.roles)
                 results.append(result)
-    return {
-        "report_version": REPORT_VERSION,
-        "records_schema_version": SCHEMA_VERSION,
-        "sieval_version": sieval_version(),
-        "run": {
-            "dir": str(run_dir),
-            "identity": plan.identity,
-            "inputs": plan.inputs,
-            "resumed": resumed,
-        },
-        "denominator": DENOMINATOR,
-        "results": results,
-        "timings": _timings(
-            {
-                "started": started,
-                "wall_s": wall_s,
-                "requests": requests,
-                "requests_per_s": requests / wall_s if wall_s > 0 else 0.0,
-                "samples_run": samples_run,
-            },
-            (previous or {}).get("timings"),
-        ),
-        "warnings": warnings,
-        "preflight": checks if checks is not None else {},
-        "serving": dict(serving) if serving else dict((previous or {}).get("serving") or {}),
-        "ready": dict(ready) if ready else dict((previous or {}).get("ready") or {}),
-    }
+    served = dict(serving) if serving else dict(previous.serving if previous else {})
+    for result in results:  # what a reader must know of each headline: marks.py
+        result.marks = marks_of(result, served)
+    session = Session(
+        started=started,
+        wall_s=wall_s,
+        requests=requests,
+        requests_per_s=requests / wall_s if wall_s > 0 else 0.0,
+        samples_run=samples_run,
+    )
+    return Report(
+        report_version=REPORT_VERSION,
+        records_schema_version=SCHEMA_VERSION,
+        sieval_version=sieval_version(),
+        run=RunInfo(dir=str(run_dir), identity=plan.identity, inputs=plan.inputs, resumed=resumed),
+        denominator=DENOMINATOR,
+        results=results,
+        timings=timings([*_sessions(previous), session]),
+        warnings=warnings,
+        preflight=checks if checks is not None else {},
+        serving=served,
+        ready=dict(ready) if ready else dict(previous.ready if previous else {}),
+    )
 
 
 def _unit_result(
     pm: PlannedModel,
     pt: PlannedTask,
     path: Path,
-    prov: Provenance | None,
+    server: Server | None,
     model_facts: ModelFacts,
-) -> dict[str, Any]:
+) -> UnitResult:
     """One (model, task) entry of the report, from one streaming pass over its records."""
     tally = tally_unit(path, pt.samples, bool(getattr(pt.task, "keeps_predictions", False)))
     scored, failures = tally.scored, tally.failures
     metrics = pt.task.aggregate(scored) if scored else {}
+    finish_reasons, empty_answers = finish_counts(tally.finishes)
     cluster_by = getattr(pt.task, "cluster_by", None)
     censored = censored_figures(scored, pt.task.headline, cluster_by) if scored else None
     if censored is not None and tally.reruns:
-        censored["reruns"] = tally.reruns.summary()
-    return {
-        "model": pm.label,
-        "task": pt.name,
-        "protocol": protocol(pt.task, model_facts),
-        "headline": pt.task.headline,
-        "metrics": msgspec.to_builtins(metrics),
-        "intervals": intervals(
+        censored.reruns = tally.reruns.summary()
+    return UnitResult(
+        model=pm.label,
+        task=pt.name,
+        protocol=protocol(pt.task, model_facts),
+        headline=pt.task.headline,
+        metrics=msgspec.to_builtins(metrics),
+        intervals=intervals(
             scored,
-            getattr(pt.task, "cluster_by", None),
+            cluster_by,
             getattr(pt.task, "metric_ranges", None),
             getattr(pt.task, "derived", None),
         ),
-        "samples": {
-            "total": len(pt.samples),
-            "scored": len(scored),
-            "failed": sum(failures.values()),
-            "missing": tally.missing,
-        },
-        "failures": dict(sorted(failures.items())),
-        "failure_examples": [example for _, example in sorted(tally.examples, key=lambda x: x[0])],
-        **finish_counts(tally.finishes),
-        "generates": _generates(pt, model_facts),
-        **({"censored": censored} if censored is not None else {}),
-        "provenance": {
-            "requested_model": pm.config.model,
-            "reported_models": sorted(tally.reported),
-            "dialect": pm.config.dialect_id,
-            "endpoint": prov.endpoint if prov else None,
-            "server_version": prov.server_version if prov else None,
-            "served_models": prov.served_models if prov else [],
-            "checked_by": prov.checked_by if prov else "",
-            "input_kind": model_facts.input_kind,
-            "token_ids": dict(model_facts.token_ids),
-        },
-    }
+        samples=SampleCounts(
+            total=len(pt.samples),
+            scored=len(scored),
+            failed=sum(failures.values()),
+            missing=tally.missing,
+        ),
+        failures=dict(sorted(failures.items())),
+        failure_examples=[example for _, example in sorted(tally.examples, key=lambda x: x[0])],
+        finish_reasons=finish_reasons,
+        empty_answers=empty_answers,
+        generates=_generates(pt, model_facts),
+        censored=UNSET if censored is None else censored,
+        provenance=UnitProvenance(
+            requested_model=pm.config.model,
+            reported_models=sorted(tally.reported),
+            dialect=pm.config.dialect_id,
+            endpoint=server.endpoint if server else None,
+            server_version=server.server_version if server else None,
+            served_models=server.served_models if server else [],
+            checked_by=server.checked_by if server else "",
+            input_kind=model_facts.input_kind,
+            token_ids=dict(model_facts.token_ids),
+        ),
+    )
+
+
+def unit_cost(
+    pm: PlannedModel,
+    pt: PlannedTask,
+    path: Path,
+    forecast: Forecast | None,
+    roles: Mapping[str, PlannedModel] | None = None,
+) -> UnitCost:
+    """The ``cost`` entry of one (model, task): its forecast (None when the run made none), what
+    its records say it spent (``cost/spent.py``), and the price both costs are computed at. A
+    role's calls (a judge's) are apart, under ``roles``, at the role model's price (absent when
+    none was made)."""
+    price = pm.config.price
+    found = spent_by_role(path)
+    spent = found[None]
+    cost = UnitCost(
+        forecast=_forecast_entry(forecast.unit(pm.label, pt.name) if forecast else None, price),
+        actual=CostActual(**msgspec.structs.asdict(spent), cost=spent.cost(price)),
+        price=price,
+    )
+    played = {role: s for role, s in found.items() if role is not None}
+    if played:
+        cost.roles = {}
+        for role, role_spent in played.items():
+            role_pm = (roles or {}).get(role)
+            role_price = role_pm.config.price if role_pm is not None else None
+            unit = forecast.unit(pm.label, pt.name, role) if forecast else None
+            cost.roles[role] = RoleCost(
+                model=role_pm.label if role_pm is not None else None,
+                forecast=_forecast_entry(unit, role_price),
+                actual=CostActual(
+                    **msgspec.structs.asdict(role_spent), cost=role_spent.cost(role_price)
+                ),
+                price=role_price,
+            )
+    return cost
+
+
+def _forecast_entry(unit: UnitForecast | None, price: Price | None) -> CostForecast | None:
+    if unit is None:
+        return None
+    return CostForecast(
+        samples=unit.samples,
+        requests=unit.requests,
+        prompt_tokens=unit.prompt_tokens,
+        exact_requests=unit.exact_requests,
+        max_output_tokens=unit.max_output_tokens,
+        unbounded_requests=unit.unbounded_requests,
+        method=unit.method,
+        role=unit.role,
+        bound=unit.bound,
+        answered_by=unit.answered_by,
+        exact=unit.exact,
+        cost=unit.cost(price),
+    )
 
 
 def _generates(pt: PlannedTask, facts: ModelFacts) -> bool:
@@ -211,13 +286,13 @@ def _generates(pt: PlannedTask, facts: ModelFacts) -> bool:
     than one token."""
     if not len(pt.samples):
         return False
-    requests = pt.task.requests(pt.samples[0], pt.config, facts).values()
+    requests = [c.request for c in pt.calls(pt.samples[0], facts)]
     return any(
         not isinstance(r.sampling.max_tokens, int) or r.sampling.max_tokens > 1 for r in requests
     )
 
 
-def _still_valid(plan: Plan, run_dir: Path, previous: dict[str, Any]) -> bool:
+def _still_valid(plan: Plan, run_dir: Path, previous: Report) -> bool:
     """Whether ``previous`` (a report read from ``run_dir``) reports exactly this plan's units
     from the records as they are: same identity and versions, and no records file newer than it."""
     try:
@@ -225,13 +300,13 @@ def _still_valid(plan: Plan, run_dir: Path, previous: dict[str, Any]) -> bool:
     except OSError:
         return False
     if (
-        previous.get("report_version") != REPORT_VERSION
-        or previous.get("records_schema_version") != SCHEMA_VERSION
-        or previous.get("run", {}).get("identity") != plan.identity
+        previous.report_version != REPORT_VERSION
+        or previous.records_schema_version != SCHEMA_VERSION
+        or previous.run.identity != plan.identity
     ):
         return False
     units = [(pm.label, pt.name) for pm in plan.models for pt in plan.tasks]
-    if [(r.get("model"), r.get("task")) for r in previous.get("results", [])] != units:
+    if [(r.model, r.task) for r in previous.results] != units:
         return False
     for pm in plan.models:
         for pt in plan.tasks:
@@ -241,90 +316,69 @@ def _still_valid(plan: Plan, run_dir: Path, previous: dict[str, Any]) -> bool:
     return True
 
 
-def _timings(session: dict[str, Any], before: Any) -> dict[str, Any]:
+def _sessions(previous: Report | None) -> list[Session]:
+    """The sessions of the report a resumed run had (one written before sessions were kept: its
+    totals as one session)."""
+    if previous is None:
+        return []
+    before = previous.timings
+    if before.sessions or before == Timings():
+        return list(before.sessions)
+    return [
+        Session(
+            started=before.started,
+            wall_s=before.wall_s,
+            requests=before.requests,
+            requests_per_s=before.requests_per_s,
+            samples_run=before.samples_run,
+        )
+    ]
+
+
+def timings(sessions: Sequence[Session]) -> Timings:
     """Totals over every session of the run, and the sessions themselves."""
-    sessions: list[dict[str, Any]] = []
-    if isinstance(before, dict):
-        old = before.get("sessions")
-        sessions = list(old) if isinstance(old, list) else [{k: v for k, v in before.items()}]
-    sessions.append(session)
-    wall = sum(float(x.get("wall_s", 0.0)) for x in sessions)
-    requests = sum(int(x.get("requests", 0)) for x in sessions)
-    return {
-        "started": sessions[0].get("started", session["started"]),
-        "wall_s": wall,
-        "requests": requests,
-        "requests_per_s": requests / wall if wall > 0 else 0.0,
-        "samples_run": sum(int(x.get("samples_run", 0)) for x in sessions),
-        "sessions": sessions,
-    }
+    wall = sum(s.wall_s for s in sessions)
+    requests = sum(s.requests for s in sessions)
+    return Timings(
+        started=sessions[0].started if sessions else 0.0,
+        wall_s=wall,
+        requests=requests,
+        requests_per_s=requests / wall if wall > 0 else 0.0,
+        samples_run=sum(s.samples_run for s in sessions),
+        sessions=list(sessions),
+    )
 
 
-def write_report(run_dir: Path, report: dict[str, Any]) -> Path:
+def write_report(run_dir: Path, report: Report) -> Path:
     path = run_dir / "report.json"
     write_atomic(path, msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n")
     return path
 
 
-class _Samples(msgspec.Struct):
-    total: int
-    scored: int
-    failed: int
-    missing: int
+_decoder = msgspec.json.Decoder(Report)
 
 
-class _Provenance(msgspec.Struct):
-    dialect: str
-    requested_model: str
-    reported_models: list[str]
-
-
-class _Result(msgspec.Struct):
-    model: str
-    task: str
-    headline: str
-    samples: _Samples
-    provenance: _Provenance
-    metrics: dict[str, Any] = {}
-    failures: dict[str, int] = {}
-    intervals: dict[str, Any] = {}
-    failure_examples: list[dict[str, Any]] = []
-
-
-class _Run(msgspec.Struct):
-    identity: str
-
-
-class _Shape(msgspec.Struct):
-    """What the readers of ``report.json`` index (``sieval report``, ``samples``, the view)."""
-
-    run: _Run
-    results: list[_Result]
-
-
-def load_report(run_dir: Path) -> dict[str, Any]:
+def load_report(run_dir: Path) -> Report:
     """Read ``RUN_DIR/report.json`` (``ConfigError`` when absent, unreadable or not shaped like
     a report: a reader never meets a missing field)."""
     path = run_directory(run_dir) / "report.json"
     try:
-        data = msgspec.json.decode(path.read_bytes())
+        data = path.read_bytes()
     except FileNotFoundError as exc:
         raise ConfigError(
             f"{str(run_dir)!r} has no report.json; is it a run directory? (a run that was "
             "interrupted writes its report when resumed to the end)",
             path="report",
         ) from exc
-    except msgspec.DecodeError as exc:
-        raise ConfigError(f"{path}: not valid JSON ({exc})", path="report") from exc
     except OSError as exc:
         raise storage_error(exc, path, doing="read") from None
     try:
-        msgspec.convert(data, _Shape)
+        return _decoder.decode(data)
     except msgspec.ValidationError as exc:
         raise ConfigError(
             f"{path}: not a sieval report ({exc}); it was edited or damaged: write it again "
             f"with sieval eval --resume {run_dir} (a sharded run: sieval finalize {run_dir})",
             path="report",
         ) from exc
-    assert isinstance(data, dict)
-    return data
+    except msgspec.DecodeError as exc:
+        raise ConfigError(f"{path}: not valid JSON ({exc})", path="report") from exc

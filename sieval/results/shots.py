@@ -10,16 +10,17 @@ guessed.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .document import Report
 
 __all__ = ["shots", "shots_text"]
 
 
-def shots(
-    report: Mapping[str, Any], task: str, tasks: Mapping[str, Any] | None = None
-) -> int | None:
+def shots(report: Report, task: str, tasks: Mapping[str, Any] | None = None) -> int | None:
     """The shots ``task`` ran with in ``report``'s run (``tasks``: the registry, a test seam)."""
-    inputs = (report.get("run") or {}).get("inputs") or {}
+    inputs = report.run.inputs
     entry = (inputs.get("tasks") or {}).get(task) or {}
     given = (entry.get("config") or {}).get("num_fewshot")
     if isinstance(given, int) and not isinstance(given, bool):

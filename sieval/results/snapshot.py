@@ -19,19 +19,21 @@ import socket
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
+from ..data.source import find_data_dir
 from ..errors import ConfigError
 from ..plan.config import EMBEDDED, results_dirname
+from ..plan.run_config import load_run_config
 from ..store.records import records_path, scan
-from ..store.rundir import load_run_config, read_run_json
+from ..store.rundir import read_run_json
 from ..transport import redact_url
+from .document import Partial, Report, Server
 from .report import build_report, load_report
 
 if TYPE_CHECKING:
-    from ..runner.preflight import Provenance
     from ..tasks.base import Task
 
 __all__ = ["RUNNING", "is_running", "running", "snapshot"]
@@ -87,19 +89,18 @@ def _current(run_dir: Path) -> bool:
     if not (run_dir / "report.json").exists():
         return False
     report = load_report(run_dir)  # a damaged one is an error naming it, not rebuilt over
-    for result in report["results"]:
-        path = records_path(run_dir, results_dirname(result["model"]), result["task"])
+    for result in report.results:
+        path = records_path(run_dir, results_dirname(result.model), result.task)
         latest = {line.sample_id: line.status for line in scan(path, _seen)}
         scored = sum(status == "ok" for status in latest.values())
-        samples = result["samples"]
-        if (scored, len(latest) - scored) != (samples["scored"], samples["failed"]):
+        if (scored, len(latest) - scored) != (result.samples.scored, result.samples.failed):
             return False
     return True
 
 
 def snapshot(
     run_dir: Path, *, data_dir: Path | None = None, tasks: Mapping[str, Task] | None = None
-) -> dict[str, Any]:
+) -> Report:
     """The run's report: ``report.json`` when it is current, else built from the records and
     marked ``partial`` (``ConfigError`` when ``run_dir`` is not a run directory)."""
     if not run_dir.exists():
@@ -120,17 +121,15 @@ def snapshot(
 
 def _partial(
     run_dir: Path, alive: bool, data_dir: Path | None, tasks: Mapping[str, Task] | None
-) -> dict[str, Any]:
+) -> Report:
     from ..plan.plan import plan_run
-    from ..runner.engine import RunOptions, resolve_data_dir
-    from ..runner.preflight import Provenance
 
     config = load_run_config(run_dir)
     stored = read_run_json(run_dir)
-    where = resolve_data_dir(config, RunOptions(data_dir=data_dir))
+    where = find_data_dir(data_dir, config.data_dir)
     plan = plan_run(config, data_dir=where, tasks=tasks, keys=False)
-    provenance: dict[str, Provenance] = {
-        pm.label: Provenance(
+    servers = {
+        pm.label: Server(
             endpoint=EMBEDDED if pm.config.endpoint == EMBEDDED else redact_url(pm.config.base_url)
         )
         for pm in plan.models
@@ -139,7 +138,7 @@ def _partial(
     report = build_report(
         plan,
         run_dir,
-        provenance=provenance,
+        provenance=servers,
         started=started,
         wall_s=max(time.time() - started, 0.0) if alive else 0.0,
         requests=0,
@@ -147,14 +146,13 @@ def _partial(
         resumed=False,
         warnings=[],
     )
-    samples = [r["samples"] for r in report["results"]]
-    total = sum(s["total"] for s in samples)
-    missing = sum(s["missing"] for s in samples)
-    report["partial"] = {
-        "total": total,
-        "recorded": total - missing,
-        "missing": missing,
-        "running": alive,
-        "data_changed": plan.identity != stored.get("identity"),
-    }
+    total = sum(r.samples.total for r in report.results)
+    missing = sum(r.samples.missing for r in report.results)
+    report.partial = Partial(
+        total=total,
+        recorded=total - missing,
+        missing=missing,
+        running=alive,
+        data_changed=plan.identity != stored.get("identity"),
+    )
     return report

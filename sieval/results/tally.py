@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
+import msgspec
+from msgspec import UNSET
+
 from ..plan.samples import Samples, as_samples
 from ..scoring.censored import bounds as censored_bounds
 from ..scoring.uncertainty import (
@@ -29,6 +32,7 @@ from ..scoring.uncertainty import (
 from ..store.records import latest_at
 from ..tasks.base import Sample, SampleResult
 from ..tasks.families.checked import item_of
+from .document import Censored, FailureExample, Interval, RerunCounts
 
 __all__ = ["EXAMPLES", "Reruns", "Scored", "Tally", "censored_figures", "finish_counts",
            "intervals", "tally_unit"]  # fmt: skip
@@ -44,7 +48,7 @@ class Tally:
         self.scored = Scored(samples, predictions)
         self.failures: Counter[str] = Counter()
         self.finishes: Counter[str] = Counter()
-        self.examples: list[tuple[int, dict[str, Any]]] = []
+        self.examples: list[tuple[int, FailureExample]] = []
         self.reported: set[str] = set()
         self.missing = 0
         self.reruns = Reruns()
@@ -161,15 +165,15 @@ class Reruns:
     def __bool__(self) -> bool:
         return self.samples > 0
 
-    def summary(self) -> dict[str, Any]:
-        return {
-            "samples": self.samples,
-            "answered": self.samples - self.still_censored - self.failed,
-            "still_censored": self.still_censored,
-            "failed": self.failed,
-            "max_tokens": sorted(self.budgets),
-            "factors": sorted(self.factors),
-        }
+    def summary(self) -> RerunCounts:
+        return RerunCounts(
+            samples=self.samples,
+            answered=self.samples - self.still_censored - self.failed,
+            still_censored=self.still_censored,
+            failed=self.failed,
+            max_tokens=sorted(self.budgets),
+            factors=sorted(self.factors),
+        )
 
 
 def tally_unit(path: Path, samples: Samples, predictions: bool = False) -> Tally:
@@ -191,7 +195,8 @@ def tally_unit(path: Path, samples: Samples, predictions: bool = False) -> Tally
             continue
         error = record.error or {"class": "Unknown", "message": ""}
         tally.failures[str(error.get("class"))] += 1
-        tally.examples.append((at, {"sample_id": record.sample_id, **error}))
+        example = msgspec.convert({"sample_id": record.sample_id, **error}, FailureExample)
+        tally.examples.append((at, example))
         if len(tally.examples) > EXAMPLES:  # keep the first failures in the task's order
             tally.examples.remove(max(tally.examples, key=lambda x: x[0]))
     tally.missing = len(samples) - seen
@@ -204,7 +209,7 @@ def intervals(
     cluster_by: str | None = None,
     ranges: Mapping[str, Bounds] | None = None,
     derived: Mapping[str, Derived] | None = None,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, Interval]:
     """Per metric every scored sample has: mean, standard error, 95% interval, n, the estimator
     (clustered by ``Sample.group`` when ``cluster_by == "group"``, by the row a repeat is of when
     ``cluster_by == "item"`` and the samples are repeats) and, when clustered, the
@@ -225,7 +230,7 @@ def intervals(
     names = scored.common()
     ranges = ranges or {}
     clusters = _clusters(scored, cluster_by)
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, Interval] = {}
     for name in names:
         values = scored.values(name)
         bounds = ranges.get(name)
@@ -255,25 +260,22 @@ def _clusters(scored: Scored, cluster_by: str | None) -> list[str] | None:
     return None
 
 
-def _entry(estimate: Estimate, iid: Estimate | None) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        "value": estimate.value,
-        "se": json_number(estimate.se),
-        "ci": [json_number(estimate.ci[0]), json_number(estimate.ci[1])],
-        "n": estimate.n,
-        "estimator": estimate.estimator,
-    }
-    if estimate.effective_n is not None:
-        entry["effective_n"] = estimate.effective_n
-    if iid is not None:
-        entry["clusters"] = estimate.clusters
-        entry["se_iid"] = json_number(iid.se)
-    return entry
+def _entry(estimate: Estimate, iid: Estimate | None) -> Interval:
+    return Interval(
+        value=estimate.value,
+        se=json_number(estimate.se),
+        ci=[json_number(estimate.ci[0]), json_number(estimate.ci[1])],
+        n=estimate.n,
+        estimator=estimate.estimator,
+        effective_n=UNSET if estimate.effective_n is None else estimate.effective_n,
+        clusters=UNSET if iid is None else estimate.clusters,
+        se_iid=UNSET if iid is None else json_number(iid.se),
+    )
 
 
 def censored_figures(
     scored: Scored, headline: str, cluster_by: str | None = None
-) -> dict[str, Any] | None:
+) -> Censored | None:
     """The headline beside its censored samples (``scoring/censored.py``): how many were
     censored, and the headline with them counted wrong and with them left out, each with its
     interval (clustered as the headline's); None when the samples hold no ``censored`` flag (a
@@ -286,16 +288,16 @@ def censored_figures(
     as_wrong, left_out = censored_bounds(
         scored.values(headline), flags, _clusters(scored, cluster_by)
     )
-    return {
-        "count": count,
-        "of": len(flags),
-        "share": count / len(flags),
-        "as_wrong": _entry(as_wrong, None),
-        "left_out": _entry(left_out, None) if left_out is not None else None,
-    }
+    return Censored(
+        count=count,
+        of=len(flags),
+        share=count / len(flags),
+        as_wrong=_entry(as_wrong, None),
+        left_out=_entry(left_out, None) if left_out is not None else None,
+    )
 
 
-def finish_counts(finishes: Counter[str]) -> dict[str, Any]:
+def finish_counts(finishes: Counter[str]) -> tuple[dict[str, int], int]:
     """How the answered choices ended, in the servers' words (reported, never scored), and how
     many were empty."""
     reasons: Counter[str] = Counter()
@@ -304,4 +306,4 @@ def finish_counts(finishes: Counter[str]) -> dict[str, Any]:
         bare, marked, _ = reason.partition(":empty")
         reasons[bare or "unreported"] += count
         empty += count if marked else 0
-    return {"finish_reasons": dict(sorted(reasons.items())), "empty_answers": empty}
+    return dict(sorted(reasons.items())), empty

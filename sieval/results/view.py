@@ -14,28 +14,38 @@ from typing import Any
 import msgspec
 
 from ..store.paths import results_dirname
-from ..store.records import Record, Shared, expand_requests, read_records, records_path, shared_path
+from ..store.records import (
+    Record,
+    RequestRecord,
+    Shared,
+    expand_requests,
+    read_records,
+    records_path,
+    shared_path,
+)
+from .document import Report, UnitResult
 from .explain import answer_label, explain, prompt_text
+from .marks import result_marks
 from .shots import shots
 from .snapshot import snapshot
 
-__all__ = ["Unit", "build_view", "outcome", "sample_view", "sandboxes", "units"]
+__all__ = ["Unit", "build_view", "conversation", "outcome", "sample_view", "sandboxes", "units"]
 
 
 class Unit(msgspec.Struct, kw_only=True):
     """One (model, task) of a run: its report entry and its records."""
 
-    result: dict[str, Any]
+    result: UnitResult
     records: list[Record]
     shared: Shared
 
 
-def units(run_dir: Path, report: dict[str, Any] | None = None) -> Iterator[Unit]:
+def units(run_dir: Path, report: Report | None = None) -> Iterator[Unit]:
     """Each (model, task) of the run in report order, with its latest record per sample (a run
     without a current report.json: as far as it is recorded, ``snapshot``)."""
     report = report or snapshot(run_dir)
-    for result in report["results"]:
-        path = records_path(run_dir, results_dirname(result["model"]), result["task"])
+    for result in report.results:
+        path = records_path(run_dir, results_dirname(result.model), result.task)
         records = list(read_records(path).records.values())
         shared = Shared.load(shared_path(path))
         yield Unit(result=result, records=records, shared=shared)
@@ -43,9 +53,12 @@ def units(run_dir: Path, report: dict[str, Any] | None = None) -> Iterator[Unit]
 
 def outcome(record: Record, headline: str) -> str:
     """``correct`` / ``wrong`` by the headline metric, ``censored`` (the token budget cut the
-    answer before it gave one: ``scoring/censored.py``), or ``failed`` (never scored)."""
+    answer before it gave one: ``scoring/censored.py``), ``failed`` (never scored), or
+    ``budget_exhausted``: a tool loop a bound stopped (its own outcome, not a wrong answer)."""
     if record.status != "ok":
         return "failed"
+    if record.channels.get("stop_reason") == "budget_exhausted":
+        return "budget_exhausted"
     if record.metrics.get("censored") == 1.0:
         return "censored"
     return "correct" if record.metrics.get(headline) == 1.0 else "wrong"
@@ -81,7 +94,9 @@ def sample_view(record: Record, shared: Shared, headline: str) -> dict[str, Any]
         "prediction_label": answer_label(record.sample, record.prediction),
         "gold_label": answer_label(record.sample, record.gold),
         "execution": _execution(record.channels.get("execution")),
+        "tool_calls": record.channels.get("tool_calls") or [],
         "error": error,
+        "conversation": conversation(requests),
         "rerun": record.rerun,
         "requests": [
             {
@@ -100,14 +115,44 @@ def sample_view(record: Record, shared: Shared, headline: str) -> dict[str, Any]
     }
 
 
-def build_view(run_dir: Path, report: dict[str, Any] | None = None) -> dict[str, Any]:
+def conversation(requests: dict[str, RequestRecord]) -> list[dict[str, Any]]:
+    """A conversational sample's calls in the order made, each with the messages it added (the
+    earlier answers it sent back left out: they are the turns before) and the answer it got:
+    empty for a one-shot sample, whose records keep neither."""
+    out = []
+    for key, r in requests.items():
+        if r.messages is None and r.output is None:
+            continue
+        added = r.messages or []
+        if r.turn > 1:
+            added = [m for m in added if m.get("role") != "assistant"]
+        out.append(
+            {
+                "key": key,
+                "role": r.role,
+                "turn": r.turn,
+                "messages": added,
+                "output": r.output or [],
+                "error": r.error,
+            }
+        )
+    return out
+
+
+def build_view(run_dir: Path, report: Report | None = None) -> dict[str, Any]:
     """The whole view of a run: summary, request distributions, margins, samples."""
     report = report or snapshot(run_dir)
     summary, traffic, margins, samples = [], [], [], []
     for unit in units(run_dir, report):
         result = unit.result
-        headline = result["headline"]
-        summary.append({**_summary(result), "shots": shots(report, str(result["task"]))})
+        headline = result.headline
+        summary.append(
+            {
+                **_summary(result),
+                "shots": shots(report, result.task),
+                "marks": _plain(result_marks(report, result)),
+            }
+        )
         latency, tokens_in, tokens_out = [], [], []
         gaps = []
         for record in unit.records:
@@ -123,26 +168,25 @@ def build_view(run_dir: Path, report: dict[str, Any] | None = None) -> dict[str,
             if gap is not None and record.status == "ok":
                 gaps.append(gap)
             samples.append(view)
-        key = {"model": result["model"], "task": result["task"]}
+        key = {"model": result.model, "task": result.task}
         traffic.append(
             {**key, "latency_s": latency, "input_tokens": tokens_in, "output_tokens": tokens_out}
         )
         if gaps:
             margins.append({**key, "metric": headline, "values": gaps})
-    run = report.get("run", {})
-    timings = report.get("timings", {})
+    run = report.run
     return {
-        "title": f"sieval run {Path(run.get('dir', run_dir)).name}",
+        "title": f"sieval run {Path(run.dir or run_dir).name}",
         "run": {
-            "dir": str(run.get("dir", run_dir)),
-            "identity": run.get("identity"),
-            "started": timings.get("started"),
-            "sieval_version": report.get("sieval_version"),
-            "resumed": bool(run.get("resumed")),
+            "dir": run.dir or str(run_dir),
+            "identity": run.identity,
+            "started": report.timings.started,
+            "sieval_version": report.sieval_version,
+            "resumed": run.resumed,
         },
-        "denominator": report.get("denominator"),
-        "partial": report.get("partial"),
-        "budget": report.get("budget"),
+        "denominator": report.denominator,
+        "partial": _plain(report.partial),
+        "budget": _plain(report.budget),
         "sandboxes": sandboxes(report),
         "summary": summary,
         "requests": traffic,
@@ -152,32 +196,38 @@ def build_view(run_dir: Path, report: dict[str, Any] | None = None) -> dict[str,
     }
 
 
-def _summary(result: dict[str, Any]) -> dict[str, Any]:
-    intervals = result.get("intervals") or {}
-    headline = result["headline"]
+def _plain(part: object) -> Any:
+    """A report's optional part as plain data for the page (None when absent)."""
+    return None if part is msgspec.UNSET else msgspec.to_builtins(part)
+
+
+def _summary(result: UnitResult) -> dict[str, Any]:
     metrics = {}
-    for name, value in result.get("metrics", {}).items():
+    for name, value in result.metrics.items():
         if isinstance(value, int | float) and name != "n":
-            spread = intervals.get(name) or {}
-            metrics[name] = {"value": value, "se": spread.get("se"), "ci": spread.get("ci")}
-    top = intervals.get(headline) or {}
-    provenance = result.get("provenance", {})
+            spread = result.intervals.get(name)
+            metrics[name] = {
+                "value": value,
+                "se": spread.se if spread else None,
+                "ci": spread.ci if spread else None,
+            }
+    top = result.spread
     return {
-        "model": result["model"],
-        "task": result["task"],
-        "protocol": result.get("protocol"),
-        "headline": headline,
-        "value": result.get("metrics", {}).get(headline),
-        "se": top.get("se"),
-        "ci": top.get("ci"),
-        "estimator": top.get("estimator"),
+        "model": result.model,
+        "task": result.task,
+        "protocol": result.protocol,
+        "headline": result.headline,
+        "value": result.value,
+        "se": top.se if top else None,
+        "ci": top.ci if top else None,
+        "estimator": top.estimator if top else None,
         "metrics": metrics,
-        "samples": result["samples"],
-        "failures": result.get("failures", {}),
-        "censored": result.get("censored"),
-        "dialect": provenance.get("dialect"),
-        "endpoint": provenance.get("endpoint"),
-        "cost": result.get("cost"),
+        "samples": msgspec.to_builtins(result.samples),
+        "failures": result.failures,
+        "censored": _plain(result.censored),
+        "dialect": result.provenance.dialect,
+        "endpoint": result.provenance.endpoint,
+        "cost": _plain(result.cost),
     }
 
 
@@ -204,10 +254,10 @@ def _execution(channel: Any) -> dict[str, Any] | None:
     }
 
 
-def sandboxes(report: dict[str, Any]) -> list[dict[str, Any]]:
+def sandboxes(report: Report) -> list[dict[str, Any]]:
     """Where the code tasks ran their programs (``report.json``: ``ready``), one entry a mode."""
     found: dict[str, dict[str, Any]] = {}
-    for task, record in (report.get("ready") or {}).items():
+    for task, record in report.ready.items():
         box = record.get("sandbox") if isinstance(record, dict) else None
         if isinstance(box, dict):
             entry = found.setdefault(

@@ -25,12 +25,12 @@ import msgspec
 from msgspec import UNSET
 
 from ..dialects.envelopes import message_kind
-from ..dialects.spec import model_length, tokenized
+from ..dialects.vocabulary import model_length, tokenized
 from ..errors import ConfigError, ServerRejected, SievalError
 from ..ir.request import CompletionInput, Request, Sampling, Scoring
 from ..model import Call, Model
 from ..plan.plan import PlannedModel, PlannedTask
-from ..settings import setting
+from ..setting_names import setting, task_setting
 from ..tasks.base import ModelFacts
 from ..transport import redact, redact_url
 from .preflight import Provenance
@@ -65,8 +65,10 @@ def failure(pm: PlannedModel, result: CheckResult) -> ConfigError:
 
 
 def _requests(task: PlannedTask, facts: ModelFacts) -> Iterable[tuple[str, Request]]:
+    """The first sample's requests known exactly before I/O (a conversation's: its first
+    turn), as ``sample/name``."""
     for sample in task.samples[:1]:
-        named = task.task.requests(sample, task.config, facts)
+        named = task.requests(sample, facts)
         yield from ((f"{sample.id}/{n}", r) for n, r in named.items())
 
 
@@ -74,7 +76,7 @@ def _longest(task: PlannedTask, facts: ModelFacts) -> tuple[str, Request] | None
     """The request with the longest prompt text among the task's samples (one per sample)."""
     best: tuple[int, str, Request] | None = None
     for sample in task.samples:
-        for name, request in task.task.requests(sample, task.config, facts).items():
+        for name, request in task.requests(sample, facts).items():
             size = len(msgspec.json.encode(request.input))
             if best is None or size > best[0]:
                 best = (size, f"{sample.id}/{name}", request)
@@ -148,7 +150,7 @@ async def run_checks(
     for task in tasks:
         checks = (
             functools.partial(_check_top_k, primed=primed),
-            functools.partial(_check_context, length=length),
+            functools.partial(_check_context, length=length, several=len(tasks) > 1),
             functools.partial(_check_bos, primed=primed),
         )
         for check in checks:
@@ -217,7 +219,11 @@ async def _check_top_k(
 
 
 async def _check_context(
-    model: Model, task: PlannedTask, facts: ModelFacts, length: int | None = None
+    model: Model,
+    task: PlannedTask,
+    facts: ModelFacts,
+    length: int | None = None,
+    several: bool = False,
 ) -> CheckResult | None:
     longest = _longest(task, facts)
     if longest is None:
@@ -230,10 +236,9 @@ async def _check_context(
             return CheckResult(
                 "context",
                 "failed",
-                f"task {task.name!r}'s longest prompt ({name}) does not fit the server's context "
+                f"task {task.name}'s longest prompt ({name}) does not fit the server's context "
                 f"({count} prompt tokens, counted {how}, and the server's maximum model length "
-                f"is {length}); lower the shots with {setting('num_fewshot')} or serve a longer "
-                "context",
+                f"is {length}); {fewer_shots(task, name, several, count, length)}",
                 task.name,
             )
         return CheckResult(
@@ -256,13 +261,40 @@ async def _check_context(
         return CheckResult(
             "context",
             "failed",
-            f"task {task.name!r}'s longest prompt ({name}) does not fit the server's context "
-            f"({error.server_message}); lower the shots with {setting('num_fewshot')} or serve a "
-            "longer context",
+            f"task {task.name}'s longest prompt ({name}) does not fit the server's context "
+            f"({error.server_message}); {fewer_shots(task, name, several)}",
             task.name,
         )
     detail = f"the longest prompt ({name}) fits" if call.ok else f"not checked: {error}"
     return CheckResult("context", "passed" if call.ok else "skipped", detail, task.name)
+
+
+def fewer_shots(
+    task: PlannedTask,
+    longest: str,
+    several: bool,
+    count: int | None = None,
+    length: int | None = None,
+) -> str:
+    """The fix for a prompt too long for the context, as the run was started: the task's own
+    shots (``--task T:num_fewshot=N`` when the run has other tasks, else ``--num-fewshot N``),
+    with how many would fit when the prompt was counted (the shots' share of its characters
+    taken as their share of its tokens: an estimate, said as one); a longer context."""
+    default = task.task.defaults.get("num_fewshot", 0)
+    k = task.config.num_fewshot if task.config.num_fewshot is not None else default
+    if not k:
+        return "serve a longer context (the task takes no shots to lower)"
+    fit = "N"
+    at = task.samples.position(longest.rsplit("/", 1)[0])
+    data = task.samples[at].data if at is not None else {}
+    shots, query = data.get("fewshot"), data.get("query")
+    if count and length and isinstance(shots, str) and isinstance(query, str) and shots:
+        per_char = count / (len(shots) + len(query))
+        room = (length - 1) / per_char - len(query)
+        fit = str(max(0, min(k - 1, int(k * room / len(shots)))))
+    form = task_setting(task.name, "num_fewshot", fit) if several else setting("num_fewshot", fit)
+    about = " (about that many fit, by the shots' share of the prompt)" if fit != "N" else ""
+    return f"lower the shots with {form}{about}, or serve a longer context"
 
 
 async def _count_prompt(

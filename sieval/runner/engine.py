@@ -11,6 +11,13 @@ its budget and its connections, ``endpoints.py``), and the scheduler (``schedule
 samples sent within the endpoints' budgets and the run's global cap, recorded as they finish).
 This module runs them in order, keeps the run directory, and writes the report.
 
+Its steps, each handing what it learned to the next: ``_plan`` (the plan, what to run, the
+notes), ``_open`` (the run directory: named, or an existing one checked and held), ``_set_up``
+(the servers reached and checked, the forecast), ``_create`` (the directory, ``run.json`` and
+``forecast.json`` written), ``_schedule`` (the samples sent and recorded), ``_report``
+(``report.json``). Which of them run, and what they write, is the run's ``Mode``, decided once
+from its options: a run, a resume, a dry run, a plan, a shard.
+
 Failures: a sample whose request or score raises is recorded with the error's class and message
 and never scored. On ``--resume`` recorded *scored* samples are skipped and recorded *failed*
 samples are run again (their old line stays; the newest line per sample id wins).
@@ -20,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,25 +44,28 @@ from ..cost.forecast import (
     forecast_run,
     write_forecast,
 )
+from ..data.source import find_data_dir
 from ..errors import ConfigError
 from ..plan.config import EvalConfig
 from ..plan.plan import Plan, check_ready, plan_run, select
+from ..plan.run_config import stored
+from ..results.document import CacheUse, Report, Server
 from ..results.report import build_report, load_report, truncation_warnings, write_report
 from ..results.snapshot import running
-from ..serving.across_runs import check_numerics, report_section, run_json_entry
+from ..serving.fingerprint_history import check_numerics, report_section, run_json_entry
 from ..store.files import StorageError, repair_tail
 from ..store.lock import hold_run
 from ..store.records import FAILED, SCORED, records_path, statuses_at, wire_log_path
 from ..store.rundir import check_resume, create_run_dir, new_run_dir, write_run_json
 from ..tasks.base import Task
-from .preflight import Provenance
 from .progress import NullProgress, ProgressSink
 from .rerun import censored_at, check_factor
 from .scheduler import Runtime, Scheduler
-from .setup import TransportFactory, set_up
+from .setup import Found, Setup, TransportFactory, set_up
 from .stopping import MaxFailures, parse_max_failures
 
 __all__ = [
+    "Mode",
     "RunOptions",
     "RunResult",
     "TransportFactory",
@@ -77,8 +86,9 @@ class RunOptions:
     data_dir: Path | None = None
     """Dataset dir; else ``SIEVAL_DATA_DIR``, else the config's ``data_dir``, else ``data`` or
     ``../shared/data`` (``DEFAULT_DATA_DIRS``), whichever exists."""
-    limit: int | None = None
-    """Cap every task's ``n`` (it enters the run identity like ``n`` does)."""
+    limit: int | float | None = None
+    """Cap every task's ``n``, or a fraction of its rows (it enters the run identity like ``n``
+    does)."""
     concurrency: int | None = None
     """Global cap on requests in flight (config ``concurrency``)."""
     models: Sequence[str] = ()
@@ -111,8 +121,11 @@ class RunOptions:
     cost: CostOptions = field(default_factory=CostOptions)
     """``--dry-run``, ``--forecast`` and the budgets (``forecast.py``, ``budget.py``)."""
     serving_checks: str = "auto"
-    """The serving checks (``runner/serving``): ``auto`` (what the tasks depend on), ``all``,
+    """The serving checks (``sieval/serving``): ``auto`` (what the tasks depend on), ``all``,
     ``off``, or names; off with ``preflight`` off."""
+    cache: Path | None = None
+    """``--cache DIR``: keep replies there and answer a request sent before to a server of the
+    same serving fingerprint from them (``reply_cache.py``)."""
     accept_numerics_change: bool = False
     """Resume onto a server whose serving fingerprint changed (the run records both)."""
     rerun_censored: float | None = None
@@ -127,24 +140,68 @@ class RunOptions:
 @dataclass
 class RunResult:
     run_dir: Path
-    report: dict[str, Any]
+    report: Report | None
+    """The run's report; None when nothing ran (a dry run, a plan)."""
     warnings: list[str] = field(default_factory=list)
     stopped: str | None = None
-    """Why the run stopped before its last sample (``--max-failures``), else None."""
+    """Why the run stopped before its last sample (``--max-failures``, a budget), else None."""
     plan: Plan | None = field(default=None, repr=False)  # its config may hold a password
-    setup: dict[str, Any] = field(default_factory=dict)
-    """What the servers and checks said (``provenance``, ``facts``, ``checks``, as plain data)."""
+    setup: Found = field(default_factory=Found)
+    """What the servers and checks said (``provenance``, ``facts``, ``checks``, ``serving``,
+    the ``forecast``); empty when no server was reached."""
     forecast: Forecast | None = None
     """The run's cost forecast, when it made one (``forecast.py``)."""
 
     @property
     def failed(self) -> int:
-        return sum(int(r["samples"]["failed"]) for r in self.report["results"])
+        return self.report.failed if self.report is not None else 0
 
     @property
     def exit_code(self) -> int:
         """0 when every sample was scored, 1 when samples failed or the run was stopped."""
         return 1 if self.failed or self.stopped else 0
+
+
+@dataclass(frozen=True)
+class Mode:
+    """What a run does, decided once from its options (``Mode.of``)."""
+
+    name: str
+    sends: bool
+    """Model requests go out: the pre-flight's first request, the checks, the samples (not a
+    dry run, which asks only read-only and tokenize routes)."""
+    continues: bool
+    """The run directory exists already (a resume, a shard); else it is named, and created
+    once every check passed."""
+    owns: bool
+    """This process owns the run directory: it holds its lock, writes ``run.json``'s
+    fingerprints, ``forecast.json``, ``running.json`` and ``report.json`` (a shard writes only
+    its own records; its caller holds its lock)."""
+    schedules: bool
+    """Samples are sent (not a dry run, nor a plan)."""
+
+    @staticmethod
+    def of(options: RunOptions) -> Mode:
+        if options.cost.dry_run:
+            if options.resume is not None or options.plan_only:
+                raise ConfigError("--dry-run forecasts a new run; it takes no --resume or plan")
+            return DRY_RUN
+        if options.plan_only:
+            if options.resume is not None or options.shard is not None:
+                raise ConfigError("a plan makes a new run directory; it takes no resume or shard")
+            return PLAN
+        if options.shard is not None:
+            if options.resume is None:
+                raise ConfigError("a shard runs in its planned run directory: give it as resume")
+            return SHARD
+        return RUN if options.resume is None else RESUME
+
+
+RUN = Mode("run", sends=True, continues=False, owns=True, schedules=True)
+RESUME = Mode("resume", sends=True, continues=True, owns=True, schedules=True)
+SHARD = Mode("shard", sends=True, continues=True, owns=False, schedules=True)
+PLAN = Mode("plan", sends=True, continues=False, owns=True, schedules=False)
+DRY_RUN = Mode("dry run", sends=False, continues=False, owns=False, schedules=False)
 
 
 def run_eval(
@@ -167,20 +224,26 @@ def run_eval(
     )
 
 
-DEFAULT_DATA_DIRS = (Path("data"), Path("..") / "shared" / "data")
-"""Where data is looked for (relative to the working directory) when nothing names a place."""
+def _limit_not_applied(plan: Plan, limit: int | float | None) -> list[str]:
+    """What a resume's ``--limit`` does not do: a run's samples are fixed when it starts, so a
+    limit above a task's planned n adds none (a lower one changes the plan: refused by
+    ``check_resume``)."""
+    if limit is None:
+        return []
+    fewer = {pt.name: pt.config.n for pt in plan.tasks if pt.config.n is not None}
+    fewer = {name: n for name, n in fewer.items() if type(n) is type(limit) and n < limit}
+    if not fewer:
+        return []
+    said = ", ".join(f"{name} {n}" for name, n in fewer.items())
+    return [
+        f"--limit {limit} does not add samples to a resumed run: it completes the samples it was "
+        f"planned with ({said}); for more, start a new run with --limit {limit}"
+    ]
 
 
 def resolve_data_dir(config: EvalConfig, options: RunOptions) -> Path:
-    if options.data_dir is not None:
-        return options.data_dir
-    env = os.environ.get("SIEVAL_DATA_DIR")
-    if env:
-        return Path(env)
-    if config.data_dir:
-        return Path(config.data_dir)
-    # no config says where: ./data, else the benchmark data beside a checkout (../shared/data)
-    return next((p for p in DEFAULT_DATA_DIRS if p.is_dir()), DEFAULT_DATA_DIRS[0])
+    """The data directory the run reads (``data.source.find_data_dir``)."""
+    return find_data_dir(options.data_dir, config.data_dir)
 
 
 async def arun_eval(
@@ -228,10 +291,57 @@ async def _arun_eval(
     transport_factory: TransportFactory | None,
     progress: ProgressSink | None,
 ) -> RunResult:
+    mode = Mode.of(options)
     stage = options.on_stage or (lambda text: None)
+    planned = _plan(config, options, mode, tasks, stage)
+    run_dir = _open(planned, options, mode, locks)
+    if mode is RESUME:
+        done = _done(planned, run_dir, options.rerun_censored, stage)
+        if done is not None:
+            return done
+    async with contextlib.AsyncExitStack() as stack:
+        checked = await _set_up(planned, run_dir, options, mode, stack, transport_factory)
+        forecast = checked.costs.forecast if checked.costs is not None else None
+        if not mode.sends:  # a dry run: the forecast alone, and no run directory
+            return RunResult(run_dir, None, planned.warnings, plan=planned.plan, forecast=forecast)
+        found = _create(planned, run_dir, checked, options, mode, locks)
+        if not mode.schedules:  # a plan: run.json and what the checks found, nothing run
+            return RunResult(run_dir, None, planned.warnings, plan=planned.plan, setup=found)
+        ran = await _schedule(planned, run_dir, checked, options, mode, stack, progress)
+    report = _report(planned, run_dir, checked, found, ran, options, mode)
+    return RunResult(
+        run_dir=run_dir,
+        report=report,
+        warnings=planned.warnings,
+        stopped=ran.scheduler.stopped,
+        plan=planned.plan,
+        setup=found,
+        forecast=forecast,
+    )
+
+
+@dataclass
+class Planned:
+    """What the plan step knows: the config the run keeps, its plan, the (model, task) units
+    this session runs, and the warnings so far (the report's, in the order said)."""
+
+    config: EvalConfig
+    plan: Plan
+    run_only: set[tuple[str, str]]
+    warnings: list[str]
+
+
+def _plan(
+    config: EvalConfig,
+    options: RunOptions,
+    mode: Mode,
+    tasks: Mapping[str, Task] | None,
+    stage: Callable[[str], None],
+) -> Planned:
+    """Plan the run, with nothing sent (``ConfigError`` on any problem)."""
     selected = select(config, options.models, options.tasks)
     # a resume plans (and reports) the whole run and runs only the selected (model, task) units
-    config = config if options.resume is not None else selected
+    config = config if mode.continues else selected
     run_only = {(m.label, t.name) for m in selected.models for t in selected.tasks}
     data_dir = resolve_data_dir(config, options)
     for entry in config.models:
@@ -241,178 +351,272 @@ async def _arun_eval(
     plan = plan_run(config, data_dir=data_dir, limit=options.limit, tasks=tasks)
     if options.restrict is not None:
         plan = options.restrict(plan)
-    check_budget(options.cost, plan.models)  # a cost budget needs every model's price
-    dry_run = options.cost.dry_run  # a forecast alone: no model request, no run directory
-    if dry_run and (options.resume is not None or options.plan_only):
-        raise ConfigError("--dry-run forecasts a new run; it takes no --resume or plan")
-    warnings: list[str] = list(plan.notes)
-    if options.resume is not None:
-        run_dir = options.resume
-        check_resume(run_dir, plan.identity, plan.inputs)
-        if options.shard is None:
-            locks.enter_context(hold_run(run_dir))
-        if options.shard is None and not options.plan_only and not dry_run:
-            scored, failed, total = _recorded(plan, run_dir, run_only)
-            censored = (
-                _censored(plan, run_dir, run_only, options.rerun_censored)
-                if options.rerun_censored is not None
-                else 0
-            )
-            if scored == total and not censored:
-                again = " and none is censored" if options.rerun_censored is not None else ""
-                stage(
-                    f"{run_dir} is complete: all {total} samples are recorded and scored{again}; "
-                    "nothing to run, no server needed"
-                )
-                return _finished(plan, run_dir, warnings)
-            if scored == total:
-                stage(f"{run_dir} is complete; {censored} censored sample(s) to re-run")
-            again = f" ({failed} of them failed before and run again)" if failed else ""
-            stage(f"resuming {run_dir}: {scored} recorded, {total - scored} to go{again}")
-    else:
-        run_dir = new_run_dir(Path(options.out or config.out), options.run_name, plan.identity)
-    # the tasks' own checks (the code tasks' sandbox), before any server is asked
+    check_budget(options.cost, [*plan.models, *plan.role_models])  # every model's price
+    for line in plan.overrides:  # --gen-kwargs over what a task sets: said before it runs
+        stage(line)
+    return Planned(config, plan, run_only, [*plan.notes, *plan.overrides])
+
+
+def _open(planned: Planned, options: RunOptions, mode: Mode, locks: contextlib.ExitStack) -> Path:
+    """The run directory: an existing one checked against the plan (and held, when this
+    process owns it), or a new one's name (made by ``_create`` once every check passed)."""
+    if options.resume is None or not mode.continues:
+        out = Path(options.out or planned.config.out)
+        return new_run_dir(out, options.run_name, planned.plan.identity)
+    stage = options.on_stage or (lambda text: None)
+    for note in _limit_not_applied(planned.plan, options.limit):
+        stage(f"warning: {note}")
+        planned.warnings.append(note)
+    check_resume(options.resume, planned.plan.identity, planned.plan.inputs)
+    if mode.owns:
+        locks.enter_context(hold_run(options.resume))
+    return options.resume
+
+
+def _done(
+    planned: Planned, run_dir: Path, rerun_censored: float | None, stage: Callable[[str], None]
+) -> RunResult | None:
+    """A resume of a run with nothing left to run (no sample unscored, none censored to re-run
+    when asked): its report, reaching no server; else None, having said what is left."""
+    scored, failed, total = _recorded(planned.plan, run_dir, planned.run_only)
+    censored = (
+        _censored(planned.plan, run_dir, planned.run_only, rerun_censored)
+        if rerun_censored is not None
+        else 0
+    )
+    if scored == total and not censored:
+        again = " and none is censored" if rerun_censored is not None else ""
+        stage(
+            f"{run_dir} is complete: all {total} samples are recorded and scored{again}; "
+            "nothing to run, no server needed"
+        )
+        return _finished(planned.plan, run_dir, planned.warnings)
+    if scored == total:
+        stage(f"{run_dir} is complete; {censored} censored sample(s) to re-run")
+    again = f" ({failed} of them failed before and run again)" if failed else ""
+    stage(f"resuming {run_dir}: {scored} recorded, {total - scored} to go{again}")
+    return None
+
+
+@dataclass
+class Checked:
+    """What the setup step knows: the servers reached and checked, the forecast, and what the
+    tasks' own checks found (``ready``: the code tasks' sandbox, per task)."""
+
+    setup: Setup
+    costs: Costs | None
+    ready: dict[str, Any]
+
+
+async def _set_up(
+    planned: Planned,
+    run_dir: Path,
+    options: RunOptions,
+    mode: Mode,
+    stack: contextlib.AsyncExitStack,
+    transport_factory: TransportFactory | None,
+) -> Checked:
+    """The tasks' own checks (the code tasks' sandbox), before any server is asked; then reach
+    and check every server (``stack`` holds them until the run ends), compare a continued run's
+    numerics with its own, and forecast when asked."""
+    plan, warnings = planned.plan, planned.warnings
+    stage = options.on_stage or (lambda text: None)
     readiness = check_ready(plan, options.allow_unsafe_code)
     for line in readiness.said:
         stage(line)
     for line in readiness.warnings:
         stage(f"warning: {line}")
     warnings.extend(readiness.warnings)
-    async with contextlib.AsyncExitStack() as stack:
-        setup = await set_up(
-            plan,
-            stack,
-            preflight_checks=options.preflight and not dry_run,
-            keep_primed=not options.wire_log,
-            first_request=not dry_run,  # a listless server: no first request
-            transport_factory=transport_factory,
-            serving_checks=options.serving_checks,
-            concurrency=options.concurrency or config.concurrency,
-            stage=stage,
+    setup = await set_up(
+        plan,
+        stack,
+        preflight_checks=options.preflight and mode.sends,
+        keep_primed=not options.wire_log,
+        first_request=mode.sends,  # a listless server: no first request
+        transport_factory=transport_factory,
+        serving_checks=options.serving_checks,
+        concurrency=options.concurrency or planned.config.concurrency,
+        stage=stage,
+    )
+    warnings.extend(setup.endpoints.notes)
+    for label, serving in setup.serving.items():
+        warnings.extend(serving.warnings(label))
+    if mode.continues:  # other numerics than the run's are refused here
+        accept = options.accept_numerics_change
+        warnings.extend(check_numerics(run_dir, setup.serving, accept=accept, write=mode.owns))
+    costs: Costs | None = None
+    if options.cost.wanted(plan.models):
+        every = [*plan.models, *plan.role_models]
+        async with setup.tokenizing(every) as short:
+            costs = await forecast_run(plan, setup.facts, short, stage, setup.contexts(every))
+    return Checked(setup, costs, readiness.record)
+
+
+def _create(
+    planned: Planned,
+    run_dir: Path,
+    checked: Checked,
+    options: RunOptions,
+    mode: Mode,
+    locks: contextlib.ExitStack,
+) -> Found:
+    """Every check passed: only now does a new run directory come into being, with its
+    ``run.json`` (and ``forecast.json``). Returns what the setup found."""
+    plan, setup, costs = planned.plan, checked.setup, checked.costs
+    if not mode.continues:
+        create_run_dir(run_dir, fresh=True)
+        locks.enter_context(hold_run(run_dir))
+        config = planned.config
+        # the run's own config: what it planned, --limit applied, so --resume needs nothing
+        ran = msgspec.structs.replace(
+            config,
+            # the URL as used (a /v1 dropped, said above): a resume need not say it again
+            models=[
+                msgspec.structs.replace(m, endpoint=m.base_url) if m.endpoint_note else m
+                for m in config.models
+            ],
+            tasks=[pt.config for pt in plan.tasks],
         )
-        warnings.extend(setup.endpoints.notes)
-        for label, serving in setup.serving.items():
-            warnings.extend(serving.warnings(label))
-        if options.resume is not None:  # other numerics than the run's are refused here
-            write = options.shard is None and not options.plan_only
-            accept = options.accept_numerics_change
-            warnings.extend(check_numerics(run_dir, setup.serving, accept=accept, write=write))
-        costs: Costs | None = None
-        if options.cost.wanted(plan.models):
-            costs = await forecast_run(plan, setup, stage)
-        if dry_run:
-            forecast = costs.forecast if costs is not None else None
-            return RunResult(run_dir, {"results": []}, warnings, plan=plan, forecast=forecast)
-        # every check passed: only now does the run directory come into being
-        if options.resume is None:
-            create_run_dir(run_dir, fresh=True)
-            locks.enter_context(hold_run(run_dir))
-            # the run's own config: what it planned, --limit applied, so --resume needs nothing
-            ran = msgspec.structs.replace(
-                config,
-                # the URL as used (a /v1 dropped, said above): a resume need not say it again
-                models=[
-                    msgspec.structs.replace(m, endpoint=m.base_url) if m.endpoint_note else m
-                    for m in config.models
-                ],
-                tasks=[pt.config for pt in plan.tasks],
-            )
-            write_run_json(run_dir, plan.identity, plan.inputs, ran, run_json_entry(setup.serving))
-        if costs is not None and options.shard is None and not (run_dir / FORECAST_FILE).exists():
-            write_forecast(run_dir, costs.forecast)  # the report shows it beside what was spent
-        if options.on_run_dir is not None:
-            options.on_run_dir(run_dir)
-        found = setup.as_data()
-        if costs is not None:
-            found["forecast"] = msgspec.to_builtins(costs.forecast)
-        if options.plan_only:
-            return RunResult(run_dir, {"results": []}, warnings, plan=plan, setup=found)
-        global_cap = asyncio.Semaphore(options.concurrency or config.concurrency)
-        sink = progress or NullProgress()
-        scheduler = Scheduler(
-            plan,
-            run_dir,
-            global_cap,
-            sink,
-            record_tokens=options.record_tokens,
-            max_failures=options.max_failures,
-            run_only=run_only,
-            shard=options.shard,
+        write_run_json(
+            run_dir, plan.identity, plan.inputs, stored(ran), run_json_entry(setup.serving)
         )
-        scheduler.budget = open_budget(options.cost, plan, run_dir, options.shard, costs)
-        started = time.time()
-        t0 = time.perf_counter()
-        try:
-            for pm in plan.models:
-                wire = wire_log_path(run_dir, pm.dirname, options.shard)
-                if options.wire_log:
-                    repair_tail(wire)  # a resume appends after a crash's torn line otherwise
-                model = setup.model(pm, wire_log=wire if options.wire_log else None)
-                stack.push_async_callback(model.aclose)
-                scheduler.models[pm.label] = Runtime(
-                    pm,
-                    model,
-                    setup.facts[pm.label],
-                    setup.endpoints[pm.label],
-                    setup.primed[pm.label],
-                )
-            # shards share the directory: each is its own process, watched through its records
-            with running(run_dir) if options.shard is None else contextlib.nullcontext():
-                warnings.extend(scheduler.prepare())
-                await scheduler.run()
-                factor = options.rerun_censored
-                if factor is not None and not scheduler.stopped and scheduler.broken is None:
-                    stage(f"re-running the censored samples with max_tokens ×{factor:g}")
-                    rerun = await scheduler.rerun_censored(factor)
-                    stage(f"re-ran {rerun} censored sample(s) with max_tokens ×{factor:g}")
-        finally:
-            sink.close()
-            scheduler.close()
-        wall = time.perf_counter() - t0
-    if scheduler.broken is not None:
-        raise _stopped(scheduler.broken, run_dir, options.shard)
-    report = build_report(
+    if costs is not None and mode.owns and not (run_dir / FORECAST_FILE).exists():
+        write_forecast(run_dir, costs.forecast)  # the report shows it beside what was spent
+    if options.on_run_dir is not None:
+        options.on_run_dir(run_dir)
+    found = setup.found()
+    if costs is not None:
+        found.forecast = costs.forecast
+    return found
+
+
+@dataclass
+class Ran:
+    """What the schedule step knows: the scheduler (its counts, why it stopped), and when."""
+
+    scheduler: Scheduler
+    started: float
+    wall: float
+
+
+async def _schedule(
+    planned: Planned,
+    run_dir: Path,
+    checked: Checked,
+    options: RunOptions,
+    mode: Mode,
+    stack: contextlib.AsyncExitStack,
+    progress: ProgressSink | None,
+) -> Ran:
+    """Send the samples left to run within the budgets, recording each as it finishes; then,
+    when asked, run the censored ones again at a larger budget (``rerun.py``)."""
+    plan, setup, shard = planned.plan, checked.setup, options.shard
+    stage = options.on_stage or (lambda text: None)
+    sink = progress or NullProgress()
+    scheduler = Scheduler(
         plan,
         run_dir,
+        asyncio.Semaphore(options.concurrency or planned.config.concurrency),
+        sink,
+        record_tokens=options.record_tokens,
+        max_failures=options.max_failures,
+        run_only=planned.run_only,
+        shard=shard,
+    )
+    scheduler.budget = open_budget(options.cost, plan, run_dir, shard, checked.costs)
+    started = time.time()
+    t0 = time.perf_counter()
+    try:
+        for pm in [*plan.models, *plan.role_models]:
+            wire = wire_log_path(run_dir, pm.dirname, shard)
+            if options.wire_log:
+                repair_tail(wire)  # a resume appends after a crash's torn line otherwise
+            model = setup.model(
+                pm, wire_log=wire if options.wire_log else None, cache=options.cache
+            )
+            if options.cache is not None and pm.label not in setup.caches:
+                note = (
+                    f"--cache is not used for {pm.label}: a reply is kept under its server's "
+                    "serving fingerprint, and the serving checks measured none (they are "
+                    "off, or the fingerprint check is not selected)"
+                )
+                stage(f"warning: {note}")
+                planned.warnings.append(note)
+            stack.push_async_callback(model.aclose)
+            runtime = Runtime(
+                pm,
+                model,
+                setup.facts[pm.label],
+                setup.endpoints[pm.label],
+                setup.primed[pm.label],
+            )
+            if pm in plan.models:
+                scheduler.models[pm.label] = runtime
+            for role in plan.roles_of(pm):  # a judge: its calls recorded with the sample
+                scheduler.roles[role] = runtime
+        # shards share the directory: each is its own process, watched through its records
+        with running(run_dir) if mode.owns else contextlib.nullcontext():
+            planned.warnings.extend(scheduler.prepare())
+            await scheduler.run()
+            factor = options.rerun_censored
+            if factor is not None and not scheduler.stopped and scheduler.broken is None:
+                stage(f"re-running the censored samples with max_tokens ×{factor:g}")
+                rerun = await scheduler.rerun_censored(factor)
+                stage(f"re-ran {rerun} censored sample(s) with max_tokens ×{factor:g}")
+    finally:
+        sink.close()
+        scheduler.close()
+    if scheduler.broken is not None:
+        raise _stopped(scheduler.broken, run_dir, shard)
+    return Ran(scheduler, started, time.perf_counter() - t0)
+
+
+def _report(
+    planned: Planned,
+    run_dir: Path,
+    checked: Checked,
+    found: Found,
+    ran: Ran,
+    options: RunOptions,
+    mode: Mode,
+) -> Report:
+    """The run's report from its records (written unless this is a shard: a shard's figures
+    are its own; the run's report is ``sieval finalize``'s)."""
+    setup, scheduler = checked.setup, ran.scheduler
+    planned.warnings.extend(c.summary(label) for label, c in setup.caches.items())
+    report = build_report(
+        planned.plan,
+        run_dir,
         provenance=setup.provenance,
-        started=started,
-        wall_s=wall,
-        requests=sum(rt.calls for rt in scheduler.models.values()),
+        started=ran.started,
+        wall_s=ran.wall,
+        requests=sum(rt.calls for rt in scheduler.runtimes()),
         samples_run=scheduler.samples_run,
-        resumed=options.resume is not None,
-        warnings=warnings,
-        checks={
-            label: [msgspec.to_builtins(c) for c in found] for label, found in setup.checks.items()
-        },
-        previous=(
-            _previous_report(run_dir)
-            if options.resume is not None and options.shard is None
-            else None
-        ),
+        resumed=mode.continues,
+        warnings=planned.warnings,
+        checks=found.preflight(),
+        previous=_previous_report(run_dir) if mode is RESUME else None,
         facts=setup.facts,
         shard=options.shard,
         serving=report_section(setup.serving, run_dir),
-        ready=readiness.record,
+        ready=checked.ready,
     )
     if scheduler.stopped:
-        report["stopped"] = scheduler.stopped
+        report.stopped = scheduler.stopped
+    if setup.caches:
+        report.cache = {
+            label: CacheUse(dir=str(c.directory), hits=c.hits, sent=c.sent, kept=c.kept)
+            for label, c in setup.caches.items()
+        }
     if scheduler.budget is not None:
-        report["budget"] = scheduler.budget.summary()
-    warnings.extend(truncation_warnings(report["results"]))  # report["warnings"] is this list
-    if options.shard is None:  # a shard's figures are its own; the run's report is finalize's
+        report.budget = scheduler.budget.summary()
+    planned.warnings.extend(truncation_warnings(report.results))  # report.warnings is this list
+    if mode.owns:
         try:
             write_report(run_dir, report)
         except StorageError as exc:
             raise _stopped(exc, run_dir, None) from None
-    return RunResult(
-        run_dir=run_dir,
-        report=report,
-        warnings=warnings,
-        stopped=scheduler.stopped,
-        plan=plan,
-        setup=found,
-        forecast=costs.forecast if costs is not None else None,
-    )
+    return report
 
 
 def _recorded(plan: Plan, run_dir: Path, run_only: set[tuple[str, str]]) -> tuple[int, int, int]:
@@ -444,29 +648,29 @@ def _finished(plan: Plan, run_dir: Path, warnings: list[str]) -> RunResult:
     last one's figures when still valid, else rebuilt from the records, with the servers as the
     last report named them)."""
     previous = _previous_report(run_dir)
-    provenance: dict[str, Provenance] = {}
-    for result in (previous or {}).get("results", []):
-        said = result.get("provenance") or {}
-        if isinstance(said.get("endpoint"), str):
-            provenance.setdefault(
-                result["model"],
-                Provenance(
-                    endpoint=said["endpoint"],
-                    server_version=said.get("server_version"),
-                    served_models=list(said.get("served_models") or []),
+    servers: dict[str, Server] = {}
+    for result in previous.results if previous is not None else []:
+        said = result.provenance
+        if isinstance(said.endpoint, str):
+            servers.setdefault(
+                result.model,
+                Server(
+                    endpoint=said.endpoint,
+                    server_version=said.server_version,
+                    served_models=list(said.served_models),
                 ),
             )
     report = build_report(
         plan,
         run_dir,
-        provenance=provenance,
+        provenance=servers,
         started=time.time(),
         wall_s=0.0,
         requests=0,
         samples_run=0,
         resumed=True,
         warnings=warnings,
-        checks=(previous or {}).get("preflight"),
+        checks=previous.preflight if previous is not None else None,
         previous=previous,
     )
     write_report(run_dir, report)  # one more session, of no requests: a resume adds, never erases
@@ -488,7 +692,7 @@ def _stopped(exc: StorageError, run_dir: Path, shard: int | None) -> StorageErro
     )
 
 
-def _previous_report(run_dir: Path) -> dict[str, Any] | None:
+def _previous_report(run_dir: Path) -> Report | None:
     try:
         return load_report(run_dir)
     except (ConfigError, StorageError):

@@ -20,11 +20,13 @@ import msgspec
 
 from ..dialects.auth_hint import rejected_key
 from ..dialects.envelopes import message_kind, server_message
-from ..dialects.spec import Auth, Dialect, model_length
 from ..dialects.table import lift, lower
+from ..dialects.vocabulary import Auth, Dialect, model_length
 from ..errors import ConfigError, Refused, ServerRejected, SievalError, TransportError
 from ..ir.request import ChatInput, Message, Request, Sampling, TextPart
-from ..settings import setting
+from ..plan.config import EMBEDDED
+from ..results.document import Server
+from ..setting_names import setting
 from ..transport import (
     HttpRequest,
     HttpTransport,
@@ -36,23 +38,15 @@ from ..transport import (
     redact_url,
 )
 
-__all__ = ["PREFLIGHT_TIMEOUTS", "Provenance", "embedded_server", "preflight"]
+__all__ = ["PREFLIGHT_TIMEOUTS", "Provenance", "embedded_server", "preflight", "served_models"]
 
 PREFLIGHT_TIMEOUTS = Timeouts(total=5.0, connect=3.0, read=5.0)
 
 
-class Provenance(msgspec.Struct, kw_only=True):
-    """What the server says about itself, recorded in ``report.json``."""
+class Provenance(Server, kw_only=True):
+    """What the server says about itself (``Server``: the part ``report.json`` records), and
+    what the run needs beside it."""
 
-    endpoint: str
-    """The base URL, redacted (``embedded`` for the reference server)."""
-    server_version: Any = None
-    """The ``/version`` reply, when the server has one."""
-    served_models: list[str] = msgspec.field(default_factory=list)
-    """The ids ``/v1/models`` lists."""
-    checked_by: str = ""
-    """The route that answered the pre-flight (``GET /v1/models``, Google's ``GET
-    /v1beta/models/{model}``, or a first request of 1 token where the server lists nothing)."""
     model_answered: bool = False
     """The model id was checked by a first request of 1 token (no listing sieval could read)."""
     max_model_len: dict[str, int] = msgspec.field(default_factory=dict)
@@ -152,6 +146,8 @@ async def preflight(
             except SievalError as exc:
                 raise _unreachable(name, exc, bool(api_key)) from exc
             checked = f"GET {routes.health}"
+        if checked and model_id is not None and shown != EMBEDDED:
+            await _check_route(client, base, name, dialect, model_id, headers, secrets, checked)
         served = _ids(models)
         unread = models is not None and not served
         if (not checked or unread) and model_id is not None:
@@ -231,6 +227,12 @@ async def _first_request(
         exc.message = redact(exc.message, secrets)
         if exc.status in (401, 403) or message_kind(exc.server_message) == "key_refused":
             raise
+        if exc.status in _NO_ROUTE and message_kind(exc.server_message) != "unknown_model":
+            # a 404 that names no model: the route is missing (vLLM has no Google route)
+            answers = await _wires_answered(client, base, dialect, model_id, headers, secrets)
+            raise _no_route(
+                name, dialect, f"{lowered.method} {lowered.path}", exc, answers
+            ) from exc
         if exc.status == 404 or message_kind(exc.server_message) == "unknown_model":
             raise _not_served(name, model_id, route, exc, None) from exc
         raise ConfigError(
@@ -240,6 +242,128 @@ async def _first_request(
             server=name,
         ) from exc
     return route
+
+
+_NO_ROUTE = (404, 405)
+"""What a server answers a POST to a route it does not have (FastAPI's and aiohttp's 404, a
+405 where the path exists for GET only)."""
+
+
+async def _route_status(
+    client: Transport,
+    base: str,
+    dialect: Dialect,
+    model_id: str,
+    headers: dict[str, str],
+    secrets: tuple[str, ...],
+) -> tuple[str, int, str]:
+    """The dialect's request route asked with an empty body ``{}``: a server that has the route
+    refuses the body (400, 422) without generating anything; one that has not answers 404. The
+    route, the status and the server's message."""
+    endpoint = dialect.endpoint
+    route = f"{endpoint.method} {endpoint.url_path(model_id, False)}"
+    reply = await client.send(
+        HttpRequest(
+            url=base + endpoint.url_path(model_id, False),
+            method=endpoint.method,
+            headers=headers,
+            body=b"{}",
+            secrets=secrets,
+            timeout=PREFLIGHT_TIMEOUTS,
+        )
+    )
+    return route, reply.status, redact(server_message(reply.body), secrets)
+
+
+async def _check_route(
+    client: Transport,
+    base: str,
+    name: str,
+    dialect: Dialect,
+    model_id: str,
+    headers: dict[str, str],
+    secrets: tuple[str, ...],
+    checked: str,
+) -> None:
+    """A server whose listing answered but whose wire route is missing speaks another wire (a
+    chat-only server asked for ``/v1/completions``): refused here, before a run directory
+    exists, with the wires it does answer."""
+    try:
+        route, status, said = await _route_status(client, base, dialect, model_id, headers, secrets)
+    except SievalError:
+        return  # unreachable now: the run's own requests say so, with their retries
+    if status not in _NO_ROUTE or message_kind(said) == "unknown_model":
+        return
+    answers = await _wires_answered(client, base, dialect, model_id, headers, secrets)
+    raise ConfigError(
+        f"{name} answered {checked} but not {route} (HTTP {status}: {said}): it may not speak "
+        f"{dialect.id}; {_try(answers)}",
+        dialect=dialect.id,
+        path="dialect",
+        server=name,
+    )
+
+
+async def _wires_answered(
+    client: Transport,
+    base: str,
+    dialect: Dialect,
+    model_id: str,
+    headers: dict[str, str],
+    secrets: tuple[str, ...],
+) -> list[str]:
+    """The other dialects whose request route this server has (asked with ``{}``, as above)."""
+    from ..dialects.registry import registry
+
+    found: list[str] = []
+    seen: set[str] = {dialect.endpoint.url_path(model_id, False)}
+    for row in registry().values():
+        other = row.dialect
+        path = other.endpoint.url_path(model_id, False)
+        if other.id == dialect.id or path in seen:
+            continue
+        seen.add(path)
+        try:
+            status = (await _route_status(client, base, other, model_id, headers, secrets))[1]
+        except SievalError:
+            continue
+        if status not in _NO_ROUTE and status not in (401, 403):
+            found.append(other.id)
+    return found
+
+
+def _try(answers: list[str]) -> str:
+    """What to try instead: the dialects whose route answered, as the run was started."""
+    completion = {"openai_completions", "vllm_native", "sglang_native"}
+    scoring = (
+        " (the scoring tasks, PPL and CLP, need a completion wire: openai_completions, "
+        "vllm_native or sglang_native)"
+    )
+    if not answers:
+        return (
+            f"check the URL, or choose the dialect it speaks with {setting('dialect', 'ID')} "
+            f"('sieval dialects'){scoring}"
+        )
+    chat = [d for d in answers if d not in completion]
+    picks = []
+    if "openai_chat" in answers:
+        picks.append(f"{setting('kind', 'chat')} (openai_chat)")
+    picks += [setting("dialect", d) for d in answers if d != "openai_chat"]
+    note = scoring if chat and not set(answers) & completion else ""
+    return f"it answers the routes of {', '.join(answers)}: try {' or '.join(picks)}{note}"
+
+
+def _no_route(
+    name: str, dialect: Dialect, route: str, exc: ServerRejected, answers: list[str]
+) -> ConfigError:
+    said = server_message(exc.server_message.encode())
+    return ConfigError(
+        f"{name} has no route {route} (HTTP {exc.status}: {said}): the route is missing, not the "
+        f"model; the server may not speak {dialect.id}; {_try(answers)}",
+        dialect=dialect.id,
+        path="dialect",
+        server=name,
+    )
 
 
 def _not_served(
@@ -264,9 +388,10 @@ def _unreachable(name: str, exc: SievalError, key_sent: bool) -> ConfigError:
         if answered and not key_sent
         else ""
     )
+    cause = exc.cause if isinstance(exc, TransportError) and exc.cause else exc.message
     return ConfigError(
-        f"cannot reach {name}: {exc.message}; check that the server is up and the endpoint "
-        f"URL is right{unkeyed}",
+        f"cannot reach {name}: {cause}; check that the server is up and the endpoint URL is "
+        f"right{unkeyed}",
         server=name,
     )
 
@@ -323,3 +448,26 @@ def _shape(listing: Any) -> str:
     if isinstance(listing, list):
         return f"a list of {len(listing)} entries"
     return f"a {type(listing).__name__}"
+
+
+async def served_models(base_url: str, dialect: Dialect, api_key: str | None = None) -> list[str]:
+    """The model ids ``base_url`` lists on the dialect's models route (one short GET, no
+    retries); empty when it lists none or cannot be asked. For a command that forgot its model
+    id: the error then names what the server serves."""
+    client = HttpTransport(timeouts=PREFLIGHT_TIMEOUTS, limits=Limits(concurrency=1, retries=0))
+    secrets = (api_key,) if api_key else ()
+    try:
+        if not dialect.endpoint.models:
+            return []
+        listing = await get_json(
+            client,
+            base_url.rstrip("/") + dialect.endpoint.models,
+            headers=dialect.auth.headers(api_key),
+            secrets=secrets,
+            timeout=PREFLIGHT_TIMEOUTS,
+        )
+        return _ids(listing)
+    except SievalError:
+        return []
+    finally:
+        await client.aclose()

@@ -20,7 +20,7 @@ from ..plan.plan import PlannedModel
 from ..plan.urls import base_url
 from ..serving import Fingerprint, compare
 from ..serving.suite import measure_fingerprint
-from ..settings import setting
+from ..setting_names import setting
 from ..transport import HttpTransport, Limits, redact_url
 from .checks import check_model
 from .endpoints import Endpoint

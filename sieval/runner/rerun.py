@@ -19,7 +19,7 @@ task's own budget, and ``--rerun-censored`` then re-runs it if it is censored ag
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +28,10 @@ import msgspec
 from ..errors import ConfigError
 from ..ir.defaults import with_defaults
 from ..ir.request import Request
+from ..ir.response import Response
 from ..plan.samples import Samples
 from ..store.records import latest_at
-from ..tasks.base import COMPLETION_MODEL, ModelFacts, Sample, Task, TaskConfig
+from ..tasks.base import COMPLETION_MODEL, ModelFacts, Sample, SampleResult, StaticTask, TaskConfig
 
 __all__ = ["Rerun", "censored_at", "check_factor", "larger"]
 
@@ -60,21 +61,46 @@ def larger(request: Request, factor: float) -> Request:
     return msgspec.structs.replace(request, sampling=sampling)
 
 
-class Rerun:
+class Rerun(StaticTask):
     """A task whose requests are another's at ``factor`` times the budget (the model's request
     defaults applied first); everything else is the task's own."""
 
-    def __init__(self, task: Task, factor: float, defaults: Mapping[str, Any]) -> None:
+    def __init__(self, task: StaticTask, factor: float, defaults: Mapping[str, Any]) -> None:
         self.task = task
         self.factor = factor
-        self.defaults = defaults
+        self.request_defaults = defaults
+        self.name, self.protocol, self.headline = task.name, task.protocol, task.headline
+        self.requirements, self.defaults = task.requirements, task.defaults
+        self.keeps_predictions, self.cluster_by = task.keeps_predictions, task.cluster_by
+        self.metric_ranges, self.derived = task.metric_ranges, task.derived
 
-    def __getattr__(self, name: str) -> Any:  # score, score_async, describe, headline, …
-        return getattr(self.task, name)
+    def load(self, data_dir: Path, config: TaskConfig) -> Iterable[Sample]:
+        return self.task.load(data_dir, config)
+
+    def describe(self, sample: Sample) -> dict[str, Any]:
+        return self.task.describe(sample)
+
+    def score(
+        self,
+        sample: Sample,
+        responses: Mapping[str, Response],
+        config: TaskConfig,
+        model: ModelFacts = COMPLETION_MODEL,
+    ) -> SampleResult:
+        return self.task.score(sample, responses, config, model)
+
+    async def score_async(
+        self,
+        sample: Sample,
+        responses: Mapping[str, Response],
+        config: TaskConfig,
+        model: ModelFacts = COMPLETION_MODEL,
+    ) -> SampleResult:
+        return await self.task.score_async(sample, responses, config, model)
 
     def _first(self, sample: Sample, config: TaskConfig, model: ModelFacts) -> dict[str, Request]:
         named = self.task.requests(sample, config, model)
-        return {name: with_defaults(r, self.defaults) for name, r in named.items()}
+        return {name: with_defaults(r, self.request_defaults) for name, r in named.items()}
 
     def requests(
         self, sample: Sample, config: TaskConfig, model: ModelFacts = COMPLETION_MODEL

@@ -7,9 +7,15 @@ never holds global slots idle. The requests of one sample run concurrently, and 
 endpoint's budget of samples are in flight per (model, task) unit, so a million-sample task never
 becomes a million asyncio tasks. Connections are the endpoint's pool's (``transport/pool.py``).
 
-Failures: a sample whose request or score raises is recorded with the error's class and message
-and never scored. A records file that cannot be written (a full disk) stops the run (``broken``);
-``--max-failures`` stops one failing wholesale (``stopping.py``).
+A sample is its task's ``solve`` over a call context (``context.py``): each call it makes waits
+for those slots, and is recorded under the sample with its name, turn and role. A task that is
+not static (a conversation, a tool loop, a judge) journals each answered call
+(``<model>/<task>/calls.jsonl``), so a resume replays them instead of sending them again; its
+calls are admitted against a budget one by one, where a static task's sample is admitted whole.
+
+Failures: a sample whose call fails, or whose ``solve`` raises, is recorded with the error's class
+and message and never scored. A records file that cannot be written (a full disk) stops the run
+(``broken``); ``--max-failures`` stops one failing wholesale (``stopping.py``).
 """
 
 from __future__ import annotations
@@ -22,26 +28,26 @@ from pathlib import Path
 from typing import Any
 
 from ..cost.budget import Budget, Held
-from ..ir.request import Request
-from ..ir.response import Response
-from ..model import Call, Model
+from ..cost.counting import requests_of
+from ..model import Model
 from ..plan.plan import Plan, PlannedModel, PlannedTask
 from ..store.files import StorageError
 from ..store.records import (
     SCHEMA_VERSION,
     SCORED,
+    CallJournal,
     Record,
     RecordWriter,
-    RequestRecord,
     error_record,
     first_reported_model,
+    journal_path,
     records_path,
-    request_record,
     statuses_at,
     stored_channels,
 )
-from ..tasks.base import ModelFacts, Sample, describe
-from .checks import Primed, primed_key
+from ..tasks.base import ModelFacts, Sample, SampleResult, StaticTask
+from .checks import Primed
+from .context import BudgetStopped, SampleCalls, SampleContext
 from .endpoints import Endpoint
 from .progress import ProgressSink
 from .rerun import Rerun, censored_at
@@ -80,6 +86,8 @@ class Unit:
     writer: RecordWriter
     todo: Iterable[Sample]
     """The samples left to run, read as they are sent (never all held)."""
+    journal: CallJournal | None = None
+    """A task that is not static: its answered calls, journaled and replayed on a resume."""
     stage: str = ""
     """What the unit's progress line adds to its name (`` ×4``: the re-runs of ``rerun.py``)."""
 
@@ -115,6 +123,9 @@ class Scheduler:
         self.global_cap = global_cap
         self.sink = sink
         self.models: dict[str, Runtime] = {}
+        self.roles: dict[str, Runtime] = {}
+        """The model playing each role a task calls (filled by the engine)."""
+        self.journals: list[CallJournal] = []
         self.units: list[Unit] = []
         self.writers: list[RecordWriter] = []
         self.samples_run = 0
@@ -122,6 +133,11 @@ class Scheduler:
         """The failure that stopped the run: a records file could not be written."""
         self.budget: Budget | None = None
         """``--budget-tokens`` / ``--budget-cost``: a sample starts only within it (budget.py)."""
+
+    def runtimes(self) -> list[Runtime]:
+        """Every model the run sends through, each once (a role's model too)."""
+        found = {id(rt): rt for rt in [*self.models.values(), *self.roles.values()]}
+        return list(found.values())
 
     def prepare(self) -> list[str]:
         """Open each unit's records file, repair a crash's torn line, list what is left to run."""
@@ -149,7 +165,11 @@ class Scheduler:
                 todo: Iterable[Sample] = _left(pt.samples, status)
                 if self.run_only is not None and (label, pt.name) not in self.run_only:
                     todo, done = [], len(pt.samples)  # a resume of a subset: reported, not run
-                unit = Unit(runtime, pt, writer, todo)
+                journal = None
+                if not pt.task.static:
+                    journal = CallJournal(journal_path(path))
+                    self.journals.append(journal)
+                unit = Unit(runtime, pt, writer, todo, journal=journal)
                 self.units.append(unit)
                 self.sink.start(unit.key, len(pt.samples), done)
         return notes
@@ -158,7 +178,8 @@ class Scheduler:
         """Close every records file; the first failure (a full disk) becomes ``broken`` (the
         run raises it), and the other files are closed all the same."""
         failed: StorageError | None = None
-        for writer in self.writers:
+        files: list[RecordWriter | CallJournal] = [*self.writers, *self.journals]
+        for writer in files:
             try:
                 writer.close()
             except StorageError as exc:
@@ -176,6 +197,8 @@ class Scheduler:
         count = 0
         for unit in self.units:
             runtime, pt = unit.runtime, unit.task
+            if not isinstance(pt.task, StaticTask):  # a conversation's turns are not fixed
+                continue
             if self.run_only is not None and (runtime.planned.label, pt.name) not in self.run_only:
                 continue
             path = records_path(self.run_dir, runtime.planned.dirname, pt.name, self.shard)
@@ -183,7 +206,7 @@ class Scheduler:
             if not todo:
                 continue
             task = Rerun(pt.task, factor, runtime.planned.config.request_defaults)
-            rerun = Unit(runtime, replace(pt, task=task), unit.writer, todo, f" ×{factor:g}")
+            rerun = Unit(runtime, replace(pt, task=task), unit.writer, todo, stage=f" ×{factor:g}")
             self.sink.start(rerun.key, len(todo), 0)
             reruns.append(rerun)
             count += len(todo)
@@ -221,90 +244,69 @@ class Scheduler:
                 finished.result()
 
     async def _budgeted(self, unit: Unit, sample: Sample) -> None:
-        """Run the sample within the budget (``budget.py``), or leave it for a resume."""
-        if self.budget is None:
+        """Run the sample within the budget (``budget.py``), or leave it for a resume: a static
+        task's sample is admitted whole; a task that is not static, call by call (``context``)."""
+        if self.budget is None or not unit.task.task.static:
             await self._sample(unit, sample)
             return
         rt = unit.runtime
-        held: Held | None = await self.budget.admit(
-            rt.planned, unit.task, rt.facts, sample, rt.model
-        )
+        requests = requests_of(rt.planned, unit.task, rt.facts, sample)
+        held: Held | None = await self.budget.admit(rt.planned, requests, rt.model)
         record = None
         try:
             if held is not None:
                 record = await self._sample(unit, sample)
         finally:
-            reason = self.budget.settle(held, record) if held is not None else self.budget.stopped
+            reason = (
+                self.budget.settle(held, list(record.requests.values()) if record else None)
+                if held is not None
+                else self.budget.stopped
+            )
             if reason is not None and self.stopped is None:
                 self.stopped = reason  # no further sample starts; those in flight finish
-
-    async def _call(self, runtime: Runtime, request: Request, key: str) -> Call:
-        if runtime.primed:
-            sent, call = runtime.primed.pop(key, (None, None))
-            if call is not None and sent == request:
-                return call
-        async with runtime.endpoint.slots, self.global_cap:
-            runtime.calls += 1
-            return await runtime.model.call(request)
 
     async def _sample(self, unit: Unit, sample: Sample) -> Record | None:
         runtime, pt = unit.runtime, unit.task
         started = time.time()
         t0 = time.perf_counter()
-        requests: dict[str, RequestRecord] = {}
+        ctx = SampleContext(self, unit, sample, runtime)
+        calls: SampleCalls = ctx.calls
         error: dict[str, Any] | None = None
-        result = None
-        reported: str | None = None
+        result: SampleResult | None = None
         try:
-            named = dict(pt.task.requests(sample, pt.config, runtime.facts))
-            calls = await asyncio.gather(
-                *(
-                    self._call(runtime, r, primed_key(pt.name, sample.id, name))
-                    for name, r in named.items()
-                )
-            )
-            responses: dict[str, Response] = {}
-            for name, call in zip(named, calls, strict=True):
-                requests[name] = request_record(call, runtime.secrets, self.record_tokens)
-                reported = reported or call.reported_model
-                if call.response is None:
-                    error = error or requests[name].error
-                    continue
-                responses[name] = call.response
-            if error is None:
-                scorer = getattr(pt.task, "score_async", None)  # a checker that runs code
-                result = (
-                    await scorer(sample, responses, pt.config, runtime.facts)
-                    if scorer is not None
-                    else pt.task.score(sample, responses, pt.config, runtime.facts)
-                )
+            result = await pt.task.solve(sample, ctx)
+        except BudgetStopped as stop:  # left for a resume: its answered calls are journaled
+            if self.stopped is None:
+                self.stopped = str(stop)  # no further sample starts; those in flight stop too
+            return None
+        except StorageError as exc:  # the journal could not be written
+            self._break(exc)
+            return None
         except Exception as exc:
             error = error_record(exc, runtime.secrets)
+        error = calls.first_error() or error  # a failed call fails the sample, unscored
+        ok = error is None and result is not None
         record = Record(
             schema_version=SCHEMA_VERSION,
             sample_id=sample.id,
-            status="failed" if error is not None or result is None else "ok",
+            status="ok" if ok else "failed",
             model=runtime.planned.label,
             task=pt.name,
             group=sample.group,
-            requests=requests,
-            channels=(
-                stored_channels(dict(result.channels))
-                if result is not None and error is None
-                else {}
-            ),
-            prediction=result.prediction if result is not None and error is None else None,
+            requests=calls.made(),
+            channels=stored_channels(dict(result.channels)) if ok and result is not None else {},
+            prediction=result.prediction if ok and result is not None else None,
             gold=sample.gold,
             metrics=(
                 {k: float(v) for k, v in result.metrics.items()}
-                if result is not None and error is None
+                if ok and result is not None
                 else {}
             ),
             error=error,
-            reported_model=reported,
+            reported_model=calls.reported(),
             started=started,
             duration_s=time.perf_counter() - t0,
-            sample=describe(pt.task, sample),
+            sample=pt.task.describe(sample),
             rerun=pt.task.rerun_of(sample, pt.config, runtime.facts)
             if isinstance(pt.task, Rerun)
             else None,
@@ -314,19 +316,26 @@ class Scheduler:
         try:
             unit.writer.write(record)
         except StorageError as exc:
-            self.broken = exc
-            self.stopped = f"stopped: {exc.message}"
-            self._halt.set()
+            self._break(exc)
             return None
+        if unit.journal is not None and record.status == "ok":
+            unit.journal.forget(sample.id)
         self.samples_run += 1
         failed = (record.error or {"class": "Unknown"}) if record.status != "ok" else None
         reason = self.stopper.record(unit.key, failed)
         if reason is not None and self.stopped is None:
             self.stopped = reason
             self._halt.set()
-        tokens = sum(sum(r.usage.get(k, 0) for k in _COUNTED) for r in requests.values())
+        tokens = sum(sum(r.usage.get(k, 0) for k in _COUNTED) for r in record.requests.values())
         self.sink.advance(unit.key, record.status == "ok", tokens)
         return record
+
+    def _break(self, exc: StorageError) -> None:
+        """A run file could not be written (a full disk): the run stops, every record kept."""
+        if self.broken is None:
+            self.broken = exc
+        self.stopped = f"stopped: {exc.message}"
+        self._halt.set()
 
 
 _COUNTED = ("input_tokens", "output_tokens")

@@ -16,7 +16,7 @@ from msgspec import UNSET
 
 from ..errors import ContractViolation
 from ..ir.response import Response
-from ..settings import setting
+from ..setting_names import setting
 
 __all__ = ["candidate_letter_logprobs", "letter_logprobs", "spelled_letter"]
 

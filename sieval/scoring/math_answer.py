@@ -51,10 +51,12 @@ from typing import Any
 
 import msgspec
 
+from .dependencies import Dependency
 from .third_party_logs import quiet
 
-__all__ = ["Extraction", "MathVerdict", "extract_answer", "extract_boxed", "false_equation",
-           "is_equivalent", "same_value", "score_math", "several_lines"]  # fmt: skip
+__all__ = ["DEPENDENCIES", "Extraction", "MathVerdict", "extract_answer", "extract_boxed",
+           "false_equation", "is_equivalent", "same_value", "score_math",
+           "several_lines"]  # fmt: skip
 
 _BOX = re.compile(r"\\(boxed|fbox)")
 _LINE_PARTS = re.compile(r"\\begin\{|\\end\{|\\\\|\n")
@@ -121,6 +123,10 @@ def extract_answer(text: str) -> Extraction:
         return Extraction(answer=final.group(1).strip().strip("$").strip(),
                           rule="final_answer_sentence")  # fmt: skip
     return boxed
+
+
+DEPENDENCIES = (Dependency("math_verify", "math-verify"),)
+"""What ``is_equivalent`` imports: a task comparing math answers declares it."""
 
 
 def _math_verify() -> Any:

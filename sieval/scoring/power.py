@@ -4,7 +4,7 @@ Two questions, at a two-sided level ``alpha`` (0.05) and a probability ``target`
 detecting: how many samples a comparison needs to detect a difference Δ (``samples_needed``),
 and the smallest difference a comparison of n samples detects (``detectable_difference``, its
 minimum detectable effect, MDE). "Detect" means that the test ``sieval compare`` reports for the
-metric rejects "no difference" (``audit/compare.py``), so each figure is a claim about that test.
+metric rejects "no difference" (``analysis/compare.py``), so each figure is a claim about that test.
 ``Design.method`` names which:
 
 - ``"mcnemar"``: a 0/1 metric on independent samples, McNemar's exact test (rejects at

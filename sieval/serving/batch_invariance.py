@@ -9,9 +9,9 @@ log-probability can move by whole nats (vLLM 0.32 on CPU: 222 of 399 ARC log-lik
 
 from __future__ import annotations
 
-from .advice import batch_fix
-from .findings import Finding, compared, moved_text
-from .observe import Sender, differ, merged
+from .finding import Finding, compared, moved_text
+from .fixes import batch_fix
+from .observation import Sender, differ, merged
 from .probes import Probe
 
 __all__ = ["check_batch"]

@@ -10,9 +10,9 @@ the prompt's log-probabilities).
 
 from __future__ import annotations
 
-from .advice import cache_fix
-from .findings import Finding, compared, moved_text
-from .observe import Sender, differ
+from .finding import Finding, compared, moved_text
+from .fixes import cache_fix
+from .observation import Sender, differ
 from .probes import Probe
 
 __all__ = ["check_cache"]

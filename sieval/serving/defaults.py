@@ -14,7 +14,17 @@ harness assumes. For each such field and each request of the run that leaves it 
 * ``differs``: the server applies a default that changes answers (a failure, with the fix);
 * ``unverified``: the wire can neither send the field nor repeat a sampled probe (no seed);
 * ``length``: a generating request leaves ``max_tokens`` out, so the server decides how long
-  answers are (vLLM: 16 tokens, or the generation config's ``max_new_tokens``).
+  answers are (vLLM: 16 tokens, or the generation config's ``max_new_tokens``);
+* ``declared``: unverified, and taken as neutral because the model's config says the server
+  applies no defaults of its own (``server_defaults: neutral``, which no wire can show), or
+  sieval started the server itself (``endpoint: embedded``).
+
+A field that ``differs`` or is ``unverified`` leaves the results of its tasks exposed to a
+server default: the finding matters (a warning when the run starts), and the report marks those
+tasks' headlines ``exposed`` (``results/marks.py``), however the run was started. Its fix names
+every way out: the neutral value, where the run's requests can carry it; else the dialects that
+can carry it for those requests (each request lowered with it, no I/O); and the server's own
+flag, which covers every field at once (``advice.defaults_fix``).
 """
 
 from __future__ import annotations
@@ -26,12 +36,14 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
+from ..dialects.registry import registry
+from ..dialects.table import lower
 from ..errors import Refused
-from ..ir.request import Request, Sampling
-from .advice import defaults_fix
+from ..ir.request import ChatInput, CompletionInput, Request, Sampling
 from .determinism import SAMPLED_TOKENS, SEED
-from .findings import Finding
-from .observe import Observation, Sender, Step
+from .finding import Finding
+from .fixes import Exposure, defaults_fix
+from .observation import Observation, Sender, Step
 from .probes import SHORT, Probe, lowered, shape
 
 __all__ = ["FIELDS", "check_defaults", "kind_of"]
@@ -98,11 +110,49 @@ def _explicit(sender: Sender, request: Request, field: Field) -> Request | None:
     return None
 
 
+def _wires(request: Request, field: Field, model_id: str) -> tuple[tuple[str, Any], ...]:
+    """The dialects that can carry ``field`` at a neutral value with ``request``'s input (a
+    request of that input, its temperature and max_tokens, and the field, lowered: no I/O):
+    where a run whose wire cannot send the field could send it."""
+    found = []
+    kept = Sampling(
+        temperature=request.sampling.temperature, max_tokens=request.sampling.max_tokens
+    )
+    bare = Request(input=request.input, sampling=kept)
+    for dialect_id, row in registry().items():
+        if row.dialect is None:
+            continue
+        for value in field.neutral:
+            try:
+                lower(row.dialect, _set(bare, field.leaf, value), model_id)
+            except Refused:
+                continue
+            found.append((dialect_id, value))
+            break
+    return tuple(found)
+
+
+def _exposure(sender: Sender, request: Request, field: Field) -> Exposure:
+    """How ``field`` could be settled for requests like ``request``: its neutral value, if the
+    run's wire can carry it, else the dialects that can."""
+    explicit = _explicit(sender, request, field)
+    if explicit is not None:
+        return Exposure(field.leaf, value=_neutral(explicit, field))
+    model_id = sender.model.model_id
+    wires = _wires(request, field, model_id)
+    if wires or not isinstance(request.input, ChatInput):
+        return Exposure(field.leaf, wires=wires)
+    # no wire sends it with a chat prompt: say which would with a raw-text one
+    raw = msgspec.structs.replace(request, input=CompletionInput(text=SHORT))
+    return Exposure(field.leaf, raw_wires=_wires(raw, field, model_id))
+
+
 @dataclass
 class _Verdict:
     status: str
     why: str
     tasks: list[str]
+    exposure: Exposure | None = None
 
 
 def penalised(steps: Sequence[Step]) -> tuple[bool | None, str]:
@@ -144,9 +194,12 @@ async def check_defaults(
     greedy: Probe | None,
     greedy_seen: Observation | None,
     engine: str | None = None,
+    *,
+    declared_neutral: str | None = None,
 ) -> Finding:
     """The fields ``requests`` (task name, request as sent) leave out, each proven harmless,
-    probed, or reported; ``greedy``/``greedy_seen``: the fingerprint's greedy probe and its first
+    probed, or reported (``declared_neutral``: why an unverified one is taken as neutral,
+    ``declared``); ``greedy``/``greedy_seen``: the fingerprint's greedy probe and its first
     answer (every field left out), reused rather than sent again."""
     mark = sender.mark()
     verdicts: dict[str, _Verdict] = {}
@@ -182,9 +235,16 @@ async def check_defaults(
             verdicts[field.leaf] = _Verdict("cannot change", why, tasks)
             continue
         exposed = sorted({t for kind in risky for t in kinds[kind]})  # where it can matter
-        verdicts[field.leaf] = await _probe(
+        verdict = await _probe(
             sender, field, risky, greedy, greedy_seen, seeded_probe, seeded_base, exposed
         )
+        if verdict.status == "unverified" and declared_neutral:
+            verdict.status = "declared"
+            verdict.why += f"; taken as neutral: {declared_neutral}"
+        elif verdict.status in ("differs", "unverified"):
+            first = next(r for t, r in requests if t in exposed and _omits(r, field.leaf))
+            verdict.exposure = _exposure(sender, first, field)
+        verdicts[field.leaf] = verdict
     length = sorted(
         {t for t, r in requests if kind_of(r) != "scores" and r.sampling.max_tokens is UNSET}
     )
@@ -305,31 +365,51 @@ def _neutral(request: Request, field: Field) -> Any:
     return request.options.get(name) if head == "options" else getattr(request.sampling, name)
 
 
+def _evidence(verdict: _Verdict) -> dict[str, Any]:
+    out: dict[str, Any] = {"status": verdict.status, "why": verdict.why, "tasks": verdict.tasks}
+    if verdict.exposure is not None and verdict.exposure.value is not None:
+        out["send"] = verdict.exposure.value
+    elif verdict.exposure is not None:
+        out["wires"] = {wire: value for wire, value in verdict.exposure.wires}
+    return out
+
+
 def _finding(verdicts: dict[str, _Verdict], cost: Any, engine: str | None) -> Finding:
-    evidence = {
-        leaf: {"status": v.status, "why": v.why, "tasks": v.tasks} for leaf, v in verdicts.items()
-    }
+    evidence = {leaf: _evidence(v) for leaf, v in verdicts.items()}
     bad = [leaf for leaf, v in verdicts.items() if v.status in ("differs", "length")]
     unverified = [leaf for leaf, v in verdicts.items() if v.status == "unverified"]
+    exposures = {leaf: v.exposure for leaf, v in verdicts.items() if v.exposure is not None}
     if not verdicts:
         detail = "every sampling field is sent explicitly"
     else:  # the reason where it is a finding; evidence holds every one
         detail = "; ".join(
             f"{leaf.rpartition('.')[2]}: {v.status}"
-            + (f" ({v.why})" if v.status in ("differs", "length", "unverified") else "")
+            + (f" ({v.why})" if v.status in ("differs", "length", "unverified", "declared") else "")
             for leaf, v in verdicts.items()
         )
     tasks = sorted({t for leaf in bad + unverified for t in verdicts[leaf].tasks})
     if bad:
+        differs = [exposures[leaf] for leaf in bad if leaf in exposures]
+        unsure = [exposures[leaf] for leaf in unverified]
         return Finding(
             check="server_defaults", outcome="failed", detail=detail,
-            meaning=defaults_fix(engine, bad), matters=True, tasks=tasks, evidence=evidence,
-            cost=cost,
+            meaning=defaults_fix(engine, differs, unsure, length="sampling.max_tokens" in bad),
+            matters=True, tasks=tasks, evidence=evidence, cost=cost,
         )  # fmt: skip
     if unverified:
+        # not proven either way: the results that meet these fields are exposed to them
+        unsure = [exposures[leaf] for leaf in unverified]
         return Finding(
             check="server_defaults", outcome="skipped", detail=detail,
-            meaning=defaults_fix(engine, unverified, proven=False), tasks=tasks,
+            meaning=defaults_fix(engine, [], unsure), matters=True, tasks=tasks,
+            evidence=evidence, cost=cost,
+        )  # fmt: skip
+    declared = [leaf for leaf, v in verdicts.items() if v.status == "declared"]
+    if declared:
+        return Finding(
+            check="server_defaults", outcome="skipped", detail=detail,
+            meaning=f"{', '.join(leaf.rpartition('.')[2] for leaf in declared)}: taken as neutral, "
+            f"not verified ({verdicts[declared[0]].why.rpartition('taken as neutral: ')[2]})",
             evidence=evidence, cost=cost,
         )  # fmt: skip
     return Finding(

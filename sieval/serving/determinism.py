@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from ..ir.request import Sampling
 from ..model import Model
-from .advice import determinism_fix, seed_fix
-from .findings import Finding, compared, moved_text
-from .observe import Cost, Observation, Sender, differ
+from .finding import Finding, compared, moved_text
+from .fixes import determinism_fix, seed_fix
+from .observation import Cost, Observation, Sender, differ
 from .probes import SHORT, shape
 
 __all__ = ["SEED", "check_determinism", "check_seed", "seeded_probe"]

@@ -28,7 +28,7 @@ import msgspec
 from ..errors import SievalError
 from ..model import Model
 from ..store.identity import canonical_json
-from .observe import Observation, differ
+from .observation import Observation, differ
 
 __all__ = [
     "Fingerprint",

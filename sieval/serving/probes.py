@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from ..dialects.spec import Lowered
+from ..dialects.vocabulary import Lowered
 from ..errors import Refused
 from ..ir.request import (
     ChatInput,
@@ -59,7 +59,9 @@ __all__ = [
 def lowered(model: Model, request: Request) -> Lowered:
     """``request`` as ``model`` sends it (its defaults applied, lowered): no I/O, ``Refused`` when
     the wire cannot carry it."""
-    return prepare(model.dialect, request, model.model_id, model.request_defaults)
+    return prepare(
+        model.dialect, request, model.model_id, model.request_defaults, model.request_overrides
+    )
 
 
 SHORT = (

@@ -18,11 +18,11 @@ from .batch_invariance import check_batch
 from .cache_invariance import check_cache
 from .defaults import check_defaults
 from .determinism import check_determinism, check_seed
-from .findings import NEGLIGIBLE, Finding
+from .finding import NEGLIGIBLE, Finding
 from .fingerprint import Fingerprint, server_facts, with_numerics
-from .needs import Needs
-from .observe import Cost, Observation, Sender
+from .observation import Cost, Observation, Sender
 from .probes import BATCH, GREEDY_TOKENS, LONG, SHORT, lowered, nonce, shape
+from .selection import Needs
 
 __all__ = ["DEFAULT_COPIES", "Serving", "measure_fingerprint", "run_serving_checks"]
 
@@ -55,8 +55,12 @@ async def run_serving_checks(
     *,
     copies: int = DEFAULT_COPIES,
     rng: random.Random | None = None,
+    declared_neutral: str | None = None,
 ) -> Serving:
-    """Run ``needs``' checks against ``model``'s server (nothing when it selects none)."""
+    """Run ``needs``' checks against ``model``'s server (nothing when it selects none);
+    ``declared_neutral``: why the server is known to apply no sampling defaults (the config says
+    ``server_defaults: neutral``, or sieval started it), taken in place of a probe that cannot
+    tell."""
     if not needs.checks:
         return Serving()
     sender = Sender(model)
@@ -100,7 +104,9 @@ async def run_serving_checks(
         findings.append(_tasks(await check_seed(sender, engine), needs))
     if "server_defaults" in needs:
         seen: Observation | None = first
-        found = await check_defaults(sender, needs.requests, greedy, seen, engine)
+        found = await check_defaults(
+            sender, needs.requests, greedy, seen, engine, declared_neutral=declared_neutral
+        )
         findings.append(_caveat(found, unsettled))
     return Serving(
         fingerprint=fingerprint,

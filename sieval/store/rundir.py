@@ -18,8 +18,6 @@ from typing import Any
 import msgspec
 
 from ..errors import ConfigError
-from ..plan.config import EvalConfig, check_config
-from ..transport import REDACTED, redact_url
 from .files import storage_error, write_atomic
 from .identity import changed_inputs, fingerprint
 from .paths import segment
@@ -29,11 +27,11 @@ __all__ = [
     "check_resume",
     "create_run_dir",
     "html_target",
-    "load_run_config",
     "new_run_dir",
     "read_run_json",
     "run_directory",
     "write_json",
+    "write_new_file",
     "write_run_json",
 ]
 
@@ -124,28 +122,22 @@ def write_run_json(
     run_dir: Path,
     identity: str,
     inputs: Mapping[str, Any],
-    config: EvalConfig,
+    config: Mapping[str, Any],
     serving: Mapping[str, Any] | None = None,
 ) -> None:
-    """``serving``: each model's serving fingerprints (``runner/serving/across_runs.py``), kept
+    """``config``: the run's config as plain data with no secret (``plan.run_config.stored``).
+    ``serving``: each model's serving fingerprints (``serving/fingerprint_history.py``), kept
     beside the identity, never in it: a run made before them resumes as it did."""
     data = {
         "identity": identity,
         "inputs": inputs,
-        "config": _safe_config(config),
+        "config": dict(config),
         "created": time.time(),
         "records_schema_version": SCHEMA_VERSION,
     }
     if serving:
         data["serving"] = dict(serving)
     write_json(run_dir / "run.json", data)
-
-
-def _safe_config(config: EvalConfig) -> dict[str, Any]:
-    data: dict[str, Any] = msgspec.to_builtins(config)
-    for model in data["models"]:
-        model["endpoint"] = redact_url(model["endpoint"])
-    return data
 
 
 def read_run_json(run_dir: Path) -> dict[str, Any]:
@@ -163,59 +155,6 @@ def read_run_json(run_dir: Path) -> dict[str, Any]:
     except (msgspec.DecodeError, TypeError) as exc:
         raise ConfigError(f"{meta}: unreadable run metadata ({exc})", path="resume") from exc
     return stored
-
-
-def load_run_config(
-    run_dir: Path,
-    *,
-    endpoints: EvalConfig | None = None,
-    contacts: bool = True,
-    again: str = "sieval eval CONFIG --resume {run_dir}",
-) -> EvalConfig:
-    """The config a run was made with, from its ``run.json`` (``--resume`` without a config).
-
-    ``run.json`` never stores an endpoint's password (it holds the URL redacted). A run that
-    will contact the servers (``contacts``) takes such an endpoint from ``endpoints`` (the
-    config file the user passes again: the model of the same label, at the same URL once
-    redacted); without it the error names the command that works, ``again``. A reader that
-    sends nothing (``finalize``) keeps the redacted URL."""
-    stored = read_run_json(run_dir)
-    raw = stored.get("config")
-    if raw is None:
-        raise ConfigError(
-            f"{run_dir}/run.json predates stored configs; pass the config file too: "
-            f"sieval eval CONFIG --resume {run_dir}",
-            path="resume",
-        )
-    try:
-        config = check_config(msgspec.convert(raw, EvalConfig), f"{run_dir}/run.json")
-    except msgspec.ValidationError as exc:
-        raise ConfigError(f"{run_dir}/run.json: unreadable config ({exc})", path="resume") from exc
-    hidden = [m for m in config.models if REDACTED in m.endpoint]
-    if not hidden or not contacts:
-        return config
-    if endpoints is None:
-        raise ConfigError(
-            f"{run_dir}: the endpoint URL of model {hidden[0].label!r} holds a password, which "
-            "run.json does not store; pass the config file the run was made with (it is read "
-            f"for that URL only): {again.format(run_dir=run_dir)}",
-            path="resume",
-        )
-    given = {m.label: m for m in endpoints.models}
-    models = []
-    for model in config.models:
-        if model in hidden:
-            mine = given.get(model.label)
-            if mine is None or redact_url(mine.endpoint.rstrip("/")) != model.endpoint.rstrip("/"):
-                raise ConfigError(
-                    f"the config file has no model {model.label!r} at {model.endpoint} (the "
-                    f"endpoint {run_dir} was made with, password hidden); pass the config file "
-                    "the run was made with",
-                    path="endpoint",
-                )
-            model = msgspec.structs.replace(model, endpoint=mine.endpoint)
-        models.append(model)
-    return msgspec.structs.replace(config, models=models)
 
 
 def check_resume(run_dir: Path, identity: str, inputs: Mapping[str, Any]) -> None:
@@ -295,6 +234,12 @@ def html_target(path: Path, run_dir: Path, *, force: bool = False) -> Path:
         raise ConfigError(
             f"--html {str(path)!r}: {target} is a directory; pass another path", path="html"
         )
+    if target.exists() and not target.is_file():  # reading a pipe to see what it is never ends
+        raise ConfigError(
+            f"--html {str(path)!r}: {target} is not a regular file (a pipe, a socket or a "
+            "device); pass a file path",
+            path="html",
+        )
     if target.exists() and not force and not _is_html_report(target):
         raise ConfigError(
             f"--html {str(path)!r}: {target} exists and is not an HTML report sieval wrote; "
@@ -302,6 +247,26 @@ def html_target(path: Path, run_dir: Path, *, force: bool = False) -> Path:
             path="html",
         )
     return target
+
+
+def write_new_file(path: Path, text: str, *, flag: str) -> None:
+    """Write ``text`` to ``path``, a file that must not exist yet and must not be in a run
+    directory (``ConfigError`` naming ``flag`` otherwise; nothing written). Created exclusively,
+    so a file made meanwhile, or a dangling link into a run, is never written through."""
+    holder = _enclosing_run(path.resolve().parent)
+    if holder is not None:
+        raise ConfigError(
+            f"{flag} {str(path)!r} is inside the run directory {holder}, whose files sieval never "
+            "overwrites; write it outside any run directory",
+            path=flag,
+        )
+    try:
+        with open(path, "x", encoding="utf-8") as file:
+            file.write(text)
+    except FileExistsError:
+        raise ConfigError(f"{flag} {str(path)!r} exists; name a new file", path=flag) from None
+    except OSError as exc:
+        raise ConfigError(f"{flag} {str(path)!r}: cannot write it ({exc.strerror})") from exc
 
 
 def _enclosing_run(directory: Path) -> Path | None:

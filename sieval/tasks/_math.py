@@ -4,7 +4,7 @@ final-answer sentence; math-verify's equivalence, not string equality)."""
 
 from __future__ import annotations
 
-from ..scoring.math_answer import same_value, score_math
+from ..scoring.math_answer import DEPENDENCIES, same_value, score_math
 from ..scoring.repeats import Equivalence
 from .base import Sample
 from .families import Checked, Verdict
@@ -42,6 +42,7 @@ def family(answer: str, max_tokens: int) -> Checked:
         input="chat",
         max_tokens=max_tokens,
         equivalence=SAME_VALUE,
+        needs=DEPENDENCIES,
         protocol_text=(
             "0-shot CoT: the problem and the line "
             f"{INSTRUCTION!r} as the user message; greedy, max_tokens {max_tokens}; the last "

@@ -11,7 +11,15 @@ from __future__ import annotations
 from ..data.mmlu import CATEGORIES
 from ..data.mmlu import SUBJECTS as _ORIGINAL
 
-__all__ = ["CATEGORIES", "LM_EVAL", "LM_EVAL_GROUPS", "ORIGINAL", "SUBJECTS", "description"]
+__all__ = [
+    "CATEGORIES",
+    "GROUPS",
+    "LM_EVAL",
+    "LM_EVAL_GROUPS",
+    "ORIGINAL",
+    "SUBJECTS",
+    "description",
+]
 
 ORIGINAL: dict[str, str] = dict(_ORIGINAL)
 """The original release's category of each subject (``sieval.data.mmlu.SUBJECTS``)."""
@@ -25,6 +33,12 @@ _LM_EVAL_NAME = dict(
 LM_EVAL: dict[str, str] = {
     s: "stem" if s == "anatomy" else _LM_EVAL_NAME[c] for s, c in ORIGINAL.items()
 }
+
+GROUPS: dict[str, tuple[str, ...]] = {
+    group: tuple(s for s in SUBJECTS if LM_EVAL[s] == group) for group in LM_EVAL_GROUPS
+}
+"""lm-eval's groups (``mmlu_stem`` ...) as the subjects each holds: what the ``subjects`` option
+takes beside a subject's name."""
 
 
 def description(template: str = "") -> str:

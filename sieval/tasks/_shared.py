@@ -6,22 +6,48 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..errors import ConfigError, ContractViolation
+from ..ir.ranges import INT32_MAX
 from ..ir.request import ChatInput, CompletionInput, Message, Request, Sampling, Scoring, TextPart
 from ..ir.response import Choice, Response
 from ..scoring.continuation import ContinuationScore
 from .base import Sample, SampleResult, TaskConfig
 
 
-def int_option(task: str, config: TaskConfig, name: str, default: int, minimum: int) -> int:
-    """An integer task option with its default, refused below ``minimum`` (named in the error)."""
+def int_option(
+    task: str,
+    config: TaskConfig,
+    name: str,
+    default: int,
+    minimum: int,
+    maximum: int = INT32_MAX,
+) -> int:
+    """An integer task option with its default, refused outside ``[minimum, maximum]`` (named in
+    the error); the default maximum is the largest count a wire carries (``ir/ranges.py``)."""
     value = config.options.get(name, default)
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+    if not isinstance(value, int) or isinstance(value, bool) or not minimum <= value <= maximum:
         raise ConfigError(
-            f"task {task}: option {name} must be an integer >= {minimum}, got {value!r}",
+            f"task {task}: option {name} must be an integer in [{minimum}, {maximum}], got "
+            f"{value!r}",
             path=f"tasks.{task}.options.{name}",
             received=value,
         )
     return value
+
+
+def check_options(task: str, config: TaskConfig, allowed: Iterable[str]) -> None:
+    """Refuse an option the task does not read, and shots for a task that takes none (a task
+    that is not a ``Spec``: ``SpecTask`` checks its own)."""
+    known = sorted(allowed)
+    unknown = sorted(set(config.options) - set(known))
+    if unknown:
+        raise ConfigError(
+            f"task {task} has no option {', '.join(unknown)}; it accepts: "
+            f"{', '.join(known) or '(none)'}",
+            path=f"tasks.{task}.options",
+            received=unknown,
+        )
+    if config.num_fewshot:
+        raise ConfigError(f"task {task} is 0-shot; drop num_fewshot", path=f"tasks.{task}")
 
 
 def user_message(text: str) -> ChatInput:
@@ -34,6 +60,12 @@ def first_choice(response: Response) -> Choice:
     if not response.choices:
         raise ContractViolation("the generation reply has no choices", path="choices")
     return response.choices[0]
+
+
+def tool_calls(choice: Choice) -> list[dict[str, Any]]:
+    """The tool calls a choice made, as a record keeps them (``sieval samples`` shows them)."""
+    calls = choice.tool_calls if isinstance(choice.tool_calls, tuple) else ()
+    return [{"name": c.name, "arguments": c.arguments} for c in calls]
 
 
 def scoring_request(text: str) -> Request:

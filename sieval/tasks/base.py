@@ -1,28 +1,46 @@
-"""The contract every task follows: data -> named IR requests -> per-sample metrics -> aggregate.
+"""The contract every task follows: data -> samples -> ``solve(sample, ctx)`` -> aggregate.
 
-A task speaks only the IR. It declares what it needs from a dialect (``requirements``) so a run
-can be refused before its first request when the chosen dialect cannot serve it.
+A task speaks only the IR. Its unit of work is one coroutine, ``solve(sample, ctx)``: it asks the
+model through the call context (``ctx.call(name, request)``; ``tasks/context.py``), as many
+times as it needs (a second turn after the first reply, a tool loop, a judge by role), and
+returns the sample's result. Every other hook is a method or attribute with a safe default. A
+task whose calls are all known before I/O is *static* (``StaticTask``: ``requests`` + ``score``,
+every task of the lm-eval kind); its requests are what the plan lowers, the checks send, the
+forecast counts. A task that is not static says what planning may know of its calls
+(``calls``: the first turn as sent, later turns as a bound).
+
+A task declares what it needs from a dialect (``requirements``) so a run can be refused before
+its first request when the chosen dialect cannot serve it, and the model roles it calls
+(``roles``) so a run whose config lacks one is refused before I/O.
 """
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import msgspec
 
 from ..ir.request import Request
 from ..ir.response import Response
+from ..scoring.uncertainty import Derived
+
+if TYPE_CHECKING:
+    from .context import Context
 
 __all__ = [
     "COMPLETION_MODEL",
     "ModelFacts",
+    "PlannedCall",
     "Readiness",
     "Requirement",
     "Sample",
     "SampleResult",
+    "StaticTask",
     "Task",
     "TaskConfig",
     "describe",
@@ -55,8 +73,12 @@ class TaskConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     """What a config's ``tasks:`` entry may set; everything that can change a score."""
 
     name: str
-    n: int | None = None
-    """How many samples to evaluate (the first n in the task's fixed order); None = all."""
+    n: int | float | None = None
+    """How many samples to evaluate (the first n in the task's fixed order); a fraction below 1
+    takes that share of the task's rows, rounded up (lm-eval's ``--limit 0.1``); None = all."""
+    samples: list[str] | None = None
+    """Only the samples with these ids (``--samples test/3,test/7``), in the task's order; a
+    repeated row's id selects all its repeats. None = every sample."""
     num_fewshot: int | None = None
     """Shots per prompt; None = the task's default."""
     seed: int = 1234
@@ -84,6 +106,9 @@ class ModelFacts(msgspec.Struct, frozen=True, kw_only=True):
     documents: dict[str, tuple[int, ...]] | None = None
     """The token ids (no special tokens) of the texts a task's ``documents`` names, read through
     the server's tokenizer before the run; None until then."""
+    tool_results: Literal["apart", "together"] = "apart"
+    """How the dialect takes the results of several tool calls made in one turn: one tool
+    message each (OpenAI's chat), or ``together`` in one turn (Anthropic's, Google's)."""
 
 
 COMPLETION_MODEL = ModelFacts()
@@ -107,31 +132,57 @@ class SampleResult(msgspec.Struct, kw_only=True):
     """The response channels the score used (e.g. continuation token logprobs and offsets)."""
 
 
-class Task(Protocol):
-    """The contract. A task may also define, and the runner then uses:
+SHARED_FIELDS = ("fewshot", "shot_ids")
+"""Sample data that is the same for every sample of a run (the shots): not repeated in records;
+each request's body holds the prompt as sent."""
 
-    * ``requirements_for(model: ModelFacts)``: requirements that depend on the model (a chat
-      model needs ``chat`` instead of ``text_prompt``);
-    * ``protocol_for(model: ModelFacts)``: the protocol as run for that model (recorded);
+
+@dataclass(frozen=True)
+class PlannedCall:
+    """One call of a sample as planning may know it before any I/O: what the dry run lowers,
+    the pre-run and serving checks read, the forecast counts and a budget holds."""
+
+    name: str
+    """The name the task calls it by (``ctx.call(name, ...)``)."""
+    request: Request
+    """The request as sent (``exact``), or one standing for it: a later turn with what it
+    depends on (earlier answers, tool results) left out."""
+    role: str | None = None
+    """The model role that answers it (``ctx.role(name)``); None: the evaluated model."""
+    exact: bool = True
+    """``request`` is exactly what the run sends under ``name`` (a static task's requests, a
+    conversation's first turn): the checks may send it and the run then uses their answer."""
+    times: int = 1
+    """At most this many calls like it (a tool loop's later turns)."""
+    unseen_tokens: int = 0
+    """The most prompt tokens each such call may hold beyond ``request``'s own: the answers and
+    tool results it leaves out (a bound: a generated answer re-tokenised in a prompt may differ
+    by a token at its edges)."""
+
+
+class Task(abc.ABC):
+    """The contract: ``load`` the samples, ``solve`` one over a call context, ``aggregate``.
+
+    Everything else has a safe default, overridden where a task differs:
+
+    * ``requirements_for(model)``: requirements that depend on the model (a chat model needs
+      ``chat`` instead of ``text_prompt``); ``protocol_for(model)``: the protocol as run for it;
     * ``token_texts(config)``: texts whose single-token ids the runner resolves into
       ``ModelFacts.token_ids`` through the server's tokenizer;
-    * ``documents(samples, config)``: texts the runner tokenises whole through the server's
-      tokenizer into ``ModelFacts.documents`` (with ``max_length`` and ``prefix_token_id``),
-      before the run (rolling log-likelihood);
-    * ``describe(sample)``: the sample as a reader of its record needs it (``describe`` below is
-      the default).
-    * ``score_async(sample, responses, config, model)``: a coroutine the runner awaits instead
-      of ``score`` (a checker that runs the answer's code in the sandbox);
+    * ``documents(samples, config)``: texts the runner tokenises whole into
+      ``ModelFacts.documents`` before the run (rolling log-likelihood);
+    * ``describe(sample)``: what a record keeps of the sample;
     * ``check_ready(allow_unsafe_code)``: a ``Readiness``, before the run's first request (the
-      code tasks choose their sandbox and run a trivial program in it), or ``ConfigError``
-      naming the fix;
+      code tasks choose their sandbox and run a trivial program in it; a checked task imports
+      what its checker needs, ``scoring.dependencies``), or ``ConfigError`` naming the fix;
     * ``samples_per_row(config)``: how many samples each row is (repeats); the config's ``n``
-      then counts rows, ``n * samples_per_row`` samples;
-    * ``keeps_predictions = True``: ``aggregate``'s results hold each sample's ``prediction`` too
-      (maj@k votes over the repeats' extracted answers);
-    * ``cluster_by = "group"``: samples of one ``Sample.group`` are not independent draws (MMLU's
-      subjects); their metrics' standard errors are clustered by group. ``cluster_by = "item"``:
-      the repeats of one row (ids ``<id>#r<i>``) are clustered by the row, when there are any.
+      then counts rows;
+    * ``keeps_predictions``: ``aggregate`` also reads each sample's prediction (maj@k);
+    * ``cluster_by``: ``"group"``, samples of one group are not independent draws (MMLU's
+      subjects, standard errors clustered by group); ``"item"``, a row's repeats are clustered;
+    * ``requests(sample, config, model)``: a static task's calls, all known before I/O; None
+      for a task that is not static, which says what is known in ``calls``;
+    * ``roles``: the model roles ``solve`` calls besides the evaluated model (``judge``);
     * ``metric_ranges``: ``{metric: (lowest, highest)}`` for per-sample metrics with a range
       other than a 0/1 proportion's (TruthfulQA MC2's probability mass in [0, 1], a
       log-likelihood at most 0): it picks the metric's interval, which stays in it
@@ -146,26 +197,107 @@ class Task(Protocol):
     """The scoring protocol in one line, recorded with every result."""
     headline: str
     """The metric reported first."""
-    requirements: Sequence[Requirement]
-    defaults: Mapping[str, Any]
+    requirements: Sequence[Requirement] = ()
+    defaults: Mapping[str, Any] = MappingProxyType({})
     """What ``num_fewshot`` and the task's options default to (shown by ``sieval tasks``)."""
+    keeps_predictions: bool = False
+    cluster_by: Literal["group", "item"] | None = None
+    roles: tuple[str, ...] = ()
+    """The model roles ``solve`` asks through ``ctx.role(name)``; a run whose config names no
+    model for one of them is refused before any I/O."""
+    metric_ranges: Mapping[str, tuple[float, float]] = MappingProxyType({})
+    derived: Mapping[str, Derived] = MappingProxyType({})
+    static: ClassVar[bool] = False
+    """Whether every call of a sample is known before I/O (``requests``)."""
+
+    # -- what every task has ------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def load(self, data_dir: Path, config: TaskConfig) -> Iterable[Sample]:
+        """All evaluation samples in a fixed order (shots already drawn into ``data``). It may
+        yield them one at a time: the plan stores each as it comes (``plan/samples.py``) and
+        stops reading at the config's ``n``."""
+
+    @abc.abstractmethod
+    async def solve(self, sample: Sample, ctx: Context) -> SampleResult:
+        """One sample: its calls through ``ctx`` (each decided before its I/O, checked after,
+        recorded), then its metrics. Raise a ``SievalError`` when they cannot be trusted (a
+        failed sample is recorded as failed, never as wrong); a call that failed fails the
+        sample whatever ``solve`` returns."""
 
     def data_files(self, data_dir: Path) -> list[Path]:
         """The files this task reads (their checksums enter the run identity)."""
-        ...
+        return []
 
-    def load(self, data_dir: Path, config: TaskConfig) -> Iterable[Sample]:
-        """All evaluation samples in a fixed order (shots already drawn into ``data``). It may
-        yield them one at a time: the plan stores each as it comes (``runner/samples.py``) and
-        stops reading at the config's ``n``."""
-        ...
+    def aggregate(self, results: Sequence[tuple[Sample, SampleResult]]) -> dict[str, Any]:
+        """Run-level metrics from each sample's ``metrics`` and ``group``: the report passes, in
+        the task's sample order, samples that hold only their ``id`` and ``group`` and results
+        that hold only their metrics (and their prediction with ``keeps_predictions``).
+        Iterate ``results`` rather than index it: it may be a view built as it is read. The
+        default: each metric's mean, and ``n``."""
+        from ._shared import means
 
+        return means(results)
+
+    # -- what planning asks (safe defaults) -----------------------------------------------------
+
+    def requirements_for(self, model: ModelFacts) -> Sequence[Requirement]:
+        return self.requirements
+
+    def protocol_for(self, model: ModelFacts) -> str:
+        return self.protocol
+
+    def token_texts(self, config: TaskConfig) -> Sequence[str]:
+        return ()
+
+    def documents(self, samples: Sequence[Sample], config: TaskConfig) -> Iterable[str]:
+        return ()
+
+    def samples_per_row(self, config: TaskConfig) -> int:
+        return 1
+
+    def check_ready(self, allow_unsafe_code: bool = False) -> Readiness:
+        """The task's own check before the run's first request; the default: nothing to check."""
+        return Readiness()
+
+    def describe(self, sample: Sample) -> dict[str, Any]:
+        """What a record keeps of its sample: its data without the shots, plus the gold."""
+        out = {k: v for k, v in sample.data.items() if k not in SHARED_FIELDS}
+        out["gold"] = sample.gold
+        return out
+
+    def requests(
+        self, sample: Sample, config: TaskConfig, model: ModelFacts = COMPLETION_MODEL
+    ) -> Mapping[str, Request] | None:
+        """A static task's named requests for one sample (they may run concurrently); None: the
+        calls depend on replies (``calls`` says what is known)."""
+        return None
+
+    def calls(
+        self, sample: Sample, config: TaskConfig, model: ModelFacts = COMPLETION_MODEL
+    ) -> Sequence[PlannedCall]:
+        """What is known of the sample's calls before I/O: a static task's requests exactly;
+        a task that is not static overrides it with its first turn and a bound on the rest
+        (none known: the plan lowers nothing of it and the forecast has no bound)."""
+        named = self.requests(sample, config, model)
+        return () if named is None else [PlannedCall(n, r) for n, r in named.items()]
+
+
+class StaticTask(Task):
+    """A task whose calls are all known before I/O: ``requests`` then ``score``.
+
+    ``solve`` sends every request at once through the context and scores the replies; a request
+    that failed fails the sample with its error (the first, in request order), unscored."""
+
+    static: ClassVar[bool] = True
+
+    @abc.abstractmethod
     def requests(
         self, sample: Sample, config: TaskConfig, model: ModelFacts = COMPLETION_MODEL
     ) -> Mapping[str, Request]:
         """Named requests for one sample; they may run concurrently."""
-        ...
 
+    @abc.abstractmethod
     def score(
         self,
         sample: Sample,
@@ -174,31 +306,28 @@ class Task(Protocol):
         model: ModelFacts = COMPLETION_MODEL,
     ) -> SampleResult:
         """Metrics of one sample from its responses; raise a ``SievalError`` if they cannot be
-        trusted (a failed sample is recorded as failed, never as wrong)."""
-        ...
+        trusted."""
 
-    def aggregate(self, results: Sequence[tuple[Sample, SampleResult]]) -> dict[str, Any]:
-        """Run-level metrics (means, per-group breakdowns) from each sample's ``metrics`` and
-        ``group``: the report passes, in the task's sample order, samples that hold only their
-        ``id`` and ``group`` and results that hold only their metrics (and their prediction with
-        ``keeps_predictions``; it never decodes a
-        record's channels, nor keeps every record, to aggregate). Iterate ``results`` rather
-        than index it: it may be a view built as it is read."""
-        ...
+    async def score_async(
+        self,
+        sample: Sample,
+        responses: Mapping[str, Response],
+        config: TaskConfig,
+        model: ModelFacts = COMPLETION_MODEL,
+    ) -> SampleResult:
+        """``score`` as ``solve`` awaits it; a task whose checker is a coroutine (running the
+        answer's code) overrides this one."""
+        return self.score(sample, responses, config, model)
+
+    async def solve(self, sample: Sample, ctx: Context) -> SampleResult:
+        calls = await ctx.gather(self.requests(sample, ctx.config, ctx.facts))
+        for call in calls.values():
+            if call.error is not None:
+                raise call.error
+        responses = {name: call.result() for name, call in calls.items()}
+        return await self.score_async(sample, responses, ctx.config, ctx.facts)
 
 
-SHARED_FIELDS = ("fewshot", "shot_ids")
-"""Sample data that is the same for every sample of a run (the shots): not repeated in records;
-each request's body holds the prompt as sent."""
-
-
-def describe(task: Any, sample: Sample) -> dict[str, Any]:
-    """What a record keeps of its sample: the task's ``describe``, else the sample's data without
-    the shots, plus the gold answer."""
-    special = getattr(task, "describe", None)
-    if special is not None:
-        described: dict[str, Any] = special(sample)
-        return described
-    out = {k: v for k, v in sample.data.items() if k not in SHARED_FIELDS}
-    out["gold"] = sample.gold
-    return out
+def describe(task: Task, sample: Sample) -> dict[str, Any]:
+    """What a record keeps of its sample (``task.describe``)."""
+    return task.describe(sample)

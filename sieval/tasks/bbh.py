@@ -72,6 +72,7 @@ SPEC = Spec(
         ),
     ),
     headline="exact_match",
+    fixed_shots=3,
     differs=(
         "the shots are the authors' prompt files as stored, not lm-eval's YAML copies of them"
     ),

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..scoring.ifeval import check_response
+from ..scoring.ifeval import DEPENDENCIES, check_response
 from ..scoring.uncertainty import UNIT, Derived
 from .base import Sample, SampleResult
 from .families import Checked, Verdict
@@ -63,6 +63,7 @@ FAMILY = Checked(
     headline="prompt_level_strict_acc",
     input="chat",
     max_tokens=1280,
+    needs=DEPENDENCIES,
     vote=False,
     protocol_text=(
         "ifeval (lm-eval 0.4.13 ifeval; the reference's evaluation_lib): 0-shot, the prompt as "

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ._mmlu import LM_EVAL, LM_EVAL_GROUPS, SUBJECTS, description
+from ._mmlu import GROUPS, LM_EVAL, LM_EVAL_GROUPS, SUBJECTS, description
 from .base import Sample, SampleResult
 from .families import MultipleChoice
 from .families.base import pooled_mean
@@ -59,7 +59,15 @@ SPEC = Spec(
     name="mmlu",
     about=__doc__.split("\n\n")[1],
     reference="lm-eval 0.4.13 tasks/mmlu/default (_default_template_yaml, mmlu_<subject>.yaml)",
-    data=Data(source="mmlu", split="test", shots="dev", sampler=FIRST_N, subsets=SUBJECTS),
+    data=Data(
+        source="mmlu",
+        split="test",
+        shots="dev",
+        sampler=FIRST_N,
+        subsets=SUBJECTS,
+        subset_option="subjects",
+        subset_groups=GROUPS,
+    ),
     prompt=Prompt(
         text=TEXT, target="answer", choices=["A", "B", "C", "D"], description=description()
     ),

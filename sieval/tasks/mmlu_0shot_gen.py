@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 
-from ._mmlu import ORIGINAL, SUBJECTS, description
+from ._mmlu import GROUPS, ORIGINAL, SUBJECTS, description
 from .families import Answer, Generation
 from .prompt import Prompt
 from .spec import Data, Spec, SpecTask
@@ -96,7 +96,13 @@ SPEC = Spec(
     name="mmlu_0shot_gen",
     about=__doc__.split("\n\n")[1],
     reference="hendrycks/test evaluate.py (question format), sieval's instruction and extraction",
-    data=Data(source="mmlu", split="test", subsets=SUBJECTS),
+    data=Data(
+        source="mmlu",
+        split="test",
+        subsets=SUBJECTS,
+        subset_option="subjects",
+        subset_groups=GROUPS,
+    ),
     prompt=Prompt(text=TEXT, target="answer"),
     family=Generation(
         answers=(Answer(metric="acc", extract=extract_letter),),

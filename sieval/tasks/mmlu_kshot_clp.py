@@ -20,7 +20,7 @@ per-category (the original release's STEM / humanities / social sciences / other
 
 from __future__ import annotations
 
-from ._mmlu import ORIGINAL, SUBJECTS, description
+from ._mmlu import GROUPS, ORIGINAL, SUBJECTS, description
 from .families import ChoiceLetter
 from .prompt import Prompt
 from .shots import FIRST_N
@@ -39,7 +39,15 @@ SPEC = Spec(
     name="mmlu_kshot_clp",
     about=__doc__.split("\n\n")[1],
     reference="hendrycks/test evaluate.py (prompt), sieval's letter scoring",
-    data=Data(source="mmlu", split="test", shots="dev", sampler=FIRST_N, subsets=SUBJECTS),
+    data=Data(
+        source="mmlu",
+        split="test",
+        shots="dev",
+        sampler=FIRST_N,
+        subsets=SUBJECTS,
+        subset_option="subjects",
+        subset_groups=GROUPS,
+    ),
     prompt=Prompt(text=QUESTION, target="answer", choices=list(LETTERS), description=description()),
     family=ChoiceLetter(
         letters=LETTERS,

@@ -37,11 +37,13 @@ Field = str | int | list[Any] | Callable[[Mapping[str, Any]], Any]
 """What ``doc_to_text`` / ``doc_to_target`` / ``doc_to_choice`` may be (see the docstring)."""
 
 
-def shown(field: Field | None) -> str:
+def shown(field: Any) -> str:
     """A field as a protocol line names it: a template or constant as written, a function by
     its module and name (never its address: the protocol enters the run identity)."""
     if callable(field):
-        return f"{field.__module__}.{field.__qualname__}"
+        inner = getattr(field, "func", field)  # a functools.partial: the function it wraps
+        name = getattr(inner, "__qualname__", type(inner).__qualname__)
+        return f"{getattr(inner, '__module__', '?')}.{name}"
     return repr(field)
 
 
@@ -78,6 +80,8 @@ class Shot:
 
     text: str
     answer: str
+    gen_prefix: str = ""
+    """The assistant prefix rendered for this shot (lm-eval's ``gen_prefix``), or nothing."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,6 +99,24 @@ class Prompt:
     """Rendered with the row and put before everything (MMLU's subject line)."""
     target_delimiter: str = " "
     fewshot_delimiter: str = "\n\n"
+    gen_prefix: Field | None = None
+    """lm-eval's ``gen_prefix``: the start of the answer, written after the text (a field or
+    template of the row)."""
+
+    def prefix_of(self, row: Mapping[str, Any]) -> str:
+        """``gen_prefix`` for this row (lm-eval's ``doc_to_prefix``), or nothing."""
+        if self.gen_prefix is None:
+            return ""
+        value = self.read(self.gen_prefix, row)
+        return "" if value is None else str(value)
+
+    def tail(self, row: Mapping[str, Any], text: str) -> str:
+        """What follows the row's text in its context: the delimiter and ``gen_prefix`` (lm-eval's
+        ``build_qa_turn`` without an answer), nothing without one."""
+        prefix = self.prefix_of(row)
+        if not prefix:
+            return ""
+        return (self.target_delimiter if _needs_delimiter(text, prefix) else "") + prefix
 
     def text_of(self, row: Mapping[str, Any]) -> str | int:
         """``doc_to_text``: a string, or an int in a variable-context task."""
@@ -154,18 +176,17 @@ class Prompt:
         text = self.text_of(row)
         if isinstance(text, int):  # a variable-context shot shows the gold context
             text = self.choices_of(row)[text]
-        return Shot(text=text, answer=self.answer_of(row))
+        return Shot(text=text, answer=self.answer_of(row), gen_prefix=self.prefix_of(row))
 
-    def prefix(self, row: Mapping[str, Any], shots: Sequence[Shot]) -> str:
+    def prefix(
+        self, row: Mapping[str, Any], shots: Sequence[Shot], shot_prompt: Prompt | None = None
+    ) -> str:
         """The description and the shots: everything of the context before the row's text (a
-        shot without an answer is its text alone, as lm-eval renders it)."""
+        shot without an answer is its text alone, as lm-eval renders it); the shots joined by
+        ``shot_prompt``'s delimiters when it is given (lm-eval's ``fewshot_config``)."""
         description = render(self.description, row) if self.description else ""
-        return description + "".join(
-            s.text + self.target_delimiter + s.answer + self.fewshot_delimiter
-            if s.answer
-            else s.text
-            for s in shots
-        )
+        delims = shot_prompt or self
+        return description + "".join(_shot_text(s, delims) for s in shots)
 
     @staticmethod
     def _rendered(field: Field | None, row: Mapping[str, Any]) -> bool:
@@ -179,6 +200,27 @@ class Prompt:
         if callable(field):
             return field(row)
         return field
+
+
+def _needs_delimiter(prefix: str, suffix: str) -> bool:
+    """lm-eval's ``requires_delimiter``: neither side has whitespace at the join."""
+    return prefix != "" and not (prefix[-1].isspace() or suffix[0].isspace())
+
+
+def _shot_text(shot: Shot, delims: Prompt) -> str:
+    """One shot as lm-eval's ``build_qa_turn`` renders it as text (a shot without an answer is
+    its text alone; with a ``gen_prefix``, the answer follows it, space-delimited)."""
+    if not shot.answer:
+        return shot.text
+    if not shot.gen_prefix:
+        return shot.text + delims.target_delimiter + shot.answer + delims.fewshot_delimiter
+    gap = delims.target_delimiter if _needs_delimiter(shot.text, shot.gen_prefix) else ""
+    answer = (
+        shot.gen_prefix + " " + shot.answer
+        if _needs_delimiter(shot.gen_prefix, shot.answer)
+        else shot.gen_prefix + shot.answer
+    )
+    return shot.text + gap + answer + delims.fewshot_delimiter
 
 
 def _bad(what: str, value: Any) -> ConfigError:

@@ -59,7 +59,9 @@ def get_task(name: str) -> Task:
     """The task called ``name``; a ``ConfigError`` with the closest name for a typo."""
     if name in TASKS:
         return TASKS[name]
-    close = difflib.get_close_matches(name, [*TASKS, *SUITES], n=1)
+    from .aliases import ALIASES
+
+    close = difflib.get_close_matches(name, [*TASKS, *SUITES, *ALIASES], n=1)
     hint = f" Did you mean {close[0]!r}?" if close else ""
     raise ConfigError(
         f"unknown task {name!r}.{hint} Known tasks: {', '.join(TASKS)}; suites: "

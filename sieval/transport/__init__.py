@@ -28,7 +28,7 @@ from sieval.transport.wirelog import WireLog
 if _typing.TYPE_CHECKING:
     from sieval.transport.client import HttpTransport
     from sieval.transport.pool import Pool
-    from sieval.transport.probe import get_json
+    from sieval.transport.side_routes import get_json
 
 
 _LAZY = ("HttpTransport", "Pool", "get_json")
@@ -46,7 +46,7 @@ def __getattr__(name: str) -> _typing.Any:
 
         return Pool
     if name == "get_json":
-        from sieval.transport.probe import get_json
+        from sieval.transport.side_routes import get_json
 
         return get_json
     raise AttributeError(f"module 'sieval.transport' has no attribute {name!r}")

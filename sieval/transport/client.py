@@ -37,7 +37,7 @@ import msgspec
 import yarl
 
 from sieval.errors import ContractViolation, TransportError
-from sieval.settings import fill
+from sieval.setting_names import fill
 from sieval.transport.backoff import Tries, backoff_delay, retry_after_s
 from sieval.transport.config import Limits, Timeouts
 from sieval.transport.errors import classify

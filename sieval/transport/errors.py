@@ -14,7 +14,7 @@ import aiohttp
 import msgspec
 
 from sieval.errors import ConfigError, SievalError, TransportError, TransportTimeout
-from sieval.settings import fill
+from sieval.setting_names import fill
 
 __all__ = ["RULES", "Failure", "Rule", "classify"]
 
@@ -119,7 +119,9 @@ class Failure(msgspec.Struct, frozen=True):
             what = what.format_map({k: v or 0 for k, v in budgets.items()})
         text = f"{head}: {what}{cause}; {fill(self.rule.fix)}"
         if issubclass(self.rule.error, TransportError):
-            return self.rule.error(text, attempts=attempts, server=server)
+            return self.rule.error(
+                text, attempts=attempts, server=server, cause=f"{head}: {what}{cause}"
+            )
         return self.rule.error(text, server=server)
 
 

@@ -142,6 +142,15 @@ def test_the_cost_views_say_what_the_figures_leave_out() -> None:
     from sieval.cli.costs import render_costs, render_forecast
     from sieval.cost.forecast import Counting, Forecast, UnitForecast
     from sieval.plan.config import Price
+    from sieval.results.document import (
+        CostActual,
+        Report,
+        RunInfo,
+        SampleCounts,
+        UnitCost,
+        UnitProvenance,
+        UnitResult,
+    )
 
     unit = {"model": "m", "samples": 2, "exact_requests": 0, "method": "estimate: bytes / 4"}
     forecast = Forecast(
@@ -168,13 +177,27 @@ def test_the_cost_views_say_what_the_figures_leave_out() -> None:
     assert "+ 2 requests set no max_tokens" in shown and "0+" in shown
     assert "cost ≤ (EUR)" in shown
 
-    actual = {"input_tokens": 12, "output_tokens": 3, "without_usage": 2, "retries": 1}
-    report = {
-        "results": [
-            {"model": "m", "task": "a", "cost": {"forecast": None, "actual": actual, "price": None}}
-        ]
-    }
+    actual = CostActual(input_tokens=12, output_tokens=3, without_usage=2, retries=1)
+    report = Report(
+        run=RunInfo(identity="sha256:0"),
+        results=[
+            UnitResult(
+                model="m",
+                task="a",
+                headline="acc",
+                samples=SampleCounts(total=2, scored=2, failed=0, missing=0),
+                provenance=UnitProvenance(
+                    requested_model="m", reported_models=[], dialect="openai_completions"
+                ),
+                cost=UnitCost(forecast=None, actual=actual, price=None),
+            )
+        ],
+    )
     told = _text(render_costs(report))
     assert "no forecast was made for this run" in told
+    # no forecast: its row is not printed as dashes, the spent row stands alone (issue 41)
+    row = next(line for line in told.splitlines() if line.startswith("│ a "))
+    assert [cell.strip() for cell in row.split("│")[1:-1]] == ["a", "spent", "12", "3"]
+    assert "forecast" not in told.split("no forecast was made")[0]
     assert "2 replies reported no usage" in told
     assert "1 attempt was sent again" in told and "may have computed it too" in told

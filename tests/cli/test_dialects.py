@@ -42,23 +42,30 @@ def test_table_shows_the_dialects_and_capabilities() -> None:
         assert word in result.stdout
 
 
-def test_table_fits_80_columns_and_numbers_the_dialects(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COLUMNS", "80")
+@pytest.mark.parametrize("width", [80, 160])
+def test_table_fits_and_names_the_dialects(monkeypatch: pytest.MonkeyPatch, width: int) -> None:
+    """At 80 and 160 columns: every id and every route whole on its line (never broken inside a
+    word), and the matrix headed by the dialects' names, not by column numbers (issue 41)."""
+    from sieval.cli.dialects import short_name
+    from sieval.dialects.registry import rows
+
+    monkeypatch.setenv("COLUMNS", str(width))
     result = runner.invoke(app, ["dialects"])
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
-    assert max(len(line) for line in lines) <= 80
-    numbers = {}
-    for line in lines:
-        cells = line.split()
-        if len(cells) > 1 and cells[0].isdigit() and cells[1] in SEVEN:
-            numbers[cells[1]] = int(cells[0])
-    assert set(numbers) >= SEVEN  # every id whole on its row
+    assert max(len(line.rstrip()) for line in lines) <= width
+    for row in rows():
+        assert any(line.split()[:1] == [row.id] for line in lines), row.id
+        assert any(row.route in line for line in lines), row.route
+    head = next(i for i, line in enumerate(lines) if line.split()[:1] == ["capability"])
+    names = lines[head].split()[1:]
+    above = lines[head - 1]
+    assert names == [short_name(r.id).split("\n")[-1] for r in rows()]
+    assert above.split() == ["openai"] * 3  # openai over chat, compl and resp
     (scoring,) = [line.split() for line in lines if line.split()[:1] == ["input_scoring"]]
-    marks = scoring[1:]
-    assert marks[numbers["openai_completions"] - 1] == "yes"
-    assert marks[numbers["sglang_native"] - 1] == "yes"
-    assert marks[numbers["openai_chat"] - 1] == "-"
+    marks = dict(zip(names, scoring[1:], strict=True))
+    assert marks["compl"] == marks["sglang"] == marks["vllm"] == "yes"
+    assert marks["chat"] == marks["anthropic"] == "-"
 
 
 def test_leaf_prints_each_dialects_decision_from_its_table() -> None:

@@ -49,11 +49,34 @@ def test_eval_runs_and_report_renders(tmp_path: Path) -> None:
     shown = runner.invoke(app, ["report", str(run_dir)])
     assert shown.exit_code == 0, shown.output
     assert "provenance" in shown.output and "sieval-reference" in shown.output
-    assert "acc" in shown.output and "scored samples only" in shown.output
+    assert "acc" in shown.output and "scored samples only" in " ".join(shown.output.split())
     resumed = runner.invoke(app, [*args, "--limit", "2", "--resume", str(run_dir)])
     assert resumed.exit_code == 0, resumed.output
     changed = runner.invoke(app, [*args, "--limit", "3", "--resume", str(run_dir)])
     assert changed.exit_code == 2 and "tasks.fake_qa.config.n: 2 -> 3" in changed.output
+
+
+def test_a_limit_a_resume_cannot_apply_is_said(tmp_path: Path) -> None:
+    """A run's samples are fixed when it starts: ``--resume RUN --limit 5`` on a run of 2 once
+    finished the 2 and said nothing of the 5."""
+    write_data(tmp_path / "data", ["aa", "bbb", "cc", "dd", "ee"])
+    config = write_config(tmp_path, CONFIG)
+    out = tmp_path / "results"
+    data = ["--data-dir", str(tmp_path / "data")]
+    first = runner.invoke(app, ["eval", str(config), *data, "--out", str(out), "--limit", "2"])
+    assert first.exit_code == 0, first.output
+    (run_dir,) = out.iterdir()
+    resumed = runner.invoke(app, ["eval", "--resume", str(run_dir), *data, "--limit", "5"])
+    assert resumed.exit_code == 0, resumed.output
+    said = (
+        "--limit 5 does not add samples to a resumed run: it completes the samples it was planned "
+        "with (fake_qa 2); for more, start a new run with --limit 5"
+    )
+    assert said in " ".join(resumed.output.split()), resumed.output
+    report = json.loads((run_dir / "report.json").read_text())
+    assert report["results"][0]["samples"]["total"] == 2
+    same = runner.invoke(app, ["eval", "--resume", str(run_dir), *data, "--limit", "2"])
+    assert same.exit_code == 0 and "does not add samples" not in same.output, same.output
 
 
 def test_failed_samples_exit_1(tmp_path: Path) -> None:

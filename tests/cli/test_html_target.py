@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -138,3 +140,20 @@ def test_a_directory_gets_report_html_under_the_same_rule(
     (out / "report.html").mkdir()  # a directory where the file would go
     result = runner.invoke(app, ["report", str(run_a), "--html", str(out), "--force"])
     assert result.exit_code == 2 and "is a directory" in result.output
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
+def test_a_pipe_is_refused_without_being_read(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    """Whether a file is a report was read from it: a named pipe once held the command for ever
+    (a subprocess, so a hang fails the test instead of holding it)."""
+    run_a, _ = runs
+    pipe = tmp_path / "report.html"
+    os.mkfifo(pipe)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    for force in ([], ["--force"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "sieval", "report", str(run_a), "--html", str(pipe), *force],
+            capture_output=True, text=True, timeout=60, env=env,
+        )  # fmt: skip
+        assert done.returncode == 2, done.stderr
+        assert "is not a regular file (a pipe, a socket or a device)" in done.stderr

@@ -1,7 +1,7 @@
 """The one-line form says everything a config says: few-shot, task options (both spellings),
 request defaults, retries, timeout, concurrency, keys; ``--write-config`` saves it as the config
 that runs with the same identity; and every hint names the flag to a one-line run and the config
-key to a config run (``sieval/settings.py``)."""
+key to a config run (``sieval/setting_names.py``)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from sieval.cli.main import app
 from sieval.cli.oneline import OneLine
 from sieval.reference import ReferenceServer, start_in_thread
-from sieval.settings import SETTINGS, named, named_as, setting
+from sieval.setting_names import SETTINGS, named, named_as, setting
 from sieval.tasks.registry import TASKS
 
 runner = CliRunner()
@@ -74,7 +74,7 @@ def test_the_flags_become_the_config_they_stand_for() -> None:
     assert (model.retries, model.timeout_s, model.concurrency_limit) == (1, 30.0, 100)
     assert (model.max_reply_mib, model.max_reply_bytes) == (8.0, 8 * 2**20)
     assert model.api_key_env == "MY_KEY" and config.concurrency == 100
-    assert model.request_defaults == {
+    assert model.request_overrides == {  # lm-eval's --gen_kwargs: over what a task sets
         "sampling.temperature": 0,
         "sampling.max_tokens": 32,
         "sampling.stop": ["Question:"],
@@ -98,10 +98,10 @@ def test_the_flags_become_the_config_they_stand_for() -> None:
         (["--task", "arc_easy_kshot_ppl:oops"], "expected KEY=VALUE"),
         (["--gen-kwargs", "temp=0"], "'temp' is not a sampling field"),
         (["--gen-kwargs", "temperature=hot"], "--gen-kwargs sampling.temperature='hot'"),
-        (["--retries", "-1"], "--retries must be >= 0"),
-        (["--timeout", "0"], "--timeout must be > 0"),
+        (["--retries", "-1"], "--retries must be an integer in [0, 100]"),
+        (["--timeout", "0"], "--timeout must be a finite number > 0"),
         (["--max-reply-mib", "0"], "--max-reply-mib must be a finite number > 0"),
-        (["--concurrency", "0"], "--concurrency must be >= 1"),
+        (["--concurrency", "0"], "--concurrency must be an integer in [1, 65535]"),
         (["--task", "nope"], "unknown task 'nope'"),
         (["--max-failures", "nan"], "--max-failures 'nan'"),
         (["--allow-mixed-replicas"], "replicas; list them with --endpoint URL repeated"),
@@ -124,6 +124,31 @@ def test_one_line_flags_beside_a_config_name_its_key() -> None:
     assert "a config sets num_fewshot: N" in result.output
     result = invoke("eval", "examples/quickstart.yaml", "--task", "mmlu_kshot_clp:top_k=19")
     assert result.exit_code == 2 and "options: {top_k: 19}" in result.output
+
+
+def test_write_config_never_writes_into_a_run(tmp_path: Path) -> None:
+    """A run's report.json and plan.json are not written before the run ends (or is finalized):
+    ``--write-config RUN/report.json`` once put YAML there, and a link to a run's file that did
+    not exist yet was written through."""
+    args = ["--endpoint", "embedded", "--task", "arc_easy_kshot_ppl", "--limit", "1"]
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text("{}")
+    for target in (run / "report.json", run / "plan.json", run / "ref" / "notes.yaml"):
+        target.parent.mkdir(exist_ok=True)
+        result = invoke("eval", *args, "--write-config", str(target))
+        assert result.exit_code == 2, result.output
+        assert f"is inside the run directory {run}" in " ".join(result.output.split())
+        assert not target.exists()
+    link = tmp_path / "cfg.yaml"
+    link.symlink_to(run / "report.json")  # dangling: the report is not written yet
+    result = invoke("eval", *args, "--write-config", str(link))
+    assert result.exit_code == 2 and not (run / "report.json").exists(), result.output
+    elsewhere = tmp_path / "other.yaml"
+    elsewhere.symlink_to(tmp_path / "missing.yaml")
+    result = invoke("eval", *args, "--write-config", str(elsewhere))
+    assert result.exit_code == 2 and "exists; name a new file" in result.output
+    assert not (tmp_path / "missing.yaml").exists()
 
 
 def test_the_saved_config_runs_with_the_same_identity(tmp_path: Path) -> None:
@@ -150,7 +175,7 @@ def test_the_saved_config_runs_with_the_same_identity(tmp_path: Path) -> None:
     assert identity[0] == identity[1]
     few = json.loads((run_a / "run.json").read_text())["config"]
     assert [t["num_fewshot"] for t in few["tasks"]] == [2, 2]
-    assert few["models"][0]["request_defaults"] == {"sampling.seed": 3}
+    assert few["models"][0]["request_overrides"] == {"sampling.seed": 3}
 
 
 def test_a_repeated_endpoint_is_the_replicas_of_one_model(tmp_path: Path) -> None:
@@ -183,12 +208,15 @@ def test_hints_name_the_flag_or_the_key_as_the_run_was_started(tmp_path: Path) -
     finally:
         handle.stop()
     assert flags.exit_code == keyed.exit_code == wrong.exit_code == 2
-    assert "lower the shots with --num-fewshot N" in flags.output
-    assert "lower the shots with num_fewshot: N" in keyed.output and "--num" not in keyed.output
+    assert re.search(r"lower the shots with --num-fewshot \d ", flags.output)
+    keyed_hint = re.search(r"lower the shots with num_fewshot: \d ", keyed.output)
+    assert keyed_hint and "--num" not in keyed.output
     assert "set --model ID to one of them" in wrong.output
     dead = invoke("eval", "--endpoint", "http://127.0.0.1:9", "--model", "m", "--task",
                   "arc_easy_kshot_ppl", "--data-dir", str(DATA))  # fmt: skip
-    assert dead.exit_code == 2 and "raise the retries (--retries N)" in dead.output
+    # one hint, and not "raise the retries" after the one attempt a pre-flight makes
+    assert dead.exit_code == 2 and "raise the retries" not in dead.output
+    assert dead.output.count("check that the server") == 1
 
 
 async def test_a_config_run_is_told_the_config_key(tmp_path: Path) -> None:

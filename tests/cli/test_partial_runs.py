@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from runs import DATA, options
 from typer.testing import CliRunner
@@ -184,11 +185,11 @@ async def test_a_report_is_current_while_it_counts_what_the_records_hold(tmp_pat
     records = run / "ref" / "arc_easy_kshot_ppl" / "records.jsonl"
     later = (run / "report.json").stat().st_mtime + 60
     os.utime(records, (later, later))  # as a copy may leave it: newer, but the same records
-    assert snapshot(run, data_dir=DATA) == written
+    assert msgspec.to_builtins(snapshot(run, data_dir=DATA)) == written
     first = json.loads(records.read_text().splitlines()[0])
     again = {**first, "status": "failed", "metrics": {}, "error": {"class": "TransportError"}}
     with records.open("a") as out:  # a resume, interrupted after re-recording one sample
         out.write(json.dumps(again) + "\n")
     rebuilt = snapshot(run, data_dir=DATA)
-    assert rebuilt["partial"]["recorded"] == 3 and rebuilt["partial"]["missing"] == 0
-    assert rebuilt["results"][0]["samples"]["failed"] == 1
+    assert rebuilt.partial.recorded == 3 and rebuilt.partial.missing == 0
+    assert rebuilt.results[0].samples.failed == 1

@@ -545,12 +545,3 @@ def test_choice_texts_and_labels_pair_up(monkeypatch: pytest.MonkeyPatch, tmp_pa
     monkeypatch.setitem(sys.modules, "datasets", fake)
     with pytest.raises(ConfigError, match=r"row 0: 1 choice texts but 2 labels"):
         rows("openbookqa", tmp_path, "validation")
-
-
-def test_a_directory_where_a_file_should_be(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    monkeypatch.setitem(sys.modules, "datasets", None)
-    (tmp_path / "lambada_openai/lambada_test.jsonl").mkdir(parents=True)
-    with pytest.raises(ConfigError, match="lambada_openai data not found"):
-        rows("lambada_openai", tmp_path, "test")

@@ -121,6 +121,14 @@ CASES: list[tuple[str, str, str | None, dict[str, Any], tuple[Any, ...], dict[st
      ("openai/openai_humaneval", None, "test"), None),
     ("mbpp", "test", "sanitized", MBPP, ("google-research-datasets/mbpp", "sanitized", "test"),
      None),
+    # stored as one split, test; on the hub (unverified here) the one split is train
+    ("mt_bench", "test", None, {"prompt": ["a", "b"], "prompt_id": 81, "category": "writing",
+                                "reference": []},
+     ("HuggingFaceH4/mt_bench_prompts", None, "train"),
+     {"question_id": 81, "category": "writing", "turns": ["a", "b"], "reference": None}),
+    ("arena_hard_v2", "test", None, {"uid": "u", "category": "hard_prompt",
+                                     "subcategory": "coding", "prompt": "p"},
+     ("lmarena-ai/arena-hard-auto", None, "train"), None),
 ]  # fmt: skip
 
 
@@ -145,8 +153,8 @@ def test_the_fallback_asks_for_lm_evals_dataset(
     calls = fake_hub(monkeypatch, [{**hub, **extra}])
     got = get_source(dataset).rows(tmp_path, split, subset)
     assert calls == [call]
-    path, name, _ = call
-    where = f"hub {path} ({name}, {split})" if name else f"hub {path} ({split})"
+    path, name, asked = call
+    where = f"hub {path} ({name}, {asked})" if name else f"hub {path} ({asked})"
     assert got == [(f"{where} row 0", given or hub)]
 
 

@@ -19,10 +19,16 @@ from sieval.errors import ConfigError
 ROOT = Path(__file__).resolve().parents[2]
 
 
+GENERATED = {"ruler": "RULER's samples are generated from its haystack (issue 39), not rows"}
+"""Stored folders that are not rows a module reads: their SOURCE.md says what they are for."""
+
+
 def test_every_stored_folder_has_a_module(data_dir: Path) -> None:
     folders = sorted(p.name for p in data_dir.iterdir() if (p / "SOURCE.md").is_file())
-    assert len(folders) == 22
-    assert list(SOURCES) == folders
+    assert len(folders) == 25
+    assert list(SOURCES) == [f for f in folders if f not in GENERATED]
+    for folder in GENERATED:
+        assert "generated" in (data_dir / folder / "SOURCE.md").read_text().lower()
 
 
 def test_each_source_is_its_modules() -> None:

@@ -20,7 +20,7 @@ from sieval.data.registry import SOURCES, get_source
 from sieval.data.source import file_sha256
 
 # A value's shape: a type, [shape] for a list of it, {key: shape} for a dict with exactly those
-# keys, or a tuple of types (one of them).
+# keys, or a tuple of types or shapes (one of them).
 Shape = Any
 
 CHOICES = {"text": [str], "label": [str]}
@@ -55,6 +55,9 @@ SHAPES: dict[str, dict[str, Shape]] = {
                   "entry_point": str},
     "mbpp": {"task_id": int, "text": str, "code": str, "test_list": [str], "test_setup_code": str,
              "challenge_test_list": [str]},
+    "mt_bench": {"question_id": int, "category": str, "turns": [str],
+                 "reference": ([str], type(None))},
+    "arena_hard_v2": {"uid": str, "category": str, "subcategory": str, "prompt": str},
 }  # fmt: skip
 SUBSET_SHAPES = {
     ("mbpp", "sanitized"): {"source_file": str, "task_id": int, "prompt": str, "code": str,
@@ -119,6 +122,8 @@ COUNTS: dict[tuple[str, str, str | None], int] = {
     ("mbpp", "test", "sanitized"): 257,
     ("mbpp", "validation", "sanitized"): 43,
     ("mbpp", "train", "sanitized"): 120,
+    ("mt_bench", "test", None): 80,
+    ("arena_hard_v2", "test", None): 750,
 }
 
 # (dataset, split, subset): (field, value) of the first and the last row
@@ -195,6 +200,9 @@ def shape_errors(value: Any, shape: Shape, at: str) -> list[str]:
         if not isinstance(value, list):
             return [f"{at}: {type(value).__name__}, not a list"]
         return [e for i, v in enumerate(value) for e in shape_errors(v, shape[0], f"{at}[{i}]")]
+    if isinstance(shape, tuple) and not all(isinstance(t, type) for t in shape):  # one of them
+        alternatives = [shape_errors(value, alt, at) for alt in shape]
+        return [] if any(not e for e in alternatives) else alternatives[0]
     types = shape if isinstance(shape, tuple) else (shape,)
     if isinstance(value, bool) and bool not in types:
         return [f"{at}: bool"]

@@ -36,8 +36,8 @@ from mutation import json_values, paths, set_at
 from sieval.audit import corpus
 from sieval.audit.corpus import PERSON, PNG_1X1_RED, TOOL_PROMPT, WEATHER, chat, turn
 from sieval.dialects.anthropic_messages import DIALECT as D
-from sieval.dialects.spec import Lowered
 from sieval.dialects.table import lift, lower
+from sieval.dialects.vocabulary import Lowered
 from sieval.dialects.wire.sse import parse
 from sieval.errors import ContractViolation, Refused, ServerRejected, SievalError, TransportError
 from sieval.ir.request import (

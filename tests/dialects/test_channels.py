@@ -30,7 +30,7 @@ from sieval.dialects.channels import (
     top_k,
     top_k_map,
 )
-from sieval.dialects.checks import Checker, walked
+from sieval.dialects.reply_checks import Checker, walked
 from sieval.errors import ContractViolation
 from sieval.ir.response import Usage
 

@@ -9,9 +9,9 @@ import pytest
 
 from dialects import golden
 from sieval.dialects.channels import tool_arguments
-from sieval.dialects.checks import Checker
 from sieval.dialects.envelopes import server_message
 from sieval.dialects.registry import get_dialect
+from sieval.dialects.reply_checks import Checker
 from sieval.dialects.table import lift, lower
 from sieval.errors import ContractViolation, ServerRejected, SievalError, TransportError
 

@@ -26,8 +26,8 @@ from sieval.audit.corpus import (
     turn,
 )
 from sieval.dialects.google_genai import DIALECT as D
-from sieval.dialects.spec import Lowered
 from sieval.dialects.table import lift, lower
+from sieval.dialects.vocabulary import Lowered
 from sieval.errors import ContractViolation, Refused, ServerRejected, SievalError, TransportError
 from sieval.ir.request import (
     ChatInput,

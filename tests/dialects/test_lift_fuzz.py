@@ -13,8 +13,8 @@ from msgspec import UNSET
 from mutation import json_values, paths, set_at
 
 from dialects import test_usage_contract as usage_cases
-from sieval.dialects.checks import MAX_TOKEN_COUNT
 from sieval.dialects.registry import get_dialect
+from sieval.dialects.reply_checks import MAX_TOKEN_COUNT
 from sieval.dialects.table import lift, lower
 from sieval.errors import ContractViolation, SievalError
 from sieval.ir.request import Request, Sampling, Scheduling, Scoring

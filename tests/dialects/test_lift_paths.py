@@ -27,8 +27,8 @@ from dialects import test_openai_responses as responses_cases
 from dialects import test_sglang_native as sglang_cases
 from dialects import test_vllm_native as vllm_cases
 from sieval.dialects import channels
-from sieval.dialects.checks import walked
 from sieval.dialects.registry import get_dialect
+from sieval.dialects.reply_checks import walked
 from sieval.dialects.table import lift, lower
 from sieval.errors import SievalError
 from sieval.ir.request import Request

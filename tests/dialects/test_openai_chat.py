@@ -36,8 +36,8 @@ from sieval.audit.corpus import (
 )
 from sieval.dialects.openai_chat import DIALECT as D
 from sieval.dialects.registry import get_dialect
-from sieval.dialects.spec import Lowered
 from sieval.dialects.table import lift, lower
+from sieval.dialects.vocabulary import Lowered
 from sieval.errors import ContractViolation, Refused, ServerRejected, SievalError, TransportError
 from sieval.ir.request import (
     FunctionTool,

@@ -26,8 +26,8 @@ from openai.types.responses import response_create_params as sdk
 
 from sieval.audit.corpus import CAPITAL, PERSON, PNG_1X1, WEATHER_RESPONSES, chat, greedy, turn
 from sieval.dialects.openai_responses import DIALECT as D
-from sieval.dialects.spec import Lowered
 from sieval.dialects.table import capability_outcomes, lift, lower
+from sieval.dialects.vocabulary import Lowered
 from sieval.errors import ContractViolation, Refused, ServerRejected, SievalError, TransportError
 from sieval.ir.request import (
     CompletionInput,

@@ -10,8 +10,8 @@ import pytest
 
 from sieval.dialects.parts import Append, Slot, conversation
 from sieval.dialects.registry import get_dialect
-from sieval.dialects.spec import NoOp, Refuse
 from sieval.dialects.table import lower
+from sieval.dialects.vocabulary import NoOp, Refuse
 from sieval.errors import Refused
 from sieval.ir.request import (
     ChatInput,

@@ -29,8 +29,8 @@ from dialects import test_openai_responses as responses_cases
 from dialects import test_sglang_native as sglang_cases
 from dialects import test_vllm_native as vllm_cases
 from dialects.test_lift_paths import outcome
-from sieval.dialects.checks import LOGPROB_TOLERANCE, walked
 from sieval.dialects.registry import get_dialect
+from sieval.dialects.reply_checks import LOGPROB_TOLERANCE, walked
 from sieval.dialects.table import lift, lower
 from sieval.errors import ContractViolation
 from sieval.ir.request import Request, Scoring

@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 from mutation import json_values, paths, set_at
 
 from sieval.dialects.registry import get_dialect
-from sieval.dialects.spec import Lowered
 from sieval.dialects.table import lift, lower
+from sieval.dialects.vocabulary import Lowered
 from sieval.errors import ContractViolation, Refused, ServerRejected, SievalError
 from sieval.ir.request import (
     ChatInput,

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sieval.dialects.registry import get_dialect, registry
-from sieval.dialects.spec import (
+from sieval.dialects.table import capability_outcomes, decide, describe_leaf, lower
+from sieval.dialects.vocabulary import (
     Auth,
     Demand,
     Dialect,
@@ -30,7 +31,6 @@ from sieval.dialects.spec import (
     Requires,
     Write,
 )
-from sieval.dialects.table import capability_outcomes, decide, describe_leaf, lower
 from sieval.errors import ConfigError, Refused
 from sieval.ir.capabilities import CAPABILITIES, capability_of
 from sieval.ir.leaves import active_leaves, schema_leaves
@@ -562,7 +562,7 @@ def test_requires_sees_the_value_it_conditions_on() -> None:
 
 
 def test_below_compares_two_leaves_values() -> None:
-    from sieval.dialects.spec import Below
+    from sieval.dialects.vocabulary import Below
 
     rule = Below("sampling.seed", "sampling.max_tokens", "seed must stay below max_tokens")
     d = dataclasses.replace(OC, rules=(rule,))

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sieval.dialects.spec import model_length, tokenized
+from sieval.dialects.vocabulary import model_length, tokenized
 
 
 @pytest.mark.parametrize(

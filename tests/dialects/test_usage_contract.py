@@ -27,8 +27,8 @@ import pytest
 from conftest import load_fixture
 
 from dialects import golden
-from sieval.dialects.checks import MAX_TOKEN_COUNT
 from sieval.dialects.registry import get_dialect
+from sieval.dialects.reply_checks import MAX_TOKEN_COUNT
 from sieval.dialects.table import lift, lower
 from sieval.errors import ContractViolation
 from sieval.ir.response import Response

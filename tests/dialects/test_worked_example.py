@@ -31,7 +31,7 @@ MODEL = "gemma-3-270m"
 
 
 @pytest.fixture
-def acme(monkeypatch: pytest.MonkeyPatch) -> Iterator[sieval.dialects.spec.Dialect]:
+def acme(monkeypatch: pytest.MonkeyPatch) -> Iterator[sieval.dialects.vocabulary.Dialect]:
     monkeypatch.setattr(sieval.dialects, "__path__", [*sieval.dialects.__path__, str(EXAMPLES)])
     registry.registry.cache_clear()
     try:

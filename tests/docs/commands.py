@@ -26,6 +26,7 @@ NEEDS = {
     "live-vllm": "the live vLLM of the evidence docs (scripts/live-vllm.sh, 127.0.0.1:18321)",
     "live-servers": "the live vLLM, SGLang or LiteLLM behind the evidence docs",
     "your-server": "a server of the reader's own at the URL it names",
+    "lm-eval": "lm-evaluation-harness 0.4.13 installed (pip install 'sieval[lm-eval]')",
 }
 """What a marked block may need, and what that is."""
 

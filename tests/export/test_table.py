@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from runs import options
 from typer.testing import CliRunner
@@ -135,11 +136,12 @@ def test_every_single_run_view_shows_the_shots(tmp_path: Path) -> None:
     assert run.exit_code == 0, run.output
     (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
     terminal = cli("report", str(run_dir))
-    assert re.search(r"gsm8k_kshot_base_gen\s*│\s*2\s*│", terminal)
-    assert re.search(r"arc_easy\s*│\s*0\s*│", terminal)
+    # at 250 columns a task takes one line: task, headline, shots, value, interval
+    assert re.search(r"gsm8k_kshot_base_gen\s*│\s*exact_match\s*│\s*2\s*│", terminal)
+    assert re.search(r"arc_easy\s*│\s*acc_norm\s*│\s*0\s*│", terminal)
     markdown = cli("report", str(run_dir), "--format", "md").splitlines()
-    assert (
-        markdown[0] == "| model | task | metric | value | 95% CI | n | shots | failed | missing |"
+    assert markdown[0] == (
+        "| model | task | metric | value | 95% CI | n | shots | failed | missing | marks |"
     )
     shots = {line.split(" | ")[1]: line.split(" | ")[6] for line in markdown[2:]}
     assert shots == {"gsm8k_kshot_base_gen": "2", "arc_easy": "0"}
@@ -155,14 +157,16 @@ def test_a_runs_judge_is_named_in_the_notes(runs: list[Path]) -> None:
     """A run whose tasks call a judge (``roles: {judge: ...}``) keeps it in its inputs; the
     table names it under the figures, and a run without one adds nothing."""
     from sieval.export.table import paper_table
+    from sieval.results.document import Report
 
     base, tuned = reports(runs)
     judged = json.loads(json.dumps(tuned))
     judged["run"]["inputs"]["roles"] = {
         "judge": {"endpoint": "http://judge.example:8000", "model": "qwen-judge"}
     }
-    plain = paper_table([base, tuned]).notes
-    notes = paper_table([base, judged]).notes
+    first, second, with_judge = (msgspec.convert(r, Report) for r in (base, tuned, judged))
+    plain = paper_table([first, second]).notes
+    notes = paper_table([first, with_judge]).notes
     run = judged["run"]["identity"].removeprefix("sha256:")[:8]
     assert notes == [
         *plain,

@@ -29,15 +29,15 @@ async def test_the_forecast_is_the_server_s_own_count(vllm_url: str, tmp_path: P
         "  - {name: gsm8k_kshot_base_gen, n: 1, num_fewshot: 1, options: {max_tokens: 16}}\n"
     )
     result = await arun_eval(config, RunOptions(out=tmp_path, data_dir=DATA))
-    assert result.exit_code == 0, result.report["results"]
-    for entry in result.report["results"]:
-        records = read_records(result.run_dir / "g" / entry["task"] / "records.jsonl").records
+    assert result.exit_code == 0, result.report.results
+    for entry in result.report.results:
+        records = read_records(result.run_dir / "g" / entry.task / "records.jsonl").records
         usages = [r.usage for record in records.values() for r in record.requests.values()]
-        forecast = entry["cost"]["forecast"]
-        assert forecast["method"] == "exact: POST /tokenize" and forecast["exact"]
-        assert forecast["prompt_tokens"] == sum(u["input_tokens"] for u in usages)
-        assert sum(u["output_tokens"] for u in usages) <= forecast["max_output_tokens"]
-        assert forecast["requests"] == len(usages)
+        forecast = entry.cost.forecast
+        assert forecast.method == "exact: POST /tokenize" and forecast.exact
+        assert forecast.prompt_tokens == sum(u["input_tokens"] for u in usages)
+        assert sum(u["output_tokens"] for u in usages) <= forecast.max_output_tokens
+        assert forecast.requests == len(usages)
 
 
 async def test_the_chat_wire_is_estimated_and_says_so(vllm_url: str, tmp_path: Path) -> None:
@@ -48,8 +48,8 @@ async def test_the_chat_wire_is_estimated_and_says_so(vllm_url: str, tmp_path: P
     result = await arun_eval(
         config, RunOptions(out=tmp_path, data_dir=DATA, cost=CostOptions(forecast=True))
     )
-    (entry,) = result.report["results"]
-    forecast, actual = entry["cost"]["forecast"], entry["cost"]["actual"]
-    assert forecast["method"] == "estimate: bytes / 4" and not forecast["exact"]
-    assert actual["input_tokens"] > 0 and actual["without_usage"] == 0
-    assert actual["output_tokens"] <= forecast["max_output_tokens"] == 16
+    (entry,) = result.report.results
+    forecast, actual = entry.cost.forecast, entry.cost.actual
+    assert forecast.method == "estimate: bytes / 4" and not forecast.exact
+    assert actual.input_tokens > 0 and actual.without_usage == 0
+    assert actual.output_tokens <= forecast.max_output_tokens == 16

@@ -27,12 +27,12 @@ def test_the_instruct_suite_through_the_chat_template(vllm_url: str, tmp_path: P
         "concurrency_limit: 2}]\ntasks:\n" + tasks
     )
     result = run_eval(config, RunOptions(out=tmp_path, data_dir=DATA))
-    by_task = {r["task"]: r for r in result.report["results"]}
+    by_task = {r.task: r for r in result.report.results}
     assert list(by_task) == names
     for name, entry in by_task.items():
-        assert entry["samples"]["scored"] == 1, (name, entry["failures"])
-        assert entry["protocol"].startswith("chat: the prompt as one user message")
-        assert {"invalid_rate", "truncated_rate"} <= set(entry["metrics"])
+        assert entry.samples.scored == 1, (name, entry.failures)
+        assert entry.protocol.startswith("chat: the prompt as one user message")
+        assert {"invalid_rate", "truncated_rate"} <= set(entry.metrics)
         path = result.run_dir / "g" / name / "records.jsonl"
         (record,) = read_records(path).records.values()
         assert {"text", "extracted", "rule", "finish_reason"} <= set(record.channels)

@@ -37,17 +37,17 @@ def test_the_families_on_vllm(vllm_url: str, tmp_path: Path) -> None:
         "  - {name: wikitext, n: 1, options: {max_length: 1024}}\n"
     )
     result = run_eval(config, RunOptions(out=tmp_path, data_dir=DATA))
-    assert result.exit_code == 0, result.report["results"]
-    by_task = {r["task"]: r for r in result.report["results"]}
-    assert all(r["samples"]["scored"] == r["samples"]["total"] for r in by_task.values())
-    assert 0.0 <= by_task["truthfulqa_mc2"]["metrics"]["acc"] <= 1.0
+    assert result.exit_code == 0, result.report.results
+    by_task = {r.task: r for r in result.report.results}
+    assert all(r.samples.scored == r.samples.total for r in by_task.values())
+    assert 0.0 <= by_task["truthfulqa_mc2"].metrics["acc"] <= 1.0
     lambada = read_records(result.run_dir / "g" / "lambada_openai" / "records.jsonl").records
     for record in lambada.values():  # is_greedy read from the top-1 at each target position
         assert record.metrics["acc"] in (0.0, 1.0) and record.metrics["loglikelihood"] < 0
-    assert math.isfinite(by_task["lambada_openai"]["metrics"]["perplexity"])
+    assert math.isfinite(by_task["lambada_openai"].metrics["perplexity"])
     (doc,) = read_records(result.run_dir / "g" / "wikitext" / "records.jsonl").records.values()
     windows = doc.channels["windows"]
     assert len(windows) >= 2 and all(w["tokens"] <= 1023 for w in windows)
     assert windows[0]["tokens"] == windows[0]["predicted"] + 1  # the BOS, then 1022 tokens
     assert sum(w["logprob_sum"] for w in windows) == doc.metrics["loglikelihood"]
-    assert by_task["wikitext"]["metrics"]["bits_per_byte"] > 0
+    assert by_task["wikitext"].metrics["bits_per_byte"] > 0

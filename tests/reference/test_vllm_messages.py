@@ -19,8 +19,8 @@ from anthropic.types import Message as SdkMessage
 from anthropic.types import MessageTokensCount, RawMessageStreamEvent
 
 from sieval.dialects.anthropic_messages import DIALECT
-from sieval.dialects.spec import BEARER
 from sieval.dialects.table import lift, lower
+from sieval.dialects.vocabulary import BEARER
 from sieval.dialects.wire.sse import parse
 from sieval.errors import ServerRejected, TransportError
 from sieval.ir.request import (

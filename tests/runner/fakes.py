@@ -25,6 +25,7 @@ from sieval.tasks.base import (
     Requirement,
     Sample,
     SampleResult,
+    StaticTask,
     TaskConfig,
 )
 from sieval.transport import FakeTransport, HttpReply, HttpRequest, json_reply
@@ -39,7 +40,7 @@ def write_data(data_dir: Path, words: Sequence[str]) -> Path:
     return path
 
 
-class FakeTask:
+class FakeTask(StaticTask):
     protocol = "exact match of the upper-cased word"
     headline = "acc"
     defaults: Mapping[str, Any] = {}
@@ -162,15 +163,16 @@ async def serve(
 
     async def handle(request: web.Request) -> web.Response:
         auth = request.headers.get("Authorization", "")
-        if seen is not None:
-            seen.append({"path": request.path, "auth": auth})
+        body = await request.read() if request.can_read_body else None
+        if seen is not None:  # the pre-flight's route probe is an empty body: it generates nothing
+            seen.append({"path": request.path, "auth": auth, "route_probe": body == b"{}"})
         if key is not None and auth != f"Bearer {key}":
             return web.json_response({"error": {"message": "bad key"}}, status=401)
-        if delay_s and request.path.endswith("/completions"):
+        generates = request.path.endswith("/completions") and body != b"{}"
+        if delay_s and generates:
             await asyncio.sleep(delay_s)
-        if gate is not None and request.path.endswith("/completions"):
+        if gate is not None and generates:
             await gate.wait()
-        body = await request.read() if request.can_read_body else None
         status, data = answer(request.path, body, auth)
         return web.json_response(data, status=status)
 

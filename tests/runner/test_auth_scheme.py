@@ -52,7 +52,7 @@ async def test_the_pre_run_check_names_the_scheme_and_the_fix(
             parse_config(_config(server.url, auth="bearer")),
             options(out=tmp_path, preflight=True),
         )
-    assert result.report["results"][0]["samples"]["scored"] == 2
+    assert result.report.results[0].samples.scored == 2
 
 
 async def test_a_refused_request_names_the_scheme_and_the_fix() -> None:

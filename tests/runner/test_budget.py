@@ -18,7 +18,7 @@ from sieval.errors import ConfigError
 from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
 from sieval.runner import arun_eval
-from sieval.settings import named_as
+from sieval.setting_names import named_as
 from sieval.transport import FakeTransport, HttpReply, HttpRequest, json_reply
 
 from .fakes import FakeTask, answer, write_data
@@ -95,13 +95,13 @@ async def test_a_budget_stops_the_run_within_it_and_a_resume_goes_on(tmp_path: P
         first = await arun_eval(config(server.url), opts)
         assert first.exit_code == 1
         assert first.stopped is not None and first.stopped.startswith("stopped: budget: spent ")
-        figures = first.report["budget"]["tokens"]
-        assert figures["budget"] == budget and figures["spent_before"] == 0
-        assert figures["spent"] == spent(first.run_dir) <= budget  # exact counts: never over
-        assert first.report["stopped"] == first.stopped == first.report["budget"]["stopped"]
+        figures = first.report.budget.tokens
+        assert figures.budget == budget and figures.spent_before == 0
+        assert figures.spent == spent(first.run_dir) <= budget  # exact counts: never over
+        assert first.report.stopped == first.stopped == first.report.budget.stopped
         most = int(re.search(r"may take up to ([\d,]+) tokens", first.stopped)[1].replace(",", ""))
-        assert figures["spent"] + most > budget  # the sample it did not start would not fit
-        missing = sum(r["samples"]["missing"] for r in first.report["results"])
+        assert figures.spent + most > budget  # the sample it did not start would not fit
+        missing = sum(r.samples.missing for r in first.report.results)
         assert missing > 0
         # the samples in flight when it stopped finished: every request sent is recorded
         recorded = sum(
@@ -116,11 +116,11 @@ async def test_a_budget_stops_the_run_within_it_and_a_resume_goes_on(tmp_path: P
             options(resume=first.run_dir, cost=CostOptions(budget_tokens=total)),
         )
     assert larger.exit_code == 0 and larger.stopped is None
-    again = larger.report["budget"]["tokens"]
-    assert again["spent_before"] == figures["spent"]  # the first session counts against it
-    assert again["spent"] == spent(larger.run_dir) == total
-    for a, b in zip(whole.report["results"], larger.report["results"], strict=True):
-        assert a["metrics"] == b["metrics"]
+    again = larger.report.budget.tokens
+    assert again.spent_before == figures.spent  # the first session counts against it
+    assert again.spent == spent(larger.run_dir) == total
+    for a, b in zip(whole.report.results, larger.report.results, strict=True):
+        assert a.metrics == b.metrics
 
 
 async def test_a_budget_that_fits_nothing_stops_before_the_first_sample(tmp_path: Path) -> None:
@@ -130,7 +130,7 @@ async def test_a_budget_that_fits_nothing_stops_before_the_first_sample(tmp_path
             options(out=tmp_path, cost=CostOptions(budget_tokens=10)),
         )
     assert result.exit_code == 1 and "spent 0 tokens of 10 tokens" in (result.stopped or "")
-    assert all(r["samples"]["missing"] == r["samples"]["total"] for r in result.report["results"])
+    assert all(r.samples.missing == r.samples.total for r in result.report.results)
 
 
 async def test_a_cost_budget_needs_every_model_s_price(tmp_path: Path) -> None:
@@ -159,10 +159,10 @@ async def test_a_cost_budget_stops_at_the_price(tmp_path: Path) -> None:
             config(server.url, price),
             options(out=tmp_path, cost=CostOptions(budget_cost=5.0)),
         )
-    figures = result.report["budget"]["cost"]
-    assert figures["currency"] == "credits" and figures["budget"] == 5.0
-    assert figures["spent"] == pytest.approx(spent(result.run_dir) * 1000 / 1e6)
-    assert figures["spent"] <= 5.0 and result.exit_code == 1
+    figures = result.report.budget.cost
+    assert figures.currency == "credits" and figures.budget == 5.0
+    assert figures.spent == pytest.approx(spent(result.run_dir) * 1000 / 1e6)
+    assert figures.spent <= 5.0 and result.exit_code == 1
     assert "(--budget-cost)" in (result.stopped or "") and "credits" in result.stopped
 
 
@@ -200,12 +200,12 @@ async def test_a_reply_without_usage_counts_at_its_forecast(tmp_path: Path) -> N
     )
     # no /tokenize there: "Q: aa" is estimated at 5 bytes / 4 = 1 token, plus max_tokens 4, for
     # each of a sample's 2 requests: 10 tokens a sample; the third would pass 25
-    figures = result.report["budget"]
-    assert figures["tokens"]["spent"] == 20 and figures["from_forecast"] == 4
+    figures = result.report.budget  # the whole summary
+    assert figures.tokens.spent == 20 and figures.from_forecast == 4
     assert "the next sample may take up to 10 tokens" in (result.stopped or "")
-    (entry,) = result.report["results"]
-    assert entry["samples"]["scored"] == 2 and entry["cost"]["actual"]["without_usage"] == 4
-    assert entry["cost"]["forecast"]["method"] == "estimate: bytes / 4"
+    (entry,) = result.report.results
+    assert entry.samples.scored == 2 and entry.cost.actual.without_usage == 4
+    assert entry.cost.forecast.method == "estimate: bytes / 4"
 
 
 async def test_an_estimate_below_the_server_s_count_is_caught_and_said(tmp_path: Path) -> None:
@@ -219,11 +219,11 @@ async def test_an_estimate_below_the_server_s_count_is_caught_and_said(tmp_path:
         transport_factory=lambda cfg: _fake(50),
     )
     # admitted on its estimate (10 tokens), the first sample reported 2 x (50 + 1)
-    assert result.report["budget"]["tokens"]["spent"] == 102
+    assert result.report.budget.tokens.spent == 102
     assert "over by 72 tokens: a prompt count the samples were admitted on was an estimate" in (
         result.stopped or ""
     )
-    assert result.report["results"][0]["samples"]["scored"] == 1
+    assert result.report.results[0].samples.scored == 1
 
 
 async def test_a_budget_without_a_forecast_counts_as_it_goes(tmp_path: Path) -> None:
@@ -235,8 +235,8 @@ async def test_a_budget_without_a_forecast_counts_as_it_goes(tmp_path: Path) -> 
             options(out=tmp_path, cost=CostOptions(forecast=False, budget_tokens=5000)),
         )
     assert result.forecast is None and not (result.run_dir / "forecast.json").exists()
-    assert all(r["cost"]["forecast"] is None for r in result.report["results"])
-    assert result.report["budget"]["tokens"]["spent"] == spent(result.run_dir) <= 5000
+    assert all(r.cost.forecast is None for r in result.report.results)
+    assert result.report.budget.tokens.spent == spent(result.run_dir) <= 5000
     assert result.stopped is not None and "stopped: budget" in result.stopped
 
 
@@ -261,9 +261,9 @@ async def test_a_negative_usage_fails_its_sample_and_never_lowers_the_spent_figu
         tasks={"fake_qa": FakeTask()},
         transport_factory=lambda cfg: FakeTransport(handler),
     )
-    (entry,) = result.report["results"]
-    assert entry["samples"]["scored"] == 0 and entry["samples"]["failed"] >= 1
-    assert result.report["budget"]["tokens"]["spent"] >= 0
-    assert entry["cost"]["actual"]["input_tokens"] >= 0
+    (entry,) = result.report.results
+    assert entry.samples.scored == 0 and entry.samples.failed >= 1
+    assert result.report.budget.tokens.spent >= 0
+    assert entry.cost.actual.input_tokens >= 0
     for record in lines(result.run_dir, "fake_qa"):
         assert "usage.prompt_tokens is -100000, not a token count" in record["error"]["message"]

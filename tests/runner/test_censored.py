@@ -54,6 +54,8 @@ class BudgetServer:
             status, data = answer(request.url, request.body)
             return json_reply(data, status=status)
         body = msgspec.json.decode(request.body or b"{}")
+        if not body:  # the pre-flight's route probe: refused unread, as a server does
+            return json_reply({"error": {"message": "prompt: Field required"}}, status=400)
         budget = int(body["max_tokens"])
         self.budgets.append(budget)
         question = str(body["prompt"]).rsplit("Question: ", 1)[1]
@@ -83,8 +85,9 @@ async def run(tmp_path: Path, server: BudgetServer, **options: Any) -> Any:
 
 
 def unit(result: Any) -> dict[str, Any]:
-    (entry,) = result.report["results"]
-    return dict(entry)
+    """The run's one unit as report.json holds it (plain data: an absent key is absent)."""
+    (entry,) = result.report.results
+    return dict(msgspec.to_builtins(entry))
 
 
 def shown(*items: Any, width: int = 80) -> str:

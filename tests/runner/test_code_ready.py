@@ -116,8 +116,8 @@ async def test_the_unsafe_mode_runs_only_when_allowed_and_says_so_loudly(
     assert sent > 0
     assert f"warning: {_code.UNSAFE_WARNING}" in said  # before the first request
     assert _code.UNSAFE_WARNING in result.warnings  # at the end
-    assert result.report["warnings"].count(_code.UNSAFE_WARNING) == 1  # in report.json
-    box = result.report["ready"]["humaneval"]["sandbox"]
+    assert result.report.warnings.count(_code.UNSAFE_WARNING) == 1  # in report.json
+    box = result.report.ready["humaneval"]["sandbox"]
     assert (box["mode"], box["unsafe"]) == ("unsafe", True)
     for line in (
         (result.run_dir / "sieval-reference" / "humaneval" / "records.jsonl")
@@ -131,7 +131,7 @@ async def test_the_unsafe_mode_runs_only_when_allowed_and_says_so_loudly(
 
 async def test_a_run_names_its_sandbox(tmp_path: Path) -> None:
     result, _, said = await _run(tmp_path)
-    box = result.report["ready"]["humaneval"]["sandbox"]
+    box = result.report.ready["humaneval"]["sandbox"]
     assert box["mode"] in ("bwrap-root", "bwrap-userns") and box["unsafe"] is False
     assert any(
         line.startswith(f"code tasks: programs run in the {box['mode']} sandbox") for line in said

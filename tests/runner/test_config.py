@@ -151,7 +151,7 @@ def test_api_key_from_env_and_file(tmp_path: Path, monkeypatch: pytest.MonkeyPat
             "two models are named",
         ),
         ("models: [{endpoint: embedded}]\ntasks: [{name: t}, {name: t}]", "listed twice"),
-        ("models: [{endpoint: embedded}]\ntasks: [{name: t, n: 0}]", "n must be >= 1"),
+        ("models: [{endpoint: embedded}]\ntasks: [{name: t, n: 0}]", "must be a whole number >= 1"),
         # a model id without an endpoint once evaluated the reference model under that name
         (
             "models: [{model: meta-llama/Llama-3.1-8B}]\ntasks: [{name: t}]",
@@ -173,7 +173,58 @@ def test_api_key_from_env_and_file(tmp_path: Path, monkeypatch: pytest.MonkeyPat
             "tasks: [{name: t}]",
             "sampling.seed=[1, 2] is not a valid value",
         ),
-        ("models: [{endpoint: embedded, retries: -1}]\ntasks: [{name: t}]", "retries must be >= 0"),
+        (
+            "models: [{endpoint: embedded, retries: -1}]\ntasks: [{name: t}]",
+            "retries must be an integer in [0, 100]",
+        ),
+        # numbers out of their range, or not numbers at all (NaN), once tracebacks or endless runs
+        (
+            "models: [{endpoint: embedded, retries: 1000000000000000000}]\ntasks: [{name: t}]",
+            "retries must be an integer in [0, 100]",
+        ),
+        (
+            "models: [{endpoint: embedded, timeout_s: .nan}]\ntasks: [{name: t}]",
+            "timeout_s must be a finite number > 0",
+        ),
+        (
+            "models: [{endpoint: embedded, timeout_s: .inf}]\ntasks: [{name: t}]",
+            "timeout_s must be a finite number > 0",
+        ),
+        (
+            "models: [{endpoint: embedded, concurrency_limit: 1000000000000000000000000000}]\n"
+            "tasks: [{name: t}]",
+            "concurrency_limit must be an integer in [1, 65535]",
+        ),
+        (
+            "concurrency: 1000000000000\nmodels: [{endpoint: embedded}]\ntasks: [{name: t}]",
+            "concurrency must be an integer in [1, 65535]",
+        ),
+        (
+            "models: [{endpoint: embedded}]\ntasks: [{name: t, seed: 100000000000000000000000}]",
+            "seed must be an integer in [-9223372036854775808, 9223372036854775807]",
+        ),
+        (
+            "models: [{endpoint: embedded,\n"
+            "  request_defaults: {sampling.n: 100000000000000000000000}}]\ntasks: [{name: t}]",
+            "request_defaults.sampling.n=100000000000000000000000 is out of range: it must be an "
+            "integer in [1, 128]",
+        ),
+        (
+            "models: [{endpoint: embedded, request_defaults: {sampling.temperature: .nan}}]\n"
+            "tasks: [{name: t}]",
+            "request_defaults.sampling.temperature=nan is out of range: it must be a finite number "
+            ">= 0",
+        ),
+        (
+            "models: [{endpoint: embedded, request_defaults: {sampling.presence_penalty: .inf}}]\n"
+            "tasks: [{name: t}]",
+            "sampling.presence_penalty=inf is out of range: it must be a finite number in [-2, 2]",
+        ),
+        (
+            "models: [{endpoint: embedded,\n"
+            "  request_defaults: {sampling.seed: 18446744073709551616}}]\ntasks: [{name: t}]",
+            "sampling.seed=18446744073709551616 is out of range",
+        ),
         ("models: [{auth: basic}]\ntasks: [{name: t}]", "auth"),
     ],
 )

@@ -1,4 +1,4 @@
-"""What a unit's records say was spent (``runner/costs.py``), read from every record line as
+"""What a unit's records say was spent (``cost/spent.py``), read from every record line as
 the writer compacts it (usage columns, a status shared by every request, older schemas)."""
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ async def test_two_models_on_one_server_share_its_budget(tmp_path: Path) -> None
         result = await arun_eval(config, options(out=tmp_path))
         peak = server.peak_in_flight
     assert result.exit_code == 0
-    assert [r["samples"]["scored"] for r in result.report["results"]] == [12, 12]
+    assert [r.samples.scored for r in result.report.results] == [12, 12]
     assert peak == 4  # the larger concurrency_limit of the two, never their sum
     said = [w for w in result.warnings if "reach one server" in w]
     assert said == [

@@ -13,6 +13,7 @@ import pytest
 from sieval.errors import ConfigError
 from sieval.ir.request import Scoring
 from sieval.plan.config import EvalConfig, parse_config
+from sieval.results.document import SampleCounts
 from sieval.runner import RunOptions, arun_eval, read_records
 from sieval.store.records import Record, RecordWriter, Shared, expand
 from sieval.tasks.base import Requirement
@@ -97,10 +98,11 @@ async def test_run_writes_records_and_report(tmp_path: Path, data_dir: Path) -> 
     assert report["timings"]["requests"] == 12 and "scored samples only" in report["denominator"]
     assert (
         json.loads((result.run_dir / "run.json").read_text())["identity"]
-        == result.report["run"]["identity"]
+        == result.report.run.identity
     )
-    # probe (models + version) then 12 completions
-    assert [c.url.rsplit("/", 1)[-1] for c in transport.calls[:2]] == ["models", "version"]
+    # probe (models, the wire's own route asked with an empty body, version) then 12 completions
+    urls = [c.url.rsplit("/", 1)[-1] for c in transport.calls[:3]]
+    assert urls == ["models", "completions", "version"] and transport.calls[1].body == b"{}"
     assert transport.closed
 
 
@@ -129,11 +131,11 @@ async def test_failed_samples_are_recorded_counted_and_never_scored(
         "path": "choices[0]",
     }
     assert records["s3"].error is not None and records["s3"].error["class"] == "InternalError"
-    (entry,) = result.report["results"]
-    assert entry["failures"] == {"ContractViolation": 1, "InternalError": 1, "ServerRejected": 1}
-    assert entry["samples"] == {"total": 5, "scored": 2, "failed": 3, "missing": 0}
-    assert entry["metrics"]["ids"] == ["s0", "s4"] and entry["metrics"]["acc"] == 1.0
-    assert [e["sample_id"] for e in entry["failure_examples"]] == ["s1", "s2", "s3"]
+    (entry,) = result.report.results
+    assert entry.failures == {"ContractViolation": 1, "InternalError": 1, "ServerRejected": 1}
+    assert entry.samples == SampleCounts(total=5, scored=2, failed=3, missing=0)
+    assert entry.metrics["ids"] == ["s0", "s4"] and entry.metrics["acc"] == 1.0
+    assert [e.sample_id for e in entry.failure_examples] == ["s1", "s2", "s3"]
 
 
 async def test_capability_mismatch_is_refused_before_any_request(
@@ -216,8 +218,8 @@ async def test_limit_selection_and_data_dir_env(
         tasks={"fake_qa": FakeTask()},
         transport_factory=lambda cfg: fake_transport(),
     )
-    assert result.report["results"][0]["samples"]["total"] == 2
-    assert result.report["run"]["inputs"]["tasks"]["fake_qa"]["config"]["n"] == 2
+    assert result.report.results[0].samples.total == 2
+    assert result.report.run.inputs["tasks"]["fake_qa"]["config"]["n"] == 2
     # a second unnamed run in the same second gets its own directory
     again = await arun_eval(
         make_config(),
@@ -311,10 +313,10 @@ async def test_identity_mismatch_names_what_changed(tmp_path: Path, data_dir: Pa
         tasks=tasks,
         transport_factory=lambda cfg: fake_transport(),
     )
-    timings = again.report["timings"]
-    assert timings["sessions"][-1]["samples_run"] == 0 and again.report["run"]["resumed"]
+    timings = again.report.timings
+    assert timings.sessions[-1].samples_run == 0 and again.report.run.resumed
     # a resume that sends nothing keeps the run's own timings: it adds a session
-    assert timings["samples_run"] == 3 and timings["requests"] == timings["sessions"][0]["requests"]
+    assert timings.samples_run == 3 and timings.requests == timings.sessions[0].requests
 
 
 async def test_resume_refuses_a_directory_that_is_not_a_run(tmp_path: Path, data_dir: Path) -> None:
@@ -360,7 +362,7 @@ async def test_resume_reruns_failed_samples_and_skips_scored_ones(
         tasks={"fake_qa": FakeTask()},
         transport_factory=lambda cfg: fake_transport(handler_hook),
     )
-    assert first.report["results"][0]["failures"] == {"TransportError": 1}
+    assert first.report.results[0].failures == {"TransportError": 1}
     flaky["fail"] = False
     transport = fake_transport()
     second = await arun_eval(
@@ -369,9 +371,11 @@ async def test_resume_reruns_failed_samples_and_skips_scored_ones(
         tasks={"fake_qa": FakeTask()},
         transport_factory=lambda cfg: transport,
     )
-    completions = [c for c in transport.calls if c.url.endswith("/completions")]
+    completions = [  # the pre-flight's route probe (an empty body) generates nothing
+        c for c in transport.calls if c.url.endswith("/completions") and c.body != b"{}"
+    ]
     assert len(completions) == 2 and all(b"bbb" in c.body for c in completions if c.body)
-    assert second.exit_code == 0 and second.report["results"][0]["samples"]["scored"] == 6
+    assert second.exit_code == 0 and second.report.results[0].samples.scored == 6
     path = first.run_dir / "m" / "fake_qa" / "records.jsonl"
     assert len(path.read_text().splitlines()) == 7  # append-only: the failed line stays
     assert read_records(path).records["s1"].status == "ok"
@@ -397,8 +401,8 @@ async def test_truncated_last_line_is_ignored_reported_and_repaired(
         transport_factory=lambda cfg: fake_transport(),
     )
     assert any("truncated last record (40 bytes)" in w for w in second.warnings)
-    assert second.report["timings"]["sessions"][-1]["samples_run"] == 1
-    assert second.report["warnings"] == second.warnings
+    assert second.report.timings.sessions[-1].samples_run == 1
+    assert second.report.warnings == second.warnings
     result = read_records(path)
     assert result.truncated_bytes == 0 and result.lines == 3 and len(result.records) == 3
 
@@ -457,8 +461,8 @@ async def test_probe_falls_back_to_health_and_refuses_a_bad_key(
         tasks={"fake_qa": FakeTask()},
         transport_factory=lambda cfg: FakeTransport(no_models),
     )
-    prov = result.report["results"][0]["provenance"]
-    assert prov["served_models"] == [] and prov["server_version"] is None
+    prov = result.report.results[0].provenance
+    assert prov.served_models == [] and prov.server_version is None
 
     def broken(request: HttpRequest) -> Any:
         return json_reply({"error": "down"}, status=503 if "models" in request.url else 404)
@@ -498,11 +502,11 @@ async def test_embedded_endpoint_runs_the_reference_server(tmp_path: Path, data_
     result = await arun_eval(
         config, options(tmp_path, data_dir, limit=2), tasks={"fake_qa": FakeTask()}
     )
-    (entry,) = result.report["results"]
-    assert entry["samples"]["scored"] == 2
-    assert entry["provenance"]["endpoint"] == "embedded"
-    assert entry["provenance"]["reported_models"] == ["sieval-reference"]
-    assert result.report["run"]["inputs"]["models"]["sieval-reference"]["endpoint"] == "embedded"
+    (entry,) = result.report.results
+    assert entry.samples.scored == 2
+    assert entry.provenance.endpoint == "embedded"
+    assert entry.provenance.reported_models == ["sieval-reference"]
+    assert result.report.run.inputs["models"]["sieval-reference"]["endpoint"] == "embedded"
     assert (result.run_dir / "sieval-reference" / "fake_qa" / "records.jsonl").is_file()
 
 

@@ -10,6 +10,7 @@ from runs import options
 
 from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
+from sieval.results.document import SampleCounts
 from sieval.runner import arun_eval
 
 
@@ -30,9 +31,9 @@ tasks:
 """
         )
         result = await arun_eval(config, options(out=tmp_path))
-    entry = result.report["results"][0]
-    assert entry["samples"] == {"total": 2, "scored": 0, "failed": 2, "missing": 0}
-    assert entry["failures"] == {error_class: 2}
+    entry = result.report.results[0]
+    assert entry.samples == SampleCounts(total=2, scored=0, failed=2, missing=0)
+    assert entry.failures == {error_class: 2}
     assert result.exit_code == 1
     records = (result.run_dir / "ref" / "arc_easy_kshot_ppl" / "records.jsonl").read_text()
     for line in records.splitlines():

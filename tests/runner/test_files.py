@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from sieval.errors import ConfigError
+from sieval.plan.run_config import load_run_config
 from sieval.store.files import StorageError, storage_error, write_atomic
-from sieval.store.rundir import create_run_dir, load_run_config, run_directory
+from sieval.store.rundir import create_run_dir, run_directory
 
 
 @pytest.mark.parametrize(
@@ -57,21 +58,23 @@ def test_run_directories(tmp_path: Path) -> None:
 
 
 def test_an_endpoint_password_comes_from_the_config_file(tmp_path: Path) -> None:
-    from sieval.plan.config import parse_config
+    from sieval.plan.config import EvalConfig, parse_config
+    from sieval.plan.run_config import stored
     from sieval.store.rundir import write_run_json
 
-    def config(url: str, name: str = "m") -> object:
+    def config(url: str, name: str = "m") -> EvalConfig:
         return parse_config(
             f"models: [{{name: {name}, endpoint: '{url}', model: x}}]\ntasks: [{{name: t}}]"
         )
 
     secret = "http://u:pw@h:1"
-    write_run_json(tmp_path, "sha256:0", {}, config(secret))  # type: ignore[arg-type]
+    write_run_json(tmp_path, "sha256:0", {}, stored(config(secret)))
+    assert "pw" not in (tmp_path / "run.json").read_text()
     with pytest.raises(ConfigError, match="holds a password, which run.json does not store"):
         load_run_config(tmp_path)
     assert "[REDACTED]" in load_run_config(tmp_path, contacts=False).models[0].endpoint
-    given = load_run_config(tmp_path, endpoints=config(secret))  # type: ignore[arg-type]
+    given = load_run_config(tmp_path, endpoints=config(secret))
     assert given.models[0].endpoint == secret
     for other in (config("http://u:pw@h:2"), config(secret, name="n")):
         with pytest.raises(ConfigError, match="the config file has no model 'm' at"):
-            load_run_config(tmp_path, endpoints=other)  # type: ignore[arg-type]
+            load_run_config(tmp_path, endpoints=other)

@@ -29,10 +29,7 @@ def test_each_choice_keeps_the_servers_word_and_an_empty_answer_is_marked() -> N
     ended = finish_reasons(response)
     assert ended == ["stop:empty", "length", "tool_calls", ":empty"]
     counts = finish_counts(Counter([*ended, "SAFETY:empty"]))
-    assert counts == {
-        "finish_reasons": {"SAFETY": 1, "length": 1, "stop": 1, "tool_calls": 1, "unreported": 1},
-        "empty_answers": 3,
-    }
+    assert counts == ({"SAFETY": 1, "length": 1, "stop": 1, "tool_calls": 1, "unreported": 1}, 3)
 
 
 async def test_the_report_counts_how_answers_ended(tmp_path: Path) -> None:
@@ -47,13 +44,13 @@ tasks:
 """
         )
         result = await arun_eval(config, options(out=tmp_path))
-    by_task = {r["task"]: r for r in result.report["results"]}
+    by_task = {r.task: r for r in result.report.results}
     # one token asked for (max_tokens 1): every letter request must end by length
-    assert by_task["mmlu_kshot_clp"]["finish_reasons"] == {"length": 4}
+    assert by_task["mmlu_kshot_clp"].finish_reasons == {"length": 4}
     gsm8k = by_task["gsm8k_0shot_gen"]
-    assert sum(gsm8k["finish_reasons"].values()) == 3
-    assert set(gsm8k["finish_reasons"]) <= {"stop", "length"}
-    assert gsm8k["empty_answers"] == 0
+    assert sum(gsm8k.finish_reasons.values()) == 3
+    assert set(gsm8k.finish_reasons) <= {"stop", "length"}
+    assert gsm8k.empty_answers == 0
     records = (result.run_dir / "chat" / "gsm8k_0shot_gen" / "records.jsonl").read_text()
     finishes = [json.loads(line)["requests"]["gen"]["finish"] for line in records.splitlines()]
-    assert Counter(f for each in finishes for f in each) == Counter(gsm8k["finish_reasons"])
+    assert Counter(f for each in finishes for f in each) == Counter(gsm8k.finish_reasons)

@@ -1,4 +1,4 @@
-"""The cost forecast (``runner/forecast.py``) against the reference server: exact through its
+"""The cost forecast (``cost/forecast.py``) against the reference server: exact through its
 ``/tokenize``, each distinct prompt asked once, an estimate marked as one with its method where
 the wire has no tokenize route, and ``--dry-run`` sends no model request and writes nothing."""
 
@@ -75,22 +75,20 @@ async def test_the_forecast_is_exact_where_the_wire_has_a_tokenize_route(tmp_pat
     assert stored == msgspec.convert(msgspec.to_builtins(result.forecast), type(stored))
     (counting,) = stored.counting
     assert counting.method == "exact: POST /tokenize"
-    for result_entry in result.report["results"]:
-        task = result_entry["task"]
+    for result_entry in result.report.results:
+        task = result_entry.task
         requests, prompt, output = spent(result.run_dir, task)
-        forecast = result_entry["cost"]["forecast"]
-        assert forecast["exact"] and forecast["requests"] == requests
-        assert forecast["prompt_tokens"] == prompt  # what the server counted, to the token
-        assert output <= forecast["max_output_tokens"]
-        assert forecast["cost"] == pytest.approx(
-            (prompt * 2 + forecast["max_output_tokens"] * 10) / 1e6
-        )
-        actual = result_entry["cost"]["actual"]
-        assert (actual["input_tokens"], actual["output_tokens"]) == (prompt, output)
-        assert actual["cost"] == pytest.approx((prompt * 2 + output * 10) / 1e6)
-        assert result_entry["cost"]["price"]["currency"] == "EUR"
-    gsm8k = next(r for r in result.report["results"] if r["task"] == "gsm8k_kshot_base_gen")
-    assert gsm8k["cost"]["forecast"]["max_output_tokens"] == 2 * 256  # max_tokens per request
+        forecast = result_entry.cost.forecast
+        assert forecast.exact and forecast.requests == requests
+        assert forecast.prompt_tokens == prompt  # what the server counted, to the token
+        assert output <= forecast.max_output_tokens
+        assert forecast.cost == pytest.approx((prompt * 2 + forecast.max_output_tokens * 10) / 1e6)
+        actual = result_entry.cost.actual
+        assert (actual.input_tokens, actual.output_tokens) == (prompt, output)
+        assert actual.cost == pytest.approx((prompt * 2 + output * 10) / 1e6)
+        assert result_entry.cost.price.currency == "EUR"
+    gsm8k = next(r for r in result.report.results if r.task == "gsm8k_kshot_base_gen")
+    assert gsm8k.cost.forecast.max_output_tokens == 2 * 256  # max_tokens per request
 
 
 async def test_dry_run_sends_no_model_request_and_writes_nothing(tmp_path: Path) -> None:
@@ -157,10 +155,10 @@ async def test_a_wire_without_tokenize_is_estimated_and_says_so(tmp_path: Path) 
             config(server.url, kind="chat", tasks=tasks),  # type: ignore[arg-type]
             options(out=tmp_path, cost=CostOptions(forecast=True)),
         )
-    (entry,) = result.report["results"]
-    forecast = entry["cost"]["forecast"]
-    assert forecast["method"] == "estimate: bytes / 4" and not forecast["exact"]
-    assert forecast["exact_requests"] == 0
+    (entry,) = result.report.results
+    forecast = entry.cost.forecast
+    assert forecast.method == "estimate: bytes / 4" and not forecast.exact
+    assert forecast.exact_requests == 0
     path = result.run_dir / "m" / "gsm8k_0shot_gen" / "records.jsonl"
     shared = Shared.load(path.with_name("shared.jsonl"))
     texts = [  # what was sent: the messages' text, read from the exact bodies
@@ -168,9 +166,9 @@ async def test_a_wire_without_tokenize_is_estimated_and_says_so(tmp_path: Path) 
         for record in read_records(path).records.values()
         for r in expand_requests(record.requests, shared).values()
     ]
-    assert forecast["prompt_tokens"] == sum(round(len(t.encode()) / 4) for t in texts)
+    assert forecast.prompt_tokens == sum(round(len(t.encode()) / 4) for t in texts)
     _, prompt, _ = spent(result.run_dir, "gsm8k_0shot_gen")
-    assert forecast["prompt_tokens"] != prompt  # the template is not in the estimate
+    assert forecast.prompt_tokens != prompt  # the template is not in the estimate
 
 
 def _parts(content: object) -> list[dict[str, str]]:

@@ -19,6 +19,7 @@ from runs import options
 
 from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
+from sieval.results.document import SampleCounts
 from sieval.runner import arun_eval
 
 Lie = Callable[[Any], None]
@@ -117,11 +118,11 @@ tasks:
 """
         )
         result = await arun_eval(config, options(out=tmp_path))
-    entry = result.report["results"][0]
-    assert entry["samples"] == {"total": 3, "scored": 0, "failed": 3, "missing": 0}
-    assert entry["failures"] == {"ContractViolation": 3}
+    entry = result.report.results[0]
+    assert entry.samples == SampleCounts(total=3, scored=0, failed=3, missing=0)
+    assert entry.failures == {"ContractViolation": 3}
     assert result.exit_code == 1
-    name = entry["task"]
+    name = entry.task
     records = (result.run_dir / "ref" / name / "records.jsonl").read_text().splitlines()
     for line in records:
         error = json.loads(line)["error"]

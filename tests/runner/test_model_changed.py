@@ -97,14 +97,14 @@ async def test_a_model_switch_mid_run_fails_the_samples_after_it(
                 _config(url, server.model_name, dialect),
                 options(out=tmp_path, on_run_dir=proxy.reset),
             )
-    entry = result.report["results"][0]
-    assert entry["samples"]["scored"] == SWITCH_AT
-    assert entry["failures"] == {"ContractViolation": 6 - SWITCH_AT}
+    entry = result.report.results[0]
+    assert entry.samples.scored == SWITCH_AT
+    assert entry.failures == {"ContractViolation": 6 - SWITCH_AT}
     assert result.exit_code == 1
-    message = entry["failure_examples"][0]["message"]
+    message = entry.failure_examples[0].message
     for name in ("other-model", server.model_name, "changed mid-run"):
         assert name in message
-    assert entry["provenance"]["reported_models"] == sorted([server.model_name, "other-model"])
+    assert entry.provenance.reported_models == sorted([server.model_name, "other-model"])
 
 
 async def test_a_resume_keeps_the_model_the_run_began_with(tmp_path: Path) -> None:
@@ -116,29 +116,42 @@ async def test_a_resume_keeps_the_model_the_run_began_with(tmp_path: Path) -> No
         async with serving(proxy) as url:
             config = _config(url, server.model_name)
             first = await arun_eval(config, options(out=tmp_path, on_run_dir=proxy.reset))
-            assert first.report["results"][0]["samples"]["scored"] == SWITCH_AT
+            assert first.report.results[0].samples.scored == SWITCH_AT
             proxy.fail_after, proxy.switch_at = None, 0
             resumed = await arun_eval(config, options(out=tmp_path, resume=first.run_dir))
-    entry = resumed.report["results"][0]
-    assert entry["samples"]["scored"] == SWITCH_AT
-    assert entry["failures"] == {"ContractViolation": 6 - SWITCH_AT}
-    assert "other-model" in entry["failure_examples"][0]["message"]
+    entry = resumed.report.results[0]
+    assert entry.samples.scored == SWITCH_AT
+    assert entry.failures == {"ContractViolation": 6 - SWITCH_AT}
+    assert "other-model" in entry.failure_examples[0].message
 
 
 def test_the_terminal_says_the_model_changed() -> None:
     from sieval.cli.report import render_failures
+    from sieval.results.document import (
+        Report,
+        RunInfo,
+        SampleCounts,
+        UnitProvenance,
+        UnitResult,
+    )
 
-    report = {
-        "results": [
-            {
-                "model": "ref",
-                "task": "mmlu_0shot_gen",
-                "failures": {"ContractViolation": 3},
-                "failure_examples": [],
-                "provenance": {"reported_models": ["other-model", "sieval-reference"]},
-            }
-        ]
-    }
+    report = Report(
+        run=RunInfo(identity="sha256:0"),
+        results=[
+            UnitResult(
+                model="ref",
+                task="mmlu_0shot_gen",
+                headline="acc",
+                samples=SampleCounts(total=3, scored=0, failed=3, missing=0),
+                failures={"ContractViolation": 3},
+                provenance=UnitProvenance(
+                    requested_model="sieval-reference",
+                    reported_models=["other-model", "sieval-reference"],
+                    dialect="openai_chat",
+                ),
+            )
+        ],
+    )
     (line,) = render_failures(report)
     assert "model changed mid-run" in line.plain
     assert "other-model, sieval-reference" in line.plain

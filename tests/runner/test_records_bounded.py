@@ -68,7 +68,7 @@ async def test_a_huge_answer_is_scored_whole_and_stored_bounded(tmp_path: Path) 
         tasks={"fake_qa": RawText()},
         transport_factory=lambda cfg: FakeTransport(handler),
     )
-    assert result.report["results"][0]["samples"]["scored"] == 1
+    assert result.report.results[0].samples.scored == 1
     line = (result.run_dir / "m" / "fake_qa" / "records.jsonl").read_bytes()
     assert len(line) < 1.5 * 2**20
     record = msgspec.json.decode(line.splitlines()[0])

@@ -415,6 +415,6 @@ def test_the_report_counts_the_same_finishes_from_v4_and_v5_records(tmp_path: Pa
             assert [list(o.finishes()) for o in outcomes] == [
                 [r.finish for r in seen[o.sample_id].requests.values()] for o in outcomes
             ]
-        expected = {k: entry[k] for k in ("finish_reasons", "empty_answers")}
+        expected = (entry["finish_reasons"], entry["empty_answers"])
         assert counts == [expected, expected]  # as the v4 code counted them
     assert stored["arc_easy_kshot_ppl"]["empty_answers"] > 0

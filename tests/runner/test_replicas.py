@@ -29,6 +29,7 @@ from sieval.errors import ConfigError
 from sieval.plan.config import parse_config
 from sieval.plan.plan import PlannedModel
 from sieval.reference import ReferenceServer
+from sieval.results.document import SampleCounts
 from sieval.runner import arun_eval
 from sieval.runner.endpoints import Endpoints
 from sieval.store.records import read_records, records_path
@@ -88,7 +89,7 @@ async def test_three_replicas_give_the_records_of_one(tmp_path: Path) -> None:
                 served[request["replica"]] += 1
             assert all("replica" not in r for r in alone[sample_id]["requests"].values())
     assert set(served) == set(three)  # every replica answered, and nothing else did
-    assert single.report["results"][0]["metrics"] == spread.report["results"][0]["metrics"]
+    assert single.report.results[0].metrics == spread.report.results[0].metrics
     assert any("3 replicas, one serving fingerprint" in w for w in spread.warnings)
 
 
@@ -105,7 +106,7 @@ async def test_mixed_fingerprints_are_refused_before_the_first_sample(tmp_path: 
             config(listed, ", allow_mixed_replicas: true"),
             options(out=tmp_path / "mixed", preflight=True),
         )
-    said = [w for w in mixed.report["warnings"] if "allow_mixed_replicas" in w]
+    said = [w for w in mixed.report.warnings if "allow_mixed_replicas" in w]
     assert said and "runs on replicas whose serving fingerprints differ" in said[0]
     replicas = {
         r["replica"]
@@ -207,9 +208,7 @@ async def test_a_replica_killed_mid_run_loses_nothing_and_scores_nothing_twice(
     assert set(served) <= set(urls) and sum(served.values()) == 4 * n
     assert served[victim_url] > 0  # it answered before it died
     assert served[urls[0]] + served[urls[2]] > served[victim_url]
-    assert result.report["results"][0]["samples"] == {
-        "total": n, "scored": n, "failed": 0, "missing": 0,
-    }  # fmt: skip
+    assert result.report.results[0].samples == SampleCounts(total=n, scored=n, failed=0, missing=0)
 
 
 def test_each_shard_starts_from_its_own_replica() -> None:
@@ -237,7 +236,7 @@ async def test_a_replica_limit_holds_on_each_replica(tmp_path: Path) -> None:
             options(out=tmp_path),
         )
         peaks = [server.peak_in_flight for server in started]
-    assert result.report["results"][0]["samples"]["scored"] == 12
+    assert result.report.results[0].samples.scored == 12
     assert peaks == [2, 2, 2]  # the replica's own limit, reached on each, never passed
 
 
@@ -261,7 +260,7 @@ async def test_a_run_on_replicas_stopped_early_resumes_on_them(tmp_path: Path) -
     """The replicas are in the run's stored config: a stopped run (here by a token budget)
     resumes from its directory alone on the same replicas, each sample recorded once."""
     from sieval.cost.forecast import CostOptions
-    from sieval.store.rundir import load_run_config
+    from sieval.plan.run_config import load_run_config
 
     async with servers(None, None) as urls:
         cfg = config(f"[{', '.join(repr(u) for u in urls)}]")
@@ -270,7 +269,7 @@ async def test_a_run_on_replicas_stopped_early_resumes_on_them(tmp_path: Path) -
             cfg, options(out=tmp_path / "out", cost=CostOptions(budget_tokens=2000))
         )
         assert first.exit_code == 1 and first.stopped is not None
-        assert sum(r["samples"]["missing"] for r in first.report["results"]) > 0
+        assert sum(r.samples.missing for r in first.report.results) > 0
         done = await arun_eval(load_run_config(first.run_dir), options(resume=first.run_dir))
     assert done.exit_code == 0
     for task in ("arc_easy", "gsm8k_kshot_base_gen"):
@@ -283,5 +282,5 @@ async def test_a_run_on_replicas_stopped_early_resumes_on_them(tmp_path: Path) -
             for r in rec["requests"].values()
         }
         assert named == set(urls)  # both sessions ran on the replicas
-    for a, b in zip(whole.report["results"], done.report["results"], strict=True):
-        assert a["metrics"] == b["metrics"]
+    for a, b in zip(whole.report.results, done.report.results, strict=True):
+        assert a.metrics == b.metrics

@@ -23,8 +23,8 @@ tasks:
 
 async def test_a_reply_past_max_reply_mib_fails_its_sample(tmp_path: Path) -> None:
     result = await arun_eval(parse_config(_config(0.01)), options(out=tmp_path))
-    (unit,) = result.report["results"]
-    assert unit["samples"]["failed"] == 2
+    (unit,) = result.report.results
+    assert unit.samples.failed == 2
     records = read_records(result.run_dir / "ref" / "arc_easy_kshot_ppl" / "records.jsonl")
     for record in records.records.values():
         assert record.error is not None and record.error["class"] == "ContractViolation"
@@ -36,5 +36,5 @@ async def test_a_reply_past_max_reply_mib_fails_its_sample(tmp_path: Path) -> No
 async def test_the_default_cap_reads_the_same_run(tmp_path: Path) -> None:
     config = _config(64).replace(", max_reply_mib: 64", "")
     result = await arun_eval(parse_config(config), options(out=tmp_path))
-    assert result.report["results"][0]["samples"]["scored"] == 2
+    assert result.report.results[0].samples.scored == 2
     assert parse_config(config).models[0].max_reply_bytes == 64 * 2**20

@@ -48,13 +48,13 @@ async def test_a_resume_that_runs_nothing_keeps_the_figures(tmp_path: Path) -> N
     report["results"][0]["metrics"]["marker"] = 42.0  # only a reused report can still hold it
     report_path.write_text(json.dumps(report))
     again = await arun_eval(parse_config(CONFIG), options(resume=first.run_dir))
-    assert again.report["results"][0]["metrics"]["marker"] == 42.0
-    sessions = again.report["timings"]["sessions"]
-    assert [s["requests"] for s in sessions] == [first.report["timings"]["requests"], 0]
+    assert again.report.results[0].metrics["marker"] == 42.0
+    sessions = again.report.timings.sessions
+    assert [s.requests for s in sessions] == [first.report.timings.requests, 0]
     records = first.run_dir / "ref" / "arc_easy_kshot_ppl" / "records.jsonl"
     later = report_path.stat().st_mtime + 5
     os.utime(records, (later, later))  # a record newer than the report: recount
     third = await arun_eval(parse_config(CONFIG), options(resume=first.run_dir))
-    assert "marker" not in third.report["results"][0]["metrics"]
-    assert third.report["results"][0]["metrics"] == first.report["results"][0]["metrics"]
-    assert len(third.report["timings"]["sessions"]) == 3
+    assert "marker" not in third.report.results[0].metrics
+    assert third.report.results[0].metrics == first.report.results[0].metrics
+    assert len(third.report.timings.sessions) == 3

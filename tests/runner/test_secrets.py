@@ -52,7 +52,7 @@ async def test_api_key_never_written(
     assert "bad prompt reject" in (result.run_dir / "m" / "fake_qa" / "records.jsonl").read_text()
     out, err = capsys.readouterr()
     assert KEY not in out + err + caplog.text
-    assert KEY not in repr(result) and "SIEVAL_TEST_KEY" not in str(result.report["run"])
+    assert KEY not in repr(result) and "SIEVAL_TEST_KEY" not in str(result.report.run)
 
 
 async def test_a_password_in_the_endpoint_url_is_never_written(

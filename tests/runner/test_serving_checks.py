@@ -23,8 +23,8 @@ from sieval.serving import (
     run_serving_checks,
 )
 from sieval.serving.determinism import check_seed
-from sieval.serving.needs import Needs
-from sieval.serving.observe import Observation, Sender, differ
+from sieval.serving.observation import Observation, Sender, differ
+from sieval.serving.selection import Needs
 
 SCORE = Request.completion(
     "Q: x\nA: y",

@@ -17,9 +17,9 @@ import pytest
 from sieval.dialects.table import lift
 from sieval.ir.request import Sampling
 from sieval.model import Model
-from sieval.serving.findings import NEGLIGIBLE, matters
+from sieval.serving.finding import NEGLIGIBLE, matters
 from sieval.serving.fingerprint import facts_from
-from sieval.serving.observe import Observation, differ, merged, observation_of
+from sieval.serving.observation import Observation, differ, merged, observation_of
 from sieval.serving.probes import lowered, shape
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "serving"

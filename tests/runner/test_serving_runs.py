@@ -21,10 +21,11 @@ from sieval.cli.main import app
 from sieval.cli.report import render_report, write_html
 from sieval.errors import ConfigError
 from sieval.plan.config import parse_config
+from sieval.plan.run_config import load_run_config
 from sieval.reference import ReferenceServer, start_in_thread
 from sieval.runner import RunOptions, arun_eval
 from sieval.serving.probes import is_probe
-from sieval.store.rundir import load_run_config, read_run_json
+from sieval.store.rundir import read_run_json
 from sieval.transport import HttpTransport
 from sieval.transport.types import HttpReply, HttpRequest
 
@@ -62,15 +63,15 @@ async def test_a_finding_that_matters_is_said_before_the_run_and_kept(tmp_path: 
     assert warning < said.index("RUN DIRECTORY")  # before the first sample is sent
     assert "concurrency 1" in said[warning] and "nats" in said[warning]
     assert any(line.startswith("m: batch invariance failed") for line in result.warnings)
-    section = result.report["serving"]["m"]
+    section = result.report.serving["m"]
     batch = next(f for f in section["findings"] if f["check"] == "batch_invariance")
     assert batch["outcome"] == "failed" and batch["evidence"]["moved"] > 0
     assert batch["tasks"] == ["arc_easy_kshot_ppl"]
     assert section["cost"]["requests"] > 0 and section["cost"]["prompt_tokens"] > 0
-    assert result.report["results"][0]["samples"]["scored"] == 3  # warned, never stopped
+    assert result.report.results[0].samples.scored == 3  # warned, never stopped
     stored = read_run_json(result.run_dir)
     assert stored["serving"]["m"][0]["digest"] == section["fingerprint"]["digest"]
-    assert stored["identity"] == result.report["run"]["identity"]
+    assert stored["identity"] == result.report.run.identity
     page = write_html(result.run_dir, result.report, tmp_path / "page.html").read_text()
     serving = page[page.index('<section id="serving">') : page.index('<section id="plots">')]
     assert 'batch_invariance</td><td class="bad">failed' in serving and "concurrency 1" in serving
@@ -85,9 +86,9 @@ async def test_the_identity_is_the_one_a_run_without_serving_checks_has(tmp_path
     async with ReferenceServer() as server:
         checked = await run(tmp_path / "a", config(server.url))
         unchecked = await run(tmp_path / "b", config(server.url), serving_checks="off")
-    assert checked.report["run"]["identity"] == unchecked.report["run"]["identity"]
+    assert checked.report.run.identity == unchecked.report.run.identity
     assert "serving" not in read_run_json(unchecked.run_dir)
-    assert unchecked.report["serving"] == {}
+    assert unchecked.report.serving == {}
 
 
 class _Counting:
@@ -114,7 +115,7 @@ async def test_off_sends_no_probe(tmp_path: Path, options: dict[str, Any]) -> No
             transport_factory=lambda cfg: counting,
         )
         await counting.aclose()
-    assert counting.probes == 0 and result.report["serving"] == {}
+    assert counting.probes == 0 and result.report.serving == {}
 
 
 async def test_a_selection_runs_those_checks_only(tmp_path: Path) -> None:
@@ -126,7 +127,7 @@ async def test_a_selection_runs_those_checks_only(tmp_path: Path) -> None:
             transport_factory=lambda cfg: counting,
         )
         await counting.aclose()
-    section = result.report["serving"]["m"]
+    section = result.report.serving["m"]
     assert section["checks"] == ["seed_repeat"]
     # asked for by name, it runs although no task samples
     assert [f["check"] for f in section["findings"]] == ["seed_repeat"]
@@ -156,10 +157,10 @@ async def test_a_resume_onto_other_numerics_is_refused_then_accepted(tmp_path: P
             resumed,
             RunOptions(resume=first.run_dir, data_dir=DATA, accept_numerics_change=True),
         )
-    assert accepted.report["results"][0]["samples"]["scored"] == 3
+    assert accepted.report.results[0].samples.scored == 3
     kept = read_run_json(first.run_dir)["serving"]["m"]
     assert len(kept) == 2 and kept[0]["digest"] != kept[1]["digest"]
-    assert accepted.report["serving"]["m"]["fingerprints"] == 2
+    assert accepted.report.serving["m"]["fingerprints"] == 2
     assert any("spans 2 serving fingerprints" in w for w in accepted.warnings)
 
 
@@ -182,7 +183,7 @@ async def test_a_resume_on_the_same_server_and_a_run_without_fingerprints(
         old = await arun_eval(
             load_run_config(first.run_dir), RunOptions(resume=first.run_dir, data_dir=DATA)
         )
-    assert old.report["results"][0]["samples"]["scored"] == 3
+    assert old.report.results[0].samples.scored == 3
     assert any("holds no serving fingerprint" in w for w in old.warnings)
 
 
@@ -257,7 +258,7 @@ async def test_the_batch_probe_sends_no_more_copies_than_the_run_would(tmp_path:
     async with ReferenceServer(faults="batch-variant") as server:
         three = await run(tmp_path / "three", config(server.url, gen, concurrency=3))
         peak_three = server.peak_in_flight
-    found = {f["check"]: f for f in three.report["serving"]["m"]["findings"]}
+    found = {f["check"]: f for f in three.report.serving["m"]["findings"]}
     assert found["batch_invariance"]["evidence"]["copies"] == 3
     assert peak_three == 3  # the model's concurrency_limit, never the default 7 copies
     said: list[str] = []
@@ -266,7 +267,7 @@ async def test_the_batch_probe_sends_no_more_copies_than_the_run_would(tmp_path:
             tmp_path / "one", config(server.url, gen, concurrency=1), on_stage=said.append
         )
         peak_one = server.peak_in_flight
-    checks = [f["check"] for f in one.report["serving"]["m"]["findings"]]
+    checks = [f["check"] for f in one.report.serving["m"]["findings"]]
     assert "batch_invariance" not in checks and "determinism" in checks
     assert peak_one == 1
     assert "batch_invariance left out for m: its concurrency_limit is 1" in said

@@ -111,7 +111,7 @@ async def test_a_run_where_every_sample_fails_alike_stops_early(tmp_path: Path) 
     records = read_records(tmp_path / "out" / "auto" / "m" / "fake_qa" / "records.jsonl").records
     assert FIRST <= len(records) < len(words)
     assert {r.status for r in records.values()} == {"failed"}
-    assert stopped.report["stopped"] == stopped.stopped  # type: ignore[attr-defined]
+    assert stopped.report.stopped == stopped.stopped  # type: ignore[attr-defined]
     ran_on = await run(None, "off")
     assert ran_on.stopped is None  # type: ignore[attr-defined]
-    assert ran_on.report["results"][0]["samples"]["failed"] == len(words)  # type: ignore[attr-defined]
+    assert ran_on.report.results[0].samples.failed == len(words)  # type: ignore[attr-defined]

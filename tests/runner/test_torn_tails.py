@@ -278,3 +278,34 @@ async def test_a_shard_resumes_after_torn_tails(tmp_path: Path) -> None:
     done = finalize(run_dir, tasks={"fake_qa": FakeTask()})
     assert done.failed == 0
     assert _bodies(run_dir) == _bodies(single.run_dir)
+
+
+async def test_finalize_counts_and_says_a_record_the_plan_does_not_have(tmp_path: Path) -> None:
+    """A shard's record of a sample outside the plan was once dropped from the merge silently."""
+    from sieval.cluster.shards import finalize, freeze, run_shard
+
+    write_data(tmp_path / "data", WORDS)
+    async with serve() as url:
+        config = parse_config(CONFIG.format(url=url))
+        run_dir = tmp_path / "planned"
+        opts = options(data_dir=tmp_path / "data")
+        await freeze(config, run_dir, 2, opts, tasks={"fake_qa": FakeTask()})
+        for k in (0, 1):
+            await run_shard(run_dir, k, 2, opts, tasks={"fake_qa": FakeTask()})
+    records = run_dir / "m" / "fake_qa" / "shards" / "1" / "records.jsonl"
+    lines = records.read_bytes().splitlines(keepends=True)
+    for name in ("ghost-1", "ghost-2"):
+        stray = json.loads(lines[-1])
+        stray["sample_id"] = name
+        lines.append(json.dumps(stray).encode() + b"\n")
+    records.write_bytes(b"".join(lines))
+    done = finalize(run_dir, tasks={"fake_qa": FakeTask()})
+    said = (
+        "m/fake_qa: shard 1 holds 2 record(s) of samples the plan does not have (e.g. "
+        "'ghost-1'); they are left out of the merged records and the report"
+    )
+    assert done.left_out == [said]
+    assert said in done.report.warnings
+    assert done.report.results[0].samples.total == len(WORDS)
+    merged = read_records(run_dir / "m" / "fake_qa" / "records.jsonl").records
+    assert "ghost-1" not in merged and len(merged) == len(WORDS)

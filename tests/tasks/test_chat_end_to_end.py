@@ -33,9 +33,9 @@ def records(result, task: str):
 def test_gsm8k_0shot_gen_through_openai_chat(tmp_path: Path) -> None:
     result = run(tmp_path, "openai_chat", "gsm8k_0shot_gen")
     assert result.exit_code == 0
-    (entry,) = result.report["results"]
-    assert entry["samples"]["scored"] == 3 and 0.0 <= entry["metrics"]["exact_match"] <= 1.0
-    assert entry["provenance"]["input_kind"] == "chat"
+    (entry,) = result.report.results
+    assert entry.samples.scored == 3 and 0.0 <= entry.metrics["exact_match"] <= 1.0
+    assert entry.provenance.input_kind == "chat"
     for record, requests in records(result, "gsm8k_0shot_gen"):
         body = requests["gen"].body
         assert body["messages"][0]["role"] == "user"
@@ -52,9 +52,9 @@ def test_mmlu_kshot_clp_through_openai_chat_reads_the_sampled_top_k(tmp_path: Pa
         n=4,
         shots=", num_fewshot: 1, options: {top_k: 19}",
     )
-    (entry,) = result.report["results"]
-    assert entry["samples"]["scored"] + entry["samples"]["failed"] == 4
-    assert entry["protocol"].startswith("chat: the k-shot prompt as one user message")
+    (entry,) = result.report.results
+    assert entry.samples.scored + entry.samples.failed == 4
+    assert entry.protocol.startswith("chat: the k-shot prompt as one user message")
     for _, requests in records(result, "mmlu_kshot_clp"):
         body = requests["letter"].body
         assert body["logprobs"] is True and body["top_logprobs"] == 20  # k=19 asked as k+1
@@ -63,9 +63,9 @@ def test_mmlu_kshot_clp_through_openai_chat_reads_the_sampled_top_k(tmp_path: Pa
 
 def test_mmlu_0shot_gen_through_anthropic_messages(tmp_path: Path) -> None:
     result = run(tmp_path, "anthropic_messages", "mmlu_0shot_gen", n=4)
-    (entry,) = result.report["results"]
-    assert entry["samples"]["scored"] == 4
-    assert set(entry["metrics"]) >= {"acc", "invalid_rate", "by_subject"}
+    (entry,) = result.report.results
+    assert entry.samples.scored == 4
+    assert set(entry.metrics) >= {"acc", "invalid_rate", "by_subject"}
     for record, requests in records(result, "mmlu_0shot_gen"):
         assert requests["answer"].body["max_tokens"] == 8
         assert record.prediction in {"A", "B", "C", "D", "invalid"}
@@ -73,10 +73,10 @@ def test_mmlu_0shot_gen_through_anthropic_messages(tmp_path: Path) -> None:
 
 def test_mmlu_kshot_clp_through_sglang_native_scores_the_letters_by_id(tmp_path: Path) -> None:
     result = run(tmp_path, "sglang_native", "mmlu_kshot_clp", n=3, shots=", num_fewshot: 1")
-    (entry,) = result.report["results"]
-    assert entry["samples"]["scored"] == 3, entry
-    assert "no top-k" in entry["protocol"]
-    ids = entry["provenance"]["token_ids"]
+    (entry,) = result.report.results
+    assert entry.samples.scored == 3, entry
+    assert "no top-k" in entry.protocol
+    ids = entry.provenance.token_ids
     assert {" A", " B", " C", " D"} <= set(ids)
     for record, requests in records(result, "mmlu_kshot_clp"):
         params = requests["letter"].body

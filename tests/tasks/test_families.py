@@ -110,7 +110,7 @@ def test_rolling_log_likelihood_through_the_engine(tmp_path: Path, data_dir: Pat
     result = run_eval(config, options(out=tmp_path, data_dir=data_dir))
     assert result.exit_code == 0
     ref = get_model()
-    (entry,) = result.report["results"]
+    (entry,) = result.report.results
     records = read_records(result.run_dir / "m" / "wikitext" / "records.jsonl").records
     samples = list(TASKS["wikitext"].load(data_dir, TaskConfig(name="wikitext")))[:2]
     lls, words, n_bytes = [], [], []
@@ -127,10 +127,10 @@ def test_rolling_log_likelihood_through_the_engine(tmp_path: Path, data_dir: Pat
         lls.append(record.metrics["loglikelihood"])
         words.append(sample.data["words"])
         n_bytes.append(sample.data["bytes"])
-    metrics = entry["metrics"]
+    metrics = entry.metrics
     assert metrics["word_perplexity"] == pytest.approx(math.exp(-sum(lls) / sum(words)))
     assert metrics["bits_per_byte"] == pytest.approx(-sum(lls) / sum(n_bytes) / math.log(2))
-    assert entry["protocol"].endswith("here at most 4094 predicted a window")
+    assert entry.protocol.endswith("here at most 4094 predicted a window")
     assert msgspec.json.encode(entry)  # the report is plain data
 
 

@@ -3,11 +3,13 @@ one 0, and the record keeps the raw answer, the extracted one and the rule that 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from sieval.errors import ConfigError
 from sieval.ir.response import Choice, Response
 from sieval.tasks.base import ModelFacts, Sample, SampleResult, TaskConfig
 from sieval.tasks.registry import TASKS
@@ -177,6 +179,26 @@ def test_an_answer_cut_before_it_gave_one_is_censored(
         result = scored(task, sample, config, reply)
     assert result.metrics["censored"] == is_censored
     assert TASKS[task].aggregate([(sample, result)])["censored_rate"] == is_censored
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        # 10**12 repeats once planned for ever (every repeat of every row is held)
+        ({"repeats": 10**12}, "option repeats must be an integer in [1, 1000], got 1000000000000"),
+        ({"repeats": 0}, "option repeats must be an integer in [1, 1000]"),
+        ({"max_tokens": 10**23}, "option max_tokens must be an integer in [1, 2147483647]"),
+        ({"temperature": float("nan")}, "option temperature must be a finite number >= 0"),
+        ({"temperature": float("inf")}, "option temperature must be a finite number >= 0"),
+    ],
+)
+def test_an_option_out_of_its_range_is_refused_before_any_sample(
+    data_dir: Path, options: dict[str, Any], said: str
+) -> None:
+    config = TaskConfig(name="math500", n=2, options=options)
+    with pytest.raises(ConfigError, match=re.escape(said)) as info:
+        next(iter(TASKS["math500"].load(data_dir, config)))
+    assert info.value.path == f"tasks.math500.options.{next(iter(options))}"
 
 
 def test_repeats_are_samples_of_their_own_with_pass_at_k(data_dir: Path) -> None:
@@ -402,8 +424,8 @@ def test_maj_at_k_votes_over_the_repeats_answers(data_dir: Path) -> None:
     assert figures["repeats"] == 3
     assert figures["maj@1"] == 0.5 and figures["maj@2"] == 0.5
     assert figures["pass@2"] == pytest.approx((1 - 1 / 3) / 2)
-    assert getattr(task, "keeps_predictions", False)
-    assert not hasattr(TASKS["humaneval"], "keeps_predictions")
+    assert task.keeps_predictions
+    assert not TASKS["humaneval"].keeps_predictions
     code = TASKS["ifeval"].aggregate([(s, SampleResult(prediction="x", gold=None, metrics={
         "prompt_level_strict_acc": 1.0, "prompt_level_loose_acc": 1.0,
         "inst_level_strict_acc": 1.0, "inst_level_loose_acc": 1.0, "n_instructions": 1.0,

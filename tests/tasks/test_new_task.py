@@ -56,6 +56,6 @@ def test_the_readme_example_is_a_task(
         tasks={**TASKS, **found},
     )
     assert run.exit_code == 0
-    (entry,) = run.report["results"]
-    assert entry["samples"]["scored"] == 4 and set(entry["metrics"]) == {"n", "acc", "acc_norm"}
-    assert entry["protocol"].startswith("choice log-likelihood (lm-eval 0.4.13 tasks/sciq")
+    (entry,) = run.report.results
+    assert entry.samples.scored == 4 and set(entry.metrics) == {"n", "acc", "acc_norm"}
+    assert entry.protocol.startswith("choice log-likelihood (lm-eval 0.4.13 tasks/sciq")

@@ -11,14 +11,15 @@ from sieval.ir.capabilities import CAPABILITIES
 from sieval.tasks.registry import TASKS, discover
 
 NAMES = [
-    "aime2024", "aime2025", "arc_challenge", "arc_easy", "arc_easy_kshot_ppl", "bbh", "boolq",
-    "gpqa_diamond", "gsm8k_0shot_gen", "gsm8k_kshot_base_gen", "hellaswag", "hellaswag_kshot_ppl",
-    "humaneval", "ifeval", "lambada_openai", "math500", "mbpp", "mbpp_sanitized", "mmlu",
-    "mmlu_0shot_gen", "mmlu_kshot_clp", "mmlu_pro", "openbookqa", "piqa", "sciq",
-    "truthfulqa_mc1", "truthfulqa_mc2", "wikitext", "winogrande",
+    "aime2024", "aime2025", "arc_challenge", "arc_easy", "arc_easy_kshot_ppl", "bank_tools", "bbh",
+    "boolq", "gpqa_diamond", "gsm8k_0shot_gen", "gsm8k_kshot_base_gen", "hellaswag",
+    "hellaswag_kshot_ppl", "humaneval", "ifeval", "lambada_openai", "math500", "mbpp",
+    "mbpp_sanitized", "mmlu", "mmlu_0shot_gen", "mmlu_kshot_clp", "mmlu_pro", "mt_bench_answers",
+    "openbookqa", "piqa", "sciq", "truthfulqa_mc1", "truthfulqa_mc2", "wikitext", "winogrande",
 ]  # fmt: skip
 CHAT_ONLY = {"gsm8k_0shot_gen", "mmlu_0shot_gen", "ifeval", "math500", "aime2024", "aime2025",
-             "gpqa_diamond"}  # fmt: skip
+             "gpqa_diamond", "mt_bench_answers", "bank_tools"}  # fmt: skip
+NOT_STATIC = {"mt_bench_answers", "bank_tools"}
 TOKEN_PROMPT = {"wikitext"}
 
 
@@ -30,6 +31,7 @@ def test_the_seed_tasks_and_the_chat_tasks() -> None:
         prompt = "chat" if name in CHAT_ONLY else "text_prompt"
         prompt = "token_prompt" if name in TOKEN_PROMPT else prompt
         assert prompt in {r.capability for r in task.requirements}
+        assert task.static == (name not in NOT_STATIC)
     clp = {r.capability: r for r in TASKS["mmlu_kshot_clp"].requirements}
     assert clp["sampled_top_k"].min_top_k == 100
 

@@ -11,7 +11,7 @@ import pytest
 from aiohttp import web
 
 from sieval.errors import ConfigError, TransportError, TransportTimeout
-from sieval.settings import named_as
+from sieval.setting_names import named_as
 from sieval.transport import (
     HttpRequest,
     HttpTransport,

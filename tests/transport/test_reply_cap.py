@@ -14,7 +14,7 @@ import pytest
 from aiohttp import web
 
 from sieval.errors import ConfigError, ContractViolation
-from sieval.settings import named_as
+from sieval.setting_names import named_as
 from sieval.transport import HttpRequest, HttpTransport, Limits
 
 from .conftest import Script, reply

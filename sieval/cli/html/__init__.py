@@ -1,4 +1,4 @@
-"""The HTML report: one self-contained file, built from a run's *view* (``runner/view.py``).
+"""The HTML report: one self-contained file, built from a run's *view* (``results/view.py``).
 
 ``render_html(view)`` returns the page as a string and does no I/O beyond reading this package's
 own files (``report.html.j2``, ``report.css``, ``report.js``). The page opens from disk with no
@@ -131,7 +131,9 @@ def _summary_row(row: Mapping[str, Any]) -> dict[str, Any]:
         "se_text": _number(row.get("se")),
         "ci_text": _interval_text(ci),
         "failures_text": ", ".join(f"{name} {count}" for name, count in failures.items()),
-        "censored_text": censored_line(row) or "",
+        "censored_text": _censored_text(row),
+        "marks": list(row.get("marks") or []),
+        "marks_text": ", ".join(m["mark"] for m in row.get("marks") or []),
         "cost_row": _cost_row(row.get("cost")),
         "metric_rows": [
             {
@@ -143,6 +145,16 @@ def _summary_row(row: Mapping[str, Any]) -> dict[str, Any]:
             for name, m in [*(row.get("metrics") or {}).items(), *_bounds(row)]
         ],
     }
+
+
+def _censored_text(row: Mapping[str, Any]) -> str:
+    """The unit's censored answers in one line (``censored_line``), or empty."""
+    from ...results.document import Censored
+
+    censored = row.get("censored")
+    if not isinstance(censored, Mapping):
+        return ""
+    return censored_line(msgspec.convert(censored, Censored), row["headline"]) or ""
 
 
 def _bounds(row: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
@@ -540,7 +552,7 @@ def _scale(span: float) -> int:
 
 def _margins_plot(margins: Sequence[Mapping[str, Any]], several: bool) -> tuple[Figure, str] | None:
     """One histogram per (model, task) of the gold choice's score minus the best other choice's
-    (``runner/view.py``): above 0 the gold one was ahead by that much, below 0 behind."""
+    (``results/view.py``): above 0 the gold one was ahead by that much, below 0 behind."""
     rows = [m for m in margins if m.get("values")]
     if not rows:
         return None

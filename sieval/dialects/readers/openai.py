@@ -26,8 +26,8 @@ from ..channels import (
     run_on_stop,
     top_k,
 )
-from ..checks import Checker
 from ..reply import InputRead, Read
+from ..reply_checks import Checker
 from ..wire.openai_chat import ChatChoice, LogprobEntry
 from ..wire.openai_completions import Choice
 from ..wire.vllm import VllmChoice

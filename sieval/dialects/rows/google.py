@@ -20,7 +20,7 @@ from ...ir.request import (
     Tools,
 )
 from ..parts import Append, PartRow, Slot, conversation
-from ..spec import Evidence, GroupInput, Leaf, NoOp, Outcome, Refuse, Write, at_least, at_most
+from ..vocabulary import Evidence, GroupInput, Leaf, NoOp, Outcome, Refuse, Write, at_least, at_most
 
 __all__ = [
     "CHAT_DOC",

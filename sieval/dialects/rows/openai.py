@@ -23,7 +23,7 @@ from ...ir.request import (
     Tools,
 )
 from ..parts import Append, PartRow, Slot
-from ..spec import (
+from ..vocabulary import (
     Encode,
     Evidence,
     Field,

@@ -19,7 +19,7 @@ from ...ir.request import (
     Tools,
 )
 from ..parts import Append, Slot, conversation
-from ..spec import Evidence, GroupInput, NoOp, Outcome, Refuse, Write
+from ..vocabulary import Evidence, GroupInput, NoOp, Outcome, Refuse, Write
 
 __all__ = ["CONVERSATION", "input_items", "structured", "tools"]
 

@@ -9,7 +9,17 @@ from typing import Any
 from msgspec import UNSET
 
 from ...ir.request import Scoring, StructuredOutput
-from ..spec import Evidence, GroupInput, Leaf, NoOp, Options, OptionValue, Outcome, Refuse, Write
+from ..vocabulary import (
+    Evidence,
+    GroupInput,
+    Leaf,
+    NoOp,
+    Options,
+    OptionValue,
+    Outcome,
+    Refuse,
+    Write,
+)
 
 __all__ = ["MAX_STOP", "OPTIONS", "SP", "scoring", "structured", "tokenize_body", "top_k"]
 

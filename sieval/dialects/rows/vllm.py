@@ -11,7 +11,7 @@ from __future__ import annotations
 from msgspec import UNSET
 
 from ...ir.request import Scoring, StructuredOutput
-from ..spec import (
+from ..vocabulary import (
     Evidence,
     Field,
     Group,

@@ -18,7 +18,7 @@ from typing import Any, Literal, get_args
 import msgspec
 
 from ...errors import ServerRejected, SievalError, TransportError
-from ..checks import Checker
+from ..reply_checks import Checker
 from .sse import SseEvent, event_type, parse
 
 __all__ = [

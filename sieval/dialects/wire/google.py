@@ -13,8 +13,8 @@ from typing import Any
 import msgspec
 
 from ...errors import ServerRejected, SievalError
-from ..checks import Checker
 from ..envelopes import http_error
+from ..reply_checks import Checker
 from .numbers import Count, TokenId
 from .openai import in_band_error
 from .sse import SseEvent

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from ..checks import Checker
+from ..reply_checks import Checker
 from .openai import WireUsage, in_band_error
 from .sse import SseEvent
 

@@ -9,7 +9,7 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from ..checks import Checker
+from ..reply_checks import Checker
 from .openai import WireUsage, in_band_error
 from .sse import SseEvent
 

@@ -19,7 +19,7 @@ import msgspec
 
 from ...errors import SievalError
 from ..channels import UsageAt
-from ..checks import Checker
+from ..reply_checks import Checker
 from .openai import in_band_error
 from .responses_reply import (
     FunctionCallItem,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import msgspec
 
-from ..checks import Checker
+from ..reply_checks import Checker
 from .numbers import Count
 
 __all__ = [

@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import msgspec
 
-from ..checks import Checker
+from ..reply_checks import Checker
 
 __all__ = ["DATA_DONE", "END_OF_BODY", "SseEvent", "Terminal", "event_type", "parse"]
 

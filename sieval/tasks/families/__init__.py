@@ -4,6 +4,7 @@ written once. A spec (``tasks/spec.py``) names one family with its options."""
 from .base import Family, Prepared
 from .checked import Checked, Verdict
 from .choice import MultipleChoice
+from .generated import Generated
 from .generation import Answer, Generation
 from .letter import ChoiceLetter
 from .rolling import RollingLogLikelihood
@@ -14,6 +15,7 @@ __all__ = [
     "Checked",
     "ChoiceLetter",
     "Family",
+    "Generated",
     "Generation",
     "MultipleChoice",
     "Prepared",

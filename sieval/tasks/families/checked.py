@@ -42,18 +42,24 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ...errors import ConfigError
+from ...ir.ranges import RANGES
 from ...ir.request import ChatInput, CompletionInput, Request, Sampling
 from ...ir.response import Response
 from ...scoring.censored import censored
+from ...scoring.dependencies import Dependency, require
 from ...scoring.repeats import SAME_TEXT, Equivalence, maj_at_k, pass_at_k, vote_groups
-from .._shared import first_choice, int_option, means
+from .._shared import first_choice, int_option, means, tool_calls
 from ..base import ModelFacts, Readiness, Requirement, Sample, SampleResult, TaskConfig
 from .base import Base, Prepared
 
 if TYPE_CHECKING:
     from ..spec import Spec
 
-__all__ = ["REPEAT", "Checked", "Verdict", "answer_text", "item_of"]
+__all__ = ["MAX_REPEATS", "REPEAT", "Checked", "Verdict", "answer_text", "item_of"]
+
+MAX_REPEATS = 1000
+"""The most ``repeats`` a row may have: five times the 200 samples a row Chen et al. drew for
+pass@100 (a larger count makes a plan that never ends: it holds every repeat of every row)."""
 
 REPEAT = "#r"
 """What separates a row's id from its repeat's number in a sample id (``test/3#r2``)."""
@@ -111,6 +117,9 @@ class Checked(Base):
     """The row's fields for the prompt, when they depend on the config (GPQA's shuffle)."""
     chat_text: Callable[[str], str] | None = None
     """The user message a chat model gets, from the raw-text prompt; None: the prompt itself."""
+    needs: tuple[Dependency, ...] = ()
+    """What the checker imports beyond sieval's own dependencies (the ``instruct`` extra):
+    imported before the first request, a run refused with the install command when one fails."""
     vote: bool = True
     """maj@k over the repeats' extracted answers (False where answers are not votes: IFEval's
     counts, code)."""
@@ -139,13 +148,13 @@ class Checked(Base):
         return int_option(spec.name, config, "max_tokens", self.max_tokens, 1)
 
     def repeats(self, spec: Spec, config: TaskConfig) -> int:
-        return int_option(spec.name, config, "repeats", 1, 1)
+        return int_option(spec.name, config, "repeats", 1, 1, MAX_REPEATS)
 
     def _temperature(self, spec: Spec, config: TaskConfig) -> float:
         value = config.options.get("temperature", 0.0)
-        if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+        if not RANGES["sampling.temperature"].holds(value):
             raise ConfigError(
-                f"task {spec.name}: option temperature must be a number >= 0, got {value!r}",
+                f"task {spec.name}: option temperature must be a finite number >= 0, got {value!r}",
                 path=f"tasks.{spec.name}.options.temperature",
                 received=value,
             )
@@ -174,6 +183,7 @@ class Checked(Base):
         return self.protocol_text or f"{self.kind} ({spec.reference})"
 
     def check_ready(self, spec: Spec, allow_unsafe_code: bool) -> Readiness:
+        require(spec.name, self.needs)  # a checker that cannot import fails some answers only
         return self.ready(allow_unsafe_code) if self.ready is not None else Readiness()
 
     def protocol_for(self, spec: Spec, model: ModelFacts, protocol: str) -> str:
@@ -263,6 +273,8 @@ class Checked(Base):
         channels: dict[str, Any] = {"text": choice.text, "finish_reason": reason}
         if isinstance(choice.reasoning, str):
             channels["reasoning"] = choice.reasoning
+        if calls := tool_calls(choice):
+            channels["tool_calls"] = calls
         return text, open_block, channels
 
     def _result(

@@ -21,13 +21,15 @@ fixed context such as ``Answer:``).
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from ...errors import ConfigError
-from ...ir.request import Request
+from ...ir.request import Request, Scoring
 from ...ir.response import Response
 from ...scoring import argmax, continuation_score, pick_acc_norm
 from ...scoring.uncertainty import UNIT
@@ -59,8 +61,17 @@ class MultipleChoice(Base):
     uncond_context: str | None = None
     """The fixed context of ``acc_uncond``; None: the task has no ``acc_uncond``."""
     uncond_default: bool = False
-    variable_context: bool = False
-    """``doc_to_text`` gives the gold index and the choices are the contexts (WinoGrande)."""
+    variable_context: bool | None = False
+    """``doc_to_text`` gives the gold index and the choices are the contexts (WinoGrande); None:
+    whichever each row's text says (a task file, as lm-eval decides it)."""
+    mutual_info_default: bool = False
+    """``acc_mutual_info`` on unless the config turns it off (a task file that lists it)."""
+    results: Any = None
+    """lm-eval's ``process_results(doc, [(loglikelihood, is_greedy), ...])`` giving the metrics
+    (a task file's): each choice is then scored with its top-1 alternative (for is_greedy)."""
+    custom: Mapping[str, Any] = field(default_factory=dict)
+    """Metrics aggregated over the samples' items, not averaged (a task file's ``f1``, ``mcc``,
+    or a custom ``aggregation``: ``tasks/aggregations.py``)."""
     kind: str = "choice log-likelihood"
     options: Mapping[str, Any] = field(default_factory=dict)
     # every metric is right or wrong, or (MC2's acc) a probability mass
@@ -68,13 +79,15 @@ class MultipleChoice(Base):
                                             UNIT))  # fmt: skip
 
     def __post_init__(self) -> None:
-        options: dict[str, Any] = {"acc_mutual_info": False}
+        options: dict[str, Any] = {"acc_mutual_info": self.mutual_info_default}
         if self.uncond_context is not None:
             options["acc_uncond"] = self.uncond_default
         object.__setattr__(self, "options", options)
 
     def requirements(self, spec: Spec, model: ModelFacts) -> tuple[Requirement, ...]:
-        return _NEEDS
+        if self.results is None:
+            return _NEEDS
+        return (*_NEEDS, Requirement("input_top_k", "process_results reads is_greedy", 1))
 
     def check_options(self, spec: Spec, config: TaskConfig) -> None:
         for name in self.options:
@@ -92,7 +105,7 @@ class MultipleChoice(Base):
         scored = (
             "acc = normalised probability mass on the true choices (exp, then /sum, numpy)"
             if self.mass is not None
-            else ", ".join(_METRIC_WORDS[m] for m in self.metrics)
+            else ", ".join(_METRIC_WORDS.get(m, m) for m in self.metrics)
         )
         opt = "opt-in: acc_mutual_info (minus the choice's log-likelihood after the BOS alone)"
         if self.uncond_context is not None:
@@ -109,7 +122,7 @@ class MultipleChoice(Base):
         p = spec.prompt
         text = p.text_of(row)
         choices = p.choices_of(row)
-        if isinstance(text, int) != self.variable_context:
+        if self.variable_context is not None and isinstance(text, int) != self.variable_context:
             raise ConfigError(
                 f"a row of {spec.name} gives the text {text!r}: a variable-context task's text is "
                 "the gold index, any other task's a string; fix the spec (variable_context)",
@@ -119,7 +132,7 @@ class MultipleChoice(Base):
             data: dict[str, Any] = {"contexts": choices, "continuation": p.target_of(row)}
             gold: Any = text
         else:
-            data = {"query": text, "choices": choices}
+            data = {"query": text + p.tail(row, text), "choices": choices}
             gold = p.target_of(row)
             if isinstance(gold, str):
                 gold = choices.index(gold) if gold in choices else -100
@@ -131,6 +144,8 @@ class MultipleChoice(Base):
                     path=f"{spec.name}.mass",
                 )
             data["labels"] = labels
+        if self.results is not None:
+            data["doc"] = dict(row)
         return Prepared(data=data, gold=gold)
 
     def arguments(
@@ -151,10 +166,14 @@ class MultipleChoice(Base):
     def requests(
         self, spec: Spec, sample: Sample, config: TaskConfig, model: ModelFacts
     ) -> Mapping[str, Request]:
-        return {
+        made = {
             name: scoring_request(context + continuation)
             for name, (context, continuation) in self.arguments(spec, sample, config).items()
         }
+        if self.results is None:
+            return made
+        top1 = Scoring(input_logprobs=True, input_top_k=1)  # is_greedy, as lm-eval's API models
+        return {name: msgspec.structs.replace(r, scoring=top1) for name, r in made.items()}
 
     def score(
         self,
@@ -174,6 +193,10 @@ class MultipleChoice(Base):
         picks: dict[str, int] = {"acc": argmax(lls)}
         if "acc_norm" in self.metrics:
             picks["acc_norm"] = pick_acc_norm(cond, norm)
+        if "acc_bytes" in self.metrics:  # lm-eval: the log-likelihood per UTF-8 byte of the choice
+            picks["acc_bytes"] = argmax(
+                [x / len(c.encode()) for x, c in zip(lls, norm, strict=True)]
+            )
         channels: dict[str, Any] = {"choices": score_channels(cond, norm)}
         if self._on(spec, config, "acc_uncond"):
             assert self.uncond_context is not None
@@ -200,12 +223,36 @@ class MultipleChoice(Base):
         metrics = {name: _right(pick, gold) for name, pick in picks.items()}
         if self.mass is not None:
             metrics["acc"] = _mass(lls, sample.data["labels"])
+        if self.results is not None:  # the task's own process_results gives the metrics
+            pairs_ll = [(s.logprob_sum, bool(s.is_greedy)) for s in cond]
+            found = dict(self.results(sample.data["doc"], pairs_ll))
+            metrics = {k: float(v) for k, v in found.items() if k not in self.custom}
+        else:
+            found = {}
+        items = {
+            name: found[name]
+            if name in found
+            else [gold, picks["acc"]]
+            if name in ("f1", "mcc")
+            else metrics.get(name)
+            for name in self.custom
+        }
+        from ..aggregations import items_prediction
+
         return SampleResult(
-            prediction=picks.get(spec.headline, picks["acc"]),
+            prediction=items_prediction(picks.get(spec.headline, picks["acc"]), items),
             gold=gold,
             metrics=metrics,
             channels=channels,
         )
+
+    def aggregate(
+        self, spec: Spec, results: Iterable[tuple[Sample, SampleResult]]
+    ) -> dict[str, Any]:
+        from .._shared import means
+        from ..aggregations import aggregate
+
+        return aggregate(results, self.custom) if self.custom else means(results)
 
     def _on(self, spec: Spec, config: TaskConfig, name: str) -> bool:
         return name in self.options and flag(spec.name, config, name, self.options)
@@ -215,6 +262,9 @@ _METRIC_WORDS = {
     "acc": "acc = argmax sum",
     "acc_norm": "acc_norm = argmax sum/len(choice), characters of the choice without the "
     "delimiter (lm-eval)",
+    "acc_bytes": "acc_bytes = argmax sum/UTF-8 bytes of the choice",
+    "f1": "f1 over (gold, argmax sum) of every sample",
+    "mcc": "mcc over (gold, argmax sum) of every sample",
 }
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ...ir.request import CompletionInput, Request, Sampling
 from ...ir.response import Response
 from ...scoring.censored import censored
-from .._shared import first_choice, int_option, means, user_message
+from .._shared import first_choice, int_option, means, tool_calls, user_message
 from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
 from .base import Base, Prepared
 
@@ -122,6 +122,8 @@ class Generation(Base):
         finish = choice.finish_reason if isinstance(choice.finish_reason, str) else None
         metrics["censored"] = float(censored(finish, answered=found[0] is not None))
         channels: dict[str, Any] = {"text": choice.text}
+        if calls := tool_calls(choice):
+            channels["tool_calls"] = calls
         for answer, value in zip(self.answers, found, strict=True):
             if answer.channel is not None:
                 channels[answer.channel] = value

@@ -23,6 +23,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigError
+from ...ir.ranges import INT32_MAX, Range
 from ...ir.request import CompletionInput, Request, Sampling, Scoring
 from ...ir.response import Response
 from ...scoring.rolling import rolling_windows, window_logprob
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
     from ..spec import Spec
 
 __all__ = ["RollingLogLikelihood"]
+
+_TOKEN_COUNT = Range(0, INT32_MAX, integer=True)
+"""A window length or a token id, as the wire carries them."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,9 +71,10 @@ class RollingLogLikelihood(Base):
     def check_options(self, spec: Spec, config: TaskConfig) -> None:
         for name in self.options:
             value = config.options.get(name)
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            if value is not None and not _TOKEN_COUNT.holds(value):
                 raise ConfigError(
-                    f"task {spec.name}: option {name} must be an integer, got {value!r}",
+                    f"task {spec.name}: option {name} must be an integer in [0, {INT32_MAX}], "
+                    f"got {value!r}",
                     path=f"tasks.{spec.name}.options.{name}",
                     received=value,
                 )

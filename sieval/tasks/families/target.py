@@ -63,7 +63,9 @@ class TargetLogLikelihood(Base):
     def prepare(self, spec: Spec, row: Mapping[str, Any], config: TaskConfig) -> Prepared:
         p = spec.prompt
         target = p.target_of(row)
-        return Prepared(data={"query": p.text_of(row), "target": target}, gold=target)
+        text = p.text_of(row)
+        query = text + p.tail(row, text) if isinstance(text, str) else text
+        return Prepared(data={"query": query, "target": target}, gold=target)
 
     def arguments(
         self, spec: Spec, sample: Sample, config: TaskConfig

@@ -12,7 +12,7 @@ import dataclasses
 
 from sieval.dialects import openai_chat as chat
 from sieval.dialects.channels import TopK
-from sieval.dialects.spec import Dialect, Endpoint, Field, Row
+from sieval.dialects.vocabulary import Dialect, Endpoint, Field, Row
 
 ID = "acme_chat"
 

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Literal
 
-__all__ = ["SETTINGS", "Form", "fill", "form", "named", "named_as", "setting"]
+__all__ = ["SETTINGS", "Form", "fill", "form", "named", "named_as", "setting", "task_setting"]
 
 Form = Literal["config", "flags"]
 
@@ -41,11 +41,15 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "concurrency_limit": ("concurrency_limit: {v}", "--concurrency {v}"),
     "concurrency": ("concurrency: {v}", "--concurrency {v}"),
     "n": ("n: {v}", "--limit {v}"),
+    "samples": ("samples: [{v}]", "--samples {v}"),
     "num_fewshot": ("num_fewshot: {v}", "--num-fewshot {v}"),
     "seed": ("seed: {v}", "--seed {v}"),
     "options": ("options: {{{name}: {v}}}", "--task-option {name}={v}"),
     "request_defaults": ("request_defaults: {{{name}: {v}}}", "--gen-kwargs {name}={v}"),
+    "request_overrides": ("request_overrides: {{{name}: {v}}}", "--gen-kwargs {name}={v}"),
+    "system_instruction": ("system_instruction: {v}", "--system-instruction {v}"),
     "price": ("price: {v}", "--price {v}"),
+    "server_defaults": ("server_defaults: {v}", "--server-defaults {v}"),
     "allow_mixed_replicas": ("allow_mixed_replicas: {v}", "--allow-mixed-replicas"),
 }
 """Each setting a fix may name. ``options`` and ``request_defaults`` hold a named entry (a task
@@ -75,6 +79,14 @@ def setting(key: str, value: str = "N") -> str:
     head, _, name = key.partition(".")
     config, flag = SETTINGS[head if name else key]
     return (flag if form() == "flags" else config).format(v=value, name=name)
+
+
+def task_setting(task: str, key: str, value: str) -> str:
+    """A setting of one task entry: ``--task mmlu_kshot_clp:num_fewshot=2``, or ``num_fewshot: 2
+    in the mmlu_kshot_clp entry of tasks:``."""
+    if form() == "flags":
+        return f"--task {task}:{key}={value}"
+    return f"{key}: {value} in the {task} entry of tasks:"
 
 
 def named(key: str) -> str:

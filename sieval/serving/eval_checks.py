@@ -1,7 +1,7 @@
 """The serving checks in ``sieval eval``: the checks a run's tasks depend on, for each model,
 after the pre-run checks; findings that matter are said at once, as warnings.
 
-Which checks: ``needs.py`` reads the first sample's requests of every task as the model will
+Which checks: ``selection.py`` reads the first sample's requests of every task as the model will
 send them (its ``request_defaults`` applied); ``--serving-checks`` narrows or widens them (``off``
 skips them all, as ``--no-preflight`` does). The batch check sends as many copies at once as the
 run would (its concurrency and the model's ``concurrency_limit``, at most ``DEFAULT_COPIES``).
@@ -12,25 +12,45 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ..ir.defaults import with_defaults
+from ..ir.defaults import with_defaults, with_overrides
 from ..ir.request import Request
-from ..model import Model
+from ..plan.config import EMBEDDED
 from ..plan.plan import Plan, PlannedModel
+from ..setting_names import setting
 from ..tasks.base import ModelFacts
-from ..transport import Limits, Timeouts, Transport
-from .needs import needs_of, select
+from ..transport import Transport
+from .selection import needs_of, select
 from .suite import DEFAULT_COPIES, Serving, run_serving_checks
 
 __all__ = ["run_requests", "serving_for"]
 
 
-def run_requests(pm: PlannedModel, plan: Plan, facts: ModelFacts) -> list[tuple[str, Request]]:
-    """The first sample's requests of every task, as ``pm``'s model will send them."""
+def _declared_neutral(pm: PlannedModel) -> str | None:
+    """Why ``pm``'s server is known to apply no sampling defaults, or None when nothing says so
+    (a field its wire cannot send then stays unverified)."""
+    if pm.config.endpoint == EMBEDDED:
+        return "sieval started this reference server itself, and it applies none"
+    if pm.config.server_defaults == "neutral":
+        return (
+            f"the config declares the server's defaults neutral "
+            f"({setting('server_defaults', 'neutral')}), which no probe can confirm"
+        )
+    return None
+
+
+def run_requests(
+    pm: PlannedModel, plan: Plan, facts: ModelFacts, roles: Sequence[str] = ()
+) -> list[tuple[str, Request]]:
+    """The first sample's requests of every task as planning knows them (a conversation's
+    later turns by the requests standing for them), as ``pm``'s model will send them: the
+    evaluated model's, or (``roles``) the calls ``pm`` answers in those roles."""
     found: list[tuple[str, Request]] = []
     for pt in plan.tasks:
         for sample in pt.samples[:1]:
-            for request in pt.task.requests(sample, pt.config, facts).values():
-                found.append((pt.name, with_defaults(request, pm.config.request_defaults)))
+            for role in roles or (None,):
+                for call in pt.calls(sample, facts, role):
+                    sent = with_defaults(call.request, pm.config.request_defaults)
+                    found.append((pt.name, with_overrides(sent, pm.config.overrides)))
     return found
 
 
@@ -44,11 +64,12 @@ async def serving_for(
     selection: Sequence[str] | None,
     concurrency: int,
     stage: Callable[[str], None],
+    roles: Sequence[str] = (),
 ) -> Serving:
     """The serving checks of one model (``selection``: None, what its tasks depend on; an empty
-    selection runs nothing)."""
+    selection runs nothing); ``roles``: of a role's model, on the calls of those roles."""
     cap = min(pm.config.concurrency_limit, concurrency)
-    needs = select(needs_of(run_requests(pm, plan, facts), cap), selection)
+    needs = select(needs_of(run_requests(pm, plan, facts, roles), cap), selection)
     # the batch probe's copies are as many as the run sends at once, never more than the server's
     # budget: where that is one, the run batches nothing of its own, and the check is left out
     copies = min(DEFAULT_COPIES, cap)
@@ -61,26 +82,11 @@ async def serving_for(
         f"serving checks for {pm.label}: {', '.join(needs.checks)} "
         "(choose with --serving-checks, skip with --serving-checks off)"
     )
-    timeout = pm.config.timeout_s
-    model = Model(
-        dialect=pm.dialect,
-        base_url=url,
-        model_id=pm.config.model,
-        api_key=pm.api_key,
-        limits=Limits(
-            concurrency=max(1, copies),
-            retries=pm.config.retries,
-            retry_after_max_s=pm.config.retry_after_max_s,
-            outage_s=pm.config.outage_s,
-            max_reply_bytes=pm.config.max_reply_bytes,
-        ),
-        auth=pm.auth,
-        timeouts=Timeouts(total=timeout, connect=min(10.0, timeout), read=min(300.0, timeout)),
-        request_defaults=pm.config.request_defaults,
-        transport=transport,
-    )
+    model = pm.model(url, transport, pm.timeouts(), limits=pm.limits(concurrency=max(1, copies)))
     try:
-        serving = await run_serving_checks(model, needs, copies=copies)
+        serving = await run_serving_checks(
+            model, needs, copies=copies, declared_neutral=_declared_neutral(pm)
+        )
     finally:
         if transport is None:  # a shared test transport outlives the checks
             await model.aclose()

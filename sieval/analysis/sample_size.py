@@ -181,15 +181,12 @@ def _observed(q: Question, out: dict[str, Any]) -> dict[str, Any]:
 
 def _dataset(out: dict[str, Any], data_dir: Path | None) -> dict[str, Any]:
     """The task's dataset: its size and, for a clustered task, each sample's group in order."""
-    from ..data.source import resolve_data_dir
-    from ..runner.engine import DEFAULT_DATA_DIRS
+    from ..data.source import find_data_dir
 
     task = get_task(out["task"])
     out["metric"] = out["metric"] or task.headline
     clustered = getattr(task, "cluster_by", None) == "group"
-    where = resolve_data_dir(data_dir) or next(
-        (p for p in DEFAULT_DATA_DIRS if p.is_dir()), DEFAULT_DATA_DIRS[0]
-    )
+    where = find_data_dir(data_dir)
     try:
         samples = list(task.load(where, TaskConfig(name=task.name)))
     except ConfigError as exc:

@@ -43,8 +43,8 @@ from ..ir.channels import Guarantee
 from ..ir.request import Request
 from ..ir.response import Decision
 from .body import top_key
-from .checks import Checker
 from .envelopes import http_error
+from .reply_checks import Checker
 
 if TYPE_CHECKING:
     from .reply import Reply

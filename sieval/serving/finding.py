@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from .observe import Cost, Difference
+from .observation import Cost, Difference
 
 __all__ = ["NEGLIGIBLE", "Finding", "compared", "moved_text"]
 
@@ -41,7 +41,8 @@ class Finding(msgspec.Struct, kw_only=True):
     def warning(self, label: str) -> str:
         tasks = f" (tasks {', '.join(self.tasks)})" if self.tasks else ""
         check = self.check.replace("_", " ")
-        return f"{label}: {check} failed{tasks}: {self.detail}; {self.meaning}"
+        verdict = "failed" if self.outcome == "failed" else "could not be checked"
+        return f"{label}: {check} {verdict}{tasks}: {self.detail}; {self.meaning}"
 
 
 def moved_text(diff: Difference, what: str) -> str:

@@ -1,0 +1,246 @@
+"""Generation as lm-evaluation-harness's ``generate_until``: filters, then named scorers.
+
+The request is lm-eval's: the context (the shots' prefix and the row's text) generated until
+one of ``until`` (``generation_kwargs``; lm-eval's default is the fewshot delimiter), at most
+``max_gen_toks`` tokens (256), greedy unless ``do_sample``/``temperature`` say otherwise; the
+other sampling keys (``top_p``, ``top_k``, ``seed``) are passed as they are. A raw-text model
+gets the context as its prompt; a chat model gets it as one user message (the protocol says
+which ran). Each filter pipeline (``filters.py``) reads the answer and each scorer
+(``scorers.py``) compares what it extracted with the gold (``doc_to_target``; the choice it
+indexes when the task has ``doc_to_choice``): a metric per (scorer, pipeline), named as lm-eval
+names it, ``exact_match,strict-match`` (the scorer alone with the single ``none`` pipeline).
+The record keeps the text, the finish reason, what each pipeline extracted and each scorer's
+rule. ``process_results`` (a function of the row and ``[answer]``) replaces the scorers when a
+task gives one, as in lm-eval.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ...errors import ConfigError
+from ...ir.request import ChatInput, CompletionInput, Request, Sampling
+from ...ir.response import Response
+from .._shared import first_choice, means, user_message
+from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
+from ..filters import NONE, Pipeline
+from ..prompt import shown
+from ..scorers import Scorer
+from .base import Base, Prepared
+
+if TYPE_CHECKING:
+    from ..spec import Spec
+
+__all__ = ["Generated"]
+
+_SAMPLING = {"temperature", "top_p", "top_k", "seed", "max_gen_toks", "until", "do_sample"}
+"""The ``generation_kwargs`` sieval sends (others are refused when the YAML is resolved)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Generated(Base):
+    scorers: tuple[Scorer, ...]
+    pipelines: tuple[Pipeline, ...] = (NONE,)
+    generation: Mapping[str, Any] = field(default_factory=dict)
+    """lm-eval's ``generation_kwargs`` as resolved (``until`` always present)."""
+    results: Callable[[Mapping[str, Any], list[Any]], Mapping[str, Any]] | None = None
+    """``process_results``: the row and ``[answer]`` to the metrics."""
+    keeps_doc: bool = False
+    """The row is kept in the sample (a filter or scorer reads it)."""
+    custom: Mapping[str, Any] = field(default_factory=dict)
+    """Metrics aggregated over the samples' items (``tasks/aggregations.py``)."""
+    kind: str = "generation, filtered and scored"
+
+    @property
+    def max_tokens(self) -> int:
+        return int(self.generation.get("max_gen_toks", 256))
+
+    def requirements(self, spec: Spec, model: ModelFacts) -> tuple[Requirement, ...]:
+        chat = model.input_kind == "chat"
+        out = [
+            Requirement("chat", "the context is one user message")
+            if chat
+            else Requirement("text_prompt", "the context is a raw-text prompt"),
+            Requirement("sampling", "temperature and max_tokens are set explicitly"),
+        ]
+        if self.generation.get("until"):
+            out.append(Requirement("stop_strings", f"generation stops at {self.until[0]!r}"))
+        return tuple(out)
+
+    @property
+    def until(self) -> tuple[str, ...]:
+        value = self.generation.get("until") or ()
+        return (value,) if isinstance(value, str) else tuple(value)
+
+    def protocol(self, spec: Spec) -> str:
+        scored = (
+            f"process_results {shown(self.results)}"
+            if self.results is not None
+            else "; ".join(f"{s.name}: {s.rule}" for s in self.scorers)
+        )
+        return (
+            f"{self.kind} ({spec.reference}): the context {shown(spec.prompt.text)} after k shots "
+            f"joined by {spec.prompt.fewshot_delimiter!r}; until {list(self.until)}, max_tokens "
+            f"{self.max_tokens}, temperature {self._temperature()}; filters "
+            f"{' | '.join(p.rule for p in self.pipelines)}; {scored}"
+        )
+
+    def protocol_for(self, spec: Spec, model: ModelFacts, protocol: str) -> str:
+        how = "chat: the context as one user message" if model.input_kind == "chat" else "raw text"
+        return f"{how}; {protocol}"
+
+    def _temperature(self) -> float:
+        value = self.generation.get("temperature")
+        if value is None:
+            return 1.0 if self.generation.get("do_sample") else 0.0
+        return float(value)
+
+    def prepare(self, spec: Spec, row: Mapping[str, Any], config: TaskConfig) -> Prepared:
+        p = spec.prompt
+        text = p.text_of(row)
+        if not isinstance(text, str):
+            raise ConfigError(
+                f"a row of {spec.name} gives the text {text!r}; generate_until needs a string "
+                "(doc_to_text)",
+                path=f"{spec.name}.doc_to_text",
+            )
+        gold = p.target_of(row)
+        data: dict[str, Any] = {"query": text + p.tail(row, text)}
+        if p.choices is not None:
+            choices = p.choices_of(row)
+            gold = choices[gold] if isinstance(gold, int) else gold
+            data["choices"] = choices
+        if self.keeps_doc or self.results is not None:
+            data["doc"] = dict(row)
+        return Prepared(data=data, gold=gold)
+
+    def arguments(
+        self, spec: Spec, sample: Sample, config: TaskConfig
+    ) -> dict[str, tuple[Any, ...]]:
+        """lm-eval's instance arguments: (context, generation_kwargs)."""
+        context = sample.data["fewshot"] + sample.data["query"]
+        return {"gen": (context, dict(self.generation))}
+
+    def requests(
+        self, spec: Spec, sample: Sample, config: TaskConfig, model: ModelFacts
+    ) -> Mapping[str, Request]:
+        text = sample.data["fewshot"] + sample.data["query"]
+        prompt: CompletionInput | ChatInput = (
+            user_message(text) if model.input_kind == "chat" else CompletionInput(text=text)
+        )
+        kwargs: dict[str, Any] = {
+            "temperature": self._temperature(),
+            "max_tokens": self.max_tokens,
+        }
+        if self.until:
+            kwargs["stop"] = self.until
+        for key in ("top_p", "top_k", "seed"):
+            if key in self.generation:
+                kwargs[key] = self.generation[key]
+        return {"gen": Request(input=prompt, sampling=Sampling(**kwargs))}
+
+    def _doc(self, sample: Sample) -> dict[str, Any]:
+        doc = dict(sample.data.get("doc") or {})
+        if "choices" in sample.data:
+            doc["__choices__"] = sample.data["choices"]
+        return doc
+
+    def score(
+        self,
+        spec: Spec,
+        sample: Sample,
+        responses: Mapping[str, Response],
+        config: TaskConfig,
+        model: ModelFacts,
+    ) -> SampleResult:
+        raise RuntimeError("Generated is scored by score_async")  # pragma: no cover
+
+    async def score_async(
+        self,
+        spec: Spec,
+        sample: Sample,
+        responses: Mapping[str, Response],
+        config: TaskConfig,
+        model: ModelFacts,
+    ) -> SampleResult:
+        choice = first_choice(responses["gen"])
+        text = choice.text
+        doc = self._doc(sample)
+        metrics: dict[str, float] = {}
+        items: dict[str, Any] = {}
+        extracted: dict[str, Any] = {}
+        channels: dict[str, Any] = {
+            "text": text,
+            "finish_reason": choice.finish_reason
+            if isinstance(choice.finish_reason, str)
+            else None,
+        }
+        single = len(self.pipelines) == 1 and self.pipelines[0].name == "none"
+        for pipe in self.pipelines:
+            answer = pipe.run(text, doc)
+            extracted[pipe.name] = answer
+            suffix = "" if single else f",{pipe.name}"
+            if self.results is not None:
+                found = dict(self.results(sample.data["doc"], [answer]))
+            else:
+                found = {}
+                for scorer in self.scorers:
+                    value = scorer.score(answer, sample.gold, doc)
+                    if inspect.isawaitable(value):
+                        value, more = await value
+                        channels.update(more)
+                    found[scorer.name] = value
+            for name, value in found.items():
+                if f"{name}{suffix}" in self.custom or name in self.custom:
+                    items[f"{name}{suffix}"] = _plain(value)
+                else:
+                    metrics[f"{name}{suffix}"] = _float(name, value, spec)
+        channels["extracted"] = extracted
+        channels["rule"] = {p.name: p.rule for p in self.pipelines}
+        first = extracted[self.pipelines[0].name]
+        from ..aggregations import items_prediction
+
+        return SampleResult(
+            prediction=items_prediction(first, items),
+            gold=sample.gold,
+            metrics=metrics,
+            channels=channels,
+        )
+
+    def aggregate(
+        self, spec: Spec, results: Iterable[tuple[Sample, SampleResult]]
+    ) -> dict[str, Any]:
+        if not self.custom:
+            return means(results)
+        from ..aggregations import aggregate
+
+        names = {p.name for p in self.pipelines}
+        single = len(self.pipelines) == 1 and self.pipelines[0].name == "none"
+        custom = {
+            f"{metric}{'' if single else ',' + pipe}": fn
+            for metric, fn in self.custom.items()
+            for pipe in names
+        }
+        return aggregate(results, custom)
+
+
+def _plain(value: Any) -> Any:
+    """An item as a record holds it (tuples as lists, numpy numbers as Python's)."""
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if hasattr(value, "item") and callable(value.item):
+        return value.item()
+    return value
+
+
+def _float(name: str, value: Any, spec: Spec) -> float:
+    if isinstance(value, bool | int | float):
+        return float(value)
+    raise ConfigError(
+        f"task {spec.name}: the metric {name} gave {value!r} for a sample, which is no number; "
+        "give the metric its aggregation in metric_list (a corpus-level metric)",
+        path=f"{spec.name}.process_results",
+    )
