@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..errors import ConfigError, StorageError
+from ..ir.response import LENGTH_FINISHES
 from ..results.shots import shots
 from . import common
 from .app import app
@@ -267,7 +268,7 @@ def render_finishes(report: Report) -> list[Text]:
 
 _ENDINGS = {
     "stop": "ended on their own (a stop string or the end of text)",
-    "length": "were cut at the token limit (max_tokens)",
+    **dict.fromkeys(LENGTH_FINISHES, "were cut at the token limit (max_tokens)"),
     "tool_calls": "ended in a tool call",
     "content_filter": "were stopped by the server's content filter",
 }

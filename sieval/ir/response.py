@@ -14,6 +14,7 @@ from msgspec import UNSET, UnsetType
 from .request import IRStruct
 
 __all__ = [
+    "LENGTH_FINISHES",
     "Choice",
     "Decision",
     "Response",
@@ -22,7 +23,21 @@ __all__ = [
     "ToolCall",
     "TopEntry",
     "Usage",
+    "ended_for_length",
 ]
+
+LENGTH_FINISHES = frozenset({"length", "max_output_tokens", "max_tokens", "MAX_TOKENS"})
+"""Each wire's word for an answer its token budget ended (``Choice.finish_reason`` keeps the
+server's own): ``length`` (OpenAI's completions and chat, vLLM's and SGLang's native routes),
+``max_output_tokens`` (OpenAI's responses), ``max_tokens`` (Anthropic's messages),
+``MAX_TOKENS`` (Google's generateContent). A dialect's reply declaration names its word; a test
+checks that each is here."""
+
+
+def ended_for_length(finish: object) -> bool:
+    """Whether a finish reason (a server's own word, or none) says the token budget ended the
+    answer, on any wire: what "cut", "truncated" and "censored" are read from."""
+    return isinstance(finish, str) and finish in LENGTH_FINISHES
 
 
 # A reply holds thousands of these (a token per position, k alternatives each), and they hold

@@ -1,11 +1,12 @@
 """Censored answers: an answer the token budget cut before it gave one is neither right nor wrong.
 
 An answer is **censored** when its reasoning never closed (a ``<think>`` block left open), or
-when it ended for length (``finish_reason == "length"``) with no final answer read: the checker
-extracted nothing, or what it read is not final (the whole text for IFEval, a code block whose
-fence never closed). An answer that ended for length *after* giving its final answer (a closed
-box, then more text) is not censored: it is scored like any other. Users of every harness ask
-for this outcome (lm-evaluation-harness #3400; Inspect #5467, whose fix only warns).
+when it ended for length (in its wire's word: ``ir.response.ended_for_length``) with no final
+answer read: the checker extracted nothing, or what it read is not final (the whole text for
+IFEval, a code block whose fence never closed). An answer that ended for length *after* giving
+its final answer (a closed box, then more text) is not censored: it is scored like any other.
+Users of every harness ask for this outcome (lm-evaluation-harness #3400; Inspect #5467, whose
+fix only warns).
 
 The headline still scores a censored answer as its checker did (no answer: wrong), and every
 view shows beside it the censored share and two bounds (``bounds``):
@@ -23,18 +24,16 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
+from ..ir.response import ended_for_length
 from .uncertainty import Estimate, mean_estimate
 
-__all__ = ["LENGTH", "bounds", "censored"]
-
-LENGTH = "length"
-"""The finish reason of an answer the token budget ended (IR ``Choice.finish_reason``)."""
+__all__ = ["bounds", "censored"]
 
 
 def censored(finish: str | None, answered: bool, *, open_reasoning: bool = False) -> bool:
     """Whether the budget cut the answer before it gave one: its reasoning never closed, or it
     ended for length without a final answer (``answered``: the checker read a final one)."""
-    return open_reasoning or (finish == LENGTH and not answered)
+    return open_reasoning or (ended_for_length(finish) and not answered)
 
 
 def bounds(

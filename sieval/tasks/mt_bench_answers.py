@@ -26,6 +26,7 @@ import msgspec
 
 from ..data.registry import get_source
 from ..ir.request import Sampling
+from ..ir.response import ended_for_length
 from ._shared import check_options, grouped_means, int_option, means
 from .base import (
     COMPLETION_MODEL,
@@ -117,7 +118,7 @@ class MtBenchAnswers(Task):
         ]
         texts = [a.text for a in answers]
         finish = [a.finish_reason if isinstance(a.finish_reason, str) else None for a in answers]
-        cut = [f == "length" for f in finish]
+        cut = [ended_for_length(f) for f in finish]
         metrics = {
             "complete": float(all(t.strip() for t in texts) and not any(cut)),
             "turn1_chars": float(len(texts[0])),

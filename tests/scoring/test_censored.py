@@ -15,6 +15,11 @@ from sieval.scoring.censored import bounds, censored
         ("stop", False, False, False),  # ended without an answer: wrong, not censored
         (None, False, False, False),  # no finish reason said: not known to be cut
         ("stop", True, True, True),  # a reasoning block never closed
+        # the same cut in each other wire's word (responses, messages, generateContent)
+        ("max_output_tokens", False, False, True),
+        ("max_tokens", False, False, True),
+        ("MAX_TOKENS", False, False, True),
+        ("end_turn", False, False, False),
     ],
 )
 def test_what_is_censored(

@@ -69,6 +69,24 @@ async def test_mt_bench_asks_turn_two_after_the_model_s_own_answer(
     )
 
 
+@pytest.mark.parametrize(
+    "dialect", ["openai_chat", "openai_responses", "anthropic_messages", "google_genai"]
+)
+async def test_a_turn_cut_at_its_budget_is_cut_on_every_wire(
+    url: str, data_dir: Path, dialect: str
+) -> None:
+    # each wire says "cut" in its own word (length, max_output_tokens, max_tokens, MAX_TOKENS):
+    # reading only "length" scored the same cut answers complete on three wires of four
+    config = TaskConfig(name="mt_bench_answers", options={"max_tokens": 3})
+    sample = next(iter(MT.load(data_dir, config)))
+    async with Model(dialect=dialect, base_url=url, model_id="sieval-reference") as model:
+        ctx = DirectContext(model, sample, config, model_facts(model.dialect))
+        result = await MT.solve(sample, ctx)
+    assert [ctx.calls[t].result().usage.output_tokens for t in ("turn1", "turn2")] == [3, 3]
+    assert (result.metrics["turn1_cut"], result.metrics["turn2_cut"]) == (1.0, 1.0)
+    assert result.metrics["complete"] == 0.0
+
+
 ORACLE = {
     "copy-deposit": [("deposit", "savings", 40)],
     "copy-two-calls": [("withdraw", "checking", 10), ("deposit", "savings", 10)],

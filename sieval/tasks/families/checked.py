@@ -9,9 +9,9 @@ What every checked task gets, written once here:
 - the reasoning channel kept apart: the checker reads ``Choice.text`` only, never
   ``Choice.reasoning`` (recorded as the ``reasoning`` channel); a ``<think>…</think>`` block left
   in the text is cut off before the checker reads it;
-- ``truncated``: the answer ended for length (``finish_reason == "length"``) or a ``<think>``
-  block never closed; counted per sample and as ``truncated_rate``, beside ``invalid`` (no rule
-  of the checker matched: ``invalid_rate``) and wrong;
+- ``truncated``: the answer ended for length (in its wire's word: ``length``, ``max_tokens``,
+  ...) or a ``<think>`` block never closed; counted per sample and as ``truncated_rate``,
+  beside ``invalid`` (no rule of the checker matched: ``invalid_rate``) and wrong;
 - ``censored``: the budget cut the answer before it gave one, so it is neither right nor wrong
   (``scoring/censored.py``): a ``<think>`` block never closed, or the answer ended for length
   with no final answer read (nothing extracted, or what was read is not final: the whole text
@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ...errors import ConfigError
 from ...ir.ranges import RANGES
 from ...ir.request import ChatInput, CompletionInput, Request, Sampling
-from ...ir.response import Response
+from ...ir.response import Response, ended_for_length
 from ...scoring.censored import censored
 from ...scoring.dependencies import Dependency, require
 from ...scoring.repeats import SAME_TEXT, Equivalence, maj_at_k, pass_at_k, vote_groups
@@ -284,7 +284,7 @@ class Checked(Base):
         finish = channels["finish_reason"]
         metrics = dict(verdict.metrics)
         metrics["invalid"] = float(verdict.extracted is None)
-        metrics["truncated"] = float(open_block or finish == "length")
+        metrics["truncated"] = float(open_block or ended_for_length(finish))
         answered = verdict.extracted is not None and verdict.final
         metrics["censored"] = float(censored(finish, answered, open_reasoning=open_block))
         channels = {
