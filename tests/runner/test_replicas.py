@@ -166,18 +166,29 @@ def serve_processes(count: int) -> Iterator[list[tuple[str, subprocess.Popen[byt
 
 
 class KillAfter:
-    """A progress sink that SIGKILLs a process once ``after`` samples have finished."""
+    """A progress sink that SIGKILLs a replica's process once ``after`` samples have finished
+    and the records under ``out`` name it as having answered (on a loaded machine its first
+    answer can come late: killed before it, the run would not show it answered, then died)."""
 
-    def __init__(self, process: subprocess.Popen[bytes], after: int) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], after: int, out: Path, url: str) -> None:
         self.process, self.after, self.seen = process, after, 0
+        self.out, self.url, self.killed = out, url, False
 
     def start(self, unit: str, total: int, done: int) -> None:
         pass
 
     def advance(self, unit: str, ok: bool, tokens: int = 0) -> None:
         self.seen += 1
-        if self.seen == self.after:
+        if self.seen >= self.after and not self.killed and self._answered():
             os.kill(self.process.pid, signal.SIGKILL)
+            self.killed = True
+
+    def _answered(self) -> bool:
+        for path in self.out.rglob("records.jsonl"):
+            for record in read_records(path).records.values():
+                if any(r.replica == self.url for r in record.requests.values()):
+                    return True
+        return False
 
     def close(self) -> None:
         pass
@@ -190,7 +201,7 @@ async def test_a_replica_killed_mid_run_loses_nothing_and_scores_nothing_twice(
     with serve_processes(3) as started:
         urls = [url for url, _ in started]
         victim_url, victim = started[1]
-        killer = KillAfter(victim, after=6)
+        killer = KillAfter(victim, after=6, out=tmp_path, url=victim_url)
         cfg = parse_config(
             f"models: [{{name: m, endpoint: [{', '.join(repr(u) for u in urls)}], "
             f"model: sieval-reference, retries: 0, concurrency_limit: 6}}]\n"
