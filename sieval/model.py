@@ -75,6 +75,8 @@ class Call:
     """The model id the reply named (kept when the reply was refused for naming another)."""
     reply: str | None = None
     """A refused reply's bytes (``ContractViolation``), bounded and redacted (``kept_reply``)."""
+    replica: str | None = None
+    """The replica that answered (its base URL redacted), for a model served by several."""
     raw: bytes | None = field(default=None, repr=False)
     """The reply's body as received (``None`` when nothing was answered): what a call journal
     keeps so that a resumed run lifts it again (``Model.replay``). Not redacted: write it only
@@ -262,6 +264,7 @@ class Model:
                 if reply is not None and isinstance(error, ContractViolation)
                 else None
             ),
+            replica=reply.replica if reply is not None else None,
             raw=reply.body if reply is not None else None,
         )
 

@@ -34,6 +34,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Evaluate models on tasks; exit 0 ok, 1 failed samples, 2 bad input, 3 disk full, "
         "130 interrupted.",
     ),
+    "export": (
+        "sieval.cli.export",
+        "Write a finished run as lm-eval's result files, an Inspect log, Every Eval Ever "
+        "records, a W&B run (offline) or an MLflow run (local store).",
+    ),
     "finalize": (
         "sieval.cli.finalize",
         "Check every planned sample is recorded once, merge the shards, write report.json.",

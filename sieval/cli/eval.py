@@ -75,11 +75,17 @@ def eval_command(
         metavar="CONFIG",
         help="The YAML config (models: and tasks:); omit it with --endpoint or --resume.",
     ),
-    endpoint: str | None = typer.Option(
-        None,
+    endpoint: list[str] = typer.Option(
+        [],
         "--endpoint",
         metavar="URL",
-        help=_ONE + "the server's base URL (a trailing /v1 is dropped), or 'embedded'.",
+        help=_ONE + "the server's base URL (a trailing /v1 is dropped), or 'embedded'; "
+        "repeated: replicas of one model.",
+    ),
+    allow_mixed_replicas: bool = typer.Option(
+        False,
+        "--allow-mixed-replicas",
+        help=_ONE + "run on replicas whose serving fingerprints differ (the report says so).",
     ),
     model: list[str] = typer.Option(
         [],
@@ -287,6 +293,13 @@ def eval_command(
         "the first answers kept.",
     ),
     wire_log: bool = typer.Option(False, "--wire-log", help="Log every exchange (redacted)."),
+    export: list[str] = typer.Option(
+        [],
+        "--export",
+        metavar="FORMAT",
+        help="When the run ends, also write it as FORMAT (repeatable): lm-eval, inspect, eee, "
+        "wandb or mlflow, in RUN_DIR/exports/FORMAT/ (see 'sieval export').",
+    ),
     cache: Path | None = typer.Option(
         None,
         "--cache",
@@ -331,9 +344,11 @@ def eval_command(
             budgets=(budget_tokens, budget_cost), allow_unsafe_code=allow_unsafe_code,
         )  # fmt: skip
     one_line = None
-    if endpoint is not None:
+    if endpoint:
         one_line = OneLine(
-            endpoint=endpoint, model=model[0] if len(model) == 1 else "", tasks=task, name=name,
+            endpoint=endpoint[0] if len(endpoint) == 1 else list(endpoint),
+            allow_mixed_replicas=allow_mixed_replicas,
+            model=model[0] if len(model) == 1 else "", tasks=task, name=name,
             kind=kind, dialect=dialect, api_key_env=api_key_env, api_key_file=api_key_file,
             auth=auth, num_fewshot=num_fewshot, seed=seed, task_options=task_option,
             gen_kwargs=gen_kwargs, system_instruction=system_instruction, retries=retries,
@@ -349,6 +364,7 @@ def eval_command(
         "--retries": retries, "--timeout": timeout, "--max-reply-mib": max_reply_mib,
         "--price": price, "--samples": samples or None,
         "--system-instruction": system_instruction, "--server-defaults": server_defaults,
+        "--allow-mixed-replicas": allow_mixed_replicas or None,
     }  # fmt: skip
     created: list[Path] = []
     # errors name flags for a one-line run and config keys otherwise (sieval/setting_names.py)
@@ -376,6 +392,10 @@ def eval_command(
                 console.print(f"note: {line}", soft_wrap=True, markup=False)
             stop_rule = parse_max_failures(max_failures)
             parse_selection(serving_checks)  # refused before anything runs
+            if export and not dry_run:
+                from .export import check_formats
+
+                check_formats(export)  # a typo or a missing library, before any request
             cost = cost_options(dry_run, forecast, budget_tokens, budget_cost)
             if write_config is not None:
                 _write_config(write_config, one_line, console)
@@ -407,7 +427,25 @@ def eval_command(
             refused = _render_forecast(result)
         raise typer.Exit(common.EXIT_BAD_INPUT if refused else common.EXIT_OK)
     _render(result, console)
+    if export:
+        _export(result.run_dir, export, console)
     raise typer.Exit(result.exit_code)
+
+
+def _export(run_dir: Path, formats: list[str], console: Console) -> None:
+    """``--export``: the finished run written in each format (``sieval export``)."""
+    from .export import export_formats
+
+    try:
+        lines = export_formats(run_dir, formats)
+    except (ConfigError, StorageError) as exc:
+        raise common.fail(
+            f"the run is complete, but its export failed: {exc.message}; once fixed: "
+            f"sieval export {run_dir} --to {' --to '.join(formats)}",
+            code=common.exit_code(exc),
+        ) from None
+    for line in lines:
+        console.print(f"export {escape(line)}")
 
 
 def cost_options(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import UnsetType
 
+from ..results.shots import shots
 from .text import magnitude
 
 if TYPE_CHECKING:
@@ -24,10 +25,11 @@ __all__ = ["FORMATS", "render_rows", "result_rows"]
 
 FORMATS = ("table", "md", "csv", "json")
 
-COLUMNS = ("model", "task", "metric", "value", "se", "ci_low", "ci_high", "n", "estimator",
-           "scored", "failed", "missing", "marks", "marks_why")  # fmt: skip
-"""``marks``: the headline's marks (``partial``, ``exposed``: ``results/marks.py``) on every row of
-its (model, task), since each figure of it shares the cause; ``marks_why``: their reasons."""
+COLUMNS = ("model", "task", "metric", "value", "se", "ci_low", "ci_high", "n", "shots",
+           "estimator", "scored", "failed", "missing", "marks", "marks_why")  # fmt: skip
+"""``shots``: the shots the task ran with (``results/shots.py``; None when unknown). ``marks``: the
+headline's marks (``partial``, ``exposed``: ``results/marks.py``) on every row of its (model,
+task), since each figure of it shares the cause; ``marks_why``: their reasons."""
 
 
 def result_rows(report: Report) -> list[dict[str, Any]]:
@@ -35,6 +37,7 @@ def result_rows(report: Report) -> list[dict[str, Any]]:
 
     rows = []
     for result in report.results:
+        count = shots(report, result.task)
         samples = result.samples
         marks = result_marks(report, result)
         marked = {
@@ -59,6 +62,7 @@ def result_rows(report: Report) -> list[dict[str, Any]]:
                     "ci_low": ci[0],
                     "ci_high": ci[1],
                     "n": None if n is None else int(n),
+                    "shots": count,
                     "estimator": spread.estimator if spread else None,
                     "scored": samples.scored,
                     "failed": samples.failed,
@@ -78,6 +82,7 @@ def result_rows(report: Report) -> list[dict[str, Any]]:
                     "ci_low": ci[0],
                     "ci_high": ci[1],
                     "n": entry.n if entry else 0,
+                    "shots": count,
                     "estimator": entry.estimator if entry else None,
                     "scored": samples.scored,
                     "failed": samples.failed,
@@ -110,8 +115,10 @@ def render_rows(rows: list[dict[str, Any]], form: str) -> str:
         writer.writerows({k: "" if v is None else v for k, v in row.items()} for row in rows)
         return out.getvalue()
     if form == "md":
-        lines = ["| model | task | metric | value | 95% CI | n | failed | missing | marks |",
-                 "|---|---|---|---:|---|---:|---:|---:|---|"]  # fmt: skip
+        lines = [
+            "| model | task | metric | value | 95% CI | n | shots | failed | missing | marks |",
+            "|---|---|---|---:|---|---:|---:|---:|---:|---|",
+        ]
         why: dict[tuple[str, str], str] = {}
         for row in rows:
             ci = ""
@@ -121,8 +128,9 @@ def render_rows(rows: list[dict[str, Any]], form: str) -> str:
                 ci = f"{magnitude(low, 4, scale)} – {magnitude(high, 4, scale)}"
             n = "" if row["n"] is None else str(row["n"])
             value = "" if row["value"] is None else magnitude(float(row["value"]))
+            k = "?" if row["shots"] is None else str(row["shots"])
             cells = [_cell(row["model"]), _cell(row["task"]), _cell(row["metric"]), value, ci, n,
-                     str(row["failed"]), str(row["missing"]),
+                     k, str(row["failed"]), str(row["missing"]),
                      _cell(row["marks"] or "")]  # fmt: skip
             lines.append("| " + " | ".join(cells) + " |")
             if row["marks_why"]:

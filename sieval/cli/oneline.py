@@ -101,7 +101,8 @@ def _gen_leaf(name: str) -> str:
 class OneLine:
     """What the one-line form's flags say (None or empty: not given)."""
 
-    endpoint: str
+    endpoint: str | list[str]
+    """One base URL, or several: replicas of one model."""
     model: str
     tasks: Sequence[str]
     name: str | None = None
@@ -128,6 +129,7 @@ class OneLine:
     price: str | None = None
     """``IN,OUT[,CURRENCY]``: per million input and output tokens."""
     server_defaults: str | None = None
+    allow_mixed_replicas: bool = False
 
     def model_entry(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"endpoint": self.endpoint}
@@ -151,6 +153,8 @@ class OneLine:
             entry["request_overrides"] = defaults
         if self.price is not None:
             entry["price"] = _price(self.price)
+        if self.allow_mixed_replicas:
+            entry["allow_mixed_replicas"] = True
         return entry
 
     def task_entries(self, registry: Mapping[str, Task]) -> list[dict[str, Any]]:

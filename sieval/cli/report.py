@@ -17,6 +17,7 @@ from rich.text import Text
 
 from ..errors import ConfigError, StorageError
 from ..ir.response import LENGTH_FINISHES
+from ..results.shots import shots
 from . import common
 from .app import app
 from .inert import shown as as_text
@@ -43,7 +44,21 @@ WATCH_EVERY_S = 2.0
 
 @app.command("report")
 def report_command(
-    run_dir: Path = typer.Argument(..., help="A run directory written by 'sieval eval'."),
+    run_dirs: list[Path] = typer.Argument(
+        ...,
+        metavar="RUN_DIR...",
+        help="A run directory written by 'sieval eval'; several: their models side by side.",
+    ),
+    md: bool = typer.Option(False, "--md", help="The runs side by side, a Markdown table."),
+    as_csv: bool = typer.Option(False, "--csv", help="The runs side by side, as CSV."),
+    latex: bool = typer.Option(False, "--latex", help="The runs side by side, a LaTeX table."),
+    by: str = typer.Option(
+        "tasks",
+        "--by",
+        metavar="tasks|models",
+        help="With several runs or --md/--csv/--latex: one row per task (models as columns) "
+        "or per model.",
+    ),
     form: str = typer.Option(
         "table",
         "--format",
@@ -79,10 +94,25 @@ def report_command(
     """Print a run's report as tables, or as md, csv or json rows; --html writes a page.
 
     A run that is going or was interrupted is reported from its records, marked partial. The
-    HTML report is one self-contained file: summary, plots and a per-sample browser."""
+    HTML report is one self-contained file: summary, plots and a per-sample browser. Several
+    runs, or --md/--csv/--latex: the headline figures side by side (n, shots, 95% interval)."""
     from ..results.snapshot import snapshot
     from .formats import FORMATS, render_rows, result_rows
 
+    forms = [name for name, on in (("md", md), ("csv", as_csv), ("latex", latex)) if on]
+    if len(forms) > 1:
+        raise common.fail("choose one of --md, --csv and --latex")
+    if by not in ("tasks", "models"):
+        raise common.fail(f"--by {by!r}: choose tasks or models")
+    if forms or len(run_dirs) > 1:
+        if watch or html is not None or form != "table":
+            raise common.fail(
+                "several runs, or --md/--csv/--latex, make one table: drop --watch, --html "
+                "and --format"
+            )
+        _side_by_side(run_dirs, forms[0] if forms else None, by, data_dir)
+        return
+    run_dir = run_dirs[0]
     if form not in FORMATS:
         raise common.fail(f"--format {form!r}: choose one of {', '.join(FORMATS)}")
     if watch and (form != "table" or html is not None):
@@ -108,6 +138,47 @@ def report_command(
         console.print(Text("answers: ") + line)
     for line in render_failures(report):
         console.print(line)
+
+
+def _side_by_side(run_dirs: list[Path], form: str | None, by: str, data_dir: Path | None) -> None:
+    """The runs' headline figures as one table (``sieval.export.table``): md, csv or latex,
+    or (no form) on the terminal."""
+    from ..export.table import cell_text, paper_table, render_table
+    from ..results.snapshot import snapshot
+
+    try:
+        reports = [
+            snapshot(run, data_dir=data_dir, tasks=common.tasks_for(run_dir=run))
+            for run in run_dirs
+        ]
+        table = paper_table(reports, by="models" if by == "models" else "tasks")
+    except (ConfigError, StorageError) as exc:
+        raise common.fail(exc.message) from None
+    partial = [
+        str(run)
+        for run, report in zip(run_dirs, reports, strict=True)
+        if not isinstance(report.partial, msgspec.UnsetType)
+    ]
+    if form is not None:
+        typer.echo(render_table(table, form), nl=False)  # type: ignore[arg-type]
+    else:
+        grid = Table(title="headline metric [95% CI] n shots")
+        rows = table.tasks if table.by == "tasks" else table.models
+        columns = table.models if table.by == "tasks" else table.tasks
+        grid.add_column(table.by[:-1])
+        for column in columns:
+            grid.add_column(as_text(column), justify="right")
+        for row in rows:
+            keys = [(c, row) if table.by == "tasks" else (row, c) for c in columns]
+            grid.add_row(as_text(row), *(cell_text(table.cells.get(k)) for k in keys))
+        console = Console(highlight=False)
+        console.print(grid)
+        for note in table.notes:
+            console.print(as_text(f"note: {note}"), style="dim")
+    for run in partial:
+        typer.echo(
+            f"partial: {run} is not finished; its figures are over what it recorded", err=True
+        )
 
 
 def _watch(run_dir: Path, data_dir: Path | None) -> Report:
@@ -365,10 +436,12 @@ def _summary_table(
     if wide:
         summary.add_column("task", no_wrap=True)
         summary.add_column("headline", no_wrap=True, style="dim")
+        summary.add_column("shots", justify="right", no_wrap=True)
         summary.add_column("value", justify="right", no_wrap=True)
         summary.add_column("95% CI", justify="right", no_wrap=True)
     else:
         summary.add_column("task\nheadline", no_wrap=True)  # task names are what one scans for
+        summary.add_column("shots", justify="right", no_wrap=True)
         summary.add_column("value\n95% CI", justify="right", no_wrap=True)
     for column in ("scored", "failed", "missing"):
         summary.add_column(column, justify="right", no_wrap=True)
@@ -380,14 +453,17 @@ def _summary_table(
         value, ci = figure(result.value), interval(spread.ci if spread else None)
         counts = (f"{samples.scored}/{samples.total}", str(samples.failed))
         marks = ", ".join(m.mark for m in result_marks(report, result))
+        count = shots(report, result.task)
+        k = "?" if count is None else str(count)
         if wide:
             mark = Text(f" {marks}", style="yellow") if marks else Text()
-            cells: list[Text | str] = [as_text(result.task) + mark, result.headline, value, ci]
+            cells: list[Text | str] = [as_text(result.task) + mark, result.headline, k, value, ci]
         else:
             cells = [
                 Text(result.task)
                 + Text(f"\n{result.headline}", style="dim")
                 + (Text(f"\n{marks}", style="yellow") if marks else Text()),
+                k,
                 f"{value}\n{ci}",
             ]
         summary.add_row(*cells, *counts, str(samples.missing))

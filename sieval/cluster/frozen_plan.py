@@ -87,12 +87,23 @@ class FrozenPlan(msgspec.Struct, kw_only=True):
             replace(
                 pm,
                 config=msgspec.structs.replace(
-                    pm.config, concurrency_limit=self.concurrency_limit[pm.label][shard]
+                    pm.config,
+                    concurrency_limit=self.concurrency_limit[pm.label][shard],
+                    # shard k starts from replica k: the shards spread over a model's replicas
+                    replicas=_rotated(pm.config.replicas, shard),
                 ),
             )
             for pm in plan.models
         ]
         return replace(plan, tasks=tasks, models=models)
+
+
+def _rotated(replicas: list[str], shard: int) -> list[str]:
+    """``replicas`` starting from replica ``shard`` (mod their count)."""
+    if not replicas:
+        return replicas
+    k = shard % len(replicas)
+    return replicas[k:] + replicas[:k]
 
 
 def share(total: int, shard: int, count: int) -> int:

@@ -6,7 +6,8 @@ Example::
     out: results                    # where run directories are created
     models:
       - name: ref                   # label used in results/<run>/<name>/ (default: the model id)
-        endpoint: embedded          # or a base URL, http://127.0.0.1:8000 (required)
+        endpoint: embedded          # or a base URL, http://127.0.0.1:8000 (required); or
+                                    # replicas of one model: [http://a:8000, http://b:8000]
         model: sieval-reference     # the model id sent on the wire
         kind: completion            # completion | chat: picks the default dialect
         dialect: openai_completions # default: openai_completions (completion), openai_chat (chat)
@@ -51,7 +52,7 @@ import yaml
 from ..errors import ConfigError
 from ..ir.defaults import check_default_leaf, check_default_value
 from ..ir.ranges import INT64_MAX, INT64_MIN
-from ..setting_names import named, setting
+from ..setting_names import form, named, setting
 from ..store.paths import results_dirname, segment
 from ..tasks.base import TaskConfig
 from ..transport.config import MAX_REPLY_BYTES
@@ -177,6 +178,17 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     ``--sampling-defaults openai``). No wire shows a server flag, so a field the wire cannot send
     is then taken as neutral, said as declared (not verified) in the serving checks; ``unknown``
     leaves such a field's results marked ``exposed`` (``serving/defaults.py``)."""
+    replicas: list[str] = msgspec.field(default_factory=list)
+    """Every base URL of a model served by several replicas (``endpoint: [URL, URL, ...]`` or
+    ``--endpoint`` repeated is read into it; ``endpoint`` is then its first). Each is checked and
+    fingerprinted before the run; requests go to the least-loaded healthy one, within the
+    model's one ``concurrency_limit`` (``runner/replicas.py``). Empty: one endpoint."""
+    allow_mixed_replicas: bool = False
+    """Run on replicas whose serving fingerprints differ (another build, dtype or GPU: their
+    numbers differ), instead of refusing them before the first sample; the report says so."""
+    replica_concurrency_limit: int | None = None
+    """Requests in flight per replica: the model's budget is then this times the replicas (and
+    no replica takes more); None: the model's one ``concurrency_limit``, spread over them."""
 
     @property
     def dialect_id(self) -> str:
@@ -236,20 +248,21 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
 
     def identity(self) -> dict[str, Any]:
         """What of this model can change a score: no secrets, no key names, no limits."""
-        return (
-            {
-                "endpoint": redact_url(self.base_url),
-                "model": self.model,
-                "dialect": self.dialect_id,
-                "request_defaults": dict(sorted(self.request_defaults.items())),
-            }
-            | (  # only when set: a run planned before overrides existed keeps its identity
-                {"request_overrides": dict(sorted(self.request_overrides.items()))}
-                if self.request_overrides
-                else {}
-            )
-            | ({"system_instruction": self.system_instruction} if self.system_instruction else {})
-        )
+        found: dict[str, Any] = {
+            "endpoint": redact_url(self.base_url),
+            "model": self.model,
+            "dialect": self.dialect_id,
+            "request_defaults": dict(sorted(self.request_defaults.items())),
+        }
+        # only when set: a run planned before these existed keeps its identity
+        if self.request_overrides:
+            found["request_overrides"] = dict(sorted(self.request_overrides.items()))
+        if self.system_instruction:
+            found["system_instruction"] = self.system_instruction
+        if len(self.replicas) > 1:  # absent for one endpoint
+            found["replicas"] = [redact_url(base_url(url)) for url in self.replicas]
+            found["allow_mixed_replicas"] = self.allow_mixed_replicas
+        return found
 
 
 class EvalConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -329,6 +342,9 @@ def parse_config(text: str, *, source: str = "<config>") -> EvalConfig:
     ]:
         if isinstance(entry, dict):
             _refuse_literal_key(entry, where)
+            if isinstance(entry.get("endpoint"), list):  # replicas of one model
+                entry["replicas"] = entry["endpoint"]
+                entry["endpoint"] = entry["endpoint"][0] if entry["endpoint"] else ""
             for key in ("request_defaults", "request_overrides"):
                 if isinstance(entry.get(key), dict):
                     entry[key] = _flatten(entry[key])
@@ -398,6 +414,54 @@ def _struct_at(where: str) -> type[msgspec.Struct]:
     if where.startswith(".tasks"):
         return TaskConfig
     return EvalConfig
+
+
+def _check_replicas(model: ModelConfig, where: str) -> ModelConfig:
+    """A replicated entry checked: URLs, each once, no ``embedded`` (``endpoint`` its first)."""
+    if not model.replicas:
+        for key in ("allow_mixed_replicas", "replica_concurrency_limit"):
+            if getattr(model, key) not in (False, None):
+                listed = (
+                    "--endpoint URL repeated"
+                    if form() == "flags"
+                    else setting("endpoint", "[URL, URL, ...]")
+                )
+                raise ConfigError(
+                    f"{where}{named(key)} is for a model served by several replicas; list them "
+                    f"with {listed}, or drop it",
+                    path=key,
+                )
+        return model
+    if EMBEDDED in model.replicas:
+        raise ConfigError(
+            f"{where}'embedded' cannot be a replica (it starts one in-process server per model); "
+            "start reference servers with 'sieval serve --port N' and list their URLs",
+            path="endpoint",
+        )
+    bases = [base_url(url) for url in model.replicas]
+    twice = sorted({redact_url(b) for b in bases if bases.count(b) > 1})
+    if twice:
+        raise ConfigError(
+            f"{where}replica {twice[0]} is listed twice; list each replica once", path="endpoint"
+        )
+    for url in model.replicas:
+        check_endpoint_url(url, where=where)
+    limit = model.replica_concurrency_limit
+    if limit is not None and not 1 <= limit <= MAX_CONCURRENCY:
+        raise ConfigError(
+            f"{where}{named('replica_concurrency_limit')} must be an integer in "
+            f"[1, {MAX_CONCURRENCY}]",
+            path="replica_concurrency_limit",
+        )
+    if model.endpoint not in ("", model.replicas[0]):
+        raise ConfigError(
+            f"{where}set the replicas in {named('endpoint')} alone (a list), not also in "
+            "'replicas'",
+            path="endpoint",
+        )
+    if len(model.replicas) == 1:  # one URL in a list: one endpoint
+        return msgspec.structs.replace(model, endpoint=model.replicas[0], replicas=[])
+    return msgspec.structs.replace(model, endpoint=model.replicas[0])
 
 
 def check_config(config: EvalConfig, source: str) -> EvalConfig:
@@ -520,6 +584,7 @@ def _checked_model(model: ModelConfig, where: str) -> ModelConfig:
             "reference model instead",
             path="endpoint",
         )
+    model = _check_replicas(model, where)
     if model.endpoint != EMBEDDED:
         check_endpoint_url(model.endpoint, where=where)
     if model.endpoint != EMBEDDED and not model.model:

@@ -26,6 +26,7 @@ from ..store.records import (
 from .document import Report, UnitResult
 from .explain import answer_label, explain, prompt_text
 from .marks import result_marks
+from .shots import shots
 from .snapshot import snapshot
 
 __all__ = ["Unit", "build_view", "conversation", "outcome", "sample_view", "sandboxes", "units"]
@@ -145,7 +146,13 @@ def build_view(run_dir: Path, report: Report | None = None) -> dict[str, Any]:
     for unit in units(run_dir, report):
         result = unit.result
         headline = result.headline
-        summary.append({**_summary(result), "marks": _plain(result_marks(report, result))})
+        summary.append(
+            {
+                **_summary(result),
+                "shots": shots(report, result.task),
+                "marks": _plain(result_marks(report, result)),
+            }
+        )
         latency, tokens_in, tokens_out = [], [], []
         gaps = []
         for record in unit.records:

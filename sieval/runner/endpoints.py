@@ -18,6 +18,12 @@ Every entry that reaches the same endpoint (two labels, or two dialects, on one 
   wait in the pool, never on a connection the process cannot open.
 
 Every embedded entry starts its own reference server, so each is its own endpoint.
+
+A model served by several replicas (``endpoint: [URL, ...]``) is one endpoint: its budget is
+the model's one ``concurrency_limit`` (or ``replica_concurrency_limit`` times the replicas), its
+pool holds each replica's connections, and its transports send each request to the
+least-loaded healthy replica (``transport/replicas.py``), starting from replica ``first``
+(a shard's index: shards spread over the replicas).
 """
 
 from __future__ import annotations
@@ -28,8 +34,9 @@ from pathlib import Path
 
 from ..plan.config import EMBEDDED
 from ..plan.plan import PlannedModel
-from ..plan.urls import origin
-from ..transport import HttpTransport, Limits, Pool, Timeouts, WireLog, redact_url
+from ..plan.urls import base_url, origin
+from ..transport import HttpTransport, Limits, Pool, Timeouts, Transport, WireLog, redact_url
+from ..transport.replicas import ReplicaSet, ReplicaTransport
 from .limits import Claim, connection_budgets
 
 __all__ = ["Endpoint", "EndpointKey", "Endpoints", "endpoint_key"]
@@ -49,6 +56,10 @@ def endpoint_key(pm: PlannedModel) -> EndpointKey:
     """The endpoint ``pm`` reaches."""
     if pm.config.endpoint == EMBEDDED:
         return EndpointKey(f"{EMBEDDED} {pm.label}")
+    if len(pm.config.replicas) > 1:
+        found = [origin(base_url(url)) for url in pm.config.replicas]
+        where = ", ".join(f"{a.scheme}://{a.host}:{a.port}" for a in found)
+        return EndpointKey(f"replicas {where}", (*(a.userinfo for a in found), pm.api_key or ""))
     at = origin(pm.config.base_url)
     return EndpointKey(f"{at.scheme}://{at.host}:{at.port}", (at.userinfo, pm.api_key or ""))
 
@@ -67,6 +78,16 @@ class Endpoint:
         self.pool = Pool(connections)
         """The connections every transport to the server shares (``connections`` of them: its
         share of the process's descriptors, at most ``budget``)."""
+        first = models[0].config
+        self.replicas: ReplicaSet | None = None
+        """A model served by several replicas: them, their load and health; else None."""
+        if len(first.replicas) > 1:
+            secrets = tuple(pm.api_key for pm in models if pm.api_key)
+            self.replicas = ReplicaSet(
+                [base_url(url) for url in first.replicas],
+                cap=first.replica_concurrency_limit,
+                secrets=secrets,
+            )
 
     @property
     def labels(self) -> list[str]:
@@ -78,10 +99,13 @@ class Endpoint:
         limits: Limits | None = None,
         timeouts: Timeouts | None = None,
         wire_log: WireLog | str | Path | None = None,
-    ) -> HttpTransport:
+    ) -> Transport:
         """A transport on this endpoint's pool, with its own retries, timeouts and wire log (one
         model's, closed with it); the pool stays open until ``aclose``."""
-        return HttpTransport(limits=limits, timeouts=timeouts, wire_log=wire_log, pool=self.pool)
+        http = HttpTransport(limits=limits, timeouts=timeouts, wire_log=wire_log, pool=self.pool)
+        if self.replicas is None:
+            return http
+        return ReplicaTransport(http, self.replicas, self.models[0].config.base_url)
 
     async def aclose(self) -> None:
         await self.pool.aclose()
@@ -117,7 +141,11 @@ class Endpoints:
 
 
 def _budget(models: list[PlannedModel]) -> int:
-    """The largest ``concurrency_limit`` of the entries on one server: its budget."""
+    """The largest ``concurrency_limit`` of the entries on one server: its budget (replicas
+    with a ``replica_concurrency_limit``: that times the replicas)."""
+    first = models[0].config
+    if len(first.replicas) > 1 and first.replica_concurrency_limit is not None:
+        return first.replica_concurrency_limit * len(first.replicas)
     return max(pm.config.concurrency_limit for pm in models)
 
 

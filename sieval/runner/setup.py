@@ -49,6 +49,7 @@ from .checks import (
 )
 from .endpoints import Endpoints
 from .preflight import PREFLIGHT_TIMEOUTS, Provenance, embedded_server, preflight
+from .replicas import check_replicas
 from .reply_cache import ReplyCache
 
 __all__ = ["Found", "Setup", "TransportFactory", "set_up"]
@@ -244,6 +245,13 @@ async def _set_up_model(
         model_id=cfg.model if first_request else None,
     )
     setup.provenance[pm.label] = found
+    endpoints.notes += await check_replicas(
+        pm,
+        endpoints[pm.label],
+        fingerprints=preflight_checks,
+        first_request=first_request,
+        stage=stage,
+    )  # a model on several replicas: each reached and fingerprinted, or the run stops
     if cfg.endpoint == EMBEDDED:  # one id only, --no-preflight or not
         served = check_model(pm, found)
         if served.outcome == "failed":

@@ -24,7 +24,7 @@ from .observation import Cost, Observation, Sender
 from .probes import BATCH, GREEDY_TOKENS, LONG, SHORT, lowered, nonce, shape
 from .selection import Needs
 
-__all__ = ["DEFAULT_COPIES", "Serving", "run_serving_checks"]
+__all__ = ["DEFAULT_COPIES", "Serving", "measure_fingerprint", "run_serving_checks"]
 
 DEFAULT_COPIES = 7
 """Copies in the batch check. vLLM on a CPU prefills at most 2,048 tokens a step: 7 copies of
@@ -142,3 +142,18 @@ def _caveat(finding: Finding, unsettled: bool) -> Finding:
         detail=f"{finding.detail} (the server does not repeat itself alone either: see "
         "determinism, so this is not proven to be its cause)",
     )
+
+
+async def measure_fingerprint(model: Model) -> Fingerprint:
+    """The serving fingerprint alone (what ``run_serving_checks`` reads first): the server's
+    facts and the greedy probe sent twice, alone. A replica's, before a run on several."""
+    sender = Sender(model)
+    facts = await server_facts(model)
+    greedy = shape(model, SHORT, Sampling(temperature=0.0, max_tokens=GREEDY_TOKENS))
+    if greedy is None:
+        return facts
+    first = await sender.one(greedy.request)
+    second = await sender.one(greedy.request)
+    if not (first.ok and second.ok):
+        return facts
+    return with_numerics(facts, lowered(model, greedy.request).body, first, second)

@@ -182,6 +182,8 @@ class HttpTransport:
                 refused = isinstance(exc, aiohttp.ClientConnectorError)
                 how = "refuses connections" if refused else None
                 again = tries.failed(self._away(ex, how, tries.down_since), how is not None)
+                if refused and ex.request.failover:
+                    again = False  # another replica takes it: no wait for this one
                 if failure.rule.retry and again:
                     await self._pause(ex, attempt, tries, f"{failure.rule.what}: {detail}", None)
                     continue
@@ -363,7 +365,7 @@ class HttpTransport:
         """When this request first found the endpoint away (``how``: it refuses connections,
         or a gateway in front of it answers 502/504), while the endpoint, which has answered
         before, is within ``outage_s`` of that: a server being restarted; else None."""
-        if how is None or ex.endpoint not in self._answered:
+        if how is None or ex.endpoint not in self._answered or ex.request.failover:
             return None
         now = self._clock()
         since = now if down_since is None else down_since

@@ -36,6 +36,9 @@ class HttpRequest(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     in_band: Callable[[bytes], int | None] | None = None
     """The status an error inside a 2xx body stands for (an error event in a stream), or None:
     a retryable one is retried like that status; after the retries the body is returned."""
+    failover: bool = False
+    """Another replica can take this request (``replicas.py``): a server that refuses
+    connections fails it at once, neither retried nor waited for as an outage."""
 
     def __post_init__(self) -> None:
         if not self.url.lower().startswith(("http://", "https://")):
@@ -77,6 +80,8 @@ class HttpReply(msgspec.Struct, frozen=True, kw_only=True):
     """Timing of the exchange."""
     exchange_id: str | None = None
     """Id of the exchange in the wire log (``None`` when not sent by ``HttpTransport``)."""
+    replica: str | None = None
+    """The replica that answered, its base URL redacted (``ReplicaTransport``), else None."""
 
 
 @runtime_checkable

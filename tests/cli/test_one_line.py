@@ -104,6 +104,7 @@ def test_the_flags_become_the_config_they_stand_for() -> None:
         (["--concurrency", "0"], "--concurrency must be an integer in [1, 65535]"),
         (["--task", "nope"], "unknown task 'nope'"),
         (["--max-failures", "nan"], "--max-failures 'nan'"),
+        (["--allow-mixed-replicas"], "replicas; list them with --endpoint URL repeated"),
     ],
 )
 def test_a_bad_flag_is_named_as_a_flag(args: list[str], needle: str, tmp_path: Path) -> None:
@@ -175,6 +176,18 @@ def test_the_saved_config_runs_with_the_same_identity(tmp_path: Path) -> None:
     few = json.loads((run_a / "run.json").read_text())["config"]
     assert [t["num_fewshot"] for t in few["tasks"]] == [2, 2]
     assert few["models"][0]["request_overrides"] == {"sampling.seed": 3}
+
+
+def test_a_repeated_endpoint_is_the_replicas_of_one_model(tmp_path: Path) -> None:
+    urls = ["http://127.0.0.1:9001", "http://127.0.0.1:9002/v1"]
+    saved = tmp_path / "run.yaml"
+    args = ["eval", "--endpoint", urls[0], "--endpoint", urls[1], "--model", "m"]
+    wrote = invoke(
+        *args, "--task", "arc_easy", "--allow-mixed-replicas", "--write-config", str(saved)
+    )
+    assert wrote.exit_code == 0, wrote.output
+    (entry,) = yaml.safe_load(saved.read_text())["models"]
+    assert entry["endpoint"] == urls and entry["allow_mixed_replicas"] is True
 
 
 def test_hints_name_the_flag_or_the_key_as_the_run_was_started(tmp_path: Path) -> None:

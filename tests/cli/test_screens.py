@@ -152,7 +152,7 @@ def test_help_names_values_readably() -> None:
         helped = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "100"}).output
         assert not re.search(r"<[a-z\[\]]+( range)?>|\{[a-z_]+\}", helped), (name, helped)
     usage = cli("report", "--help").splitlines()[0]
-    assert usage == "Usage: sieval report [OPTIONS] RUN_DIR"
+    assert usage == "Usage: sieval report [OPTIONS] RUN_DIR..."  # one run, or several side by side
     assert "--limit N" in cli("samples", "--help") and "--endpoint URL" in cli("eval", "--help")
 
 

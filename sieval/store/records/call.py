@@ -95,6 +95,7 @@ def request_record(call: Call, secrets: tuple[str, ...], record_tokens: bool) ->
         status=call.status,
         finish=finish_reasons(response) if response else [],
         reply=call.reply,
+        replica=call.replica,
     )
 
 

@@ -104,6 +104,10 @@ class RequestRecord(msgspec.Struct, kw_only=True, omit_defaults=True):
     output: list[dict[str, Any]] | None = None
     """A task that is not static: each choice's answer, ``{text, tool_calls: [{call_id, name,
     arguments}], finish}`` (what ``sieval samples`` shows as the reply)."""
+    replica: str | None = None
+    """The replica that answered it (its base URL, redacted), for a model served by several
+    (issue 40). Added without a new version on purpose: omitted when None, so a one-endpoint
+    run's records are byte for byte what version 5 wrote, and a version 5 reader skips it."""
 
 
 class Record(msgspec.Struct, kw_only=True, omit_defaults=True):
