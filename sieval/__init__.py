@@ -35,6 +35,7 @@ from .ir.request import (
     UnsetType,
 )
 from .ir.response import (
+    LENGTH_FINISHES,
     Choice,
     Decision,
     Response,
@@ -43,6 +44,7 @@ from .ir.response import (
     ToolCall,
     TopEntry,
     Usage,
+    ended_for_length,
 )
 from .transport.config import Limits, Timeouts
 from .transport.types import Timings
@@ -78,6 +80,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "LENGTH_FINISHES",
     "UNSET",
     "Call",
     "ChatInput",
@@ -119,5 +122,6 @@ __all__ = [
     "UnsetType",
     "Usage",
     "__version__",
+    "ended_for_length",
     "evaluate",
 ]

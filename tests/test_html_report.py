@@ -465,6 +465,7 @@ def test_a_missing_interval_or_value_prints_a_dash() -> None:
             {
                 "model": "m",
                 "task": "t",
+                "shots": None,
                 "protocol": "",
                 "headline": "acc",
                 "value": None,
