@@ -37,5 +37,5 @@ def test_the_instruct_suite_through_the_chat_template(vllm_url: str, tmp_path: P
         (record,) = read_records(path).records.values()
         assert {"text", "extracted", "rule", "finish_reason"} <= set(record.channels)
         assert record.channels["finish_reason"] in {"stop", "length"}
-    print({name: (e["metrics"][e["headline"]], e["metrics"]["truncated_rate"])
+    print({name: (e.metrics[e.headline], e.metrics["truncated_rate"])
            for name, e in by_task.items()})  # fmt: skip
