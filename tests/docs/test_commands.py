@@ -22,6 +22,9 @@ import pytest
 from tests.docs.commands import NEEDS, Block, blocks, documents, resolve, shown_in
 from tests.docs.markdown import ROOT
 
+# every documented command runs once, in one session fixture: on one worker, not once on each
+pytestmark = pytest.mark.xdist_group("doc-commands")
+
 BLOCKS = [block for path in documents() for block in blocks(path)]
 RUNNABLE = [block for block in BLOCKS if not block.needs]
 WORKERS = 3
