@@ -33,7 +33,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +145,23 @@ def _fail(located: Located, key: str, message: str, received: Any = None) -> Con
     return ConfigError(f"{at}: {key}: {message}", path=at, received=received)
 
 
+def _known_mapping(
+    located: Located, key: str, value: Any, known: Collection[str], verb: str = "reads"
+) -> Mapping[str, Any]:
+    """``value`` (the file's ``key``) as a mapping whose every key sieval knows: else the error
+    naming the key and what sieval ``verb`` there."""
+    if not isinstance(value, Mapping):
+        raise _fail(located, key, f"must be a mapping, got {value!r}")
+    for name in value:
+        if name not in known:
+            raise _fail(
+                located,
+                f"{key}.{name}",
+                f"not supported; sieval {verb} {', '.join(sorted(known))}",
+            )
+    return value
+
+
 def check_keys(located: Located) -> None:
     """Every key known; the first unknown or refused one is the error."""
     for key in located.values:
@@ -243,16 +260,9 @@ def _source(located: Located, root: Path | None) -> Any:
             "required: json, csv, parquet, arrow, text (with "
             "dataset_kwargs.data_files) or a hub dataset id",
         )
-    kwargs = v.get("dataset_kwargs") or {}
-    if not isinstance(kwargs, Mapping):
-        raise _fail(located, "dataset_kwargs", f"must be a mapping, got {kwargs!r}")
-    for key in kwargs:
-        if key not in _DATASET_KWARGS:
-            raise _fail(
-                located,
-                f"dataset_kwargs.{key}",
-                f"not supported; sieval reads {', '.join(sorted(_DATASET_KWARGS))}",
-            )
+    kwargs = _known_mapping(
+        located, "dataset_kwargs", v.get("dataset_kwargs") or {}, _DATASET_KWARGS
+    )
     if path in FORMATS:
         columns = kwargs.get("column_names")
         if columns is not None and (
@@ -534,15 +544,7 @@ def _generation(located: Located) -> dict[str, Any]:
     delimiter = v.get("fewshot_delimiter", "\n\n")
     if given is None:
         return {"until": [delimiter], "do_sample": False, "temperature": 0.0}  # lm-eval's default
-    if not isinstance(given, Mapping):
-        raise _fail(located, "generation_kwargs", f"must be a mapping, got {given!r}")
-    for key in given:
-        if key not in _GENERATION_KEYS:
-            raise _fail(
-                located,
-                f"generation_kwargs.{key}",
-                f"not supported; sieval sends {', '.join(sorted(_GENERATION_KEYS))}",
-            )
+    given = _known_mapping(located, "generation_kwargs", given, _GENERATION_KEYS, "sends")
     out = dict(given)
     if "temperature" in out:
         out["temperature"] = float(out["temperature"])
@@ -594,16 +596,7 @@ def _place(located: Located, key: str) -> Callable[[int], str]:
 
 def _fewshot(located: Located) -> dict[str, Any]:
     given = located.values.get("fewshot_config") or {}
-    if not isinstance(given, Mapping):
-        raise _fail(located, "fewshot_config", f"must be a mapping, got {given!r}")
-    for key in given:
-        if key not in _FEWSHOT_KEYS:
-            raise _fail(
-                located,
-                f"fewshot_config.{key}",
-                f"not supported; sieval reads {', '.join(sorted(_FEWSHOT_KEYS))}",
-            )
-    return dict(given)
+    return dict(_known_mapping(located, "fewshot_config", given, _FEWSHOT_KEYS))
 
 
 def _prompts(located: Located, fewshot: Mapping[str, Any]) -> tuple[Prompt, Prompt | None]:

@@ -290,6 +290,15 @@ def _hostile(tmp_path: Path, extra: str) -> Path:
         ('description: "{{ q "\n', r"h.yaml:7: description"),
         ("output_type: rank\n", r"h.yaml:7: output_type: 'rank' is not one of"),
         ("generation_kwargs: {until: 3}\n", r"h.yaml:7: generation_kwargs.until: must be a string"),
+        (
+            "generation_kwargs: {beams: 3}\n",
+            r"h.yaml:7: generation_kwargs.beams: not supported; sieval sends ",
+        ),
+        ("generation_kwargs: [3]\n", r"h.yaml:7: generation_kwargs: must be a mapping, got \[3\]"),
+        (
+            "fewshot_config: {shuffle: true}\n",
+            r"h.yaml:7: fewshot_config.shuffle: not supported; sieval reads ",
+        ),
         ("num_fewshot: -1\n", r"h.yaml:7: num_fewshot: must be an integer >= 0"),
         (
             "process_docs: !function boom.run\n",
