@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..errors import ConfigError, ContractViolation
-from ..ir.ranges import INT32_MAX
+from ..ir.ranges import INT32_MAX, RANGES
 from ..ir.request import ChatInput, CompletionInput, Message, Request, Sampling, Scoring, TextPart
 from ..ir.response import Choice, Response
 from ..scoring.continuation import ContinuationScore
@@ -32,6 +32,18 @@ def int_option(
             received=value,
         )
     return value
+
+
+def temperature_option(task: str, config: TaskConfig, default: float = 0.0) -> float:
+    """A task's ``temperature`` option (greedy by default), refused unless a finite number >= 0."""
+    value = config.options.get("temperature", default)
+    if not RANGES["sampling.temperature"].holds(value):
+        raise ConfigError(
+            f"task {task}: option temperature must be a finite number >= 0, got {value!r}",
+            path=f"tasks.{task}.options.temperature",
+            received=value,
+        )
+    return float(value)
 
 
 def check_options(task: str, config: TaskConfig, allowed: Iterable[str]) -> None:
