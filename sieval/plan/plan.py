@@ -285,9 +285,15 @@ def requirements(task: Task, facts: ModelFacts) -> Sequence[Requirement]:
     return task.requirements_for(facts)
 
 
-def protocol(task: Task, facts: ModelFacts) -> str:
-    """The protocol as the task runs for this model."""
-    return task.protocol_for(facts)
+def protocol(task: Task, facts: ModelFacts, config: TaskConfig | None = None) -> str:
+    """The protocol as the task runs for this model (and with ``config``'s shots as turns)."""
+    text = task.protocol_for(facts)
+    if config is not None and config.fewshot_as_multiturn:
+        text += (
+            "; fewshot_as_multiturn: each shot a user turn and an assistant turn, the "
+            "description the system message"
+        )
+    return text
 
 
 def check_capabilities(model: ModelConfig, task: Task) -> None:
@@ -566,11 +572,13 @@ def plan_run(
 
 
 def _entry_identity(config: TaskConfig) -> dict[str, Any]:
-    """A task entry as the identity holds it; ``samples`` only when set, so that a run planned
-    before the field existed keeps its identity."""
+    """A task entry as the identity holds it; ``samples`` and ``fewshot_as_multiturn`` only when
+    set, so that a run planned before the fields existed keeps its identity."""
     out: dict[str, Any] = msgspec.to_builtins(config)
     if out.get("samples") is None:
         out.pop("samples", None)
+    if not out.get("fewshot_as_multiturn"):
+        out.pop("fewshot_as_multiturn", None)
     return out
 
 

@@ -189,7 +189,7 @@ def _unit_result(
     return UnitResult(
         model=pm.label,
         task=pt.name,
-        protocol=protocol(pt.task, model_facts),
+        protocol=protocol(pt.task, model_facts, pt.config),
         headline=pt.task.headline,
         metrics=msgspec.to_builtins(metrics),
         intervals=intervals(

@@ -10,6 +10,7 @@ from ..ir.ranges import INT32_MAX, RANGES
 from ..ir.request import ChatInput, CompletionInput, Message, Request, Sampling, Scoring, TextPart
 from ..ir.response import Choice, Response
 from ..scoring.continuation import ContinuationScore
+from ..setting_names import named, setting
 from .base import Sample, SampleResult, TaskConfig
 
 
@@ -65,6 +66,35 @@ def check_options(task: str, config: TaskConfig, allowed: Iterable[str]) -> None
 def user_message(text: str) -> ChatInput:
     """A conversation of one user message holding ``text`` (what chat tasks send)."""
     return ChatInput(messages=(Message(role="user", content=(TextPart(text=text),)),))
+
+
+def prompt_input(sample: Sample, text: str, chat: bool) -> ChatInput | CompletionInput:
+    """The prompt of ``text`` (the sample's shots and query as one text): one user message on a
+    chat wire, raw text otherwise; with the shots as turns (``fewshot_as_multiturn``), the
+    system message, each shot's user and assistant turns, then ``text`` (the query) as the last
+    user turn, and a completion wire refused (``ConfigError``: nothing is sent)."""
+    turns = sample.data.get("fewshot_turns")
+    if turns is None:
+        return user_message(text) if chat else CompletionInput(text=text)
+    if not chat:
+        raise ConfigError(
+            f"{named('fewshot_as_multiturn')} sends the shots as chat turns, which a raw-text "
+            f"prompt cannot hold; run it on a chat wire with {setting('kind', 'chat')}, or drop it",
+            path="fewshot_as_multiturn",
+        )
+    messages: list[Message] = []
+    if sample.data.get("fewshot_system"):
+        messages.append(_message("system", sample.data["fewshot_system"]))
+    for user, assistant in turns:
+        messages.append(_message("user", user))
+        if assistant is not None:
+            messages.append(_message("assistant", assistant))
+    messages.append(_message("user", text))
+    return ChatInput(messages=tuple(messages))
+
+
+def _message(role: str, text: str) -> Message:
+    return Message(role=role, content=(TextPart(text=text),))  # type: ignore[arg-type]
 
 
 def first_choice(response: Response) -> Choice:

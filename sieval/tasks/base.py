@@ -85,6 +85,11 @@ class TaskConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     """Seed for shot sampling and any other draw the task makes."""
     options: dict[str, Any] = msgspec.field(default_factory=dict)
     """Task-specific options, e.g. ``top_k`` for CLP."""
+    fewshot_as_multiturn: bool = False
+    """On a chat wire, each shot a user turn (its text) and an assistant turn (its answer), the
+    description the system message, before the row's user turn (lm-eval's
+    ``--fewshot_as_multiturn``); refused on a completion wire. False: the shots are text in the one
+    user message."""
 
 
 class ModelFacts(msgspec.Struct, frozen=True, kw_only=True):

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigError
-from ...ir.request import ChatInput, CompletionInput, Request, Sampling
+from ...ir.request import Request, Sampling
 from ...ir.response import Response
-from .._shared import first_choice, means, user_message
+from .._shared import first_choice, means, prompt_input
 from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
 from ..filters import NONE, Pipeline
 from ..prompt import shown
@@ -128,9 +128,7 @@ class Generated(Base):
         self, spec: Spec, sample: Sample, config: TaskConfig, model: ModelFacts
     ) -> Mapping[str, Request]:
         text = sample.data["fewshot"] + sample.data["query"]
-        prompt: CompletionInput | ChatInput = (
-            user_message(text) if model.input_kind == "chat" else CompletionInput(text=text)
-        )
+        prompt = prompt_input(sample, text, model.input_kind == "chat")
         kwargs: dict[str, Any] = {
             "temperature": self._temperature(),
             "max_tokens": self.max_tokens,

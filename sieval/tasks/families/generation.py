@@ -20,16 +20,16 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ...ir.request import CompletionInput, Request, Sampling
+from ...ir.request import Request, Sampling
 from ...ir.response import Response
 from ...scoring.censored import censored
 from .._shared import (
     first_choice,
     int_option,
     means,
+    prompt_input,
     temperature_option,
     tool_calls,
-    user_message,
 )
 from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
 from .base import Base, Prepared
@@ -133,7 +133,7 @@ class Generation(Base):
         if isinstance(repeat, int) and kwargs["temperature"] > 0:
             kwargs["seed"] = config.seed + repeat  # one seed a repeat: repeats are not copies
         sampling = Sampling(**kwargs)
-        prompt = user_message(text) if self.input == "chat" else CompletionInput(text=text)
+        prompt = prompt_input(sample, text, self.input == "chat")
         return {self.request: Request(input=prompt, sampling=sampling)}
 
     def score(
