@@ -219,9 +219,18 @@ def resolve_task(name: str, tasks: Mapping[str, Task]) -> Task:
         from ..tasks.aliases import ALIASES
         from ..tasks.registry import SUITES
 
+        problems: list[str] = list(getattr(getattr(tasks, "catalogue", None), "problems", []))
+        unread = (
+            f" {len(problems)} task file(s) of the include path could not be read, so any task "
+            f"they hold is unknown: {'; '.join(problems[:3])}"
+            + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
+            + "."
+            if problems
+            else ""
+        )
         raise ConfigError(
-            f"unknown task {name!r}.{did_you_mean(name, [*tasks, *SUITES, *ALIASES])} Known "
-            f"tasks: {', '.join(sorted(tasks)) or '(none)'}; suites: {', '.join(SUITES)}; "
+            f"unknown task {name!r}.{did_you_mean(name, [*tasks, *SUITES, *ALIASES])}{unread} "
+            f"Known tasks: {', '.join(sorted(tasks)) or '(none)'}; suites: {', '.join(SUITES)}; "
             "lm-eval's gsm8k, mmlu_<subject> and mmlu_<group> (see 'sieval tasks').",
             path="tasks",
             received=name,

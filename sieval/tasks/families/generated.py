@@ -12,6 +12,11 @@ names it, ``exact_match,strict-match`` (the scorer alone with the single ``none`
 The record keeps the text, the finish reason, what each pipeline extracted and each scorer's
 rule. ``process_results`` (a function of the row and ``[answer]``) replaces the scorers when a
 task gives one, as in lm-eval.
+
+``repeats: n`` (lm-eval's ``repeats``, as in ``gsm8k-cot-self-consistency``) sends the same
+request n times (calls ``gen``, ``gen_2`` … ``gen_n``: the same body, so a greedy request gives n
+copies, as lm-eval's would) and each pipeline starts from the list of the n texts
+(``majority_vote``, ``take_first_k``, ``take_first``: ``filters.py``).
 """
 
 from __future__ import annotations
@@ -53,6 +58,8 @@ class Generated(Base):
     custom: Mapping[str, Any] = field(default_factory=dict)
     """Metrics aggregated over the samples' items (``tasks/aggregations.py``)."""
     kind: str = "generation, filtered and scored"
+    repeat_calls: int = 1
+    """The calls a document makes with the same request (lm-eval's ``repeats``)."""
 
     @property
     def max_tokens(self) -> int:
@@ -84,7 +91,9 @@ class Generated(Base):
         return (
             f"{self.kind} ({spec.reference}): the context {shown(spec.prompt.text)} after k shots "
             f"joined by {spec.prompt.fewshot_delimiter!r}; until {list(self.until)}, max_tokens "
-            f"{self.max_tokens}, temperature {self._temperature()}; filters "
+            f"{self.max_tokens}, temperature {self._temperature()}; "
+            + (f"the request sent {self.repeat_calls} times; " if self.repeat_calls > 1 else "")
+            + "filters "
             f"{' | '.join(p.rule for p in self.pipelines)}; {scored}"
         )
 
@@ -122,7 +131,11 @@ class Generated(Base):
     ) -> dict[str, tuple[Any, ...]]:
         """lm-eval's instance arguments: (context, generation_kwargs)."""
         context = sample.data["fewshot"] + sample.data["query"]
-        return {"gen": (context, dict(self.generation))}
+        return {name: (context, dict(self.generation)) for name in self._names()}
+
+    def _names(self) -> list[str]:
+        """The calls of a document: ``gen``, then ``gen_2`` … for its repeats."""
+        return ["gen"] + [f"gen_{i}" for i in range(2, self.repeat_calls + 1)]
 
     def requests(
         self, spec: Spec, sample: Sample, config: TaskConfig, model: ModelFacts
@@ -138,7 +151,8 @@ class Generated(Base):
         for key in ("top_p", "top_k", "seed"):
             if key in self.generation:
                 kwargs[key] = self.generation[key]
-        return {"gen": Request(input=prompt, sampling=Sampling(**kwargs))}
+        request = Request(input=prompt, sampling=Sampling(**kwargs))
+        return {name: request for name in self._names()}
 
     def _doc(self, sample: Sample) -> dict[str, Any]:
         doc = dict(sample.data.get("doc") or {})
@@ -166,6 +180,7 @@ class Generated(Base):
     ) -> SampleResult:
         choice = first_choice(responses["gen"])
         text = choice.text
+        texts = [first_choice(responses[name]).text for name in self._names()]
         doc = self._doc(sample)
         metrics: dict[str, float] = {}
         items: dict[str, Any] = {}
@@ -176,9 +191,11 @@ class Generated(Base):
             if isinstance(choice.finish_reason, str)
             else None,
         }
+        if self.repeat_calls > 1:
+            channels["texts"] = texts
         single = len(self.pipelines) == 1 and self.pipelines[0].name == "none"
         for pipe in self.pipelines:
-            answer = pipe.run(text, doc)
+            answer = pipe.run(texts if self.repeat_calls > 1 else text, doc)
             extracted[pipe.name] = answer
             suffix = "" if single else f",{pipe.name}"
             if self.results is not None:
