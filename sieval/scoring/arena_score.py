@@ -65,6 +65,13 @@ class ArenaScore:
     upper: float
     battles: int
 
+    def shown(self) -> tuple[float, str]:
+        """The score and interval as the reference prints them: ``Scores (%)`` and
+        ``CI (%)``."""
+        below = round((self.score - self.lower) * 100, 1)
+        above = round((self.upper - self.score) * 100, 1)
+        return round(self.score * 100, 1), f"(-{below} / +{above})"
+
 
 def _quantile(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
