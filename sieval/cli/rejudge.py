@@ -56,7 +56,8 @@ def rejudge_command(
         raise common.fail(exc.message) from None
     from .report import render_summary
 
-    Console(highlight=False).print(render_summary(result.report))
+    if result.report is not None:
+        Console(highlight=False).print(render_summary(result.report))
     Console(stderr=True, highlight=False).print(
         f"judged again: {result.run_dir} (source {run}); compare: sieval compare {run} "
         f"{result.run_dir}",
