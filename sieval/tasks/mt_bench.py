@@ -87,8 +87,8 @@ class MtBench(MtBenchAnswers):
         "MT-Bench (FastChat 0e6d3e4) judged: the answers as mt_bench_answers; each turn graded "
         "1-10 by the judge role with judge_prompts.jsonl (single-v1 / single-math-v1 with GPT-4's "
         "reference for math, reasoning, coding; multi-turn prompts for turn 2), temperature 0, "
-        "max_tokens 2048; the first [[n]] (else [n]) is the rating, none is a judge_parse_error "
-        "left out of the means; score = mean of all ratings"
+        "max_tokens 2048; the rating is the first number in double brackets (else in single "
+        "ones), none is a judge_parse_error left out of the means; score = mean of all ratings"
     )
 
     def data_files(self, data_dir: Path) -> list[Path]:
