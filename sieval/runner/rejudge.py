@@ -94,7 +94,12 @@ async def arejudge(
 ) -> RunResult:
     """Judge ``source``'s answers again with the model labelled ``judge``; the new run."""
     source = run_directory(source)
-    config = load_run_config(source)
+    config = load_run_config(
+        source,
+        endpoints=load_config(judges) if judges is not None else None,
+        again="sieval rejudge {run_dir} --judge LABEL --config CONFIG (the run's own config, "
+        "with the judge's entry added)",
+    )
     entry = _judge_entry(judge, config, judges)
     tasks = []
     copies: dict[Path, list[bytes]] = {}
