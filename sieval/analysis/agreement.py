@@ -12,17 +12,19 @@ are paired; the parse errors of each are counted beside.
   the aliases ``B<A`` and the like folded in), then Cohen's κ over those five classes:
   ``(p_o - p_e) / (1 - p_e)``, ``p_e`` from each judge's own label shares (None when
   ``p_e`` is 1: both judges always said the same one thing).
+- **Krippendorff's α** (``krippendorff_alpha``), for any number of judges and missing verdicts:
+  interval α for ratings, nominal α for verdicts; beside the figures above for two judgments.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Hashable, Sequence
 from typing import Any
 
 from ..store.records import Record
 
-__all__ = ["cohen_kappa", "judge_agreement", "spearman"]
+__all__ = ["cohen_kappa", "judge_agreement", "krippendorff_alpha", "spearman"]
 
 _STANDING = {"A>>B": "A>>B", "A>B": "A>B", "B<A": "A>B", "A=B": "A=B", "B=A": "A=B",
              "B>A": "B>A", "A<B": "B>A", "B>>A": "B>>A", "A<<B": "B>>A",
@@ -41,6 +43,40 @@ def cohen_kappa(xs: Sequence[Hashable], ys: Sequence[Hashable]) -> float | None:
     if expected == 1:
         return None
     return (observed - expected) / (1 - expected)
+
+
+def krippendorff_alpha(
+    units: Sequence[Sequence[Hashable | None]], metric: str = "nominal"
+) -> float | None:
+    """Krippendorff's α of ``units`` (each item's values, one a judge, None where a judge gave
+    none), ``metric`` ``nominal`` or ``interval``, from the coincidence matrix (Krippendorff,
+    "Computing Krippendorff's Alpha-Reliability", 2011); None when there is no disagreement to
+    expect (every pairable value the same) or nothing to pair."""
+    coincidences: defaultdict[tuple[Any, Any], float] = defaultdict(float)
+    for unit in units:
+        values = [v for v in unit if v is not None]
+        m = len(values)
+        if m < 2:
+            continue
+        for i, c in enumerate(values):
+            for j, k in enumerate(values):
+                if i != j:
+                    coincidences[(c, k)] += 1 / (m - 1)
+    totals: defaultdict[Any, float] = defaultdict(float)
+    for (c, _), weight in coincidences.items():
+        totals[c] += weight
+    n = sum(totals.values())
+
+    def delta(c: Any, k: Any) -> float:
+        if metric == "interval":
+            return float((c - k) ** 2)
+        return 0.0 if c == k else 1.0
+
+    observed = sum(w * delta(c, k) for (c, k), w in coincidences.items())
+    expected = sum(totals[c] * totals[k] * delta(c, k) for c in totals for k in totals)
+    if n <= 1 or expected == 0:
+        return None
+    return float(1 - (n - 1) * observed / expected)
 
 
 def _ranks(values: Sequence[float]) -> list[float]:
@@ -119,6 +155,7 @@ def judge_agreement(pairs: Sequence[tuple[Record, Record]]) -> dict[str, Any] | 
             "within_1": sum(abs(x - y) <= 1 for x, y in ratings) / len(ratings),
             "mean_abs_diff": sum(abs(x - y) for x, y in ratings) / len(ratings),
             "spearman": spearman(xs, ys),
+            "alpha_interval": krippendorff_alpha(ratings, "interval"),
         }
     if verdicts:
         xs_, ys_ = [x for x, _ in verdicts], [y for _, y in verdicts]
@@ -126,5 +163,6 @@ def judge_agreement(pairs: Sequence[tuple[Record, Record]]) -> dict[str, Any] | 
             "n": len(verdicts),
             "same": sum(x == y for x, y in verdicts) / len(verdicts),
             "cohen_kappa": cohen_kappa(xs_, ys_),
+            "alpha_nominal": krippendorff_alpha(verdicts),
         }
     return out

@@ -217,14 +217,21 @@ def judges_agreement(judges: Mapping[str, Any] | None, names: tuple[str, str]) -
             f"{ratings['same']:.0%}, within 1 point {ratings['within_1']:.0%}, mean |difference| "
             f"{ratings['mean_abs_diff']:.2f}, Spearman's rho "
             + ("-" if rho is None else f"{rho:.3f}")
+            + f", Krippendorff's alpha (interval) {_maybe(ratings.get('alpha_interval'))}"
         )
     verdicts = judges.get("verdicts")
     if verdicts:
         kappa = verdicts["cohen_kappa"]
         yield (
             f"  judges' agreement over {verdicts['n']} verdicts both read: same "
-            f"{verdicts['same']:.0%}, Cohen's kappa " + ("-" if kappa is None else f"{kappa:.3f}")
+            f"{verdicts['same']:.0%}, Cohen's kappa "
+            + ("-" if kappa is None else f"{kappa:.3f}")
+            + f", Krippendorff's alpha (nominal) {_maybe(verdicts.get('alpha_nominal'))}"
         )
+
+
+def _maybe(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 def censored_difference(censored: Mapping[str, Any] | None, names: tuple[str, str]) -> str | None:

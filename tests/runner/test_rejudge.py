@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from runs import options
 
-from sieval.analysis.agreement import cohen_kappa, spearman
+from sieval.analysis.agreement import cohen_kappa, krippendorff_alpha, spearman
 from sieval.analysis.compare import compare_runs
 from sieval.cli.compare import render_comparison
 from sieval.errors import ConfigError
@@ -48,6 +48,19 @@ def test_cohen_kappa_and_spearman_on_known_values() -> None:
     # average ranks [1, 2.5, 2.5, 4] and [1, 3, 2, 4]: 4.5 / sqrt(4.5 * 5)
     assert spearman([1, 2, 2, 3], [1, 3, 2, 4]) == pytest.approx(4.5 / (4.5 * 5) ** 0.5)
     assert spearman([1, 1], [1, 2]) is None
+    # Krippendorff's reliability data (2011, "Computing Krippendorff's Alpha-Reliability"):
+    # four coders, twelve units, missing values; alpha 0.743 nominal, 0.849 interval
+    n = None
+    coders = [
+        [1, 2, 3, 3, 2, 1, 4, 1, 2, n, n, n],
+        [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, n, 3],
+        [n, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, n],
+        [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, n],
+    ]
+    units = list(zip(*coders, strict=True))
+    assert round(krippendorff_alpha(units) or 0, 3) == 0.743
+    assert round(krippendorff_alpha(units, "interval") or 0, 3) == 0.849
+    assert krippendorff_alpha([(1, 1), (2, None)]) is None  # no disagreement to expect
 
 
 async def test_a_rejudge_replays_the_answers_and_compare_reports_agreement(
@@ -88,6 +101,7 @@ async def test_a_rejudge_replays_the_answers_and_compare_reports_agreement(
     assert judges_["ratings"]["n"] == len(pairs)
     assert judges_["ratings"]["same"] == sum(x == y for x, y in pairs) / len(pairs)
     assert judges_["ratings"]["spearman"] == spearman([x for x, _ in pairs], [y for _, y in pairs])
+    assert judges_["ratings"]["alpha_interval"] == krippendorff_alpha(pairs, "interval")
     shown = [str(line) for line in render_comparison(compared) if isinstance(line, str)]
     assert any(line.startswith(f"  judges' agreement over {len(pairs)} ratings") for line in shown)
     # the report names the new judge
@@ -115,6 +129,7 @@ async def test_arena_verdicts_agree_by_cohen_s_kappa(tmp_path: Path) -> None:
     ys = [fold.get(v, v) for s in samples for _, v in sorted(after[s].channels["verdicts"].items())]
     assert verdicts["n"] == len(xs) == 2 * len(samples)
     assert verdicts["cohen_kappa"] == cohen_kappa(xs, ys)
+    assert verdicts["alpha_nominal"] == krippendorff_alpha(list(zip(xs, ys, strict=True)))
 
 
 async def test_a_run_with_no_judged_task_is_refused(tmp_path: Path) -> None:
