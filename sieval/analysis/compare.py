@@ -60,6 +60,7 @@ from ..store.records import Record
 from ..store.rundir import read_run_json
 from ..tasks.families.checked import item_of
 from ..tasks.registry import TASKS
+from .agreement import judge_agreement
 
 __all__ = [
     "FLIPS_SHOWN",
@@ -256,6 +257,7 @@ def _compare_unit(unit_a: Unit, unit_b: Unit, power: float, alpha: float) -> dic
         "flipped": len(flips),
         "flips": flips[:FLIPS_SHOWN],
         "loglik": _distribution(diffs),
+        "judges": judge_agreement(pairs),
     }
 
 

@@ -41,6 +41,7 @@ from ..store.identity import file_sha256, fingerprint, sieval_version
 from ..store.paths import results_dirname, segment
 from ..store.records import SCHEMA_VERSION
 from ..tasks.base import ModelFacts, PlannedCall, Readiness, Requirement, Sample, Task, TaskConfig
+from ..tasks.judging import JUDGE_SELF
 from ..tasks.registry import TASKS
 from ..transport import Limits, Timeouts, Transport
 from .config import EvalConfig, ModelConfig
@@ -413,7 +414,40 @@ def _plan_roles(
                 api_key=cfg.api_key() if keys else None,
             )
         planned[role] = same
+    _check_self_judging(resolved, models, planned, notes)
     return planned
+
+
+def _check_self_judging(
+    resolved: Sequence[tuple[Task, TaskConfig]],
+    models: Sequence[PlannedModel],
+    roles: Mapping[str, PlannedModel],
+    notes: list[str],
+) -> None:
+    """A judged task (one offering ``judge_self``) whose judge serves the model id of an
+    evaluated model is refused, unless its ``judge_self`` option allows it (then said)."""
+    judge = roles.get("judge")
+    if judge is None:
+        return
+    for task, tc in resolved:
+        if "judge" not in task.roles or JUDGE_SELF not in task.defaults:
+            continue
+        for pm in models:
+            if pm.config.model != judge.config.model:
+                continue
+            if tc.options.get(JUDGE_SELF) is not True:
+                raise ConfigError(
+                    f"task {task.name!r} would be judged by the model it evaluates "
+                    f"({judge.label!r} serves {judge.config.model!r}, as {pm.label!r} does); "
+                    f"set roles: {{judge: LABEL}} to another model, or allow it explicitly "
+                    f"(tasks: [{{name: {task.name}, options: {{{JUDGE_SELF}: true}}}}]), "
+                    "which the report then names",
+                    path="roles.judge",
+                )
+            notes.append(
+                f"{task.name}: the judge {judge.label!r} is the evaluated model {pm.label!r} "
+                f"({JUDGE_SELF}: true)"
+            )
 
 
 def _option_hint(planned: PlannedTask, leaf: str | None) -> str:

@@ -14,8 +14,8 @@
 - ``code``: the answer's code (its first fenced block, else the text) followed by ``test`` (a
   template rendered with the row: the unit tests) exits 0 in the sandbox
   (``scoring/sandbox.py``);
-- ``judge``: an LLM judge; it arrives with the judge role (``JUDGE_SEAM``) and is refused until
-  then;
+- ``judge``: an LLM judge; refused (``JUDGE_SEAM``): a task file's calls are static and its
+  scorers get no call context, so the judge role cannot be asked from here;
 - any other name: lm-eval's own metric function when lm-eval is installed, averaged (its
   ``aggregation`` must be ``mean``).
 """
@@ -34,8 +34,9 @@ from ..errors import ConfigError
 __all__ = ["JUDGE_SEAM", "NATIVE", "Scorer", "scorer"]
 
 JUDGE_SEAM = (
-    "the judge scorer needs a second model role (a judge model in the config), which arrives "
-    "with the judge issue; score with exact_match, number, math_equiv or code until then"
+    "a task file cannot ask the judge role yet (its calls are static and its scorers get no call "
+    "context); write the judged task in Python with roles = ('judge',) and ctx.role('judge') "
+    "(docs/judges.md), or score with exact_match, number, math_equiv or code"
 )
 
 

@@ -270,7 +270,7 @@ def test_the_judge_scorer_is_a_named_seam(tmp_path: Path) -> None:
     """,
     )
     with pytest.raises(
-        ConfigError, match=r"j.yaml:7: metric_list\[0\]: metric judge: .*second model role"
+        ConfigError, match=r"j.yaml:7: metric_list\[0\]: metric judge: .*cannot ask the judge role"
     ):
         registry([tmp_path])["j"]
 
