@@ -14,8 +14,11 @@
 - ``code``: the answer's code (its first fenced block, else the text) followed by ``test`` (a
   template rendered with the row: the unit tests) exits 0 in the sandbox
   (``scoring/sandbox.py``);
-- ``judge``: an LLM judge; refused (``JUDGE_SEAM``): a task file's calls are static and its
-  scorers get no call context, so the judge role cannot be asked from here;
+- ``judge``: the judge role (``roles: {judge: LABEL}`` in the config) asked whether the answer
+  is equivalent to the reference (``JUDGE_PROMPT``, or the option ``prompt``: a text holding
+  ``{question}``, ``{answer}`` and ``{reference}``), after the generation; its verdict is the first
+  ``GRADE: C`` or ``GRADE: I`` of the reply (1 or 0), as Inspect's model-graded QA reads its
+  grade; a reply without one is a ``judge_parse_error``, counted and never scored;
 - any other name: lm-eval's own metric function when lm-eval is installed, averaged (its
   ``aggregation`` must be ``mean``).
 """
@@ -31,13 +34,25 @@ from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["JUDGE_SEAM", "NATIVE", "Scorer", "scorer"]
+__all__ = ["JUDGE_GRADE", "JUDGE_PROMPT", "NATIVE", "Scorer", "scorer"]
 
-JUDGE_SEAM = (
-    "a task file cannot ask the judge role yet (its calls are static and its scorers get no call "
-    "context); write the judged task in Python with roles = ('judge',) and ctx.role('judge') "
-    "(docs/judges.md), or score with exact_match, number, math_equiv or code"
-)
+JUDGE_PROMPT = """You are checking a submitted answer against the reference answer to a question.
+
+[Question]: {question}
+***
+[Submission]: {answer}
+***
+[Criterion]: {reference}
+***
+
+Does the submission give the same answer as the reference (wording, format and working aside)?
+Explain in a sentence or two, then end with one line: GRADE: C if it does, GRADE: I if it does
+not."""
+"""The judge scorer's default prompt: question, answer and reference in Inspect's
+model-graded sections, a verdict of ``GRADE: C`` (correct) or ``GRADE: I``."""
+
+JUDGE_GRADE = re.compile(r"GRADE:\s*([CI])")
+"""The judge scorer's verdict: the first match wins (``re.search``)."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +64,8 @@ class Scorer:
     """``(prediction, gold, doc)``: the value, or (code) a coroutine of (value, channels)."""
     rule: str
     needs_doc: bool = False
+    judge_prompt: str | None = None
+    """A ``judge`` scorer's prompt: the family asks the judge role with it (``score`` unused)."""
 
 
 def _exact_match(
@@ -196,6 +213,29 @@ def _lm_eval_metric(name: str, kwargs: Mapping[str, Any], where: str) -> Any:
     return score
 
 
+def _judge(options: Mapping[str, Any], where: str) -> Scorer:
+    unknown = sorted(set(options) - {"prompt"})
+    prompt = options.get("prompt", JUDGE_PROMPT)
+    missing = [k for k in ("{answer}", "{reference}") if k not in str(prompt)]
+    if unknown or not isinstance(prompt, str) or missing:
+        raise ConfigError(
+            f"{where}: metric judge takes one option, prompt (a text holding {{question}}, "
+            f"{{answer}} and {{reference}})"
+            + (f"; {', '.join(unknown)} is not one" if unknown else "")
+            + (f"; the prompt lacks {', '.join(missing)}" if missing else ""),
+            path=where,
+        )
+
+    def unused(prediction: Any, gold: Any, doc: Mapping[str, Any]) -> float:
+        raise RuntimeError("a judge scorer is scored by its family's solve")  # pragma: no cover
+
+    rule = (
+        "the judge role asked whether the answer equals the reference; the first "
+        "'GRADE: C' (1) or 'GRADE: I' (0) of its reply, none a judge_parse_error"
+    )
+    return Scorer("judge", unused, rule, needs_doc=True, judge_prompt=prompt)
+
+
 def scorer(name: Any, options: Mapping[str, Any], where: str) -> Scorer:
     """The scorer ``name`` with its options (the metric's other keys in ``metric_list``)."""
     if callable(name):
@@ -208,7 +248,7 @@ def scorer(name: Any, options: Mapping[str, Any], where: str) -> Scorer:
 
         return Scorer(key, custom, f"{getattr(fn, '__module__', '?')}.{key}")
     if name == "judge":
-        raise ConfigError(f"{where}: metric judge: {JUDGE_SEAM}", path=where, received=name)
+        return _judge(options, where)
     if name in NATIVE:
         make, rule = NATIVE[name]
         try:

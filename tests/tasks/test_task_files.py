@@ -254,27 +254,6 @@ def test_exact_match_options_agree_with_lm_evals_metric() -> None:
         assert mine == theirs, (prediction, gold, options)
 
 
-def test_the_judge_scorer_is_a_named_seam(tmp_path: Path) -> None:
-    _rows(tmp_path, [{"q": "x", "a": "y"}])
-    _write(
-        tmp_path,
-        "j.yaml",
-        """
-        task: j
-        dataset_path: json
-        dataset_kwargs: {data_files: {test: rows.jsonl}}
-        test_split: test
-        doc_to_text: q
-        doc_to_target: a
-        metric_list: [{metric: judge}]
-    """,
-    )
-    with pytest.raises(
-        ConfigError, match=r"j.yaml:7: metric_list\[0\]: metric judge: .*cannot ask the judge role"
-    ):
-        registry([tmp_path])["j"]
-
-
 def test_a_python_task_file_loads_a_spec_and_a_task_class(tmp_path: Path) -> None:
     _rows(tmp_path, MC)
     _write(

@@ -13,6 +13,13 @@ The record keeps the text, the finish reason, what each pipeline extracted and e
 rule. ``process_results`` (a function of the row and ``[answer]``) replaces the scorers when a
 task gives one, as in lm-eval.
 
+A ``judge`` scorer (``scorers.py``) asks the judge role, after the generation and the filters,
+one call per pipeline (named as its metric: ``judge`` or ``judge,<pipeline>``), temperature 0,
+at most ``JUDGE_MAX_TOKENS``; its verdict is the metric, a reply without one a
+``judge_parse_error`` (counted in ``judge_parse_errors``, the metric left out), and the record
+keeps who judged (``judging.identity``). The task then needs ``roles: {judge: ...}`` and refuses
+a judge serving the evaluated model unless its option ``judge_self`` is true.
+
 ``repeats: n`` (lm-eval's ``repeats``, as in ``gsm8k-cot-self-consistency``) sends the same
 request n times (calls ``gen``, ``gen_2`` … ``gen_n``: the same body, so a greedy request gives n
 copies, as lm-eval's would) and each pipeline starts from the list of the n texts
@@ -29,20 +36,25 @@ from typing import TYPE_CHECKING, Any
 from ...errors import ConfigError
 from ...ir.request import Request, Sampling
 from ...ir.response import Response
-from .._shared import first_choice, means, prompt_input
-from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
+from .._shared import first_choice, means, prompt_input, user_message
+from ..base import ModelFacts, PlannedCall, Requirement, Sample, SampleResult, TaskConfig
 from ..filters import NONE, Pipeline
+from ..judging import JUDGE_SELF, identity, judge_self, prompt_hash, reply_text
 from ..prompt import shown
-from ..scorers import Scorer
+from ..scorers import JUDGE_GRADE, Scorer
 from .base import Base, Prepared
 
 if TYPE_CHECKING:
+    from ..context import Context
     from ..spec import Spec
 
 __all__ = ["Generated"]
 
 _SAMPLING = {"temperature", "top_p", "top_k", "seed", "max_gen_toks", "until", "do_sample"}
 """The ``generation_kwargs`` sieval sends (others are refused when the YAML is resolved)."""
+
+JUDGE_MAX_TOKENS = 1024
+"""The judge's budget for one verdict (its reasoning, then the grade)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,6 +72,23 @@ class Generated(Base):
     kind: str = "generation, filtered and scored"
     repeat_calls: int = 1
     """The calls a document makes with the same request (lm-eval's ``repeats``)."""
+
+    @property
+    def judges(self) -> tuple[Scorer, ...]:
+        """The scorers that ask the judge role."""
+        return tuple(s for s in self.scorers if s.judge_prompt is not None)
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        return ("judge",) if self.judges else ()
+
+    @property
+    def options(self) -> Mapping[str, Any]:  # type: ignore[override]
+        return {JUDGE_SELF: False} if self.judges else {}
+
+    def check_options(self, spec: Spec, config: TaskConfig) -> None:
+        if self.judges:
+            judge_self(spec.name, config)
 
     @property
     def max_tokens(self) -> int:
@@ -203,6 +232,8 @@ class Generated(Base):
             else:
                 found = {}
                 for scorer in self.scorers:
+                    if scorer.judge_prompt is not None:  # asked in solve, after this
+                        continue
                     value = scorer.score(answer, sample.gold, doc)
                     if inspect.isawaitable(value):
                         value, more = await value
@@ -223,6 +254,68 @@ class Generated(Base):
             gold=sample.gold,
             metrics=metrics,
             channels=channels,
+        )
+
+    # -- the judge scorer -----------------------------------------------------------------------
+
+    def _judge_requests(self, sample: Sample, extracted: Mapping[str, Any]) -> dict[str, Request]:
+        """One judge call per (judge scorer, pipeline), named as the metric it gives."""
+        gold = sample.gold
+        reference = " / ".join(map(str, gold)) if isinstance(gold, list) else str(gold)
+        single = len(self.pipelines) == 1 and self.pipelines[0].name == "none"
+        sampling = Sampling(temperature=0.0, max_tokens=JUDGE_MAX_TOKENS)
+        out = {}
+        for scorer in self.judges:
+            assert scorer.judge_prompt is not None
+            for pipe in self.pipelines:
+                text = (
+                    scorer.judge_prompt.replace("{question}", str(sample.data["query"]))
+                    .replace("{answer}", str(extracted[pipe.name]))
+                    .replace("{reference}", reference)
+                )
+                name = scorer.name + ("" if single else f",{pipe.name}")
+                out[name] = Request(input=user_message(text), sampling=sampling)
+        return out
+
+    def calls(
+        self, spec: Spec, sample: Sample, config: TaskConfig, model: ModelFacts
+    ) -> list[PlannedCall]:
+        """The generation's calls, then each judge call with a stand-in answer (each may hold up
+        to ``max_tokens`` tokens unseen)."""
+        named = self.requests(spec, sample, config, model)
+        out = [PlannedCall(n, r) for n, r in named.items()]
+        stand_in = {p.name: "(the answer)" for p in self.pipelines}
+        for name, request in self._judge_requests(sample, stand_in).items():
+            out.append(
+                PlannedCall(name, request, role="judge", exact=False, unseen_tokens=self.max_tokens)
+            )
+        return out
+
+    async def solve(self, spec: Spec, sample: Sample, ctx: Context) -> SampleResult:
+        """The generation scored, then (with judge scorers) the judge asked of each answer."""
+        calls = await ctx.gather(self.requests(spec, sample, ctx.config, ctx.facts))
+        for call in calls.values():
+            if call.error is not None:
+                raise call.error
+        responses = {name: call.result() for name, call in calls.items()}
+        result = await self.score_async(spec, sample, responses, ctx.config, ctx.facts)
+        if not self.judges:
+            return result
+        requests = self._judge_requests(sample, result.channels["extracted"])
+        judged = await ctx.role("judge").gather(requests)
+        metrics = dict(result.metrics)
+        verdicts: dict[str, str | None] = {}
+        for name in requests:
+            found = JUDGE_GRADE.search(reply_text(judged[name]))
+            verdicts[name] = found.group(1) if found else None
+            if found:
+                metrics[name] = 1.0 if found.group(1) == "C" else 0.0
+        metrics["judge_parse_errors"] = float(sum(v is None for v in verdicts.values()))
+        prompts = {s.name: prompt_hash(s.judge_prompt or "") for s in self.judges}
+        who = identity(list(judged.values()), prompts, next(iter(requests.values())).sampling)
+        channels = {**result.channels, "verdicts": verdicts, "judge": who}
+        return SampleResult(
+            prediction=result.prediction, gold=result.gold, metrics=metrics, channels=channels
         )
 
     def aggregate(
