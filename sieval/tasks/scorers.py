@@ -18,7 +18,11 @@
   is equivalent to the reference (``JUDGE_PROMPT``, or the option ``prompt``: a text holding
   ``{question}``, ``{answer}`` and ``{reference}``), after the generation; its verdict is the first
   ``GRADE: C`` or ``GRADE: I`` of the reply (1 or 0), as Inspect's model-graded QA reads its
-  grade; a reply without one is a ``judge_parse_error``, counted and never scored;
+  grade; a reply without one is a ``judge_parse_error``, counted and never scored. With the
+  option ``cascade`` (``math_equiv`` or ``number``) the rule decides first and the judge is asked
+  only where it cannot (``math_equiv``: math-verify reads no value from the answer or the gold,
+  or the gold is a number and the answer holds free symbols, as words do; ``number``: the answer
+  or the gold is no number); the share each decided is recorded (``decided_by_judge``);
 - any other name: lm-eval's own metric function when lm-eval is installed, averaged (its
   ``aggregation`` must be ``mean``).
 """
@@ -66,6 +70,9 @@ class Scorer:
     needs_doc: bool = False
     judge_prompt: str | None = None
     """A ``judge`` scorer's prompt: the family asks the judge role with it (``score`` unused)."""
+    cascade: Callable[[Any, Any], float | None] | None = None
+    """A ``judge`` scorer's rule first: ``(answer, gold)`` to 1 or 0, None where it cannot
+    decide (only then the judge is asked)."""
 
 
 def _exact_match(
@@ -213,16 +220,45 @@ def _lm_eval_metric(name: str, kwargs: Mapping[str, Any], where: str) -> Any:
     return score
 
 
+def _math_decides(prediction: Any, gold: Any) -> float | None:
+    from ..scoring.math_answer import decided, extract_boxed
+
+    text = str(prediction)
+    boxed = extract_boxed(text)
+    answer = boxed.answer if boxed.answer is not None else text
+    verdicts = [decided(answer, str(g)) for g in (gold if isinstance(gold, list) else [gold])]
+    if any(v is True for v in verdicts):
+        return 1.0
+    return 0.0 if verdicts and all(v is False for v in verdicts) else None
+
+
+def _number_decides(prediction: Any, gold: Any) -> float | None:
+    golds = gold if isinstance(gold, list) else [gold]
+    if _as_number(prediction) is None or any(_as_number(g) is None for g in golds):
+        return None
+    return float(_number()(prediction, gold, {}))
+
+
+CASCADES: dict[str, Callable[[Any, Any], float | None]] = {
+    "math_equiv": _math_decides,
+    "number": _number_decides,
+}
+"""The rules a judge scorer may ask first (``cascade``), each None where it cannot decide."""
+
+
 def _judge(options: Mapping[str, Any], where: str) -> Scorer:
-    unknown = sorted(set(options) - {"prompt"})
+    unknown = sorted(set(options) - {"prompt", "cascade"})
     prompt = options.get("prompt", JUDGE_PROMPT)
+    cascade = options.get("cascade")
     missing = [k for k in ("{answer}", "{reference}") if k not in str(prompt)]
-    if unknown or not isinstance(prompt, str) or missing:
+    bad_cascade = cascade is not None and cascade not in CASCADES
+    if unknown or not isinstance(prompt, str) or missing or bad_cascade:
         raise ConfigError(
-            f"{where}: metric judge takes one option, prompt (a text holding {{question}}, "
-            f"{{answer}} and {{reference}})"
+            f"{where}: metric judge takes the options prompt (a text holding {{question}}, "
+            f"{{answer}} and {{reference}}) and cascade ({', '.join(CASCADES)})"
             + (f"; {', '.join(unknown)} is not one" if unknown else "")
-            + (f"; the prompt lacks {', '.join(missing)}" if missing else ""),
+            + (f"; the prompt lacks {', '.join(missing)}" if missing else "")
+            + (f"; cascade {cascade!r} is not a rule it knows" if bad_cascade else ""),
             path=where,
         )
 
@@ -233,7 +269,16 @@ def _judge(options: Mapping[str, Any], where: str) -> Scorer:
         "the judge role asked whether the answer equals the reference; the first "
         "'GRADE: C' (1) or 'GRADE: I' (0) of its reply, none a judge_parse_error"
     )
-    return Scorer("judge", unused, rule, needs_doc=True, judge_prompt=prompt)
+    if cascade is not None:
+        rule = f"{cascade} where it decides, else {rule}"
+    return Scorer(
+        "judge",
+        unused,
+        rule,
+        needs_doc=True,
+        judge_prompt=prompt,
+        cascade=CASCADES[cascade] if cascade is not None else None,
+    )
 
 
 def scorer(name: Any, options: Mapping[str, Any], where: str) -> Scorer:

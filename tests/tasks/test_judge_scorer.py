@@ -134,6 +134,75 @@ def test_a_prompt_without_the_answer_is_refused(folder: Path) -> None:
     )
     with pytest.raises(
         ConfigError,
-        match=r"metric judge takes one option, prompt .* lacks \{answer\}, \{reference\}",
+        match=r"metric judge takes the options prompt .* lacks \{answer\}, \{reference\}",
     ):
         registry([folder])["qa_judged"]
+
+
+class _Call:
+    """What the family reads of a call: its reply, no error, the model that answered."""
+
+    def __init__(self, text: str) -> None:
+        from sieval.ir.response import Choice, Response
+
+        self.response = Response(choices=(Choice(index=0, text=text, finish_reason="stop"),))
+        self.error = None
+        self.reported_model = "a-judge"
+
+    def result(self) -> Any:
+        return self.response
+
+
+class _Context:
+    """A sample's context whose model answers ``answer`` and whose judge grades C, keeping
+    what the judge was asked."""
+
+    def __init__(self, config: Any, answer: str, asked: list[str]) -> None:
+        from sieval.tasks.base import COMPLETION_MODEL
+
+        self.config, self.facts, self.answer, self.asked = config, COMPLETION_MODEL, answer, asked
+
+    async def gather(self, requests: Any) -> dict[str, Any]:
+        return {name: _Call(self.answer) for name in requests}
+
+    def role(self, name: str) -> Any:
+        asked = self.asked
+
+        class Judge:
+            async def gather(self, requests: Any) -> dict[str, Any]:
+                asked.extend(requests)
+                return {n: _Call("They agree.\nGRADE: C") for n in requests}
+
+        return Judge()
+
+
+@pytest.mark.parametrize(
+    ("cascade", "gold", "answer", "decided_by", "value"),
+    [
+        ("number", "7", " 7", "rule", 1.0),
+        ("number", "7", " 8", "rule", 0.0),
+        ("number", "7", " seven", "judge", 1.0),  # no number: the judge decides (C)
+        ("math_equiv", "\\frac{1}{2}", " 0.5", "rule", 1.0),
+        ("math_equiv", "\\frac{1}{2}", " \\frac{1}{3}", "rule", 0.0),
+        ("math_equiv", "\\frac{1}{2}", " one half", "judge", 1.0),
+    ],
+)
+async def test_a_cascade_asks_the_judge_only_where_the_rule_cannot_decide(
+    tmp_path: Path, cascade: str, gold: str, answer: str, decided_by: str, value: float
+) -> None:
+    from sieval.tasks.base import TaskConfig
+
+    (tmp_path / "rows.jsonl").write_text(json.dumps({"q": "x?", "a": gold}) + "\n")
+    text = textwrap.dedent(TASK).lstrip()
+    text = text.replace("{metric: judge}", f"{{metric: judge, cascade: {cascade}}}")
+    (tmp_path / "qa.yaml").write_text(text)
+    task = registry([tmp_path])["qa_judged"]
+    config = TaskConfig(name="qa_judged")
+    sample = next(iter(task.load(tmp_path, config)))
+    asked: list[str] = []
+    result = await task.solve(sample, _Context(config, answer, asked))  # type: ignore[arg-type]
+    assert result.metrics["judge"] == value
+    assert result.channels["decided_by"] == {"judge": decided_by}
+    assert result.metrics["decided_by_judge"] == (1.0 if decided_by == "judge" else 0.0)
+    assert asked == (["judge"] if decided_by == "judge" else [])  # the rule's: never sent
+    assert ("judge" in result.channels) == (decided_by == "judge")

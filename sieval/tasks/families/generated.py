@@ -17,7 +17,9 @@ A ``judge`` scorer (``scorers.py``) asks the judge role, after the generation an
 one call per pipeline (named as its metric: ``judge`` or ``judge,<pipeline>``), temperature 0,
 at most ``JUDGE_MAX_TOKENS``; its verdict is the metric, a reply without one a
 ``judge_parse_error`` (counted in ``judge_parse_errors``, the metric left out), and the record
-keeps who judged (``judging.identity``). The task then needs ``roles: {judge: ...}`` and refuses
+keeps who judged (``judging.identity``). With ``cascade``, the scorer's rule decides first and
+only what it cannot decide goes to the judge; ``decided_by_judge`` (1 or 0 a metric) gives the
+share each decided. The task then needs ``roles: {judge: ...}`` and refuses
 a judge serving the evaluated model unless its option ``judge_self`` is true.
 
 ``repeats: n`` (lm-eval's ``repeats``, as in ``gsm8k-cot-self-consistency``) sends the same
@@ -258,8 +260,11 @@ class Generated(Base):
 
     # -- the judge scorer -----------------------------------------------------------------------
 
-    def _judge_requests(self, sample: Sample, extracted: Mapping[str, Any]) -> dict[str, Request]:
-        """One judge call per (judge scorer, pipeline), named as the metric it gives."""
+    def _judge_requests(
+        self, sample: Sample, extracted: Mapping[str, Any], ruled: Mapping[str, float] = {}
+    ) -> dict[str, Request]:
+        """One judge call per (judge scorer, pipeline), named as the metric it gives, but for
+        the ones a cascade's rule decided (``ruled``)."""
         gold = sample.gold
         reference = " / ".join(map(str, gold)) if isinstance(gold, list) else str(gold)
         single = len(self.pipelines) == 1 and self.pipelines[0].name == "none"
@@ -274,7 +279,21 @@ class Generated(Base):
                     .replace("{reference}", reference)
                 )
                 name = scorer.name + ("" if single else f",{pipe.name}")
-                out[name] = Request(input=user_message(text), sampling=sampling)
+                if name not in ruled:
+                    out[name] = Request(input=user_message(text), sampling=sampling)
+        return out
+
+    def _ruled(self, sample: Sample, extracted: Mapping[str, Any]) -> dict[str, float]:
+        """The judge metrics a cascade's rule decides, by metric name."""
+        single = len(self.pipelines) == 1 and self.pipelines[0].name == "none"
+        out = {}
+        for scorer in self.judges:
+            if scorer.cascade is None:
+                continue
+            for pipe in self.pipelines:
+                verdict = scorer.cascade(extracted[pipe.name], sample.gold)
+                if verdict is not None:
+                    out[scorer.name + ("" if single else f",{pipe.name}")] = verdict
         return out
 
     def calls(
@@ -301,9 +320,11 @@ class Generated(Base):
         result = await self.score_async(spec, sample, responses, ctx.config, ctx.facts)
         if not self.judges:
             return result
-        requests = self._judge_requests(sample, result.channels["extracted"])
-        judged = await ctx.role("judge").gather(requests)
-        metrics = dict(result.metrics)
+        extracted = result.channels["extracted"]
+        ruled = self._ruled(sample, extracted)
+        requests = self._judge_requests(sample, extracted, ruled)
+        judged = await ctx.role("judge").gather(requests) if requests else {}
+        metrics = {**result.metrics, **ruled}
         verdicts: dict[str, str | None] = {}
         for name in requests:
             found = JUDGE_GRADE.search(reply_text(judged[name]))
@@ -311,9 +332,17 @@ class Generated(Base):
             if found:
                 metrics[name] = 1.0 if found.group(1) == "C" else 0.0
         metrics["judge_parse_errors"] = float(sum(v is None for v in verdicts.values()))
-        prompts = {s.name: prompt_hash(s.judge_prompt or "") for s in self.judges}
-        who = identity(list(judged.values()), prompts, next(iter(requests.values())).sampling)
-        channels = {**result.channels, "verdicts": verdicts, "judge": who}
+        channels = {**result.channels, "verdicts": verdicts}
+        if any(s.cascade is not None for s in self.judges):
+            metrics["decided_by_judge"] = len(requests) / (len(requests) + len(ruled))
+            channels["decided_by"] = {
+                **{n: "rule" for n in ruled},
+                **{n: "judge" for n in requests},
+            }
+        if requests:
+            prompts = {s.name: prompt_hash(s.judge_prompt or "") for s in self.judges}
+            sampling = next(iter(requests.values())).sampling
+            channels["judge"] = identity(list(judged.values()), prompts, sampling)
         return SampleResult(
             prediction=result.prediction, gold=result.gold, metrics=metrics, channels=channels
         )
