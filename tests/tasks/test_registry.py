@@ -12,13 +12,13 @@ from sieval.tasks.registry import TASKS, discover
 
 NAMES = [
     "aime2024", "aime2025", "arc_challenge", "arc_easy", "arc_easy_kshot_ppl", "bank_tools", "bbh",
-    "boolq", "gpqa_diamond", "gsm8k_0shot_gen", "gsm8k_kshot_base_gen", "hellaswag",
-    "hellaswag_kshot_ppl", "humaneval", "ifeval", "lambada_openai", "math500", "mbpp",
+    "bfcl", "bfcl_prompt", "boolq", "gpqa_diamond", "gsm8k_0shot_gen", "gsm8k_kshot_base_gen",
+    "hellaswag", "hellaswag_kshot_ppl", "humaneval", "ifeval", "lambada_openai", "math500", "mbpp",
     "mbpp_sanitized", "mmlu", "mmlu_0shot_gen", "mmlu_kshot_clp", "mmlu_pro", "mt_bench_answers",
     "openbookqa", "piqa", "sciq", "truthfulqa_mc1", "truthfulqa_mc2", "wikitext", "winogrande",
 ]  # fmt: skip
 CHAT_ONLY = {"gsm8k_0shot_gen", "mmlu_0shot_gen", "ifeval", "math500", "aime2024", "aime2025",
-             "gpqa_diamond", "mt_bench_answers", "bank_tools"}  # fmt: skip
+             "gpqa_diamond", "mt_bench_answers", "bank_tools", "bfcl"}  # fmt: skip
 NOT_STATIC = {"mt_bench_answers", "bank_tools"}
 TOKEN_PROMPT = {"wikitext"}
 
