@@ -108,6 +108,7 @@ class Bfcl(StaticTask):
     def __init__(self, column: Literal["fc", "prompt"]) -> None:
         self.column = column
         self.name = "bfcl" if column == "fc" else "bfcl_prompt"
+        self.pairs_with = "bfcl_prompt" if column == "fc" else "bfcl"
         how = (
             "FC: the functions as native tools (JSON Schema as BFCL's handlers send it, dots in "
             "names as _), tool_choice auto"

@@ -245,3 +245,32 @@ def test_without_data_the_error_names_the_install(monkeypatch: pytest.MonkeyPatc
     monkeypatch.delenv("SIEVAL_BFCL_DATA", raising=False)
     with pytest.raises(ConfigError, match=r"run scripts/bfcl-oracle\.sh"):
         list(FC.load(Path("/nonexistent"), config("bfcl", "parallel")))
+
+
+@needs_data
+def test_compare_pairs_the_fc_and_prompt_columns_sample_by_sample(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from sieval.analysis.compare import compare_runs
+
+    runs = []
+    for task, dialect in (("bfcl_prompt", "openai_chat"), ("bfcl", "openai_chat")):
+        out = tmp_path / task
+        done = subprocess.run(
+            [sys.executable, "-m", "sieval", "eval", "--endpoint", "embedded", "--dialect",
+             dialect, "--task", f"{task}:categories=simple_python+irrelevance", "--samples",
+             "simple_python_0,simple_python_1,irrelevance_0,irrelevance_1", "--no-preflight",
+             "--out", str(out)],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        (run_dir,) = [p for p in out.iterdir() if p.is_dir()]
+        runs.append(run_dir)
+    compared = compare_runs(runs[0], runs[1])
+    (unit,) = compared["tasks"]
+    assert (unit["task"], unit["paired"], compared["unmatched"]) == ("bfcl_prompt vs bfcl", 4, [])
+    accuracy = unit["metrics"]["accuracy"]
+    # Prompt: the reference writes no Python call (irrelevance passes); FC: it calls
+    assert (accuracy["a"], accuracy["b"]) == (0.5, 0.75)
+    assert accuracy["diff"] == 0.25  # FC minus Prompt
