@@ -9,7 +9,8 @@
   share their start);
 * ``seed_repeat``: tasks that sample with a seed;
 * ``server_defaults``: every task (mostly settled from the requests alone);
-* ``tool_calls``: tasks that offer function tools (the server's tool parser).
+* ``tool_calls``, ``tool_prompt``: tasks that offer function tools (the server's tool parser;
+  whether its chat template shows the tools to the model).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ ALL = (
     "seed_repeat",
     "server_defaults",
     "tool_calls",
+    "tool_prompt",
 )
 
 
@@ -78,6 +80,7 @@ def needs_of(requests: Iterable[tuple[str, Request]], concurrency: int) -> Needs
             need("seed_repeat", task)
     for task in offering:
         need("tool_calls", task)
+        need("tool_prompt", task)
     ordered = {c: checks[c] for c in ALL if c in checks}
     return Needs(ordered, tuple((t, r) for (t, _), r in kept.items()))
 

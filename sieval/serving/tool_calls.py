@@ -35,7 +35,7 @@ from ..scoring.bfcl_decode import hermes_calls
 from .finding import Finding
 from .observation import Sender
 
-__all__ = ["MAX_TOKENS", "PROBES", "check_tool_calls"]
+__all__ = ["MAX_TOKENS", "PROBES", "check_tool_calls", "check_tool_prompt"]
 
 MAX_TOKENS = 128
 
@@ -185,6 +185,61 @@ async def check_tool_calls(sender: Sender, model: Model) -> Finding:
         outcome="passed",
         detail=f"all {len(PROBES)} probes delivered their calls (forced, parallel: "
         f"{len(evidence['parallel']['calls'])}, empty, dotted, nested)",
+        evidence=evidence,
+        cost=cost,
+    )
+
+
+async def check_tool_prompt(sender: Sender, model: Model) -> Finding:
+    """Whether the offered tools reach the model: one question sent with a tool offered and
+    without, one token each; the prompt must count more tokens with the tool. A chat template
+    that does not render tools (Gemma 3's) counts the same: the model never sees the functions,
+    and an FC score measures it answering without them."""
+    if "function_tools" not in _capabilities(model):
+        return Finding(
+            check="tool_prompt",
+            outcome="skipped",
+            detail=f"{model.dialect.id} carries no function tools",
+        )
+    mark = sender.mark()
+    text, tool, _ = PROBES["empty"]  # a greeting: no call is made, one token answers
+    offered = _request(text, tool, "auto")
+    bare = Request(input=offered.input, sampling=Sampling(temperature=0.0, max_tokens=1))
+    offered = Request(input=offered.input, sampling=bare.sampling, tools=offered.tools)
+    counts = []
+    for request in (offered, bare):
+        await sender.one(request)
+        response = sender.calls[-1].response
+        tokens = response.usage.input_tokens if response is not None else None
+        counts.append(tokens if isinstance(tokens, int) else None)
+    cost = sender.since(mark)
+    evidence = {"with_tool": counts[0], "without": counts[1]}
+    if counts[0] is None or counts[1] is None:
+        return Finding(
+            check="tool_prompt",
+            outcome="skipped",
+            detail="the server did not count the prompt tokens of both probes",
+            evidence=evidence,
+            cost=cost,
+        )
+    if counts[0] <= counts[1]:
+        return Finding(
+            check="tool_prompt",
+            outcome="failed",
+            detail=f"the tool did not reach the prompt: {counts[0]} prompt tokens with it, "
+            f"{counts[1]} without (the chat template does not render tools)",
+            meaning="the model never sees the functions offered as tools: a native-tool (FC) "
+            "score measures it answering without them; run the Prompt column (bfcl_prompt) or "
+            "serve a chat template that renders tools",
+            matters=True,
+            evidence=evidence,
+            cost=cost,
+        )
+    return Finding(
+        check="tool_prompt",
+        outcome="passed",
+        detail=f"the tool reached the prompt: {counts[0]} prompt tokens with it, {counts[1]} "
+        "without",
         evidence=evidence,
         cost=cost,
     )

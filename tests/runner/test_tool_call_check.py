@@ -13,7 +13,7 @@ from sieval.serving import run_serving_checks
 from sieval.serving.finding import Finding
 from sieval.serving.observation import Sender
 from sieval.serving.selection import Needs, needs_of
-from sieval.serving.tool_calls import PROBES, check_tool_calls
+from sieval.serving.tool_calls import PROBES, check_tool_calls, check_tool_prompt
 from sieval.tasks.conversation import message
 from sieval.transport import FakeTransport, HttpReply, HttpRequest, json_reply
 
@@ -74,7 +74,7 @@ def test_only_runs_that_offer_tools_need_it() -> None:
     offering = Request(input=chat.input, tools=Tools(functions=(tool,)))
     assert "tool_calls" not in needs_of((("chat", chat),), 1)
     needs = needs_of((("chat", chat), ("bfcl", chat), ("bfcl", offering)), 1)
-    assert needs.tasks("tool_calls") == ["bfcl"]
+    assert needs.tasks("tool_calls") == needs.tasks("tool_prompt") == ["bfcl"]
 
 
 async def test_a_reply_cut_at_the_token_limit_is_inconclusive_not_a_failure() -> None:
@@ -93,3 +93,34 @@ async def test_a_reply_cut_at_the_token_limit_is_inconclusive_not_a_failure() ->
     assert finding.outcome == "skipped" and finding.detail.startswith("inconclusive: the probes")
     assert {e["outcome"] for e in finding.evidence.values()} == {"inconclusive"}
     assert finding.evidence["forced"]["why"].startswith("cut at 128 tokens")
+
+
+async def test_tools_a_chat_template_does_not_render_fail_the_prompt_check() -> None:
+    # the reference renders chats with the live Gemma 3's turn format, which has no tools: as
+    # on the live vLLM, the offered tool adds no prompt token
+    async with ReferenceServer() as server:
+        model = Model(dialect="openai_chat", base_url=server.url, model_id=server.model_name)
+        async with model:
+            finding = await check_tool_prompt(Sender(model), model)
+    assert (finding.outcome, finding.matters) == ("failed", True)
+    assert finding.evidence["with_tool"] == finding.evidence["without"] > 0
+    assert finding.detail.startswith("the tool did not reach the prompt")
+    assert "bfcl_prompt" in finding.meaning
+
+
+async def test_tools_that_reach_the_prompt_pass_it() -> None:
+    def counting(http: HttpRequest) -> HttpReply:
+        tokens = 90 if b'"tools"' in (http.body or b"") else 16
+        return json_reply({
+            "id": "x", "object": "chat.completion", "model": "m",
+            "choices": [{"index": 0, "finish_reason": "length",
+                         "message": {"role": "assistant", "content": "I"}}],
+            "usage": {"prompt_tokens": tokens, "completion_tokens": 1,
+                      "total_tokens": tokens + 1},
+        })  # fmt: skip
+
+    transport = FakeTransport(counting)
+    model = Model(dialect="openai_chat", base_url="http://x", model_id="m", transport=transport)
+    finding = await check_tool_prompt(Sender(model), model)
+    assert (finding.outcome, finding.evidence) == ("passed", {"with_tool": 90, "without": 16})
+    assert finding.cost.requests == 2
