@@ -274,3 +274,12 @@ def test_compare_pairs_the_fc_and_prompt_columns_sample_by_sample(tmp_path: Path
     # Prompt: the reference writes no Python call (irrelevance passes); FC: it calls
     assert (accuracy["a"], accuracy["b"]) == (0.5, 0.75)
     assert accuracy["diff"] == 0.25  # FC minus Prompt
+    shown = subprocess.run(
+        [sys.executable, "-m", "sieval", "samples", str(runs[1]), "--wrong"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    # the one FC miss: the call made, the calls expected (none), the miss class and reason
+    assert "bfcl / irrelevance_0  wrong" in shown
+    assert 'calls made: [{"determine_body_mass_index": {"weight": 10, "height": 5}}]' in shown
+    assert "expected:   null" in shown
+    assert "miss: wrong_call — irrelevance_error:decoder_success: a call was made" in shown
