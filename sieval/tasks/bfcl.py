@@ -23,9 +23,10 @@ Python's alone here: BFCL's averages Python, Java and JavaScript); ``live`` the 
 categories weighted by their entry counts; ``irrelevance`` the unweighted mean of the two
 irrelevance categories; ``relevance`` live relevance's. A category that was not run is absent,
 and so is every summary that needs it. BFCL's overall figure also weighs multi-turn (30) and
-agentic (40) categories that this task does not run, so it is not reported. An interval is
-meaningful for a category's accuracy (a proportion); the unweighted means of means have none
-that the per-sample bootstrap would give honestly, so none is claimed.
+agentic (40) categories that this task does not run, so it is not reported. ``accuracy`` and
+the miss rates are per-sample means (the report gives their intervals); a category's accuracy
+has one when that category is run alone; the unweighted means of means have no per-sample
+quantity as their mean, so no interval is claimed for them.
 """
 
 from __future__ import annotations
