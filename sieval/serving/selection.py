@@ -9,8 +9,10 @@
   share their start);
 * ``seed_repeat``: tasks that sample with a seed;
 * ``server_defaults``: every task (mostly settled from the requests alone);
-* ``tool_calls``, ``tool_prompt``: tasks that offer function tools (the server's tool parser;
-  whether its chat template shows the tools to the model).
+* ``tool_calls``: tasks that offer function tools (the server's tool parser);
+* ``tool_prompt`` (whether the chat template shows the tools to the model): only when named
+  (``--serving-checks``, ``sieval probe --checks``): the embedded reference server, whose
+  template is the live Gemma 3's, would warn on every tool task it demonstrates.
 """
 
 from __future__ import annotations
@@ -80,7 +82,6 @@ def needs_of(requests: Iterable[tuple[str, Request]], concurrency: int) -> Needs
             need("seed_repeat", task)
     for task in offering:
         need("tool_calls", task)
-        need("tool_prompt", task)
     ordered = {c: checks[c] for c in ALL if c in checks}
     return Needs(ordered, tuple((t, r) for (t, _), r in kept.items()))
 
@@ -111,4 +112,6 @@ def select(needs: Needs, chosen: Sequence[str] | None) -> Needs:
     if chosen is None:
         return needs
     checks = {c: needs.checks.get(c, []) for c in ALL if c in chosen}
+    if "tool_prompt" in checks and "tool_calls" in needs.checks:
+        checks["tool_prompt"] = needs.checks["tool_calls"]  # the same tasks depend on it
     return Needs(checks, needs.requests)

@@ -12,7 +12,7 @@ from sieval.reference.server import ReferenceServer
 from sieval.serving import run_serving_checks
 from sieval.serving.finding import Finding
 from sieval.serving.observation import Sender
-from sieval.serving.selection import Needs, needs_of
+from sieval.serving.selection import Needs, needs_of, select
 from sieval.serving.tool_calls import PROBES, check_tool_calls, check_tool_prompt
 from sieval.tasks.conversation import message
 from sieval.transport import FakeTransport, HttpReply, HttpRequest, json_reply
@@ -74,7 +74,8 @@ def test_only_runs_that_offer_tools_need_it() -> None:
     offering = Request(input=chat.input, tools=Tools(functions=(tool,)))
     assert "tool_calls" not in needs_of((("chat", chat),), 1)
     needs = needs_of((("chat", chat), ("bfcl", chat), ("bfcl", offering)), 1)
-    assert needs.tasks("tool_calls") == needs.tasks("tool_prompt") == ["bfcl"]
+    assert needs.tasks("tool_calls") == ["bfcl"] and "tool_prompt" not in needs
+    assert select(needs, ("tool_prompt",)).tasks("tool_prompt") == ["bfcl"]  # when named
 
 
 async def test_a_reply_cut_at_the_token_limit_is_inconclusive_not_a_failure() -> None:
