@@ -36,7 +36,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from ..errors import ContractViolation
+from ..errors import ConfigError, ContractViolation
 from ..ir.request import (
     ChatInput,
     CompletionInput,
@@ -50,6 +50,7 @@ from ..ir.response import Response, ended_for_length
 from ..scoring.bfcl_checker import grade, made_a_call
 from ..scoring.bfcl_decode import NotCalls, python_calls
 from ._bfcl import (
+    AST_CATEGORIES,
     CATEGORIES,
     data_directory,
     entries,
@@ -78,8 +79,6 @@ MISSES = ("wrong_call", "no_call", "wire_drop")
 
 
 def _categories(config: TaskConfig) -> tuple[str, ...]:
-    from ..errors import ConfigError
-
     given = config.options.get("categories", DEFAULT_CATEGORIES)
     if isinstance(given, str):  # "a,b" or "a+b" (a comma separates tasks on the command line)
         given = [c.strip() for c in given.replace("+", ",").split(",") if c.strip()]
@@ -142,7 +141,16 @@ class Bfcl(StaticTask):
         return self.protocol
 
     def data_files(self, data_dir: Path) -> list[Path]:
-        return []  # the data is bfcl-eval's release, pinned by version in the protocol
+        """Every category's questions and possible answers where BFCL's data is found by default
+        (a ``data`` option is in the run identity as the path it names); none when it is not
+        installed (``load`` then says how to install it)."""
+        try:
+            data = data_directory(data_dir)
+        except ConfigError:
+            return []
+        files = [data / f"BFCL_v4_{c}.json" for c in CATEGORIES]
+        files += [data / "possible_answer" / f"BFCL_v4_{c}.json" for c in AST_CATEGORIES]
+        return [f for f in files if f.is_file()]
 
     def load(self, data_dir: Path, config: TaskConfig) -> Iterator[Sample]:
         check_options(self.name, config, self.defaults)
@@ -290,8 +298,6 @@ def summaries(accuracy: dict[str, float], counts: dict[str, int]) -> dict[str, f
 def _choice(config: TaskConfig) -> Literal["auto", "required"]:
     """FC's ``tool_choice``: BFCL's ``auto``, or ``required`` (not BFCL's protocol: a model
     forced to call, for probing the checker and the server's parser with real calls)."""
-    from ..errors import ConfigError
-
     given = config.options.get("tool_choice", "auto")
     if given not in ("auto", "required"):
         raise ConfigError(f"bfcl: tool_choice is auto or required, not {given!r}")

@@ -283,3 +283,12 @@ def test_compare_pairs_the_fc_and_prompt_columns_sample_by_sample(tmp_path: Path
     assert 'calls made: [{"determine_body_mass_index": {"weight": 10, "height": 5}}]' in shown
     assert "expected:   null" in shown
     assert "miss: wrong_call — irrelevance_error:decoder_success: a call was made" in shown
+
+
+@needs_data
+def test_the_data_files_enter_the_run_identity() -> None:
+    files = FC.data_files(Path("/nonexistent"))
+    names = {f.name for f in files}
+    assert len(files) == 19  # 11 categories' questions, 8 AST categories' possible answers
+    assert {"BFCL_v4_parallel.json", "BFCL_v4_live_relevance.json"} <= names
+    assert sum(f.parent.name == "possible_answer" for f in files) == 8
