@@ -13,7 +13,8 @@ the category asks (``irrelevance``/``live_irrelevance``: none; ``live_relevance`
 
 Every miss is classified (``miss`` in the record, a rate each in the report): ``wrong_call``
 (the checker's reason: ``reason``), ``no_call`` (the reply held no parsable call: its raw text is
-kept), ``wire_drop`` (the server made a call that was lost on the way: ``lost`` says how). A
+kept), ``wire_drop`` (the server made a call that was lost on the way: ``lost`` says how; the
+``wire_drop`` rate counts every such reply, also where BFCL's verdict passes). A
 reply cut at ``max_tokens`` is graded as what it holds (BFCL does the same) and counted in
 ``truncated``.
 
@@ -75,7 +76,6 @@ __all__ = ["TASK", "Bfcl"]
 
 DEFAULT_CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple", "irrelevance")
 MAX_TOKENS = 512
-MISSES = ("wrong_call", "no_call", "wire_drop")
 
 
 def _categories(config: TaskConfig) -> tuple[str, ...]:
@@ -253,7 +253,10 @@ class Bfcl(StaticTask):
             "accuracy": float(valid),
             f"acc_{category}": float(valid),
             "truncated": float(ended_for_length(choice.finish_reason)),
-            **{m: float(miss == m) for m in MISSES},
+            "wrong_call": float(miss == "wrong_call"),
+            "no_call": float(miss == "no_call"),
+            # every call lost on the way, also where BFCL's verdict passes (an irrelevance entry)
+            "wire_drop": float(lost is not None),
         }
         return SampleResult(
             prediction=decoded, gold=sample.gold, metrics=metrics, channels=channels

@@ -126,7 +126,7 @@ async def test_prompt_puts_the_functions_in_the_system_turn_and_reads_text(
 @needs_data
 async def test_a_call_the_server_s_parser_left_in_the_text_is_a_wire_drop() -> None:
     # the fault rewrites the reply: the call the model made is moved from tool_calls to text
-    cfg = config("bfcl", "simple_python")
+    cfg = config("bfcl", "simple_python,irrelevance")
     samples = load(FC, cfg, 1)
     async for faulty in _server(faults="tool-calls-as-text"):
         results = await solve_all(FC, faulty, "openai_chat", samples, cfg)
@@ -136,6 +136,10 @@ async def test_a_call_the_server_s_parser_left_in_the_text_is_a_wire_drop() -> N
     assert result.channels["lost"] == (
         "the text holds 1 <tool_call> block(s) the server's parser did not read"
     )
+    # the model called where it should not: BFCL passes it (no call arrived), the drop is counted
+    irrelevant, _ = results["irrelevance_0"]
+    assert (irrelevant.metrics["accuracy"], irrelevant.metrics["wire_drop"]) == (1.0, 1.0)
+    assert irrelevant.channels["miss"] is None and irrelevant.channels["lost"]
 
 
 @needs_data
