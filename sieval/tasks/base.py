@@ -214,6 +214,9 @@ class Task(abc.ABC):
     derived: Mapping[str, Derived] = MappingProxyType({})
     static: ClassVar[bool] = False
     """Whether every call of a sample is known before I/O (``requests``)."""
+    pairs_with: str | None = None
+    """A task over the same samples under another protocol (BFCL's FC and Prompt columns):
+    ``sieval compare`` pairs a run of one with a run of the other, sample by sample."""
 
     # -- what every task has ------------------------------------------------------------------
 
