@@ -298,6 +298,13 @@ def requirements(task: Task, facts: ModelFacts) -> Sequence[Requirement]:
 def protocol(task: Task, facts: ModelFacts, config: TaskConfig | None = None) -> str:
     """The protocol as the task runs for this model (and with ``config``'s shots as turns)."""
     text = task.protocol_for(facts)
+    sampled = {
+        k: v
+        for k, v in (config.options.items() if config is not None else ())
+        if k in ("temperature", "repeats") and task.defaults.get(k, v) != v
+    }
+    if sampled and "the options temperature" not in text:  # said where the protocol says it
+        text += "; " + ", ".join(f"{k} {v}" for k, v in sampled.items()) + " (options, set)"
     if config is not None and config.fewshot_as_multiturn:
         text += (
             "; fewshot_as_multiturn: each shot a user turn and an assistant turn, the "

@@ -11,6 +11,7 @@ import pytest
 from sieval.errors import ConfigError, ContractViolation
 from sieval.ir.request import Sampling
 from sieval.ir.response import Response
+from sieval.plan.plan import protocol
 from sieval.tasks.base import COMPLETION_MODEL, TaskConfig
 from sieval.tasks.gsm8k_kshot_base_gen import TASK
 from sieval.tasks.registry import TASKS
@@ -131,8 +132,10 @@ def test_sampled_and_repeated_with_pass_and_maj_at_k(data_dir: Path, name: str) 
     assert figures["maj@1"] == pytest.approx(0.5)  # the first answer of row 0 is right
     assert figures["maj@2"] == pytest.approx(0.5)  # 18 and 17 tie: the first seen wins
     assert task.cluster_by == "item" and task.keeps_predictions
-    assert "the options temperature, max_tokens, repeats replace" in task.protocol_for(
+    said = protocol(task, COMPLETION_MODEL, config)
+    assert said.endswith("; repeats 3, temperature 0.7 (options, set)")
+    assert protocol(task, COMPLETION_MODEL, TaskConfig(name=name)) == task.protocol_for(
         COMPLETION_MODEL
-    )
+    )  # a greedy run's protocol is the one recorded runs hold
     with pytest.raises(ConfigError, match="option temperature must be a finite number >= 0"):
         next(iter(task.load(data_dir, TaskConfig(name=name, options={"temperature": -1}))))

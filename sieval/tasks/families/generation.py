@@ -109,13 +109,6 @@ class Generation(Base):
             + "; ".join(f"{a.metric} by {a.extract.__name__}" for a in self.answers)
         )
 
-    def protocol_for(self, spec: Spec, model: ModelFacts, protocol: str) -> str:
-        sized = "max_tokens, " if self.has_max_tokens_option else ""
-        return (
-            f"{protocol}; the options temperature, {sized}repeats replace these defaults "
-            "(recorded with the run)"
-        )
-
     def prepare(self, spec: Spec, row: Mapping[str, Any], config: TaskConfig) -> Prepared:
         return Prepared(data={"query": spec.prompt.text_of(row)}, gold=self.gold(row))
 
