@@ -21,6 +21,9 @@ goes on into essays not stored), a common-words list longer than wonderwords' (R
 
 from __future__ import annotations
 
+import bisect
+import functools
+import itertools
 import math
 import random
 import string
@@ -143,6 +146,45 @@ class _Script:
         )
 
 
+class _Pairs(Sequence[str]):
+    """``niah.py``'s word needles, ``sorted(set(adjective-noun for every pair))`` (6.2 million
+    strings), indexed without building them all. Sorted, the pairs of one adjective are one
+    block (its nouns in order) unless another adjective extends it with a hyphen (``blue`` and
+    ``blue-eyed``): such a group's pairs interleave, and only they are built and sorted."""
+
+    def __init__(self, adjectives: Sequence[str], nouns: Sequence[str]) -> None:
+        self.nouns = sorted(set(nouns))
+        prefixes = sorted({a + "-" for a in adjectives})
+        self.blocks: list[tuple[str, list[str] | None]] = []
+        i = 0
+        while i < len(prefixes):
+            j = i + 1
+            while j < len(prefixes) and prefixes[j].startswith(prefixes[i]):
+                j += 1
+            group = prefixes[i:j]
+            built = sorted({p + n for p in group for n in self.nouns}) if j - i > 1 else None
+            self.blocks.append((prefixes[i], built))
+            i = j
+        sizes = [len(self.nouns) if b is None else len(b) for _, b in self.blocks]
+        self.starts = list(itertools.accumulate(sizes, initial=0))
+
+    def __len__(self) -> int:
+        return self.starts[-1]
+
+    def __getitem__(self, index: int) -> str:  # type: ignore[override]
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        k = bisect.bisect_right(self.starts, index) - 1
+        prefix, built = self.blocks[k]
+        offset = index - self.starts[k]
+        return prefix + self.nouns[offset] if built is None else built[offset]
+
+
+@functools.cache
+def _pairs(adjectives: tuple[str, ...], nouns: tuple[str, ...]) -> _Pairs:
+    return _Pairs(adjectives, nouns)
+
+
 class _Niah(_Script):
     """``niah.py``: needles (key, value) in a noise, essay or needle haystack."""
 
@@ -150,8 +192,7 @@ class _Niah(_Script):
         super().__init__(*args)
         t = self.task
         self.num_needle_k = max(t.num_needle_k, t.num_needle_q)
-        adjs, nouns = self.haystacks.adjectives, self.haystacks.nouns
-        self.words = sorted({f"{adj}-{noun}" for adj in adjs for noun in nouns})
+        self.words = _pairs(tuple(self.haystacks.adjectives), tuple(self.haystacks.nouns))
 
     def draw(self, kind: str) -> str:
         if kind == "numbers":
