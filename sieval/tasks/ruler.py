@@ -85,7 +85,8 @@ class Ruler(StaticTask):
     headline = "score"
     requirements = (Requirement("text_prompt", "the prompt is RULER's raw template"),)
     defaults = MappingProxyType(
-        {"lengths": None, "random_seed": RANDOM_SEED, "num_samples": NUM_SAMPLES}
+        # vt's and cwe's one example is part of RULER's generated prompt, not a shot
+        {"num_fewshot": 0, "lengths": None, "random_seed": RANDOM_SEED, "num_samples": NUM_SAMPLES}
     )
 
     def __init__(self, config: RulerTask) -> None:
