@@ -11,7 +11,7 @@ from runs import options
 
 from sieval.errors import ConfigError
 from sieval.plan.config import parse_config
-from sieval.results.lengths import Cell, effective_length
+from sieval.results.lengths import Cell, effective_length, length_tables
 from sieval.runner import run_eval
 from sieval.scoring.ruler import postprocess, string_match_all, string_match_part, task_score
 from sieval.store.records import Shared, expand_requests, read_records
@@ -135,6 +135,38 @@ def test_end_to_end_on_the_embedded_server(tmp_path: Path) -> None:
             assert channel["prompt_tokens"] + 128 == made["length"] <= length
             # the server's count of the prompt as sent: its own tokens and the BOS
             assert channel["server_prompt_tokens"] == channel["prompt_tokens"] + 1
+    _check_the_reports(result, tmp_path)
+
+
+def _check_the_reports(result, tmp_path: Path) -> None:
+    """The score-by-length table in the terminal report and in the HTML one (table and plot)."""
+    from rich.console import Console
+
+    from sieval.cli.report import render_lengths, write_html
+
+    console = Console(width=100, record=True)
+    for part in render_lengths(result.report, threshold=50.0):
+        console.print(part)
+    text = console.export_text()
+    assert "score by context length (%) · m" in text
+    cells = {
+        parts[1]: parts[2:4]
+        for line in text.splitlines()
+        if len(parts := [p.strip() for p in line.split("│")]) == 5 and parts[1]
+    }
+    (table,) = length_tables(result.report, 50.0)
+    niah, vt = (result.report.results[i].metrics for i in (0, 1))
+    assert table.lengths == [1024, 2048]
+    # 2048: niah_single_1's alone; 1024: the mean of the two tasks'
+    assert table.average[2048].value == 100 * niah["len_2048"]
+    assert table.average[1024].value == 100 * (niah["len_1024"] + vt["len_1024"]) / 2
+    assert cells["average"] == [f"{table.average[n].value:.1f}" for n in (1024, 2048)]
+    assert cells["vt"][1] == "-"  # vt was not asked at 2048
+    assert "threshold 50%" in text
+    page = write_html(result.run_dir, result.report, tmp_path / "page.html", threshold=50.0)
+    html = page.read_text()
+    assert '<section id="lengths">' in html and 'id="plot-lengths"' in html
+    assert "(threshold 50.0%)" in html
 
 
 def test_a_run_past_the_embedded_servers_context_is_refused_before_any_sample(
