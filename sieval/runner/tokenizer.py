@@ -58,5 +58,15 @@ class ServedTokenizer:
         if self.chat:
             messages = [{"role": "user", "content": _PROBE}]
             body = {"messages": messages, "add_generation_prompt": True}
-            return len(await self._ask(body, _PROBE)) - plain
+            try:
+                return len(await self._ask(body, _PROBE)) - plain
+            except ConfigError as exc:
+                said = exc.message.split("; RULER's samples")[0]
+                raise ConfigError(
+                    "the chat template's own tokens are counted by the server's tokenize route "
+                    f"given one user message (vLLM's {self.route} takes messages), and {said}; "
+                    "use a completion wire (openai_completions, vllm_native) for RULER's raw "
+                    "template, or a vLLM",
+                    path="tokenize",
+                ) from exc
         return len(await self._ask({"prompt": _PROBE, "add_special_tokens": True}, _PROBE)) - plain

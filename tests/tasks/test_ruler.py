@@ -191,3 +191,12 @@ def test_word_needles_are_niahs_sorted_pairs_without_building_them() -> None:
     assert [pairs[i] for i in range(len(pairs))] == expected
     with pytest.raises(IndexError):
         pairs[len(expected)]
+
+
+def test_a_chat_wire_whose_server_cannot_count_the_template_is_refused(tmp_path: Path) -> None:
+    # the embedded server's /tokenize takes a prompt only, not vLLM's messages
+    with pytest.raises(ConfigError) as refused:
+        _run(tmp_path, "{name: vt, n: 1, options: {lengths: [1024]}}", dialect="openai_chat")
+    message = refused.value.message
+    assert "the chat template's own tokens are counted" in message
+    assert "answered HTTP 400" in message and "use a completion wire" in message
