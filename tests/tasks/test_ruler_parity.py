@@ -33,8 +33,9 @@ from sieval.tasks._ruler.configs import TASKS
 from sieval.tasks._ruler.generate import ZETA_2, Haystacks, generate
 
 ROOT = Path(__file__).resolve().parents[2]
+CACHE = Path(os.environ.get("SIEVAL_CACHE", "~/.cache/sieval")).expanduser()
 MODEL_DIR = Path(
-    os.environ.get("SIEVAL_RULER_TOKENIZER", "~/.cache/sieval/models/gemma-3-270m-bf16")
+    os.environ.get("SIEVAL_RULER_TOKENIZER", CACHE / "models" / "gemma-3-270m-bf16")
 ).expanduser()
 N = int(os.environ.get("SIEVAL_RULER_PARITY_N", "2"))
 LENGTHS = [int(n) for n in os.environ.get("SIEVAL_RULER_PARITY_LENGTHS", "4096").split(",")]
@@ -62,9 +63,7 @@ def _oracle_python() -> str | None:
 
 ORACLE = _oracle_python()
 REFERENCE = _data_dir() / "ruler" / "reference"
-NLTK_DATA = Path(os.environ.get("SIEVAL_CACHE", "~/.cache/sieval")).expanduser() / (
-    "ifeval-oracle/nltk_data/tokenizers/punkt_tab"
-)
+NLTK_DATA = CACHE / "ifeval-oracle" / "nltk_data" / "tokenizers" / "punkt_tab"
 pytestmark = [
     pytest.mark.skipif(
         ORACLE is None,
