@@ -294,13 +294,13 @@ RECORDED = ROOT / "tests" / "fixtures" / "ruler" / "predictions.jsonl"
 
 @pytest.mark.skipif(not RECORDED.exists(), reason="no recorded live predictions")
 def test_metrics_equal_rulers_evaluate_on_live_predictions(tmp_path) -> None:
-    """Gemma 3 270M's predictions on the live vLLM (docs/evidence/ruler-live.md: the eight NIAH
+    """Gemma 3 270M's predictions on the live vLLM (docs/evidence/ruler-live.md: the eleven
     tasks at 4096 and 8192), as the records keep them."""
     rows = [
         (r["task"], r["outputs"], r["pred"])
         for r in map(json.loads, RECORDED.read_text().splitlines())
     ]
-    assert len(rows) == 16
+    assert len(rows) == 22  # the eleven tasks at 4096 and 8192
     assert _our_scores(rows) == _ruler_scores(tmp_path, rows)
 
 
