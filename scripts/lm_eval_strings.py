@@ -202,6 +202,10 @@ YAML_EXTRA = {
     "humaneval": "humaneval/humaneval.yaml",
     "ifeval": "ifeval/ifeval.yaml",
     "aime25": "aime/aime25.yaml",
+    "mbpp": "mbpp/mbpp.yaml",
+    "aime24": "aime/aime24.yaml",
+    "minerva_math500": "minerva_math/minerva_math500.yaml",
+    "hendrycks_math500": "hendrycks_math/hendrycks_math500.yaml",
 }
 YAML_CASES: list[tuple[str, int]] = [
     *CASES,
@@ -209,6 +213,13 @@ YAML_CASES: list[tuple[str, int]] = [
     ("gsm8k", 5),
     ("ifeval", 0),
     ("aime25", 0),
+    ("aime24", 0),
+    ("humaneval", 0),
+    ("mbpp", 0),
+    ("mbpp", 3),
+    ("minerva_math500", 0),
+    ("minerva_math500", 4),
+    ("hendrycks_math500", 0),
     ("mmlu_pro", 0),
     ("mmlu_pro", 5),
     ("bbh_zeroshot", 0),
@@ -240,6 +251,23 @@ def _extra_dataset(task: str, data: Path, tmp: Path) -> dict[str, Any]:
             "dataset_name": None,
             "dataset_kwargs": {"data_files": files},
         }
+    if task == "aime24":  # the stored copy names its columns in lower case; the hub's do not
+        rows = [json.loads(x) for x in (data / "aime2024/test.jsonl").read_text().splitlines()]
+        renamed = [{"ID": r["id"], "Problem": r["problem"], "Solution": r["solution"],
+                    "Answer": r["answer"]} for r in rows]  # fmt: skip
+        files = {"train": str(_jsonl(tmp / "aime24.jsonl", renamed))}
+        return {"dataset_path": "json", "dataset_name": None,
+                "dataset_kwargs": {"data_files": files}}  # fmt: skip
+    if task == "mbpp":  # the test split of the full config: task ids 11 to 510
+        rows = [json.loads(line) for line in (data / "mbpp/mbpp.jsonl").read_text().splitlines()]
+        test = [r for r in rows if 11 <= int(r["task_id"]) <= 510]
+        files = {"test": str(_jsonl(tmp / "mbpp-test.jsonl", test))}
+        return {"dataset_path": "json", "dataset_name": None,
+                "dataset_kwargs": {"data_files": files}}  # fmt: skip
+    if task in ("minerva_math500", "hendrycks_math500"):
+        files = {"test": str(data / "math500" / "test.jsonl")}
+        return {"dataset_path": "json", "dataset_name": None,
+                "dataset_kwargs": {"data_files": files}}  # fmt: skip
     if task == "aime25":
         files = {"test": str(data / "aime2025" / "test.jsonl")}
         return {"dataset_path": "json", "dataset_name": None,
@@ -476,6 +504,40 @@ def _plain(arguments: Any) -> list[Any]:
     return [dict(a) if isinstance(a, dict) else a for a in arguments]
 
 
+def _antlr_pin_passed() -> None:
+    """lm-eval's minerva_math utils refuse to import unless ``antlr4-python3-runtime`` is 4.11
+    (its LaTeX parser's pin); math-verify, which sieval installs, needs 4.13. Building the
+    prompts parses no LaTeX, so the version check alone is answered with 4.11 here (the check
+    reads ``importlib.metadata.version`` when utils.py is imported)."""
+    import importlib.metadata
+
+    real = importlib.metadata.version
+
+    def version(name: str) -> str:
+        return "4.11.0" if name == "antlr4-python3-runtime" else real(name)
+
+    importlib.metadata.version = version  # type: ignore[assignment]
+
+
+def _code_eval_offline() -> None:
+    """lm-eval's humaneval and mbpp utils load Hugging Face evaluate's ``code_eval`` metric from
+    the hub when imported (on both sides: sieval's loader imports the same ``!function``s), and
+    humaneval's runs it once on a toy case. Building requests never scores, so
+    ``evaluate.load("code_eval")`` answers with a stand-in whose ``compute`` scores nothing."""
+    import evaluate
+
+    real = evaluate.load
+
+    class StandIn:
+        def compute(self, *args: Any, **kwargs: Any) -> Any:
+            return {}, {}
+
+    def load(path: str, *args: Any, **kwargs: Any) -> Any:
+        return StandIn() if path == "code_eval" else real(path, *args, **kwargs)
+
+    evaluate.load = load
+
+
 def yaml_parity(
     cases: list[tuple[str, int]],
     data: Path,
@@ -488,10 +550,16 @@ def yaml_parity(
     import logging
     import random
 
+    import datasets
     import lm_eval
     from lm_eval.tasks._yaml_loader import load_yaml
 
     logging.disable(logging.WARNING)
+    datasets.disable_caching()  # a cached map would replay another run's process_docs
+    if any(name == "minerva_math500" for name, _ in cases):
+        _antlr_pin_passed()
+    if any(name in ("humaneval", "mbpp") for name, _ in cases):
+        _code_eval_offline()
     tasks_dir = Path(lm_eval.__file__).parent / "tasks"
     table = []
     with tempfile.TemporaryDirectory(prefix="sieval-yaml-parity-") as tmp_name:

@@ -60,6 +60,7 @@ from ..store.records import Record
 from ..store.rundir import read_run_json
 from ..tasks.families.checked import item_of
 from ..tasks.registry import TASKS
+from .agreement import judge_agreement
 
 __all__ = [
     "FLIPS_SHOWN",
@@ -96,12 +97,20 @@ def compare_runs(
         )
     tasks = []
     unmatched = []
+    across: set[tuple[str, str]] = set()  # B's units paired with another task of A's
     for (model, task), unit_a in units_a.items():
         unit_b = units_b.get((pairing.get(model, ""), task))
+        other = _other_protocol(task)
+        if unit_b is None and other and (model, other) not in units_a:
+            unit_b = units_b.get((pairing.get(model, ""), other))
+            if unit_b is not None:
+                across.add((pairing[model], other))
         if unit_b is None:
             unmatched.append({"run": "A", "model": model, "task": task})
             continue
         compared = _compare_unit(unit_a, unit_b, power, alpha)
+        if unit_b.result.task != task:  # the same samples under two protocols (FC, Prompt)
+            compared["task"] = f"{task} vs {unit_b.result.task}"
         compared["mde_note"] = mde_note(compared)
         compared["censored"] = censored_shares(unit_a.result, unit_b.result)
         # what each run's headline is marked with (partial, exposed): a difference between two
@@ -109,7 +118,7 @@ def compare_runs(
         compared["marks_a"] = msgspec.to_builtins(result_marks(report_a, unit_a.result))
         compared["marks_b"] = msgspec.to_builtins(result_marks(report_b, unit_b.result))
         tasks.append(compared)
-    matched_b = {(pairing[m], t) for m, t in units_a if m in pairing}
+    matched_b = {(pairing[m], t) for m, t in units_a if m in pairing} | across
     unmatched += [
         {"run": "B", "model": m, "task": t} for m, t in units_b if (m, t) not in matched_b
     ]
@@ -121,6 +130,12 @@ def compare_runs(
         "tasks": tasks,
         "unmatched": unmatched,
     }
+
+
+def _other_protocol(task: str) -> str | None:
+    """The task that runs ``task``'s samples under another protocol (``Task.pairs_with``)."""
+    found = TASKS.get(task)
+    return getattr(found, "pairs_with", None) if found is not None else None
 
 
 def _changes(a: dict[str, Any], b: dict[str, Any], pairing: dict[str, str]) -> list[str]:
@@ -256,6 +271,7 @@ def _compare_unit(unit_a: Unit, unit_b: Unit, power: float, alpha: float) -> dic
         "flipped": len(flips),
         "flips": flips[:FLIPS_SHOWN],
         "loglik": _distribution(diffs),
+        "judges": judge_agreement(pairs),
     }
 
 

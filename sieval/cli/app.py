@@ -59,6 +59,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "sieval.cli.probe",
         "Exercise every claim of a dialect against a live server; exit 0 when all hold.",
     ),
+    "rejudge": (
+        "sieval.cli.rejudge",
+        "Judge a run's answers again with another judge, as a new run; nothing is regenerated.",
+    ),
     "report": (
         "sieval.cli.report",
         "Print a run's report as tables, or as md, csv or json rows; --html writes a page.",

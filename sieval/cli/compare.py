@@ -14,7 +14,7 @@ from . import common
 from .app import app
 from .text import shown
 
-__all__ = ["censored_difference", "render_comparison", "run_names"]
+__all__ = ["censored_difference", "judges_agreement", "render_comparison", "run_names"]
 
 SHORT = 12
 """Directory names up to this long name the runs in the tables; longer ones would crowd them."""
@@ -180,6 +180,7 @@ def render_comparison(
                 f"{loglik['max']:.3g}"
                 + (f" ({escape(loglik['max_at'])})" if loglik["max"] > 0 else "")
             )
+        yield from judges_agreement(task.get("judges"), (a, b))
         yield (
             f"  samples whose {task['headline']} differs between the runs (flipped): "
             f"{task['flipped']}"
@@ -195,6 +196,42 @@ def render_comparison(
     for gone in result["unmatched"]:
         run = a if gone["run"] == "A" else b
         yield f"only in {run}: {escape(gone['model'])} / {escape(gone['task'])}"
+
+
+def judges_agreement(judges: Mapping[str, Any] | None, names: tuple[str, str]) -> Iterable[str]:
+    """The lines saying how far two judgments of the same answers agree (``agreement.py``)."""
+    if not judges:
+        return
+    from .inert import markup as escape
+
+    a, b = names
+    yield (
+        f"  judges: {a} {escape(str(judges['judge_a']))}, {b} {escape(str(judges['judge_b']))}; "
+        f"unparsed verdicts: {a} {judges['unparsed_a']}, {b} {judges['unparsed_b']}"
+    )
+    ratings = judges.get("ratings")
+    if ratings:
+        rho = ratings["spearman"]
+        yield (
+            f"  judges' agreement over {ratings['n']} ratings both read: same "
+            f"{ratings['same']:.0%}, within 1 point {ratings['within_1']:.0%}, mean |difference| "
+            f"{ratings['mean_abs_diff']:.2f}, Spearman's rho "
+            + ("-" if rho is None else f"{rho:.3f}")
+            + f", Krippendorff's alpha (interval) {_maybe(ratings.get('alpha_interval'))}"
+        )
+    verdicts = judges.get("verdicts")
+    if verdicts:
+        kappa = verdicts["cohen_kappa"]
+        yield (
+            f"  judges' agreement over {verdicts['n']} verdicts both read: same "
+            f"{verdicts['same']:.0%}, Cohen's kappa "
+            + ("-" if kappa is None else f"{kappa:.3f}")
+            + f", Krippendorff's alpha (nominal) {_maybe(verdicts.get('alpha_nominal'))}"
+        )
+
+
+def _maybe(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 def censored_difference(censored: Mapping[str, Any] | None, names: tuple[str, str]) -> str | None:

@@ -61,6 +61,7 @@ ONE_LINE_ONLY = {
     "--price": "price",
     "--samples": "samples",
     "--system-instruction": "system_instruction",
+    "--fewshot-as-multiturn": "fewshot_as_multiturn",
     "--server-defaults": "server_defaults",
 }
 """The flags of the one-line form a config says in its own keys (refused beside a CONFIG)."""
@@ -125,6 +126,12 @@ def eval_command(
         "--system_instruction",
         metavar="TEXT",
         help=_ONE + "a system message first in every chat request (chat wires).",
+    ),
+    fewshot_as_multiturn: bool = typer.Option(
+        False,
+        "--fewshot-as-multiturn",
+        "--fewshot_as_multiturn",
+        help=_ONE + "each shot a user and an assistant turn, as lm-eval's (chat wires).",
     ),
     dialect: str | None = typer.Option(
         None, "--dialect", metavar="ID", help=_ONE + "the dialect ('sieval dialects')."
@@ -352,6 +359,7 @@ def eval_command(
             kind=kind, dialect=dialect, api_key_env=api_key_env, api_key_file=api_key_file,
             auth=auth, num_fewshot=num_fewshot, seed=seed, task_options=task_option,
             gen_kwargs=gen_kwargs, system_instruction=system_instruction, retries=retries,
+            fewshot_as_multiturn=fewshot_as_multiturn,
             timeout=timeout, max_reply_mib=max_reply_mib,
             concurrency=concurrency,
             limit=None, samples=samples, data_dir=data_dir, out=out, price=price,
@@ -364,6 +372,7 @@ def eval_command(
         "--retries": retries, "--timeout": timeout, "--max-reply-mib": max_reply_mib,
         "--price": price, "--samples": samples or None,
         "--system-instruction": system_instruction, "--server-defaults": server_defaults,
+        "--fewshot-as-multiturn": fewshot_as_multiturn or None,
         "--allow-mixed-replicas": allow_mixed_replicas or None,
     }  # fmt: skip
     created: list[Path] = []

@@ -116,6 +116,8 @@ class OneLine:
     task_options: Sequence[str] = field(default_factory=tuple)
     gen_kwargs: Sequence[str] = field(default_factory=tuple)
     system_instruction: str | None = None
+    fewshot_as_multiturn: bool = False
+    """Every task's shots as chat turns (``TaskConfig.fewshot_as_multiturn``)."""
     retries: int | None = None
     timeout: float | None = None
     max_reply_mib: float | None = None
@@ -194,6 +196,8 @@ class OneLine:
                 entry.setdefault("num_fewshot", self.num_fewshot)
             if self.seed is not None:
                 entry.setdefault("seed", self.seed)
+            if self.fewshot_as_multiturn:
+                entry["fewshot_as_multiturn"] = True
             if self.limit is not None:
                 own = entry.get("n")
                 same = isinstance(own, int) and isinstance(self.limit, int)

@@ -42,7 +42,7 @@ def probe_command(
         False,
         "--checks",
         help="Run the serving checks instead: fingerprint, determinism, batch and cache "
-        "invariance, seed repeat, server defaults.",
+        "invariance, seed repeat, server defaults, tool calls.",
     ),
     only: str = typer.Option(
         "all", "--only", metavar="NAMES", help="With --checks: these checks only (comma-separated)."

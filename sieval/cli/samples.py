@@ -168,6 +168,17 @@ def render_sample(view: dict[str, Any], *, full: bool = False, body: bool = Fals
         found = Text("(no answer found)") if extracted is None else shown(extracted)
         gold = shown(answer(view.get("gold_label", view["gold"])))
         yield Text.assemble("extracted: ", found, "   gold: ", gold)
+    calls = view.get("calls")
+    if calls:
+        made = json.dumps(calls["made"], ensure_ascii=False)
+        yield Text.assemble("calls made: ", shown("(none)" if calls["made"] is None else made))
+        expected = json.dumps(calls["expected"], ensure_ascii=False)
+        yield Text.assemble("expected:   ", shown(expected))
+        if calls["miss"]:
+            why = calls["lost"] or calls["reason"] or ""
+            yield Text.assemble("miss: ", shown(calls["miss"], style="yellow"), " — ", shown(why))
+        if calls["text"]:
+            yield Text.assemble("text: ", shown(str(calls["text"])[:600]))
     for call in view.get("tool_calls") or []:
         arguments = json.dumps(call.get("arguments"), ensure_ascii=False, sort_keys=True)
         yield Text.assemble("tool call: ", shown(f"{call.get('name')}({arguments})"))

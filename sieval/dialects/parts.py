@@ -47,6 +47,10 @@ class Slot:
     content: str = "content"
     name: Outcome | None = None
     """The outcome for the message's ``name`` when it has one (``None``: refused)."""
+    joins: bool = False
+    """A message right after another placed with ``joins`` in the same list with the same fields
+    adds its parts to that element instead of a new one (Google: every function response of a
+    turn in one Content, which Gemini requires after parallel calls)."""
 
 
 @dataclass(frozen=True)
@@ -101,20 +105,29 @@ def conversation(
             counters[target] = index + 1
             return f"{target}[{index}]"
 
+        joined: tuple[Slot, str] | None = None  # the last element a joining message opened
         for i, message in enumerate(chat.messages):
             at = f"input.chat.messages[{i}]"
             slot = place(i, message)
             if isinstance(slot, Refuse):
                 out[at] = slot
+                joined = None
                 _refuse_parts(out, at, message, "its message has no place on this wire")
                 continue
-            if slot.list is None:
+            previous, joined = joined, None
+            if slot.joins and previous is not None and previous[0] == slot:
+                element = previous[1]
+                content = f"{element}.{slot.content}"
+                out[at] = Evidence(element)
+                joined = previous
+            elif slot.list is None:
                 element, content = "", slot.content
                 out[at] = Evidence(content) if message.content else NoOp("a message without parts")
             else:
                 element = allocate(slot.list)
                 content = f"{element}.{slot.content}"
                 out[at] = Write(element, dict(slot.fields))
+                joined = (slot, element) if slot.joins else None
             if message.name is not UNSET:
                 out[f"{at}.name"] = slot.name or Refuse("this wire has no message names")
             for j, part in enumerate(message.content):

@@ -173,7 +173,9 @@ def _results(
         "date": source.started,
         "system_instruction": None,
         "system_instruction_sha": None,
-        "fewshot_as_multiturn": False,
+        "fewshot_as_multiturn": any(
+            bool(source.task_config(u.task).get("fewshot_as_multiturn")) for u in units
+        ),
         "chat_template": None,
         "chat_template_sha": None,
         "task_hashes": hashes,

@@ -41,6 +41,7 @@ from ..store.identity import file_sha256, fingerprint, sieval_version
 from ..store.paths import results_dirname, segment
 from ..store.records import SCHEMA_VERSION
 from ..tasks.base import ModelFacts, PlannedCall, Readiness, Requirement, Sample, Task, TaskConfig
+from ..tasks.judging import JUDGE_SELF
 from ..tasks.registry import TASKS
 from ..transport import Limits, Timeouts, Transport
 from .config import EvalConfig, ModelConfig
@@ -219,9 +220,18 @@ def resolve_task(name: str, tasks: Mapping[str, Task]) -> Task:
         from ..tasks.aliases import ALIASES
         from ..tasks.registry import SUITES
 
+        problems: list[str] = list(getattr(getattr(tasks, "catalogue", None), "problems", []))
+        unread = (
+            f" {len(problems)} task file(s) of the include path could not be read, so any task "
+            f"they hold is unknown: {'; '.join(problems[:3])}"
+            + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
+            + "."
+            if problems
+            else ""
+        )
         raise ConfigError(
-            f"unknown task {name!r}.{did_you_mean(name, [*tasks, *SUITES, *ALIASES])} Known "
-            f"tasks: {', '.join(sorted(tasks)) or '(none)'}; suites: {', '.join(SUITES)}; "
+            f"unknown task {name!r}.{did_you_mean(name, [*tasks, *SUITES, *ALIASES])}{unread} "
+            f"Known tasks: {', '.join(sorted(tasks)) or '(none)'}; suites: {', '.join(SUITES)}; "
             "lm-eval's gsm8k, mmlu_<subject> and mmlu_<group> (see 'sieval tasks').",
             path="tasks",
             received=name,
@@ -285,9 +295,15 @@ def requirements(task: Task, facts: ModelFacts) -> Sequence[Requirement]:
     return task.requirements_for(facts)
 
 
-def protocol(task: Task, facts: ModelFacts) -> str:
-    """The protocol as the task runs for this model."""
-    return task.protocol_for(facts)
+def protocol(task: Task, facts: ModelFacts, config: TaskConfig | None = None) -> str:
+    """The protocol as the task runs for this model (and with ``config``'s shots as turns)."""
+    text = task.protocol_for(facts)
+    if config is not None and config.fewshot_as_multiturn:
+        text += (
+            "; fewshot_as_multiturn: each shot a user turn and an assistant turn, the "
+            "description the system message"
+        )
+    return text
 
 
 def check_capabilities(model: ModelConfig, task: Task) -> None:
@@ -398,7 +414,40 @@ def _plan_roles(
                 api_key=cfg.api_key() if keys else None,
             )
         planned[role] = same
+    _check_self_judging(resolved, models, planned, notes)
     return planned
+
+
+def _check_self_judging(
+    resolved: Sequence[tuple[Task, TaskConfig]],
+    models: Sequence[PlannedModel],
+    roles: Mapping[str, PlannedModel],
+    notes: list[str],
+) -> None:
+    """A judged task (one offering ``judge_self``) whose judge serves the model id of an
+    evaluated model is refused, unless its ``judge_self`` option allows it (then said)."""
+    judge = roles.get("judge")
+    if judge is None:
+        return
+    for task, tc in resolved:
+        if "judge" not in task.roles or JUDGE_SELF not in task.defaults:
+            continue
+        for pm in models:
+            if pm.config.model != judge.config.model:
+                continue
+            if tc.options.get(JUDGE_SELF) is not True:
+                raise ConfigError(
+                    f"task {task.name!r} would be judged by the model it evaluates "
+                    f"({judge.label!r} serves {judge.config.model!r}, as {pm.label!r} does); "
+                    f"set roles: {{judge: LABEL}} to another model, or allow it explicitly "
+                    f"(tasks: [{{name: {task.name}, options: {{{JUDGE_SELF}: true}}}}]), "
+                    "which the report then names",
+                    path="roles.judge",
+                )
+            notes.append(
+                f"{task.name}: the judge {judge.label!r} is the evaluated model {pm.label!r} "
+                f"({JUDGE_SELF}: true)"
+            )
 
 
 def _option_hint(planned: PlannedTask, leaf: str | None) -> str:
@@ -566,11 +615,13 @@ def plan_run(
 
 
 def _entry_identity(config: TaskConfig) -> dict[str, Any]:
-    """A task entry as the identity holds it; ``samples`` only when set, so that a run planned
-    before the field existed keeps its identity."""
+    """A task entry as the identity holds it; ``samples`` and ``fewshot_as_multiturn`` only when
+    set, so that a run planned before the fields existed keeps its identity."""
     out: dict[str, Any] = msgspec.to_builtins(config)
     if out.get("samples") is None:
         out.pop("samples", None)
+    if not out.get("fewshot_as_multiturn"):
+        out.pop("fewshot_as_multiturn", None)
     return out
 
 

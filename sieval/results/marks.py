@@ -14,6 +14,12 @@ figures when it is read (``marks_of``).
     retries), which is about the server, not the sample; a transport failure is counted beside
     the headline, not marked.
 
+``judged``
+    The headline is a judge's: the task's scores come from the model playing the ``judge`` role,
+    named (its label, model id and endpoint), with the judge replies that broke the verdict
+    format (``judge_parse_errors``, never scored) and, when the judge is the evaluated model
+    (``judge_self``), that too. The fix: another judge's view, ``sieval rejudge``.
+
 ``exposed``
     The task's requests leave a sampling field to the server, and the serving checks found that
     the server's default changes answers (``differs``, ``length``) or could not tell
@@ -30,7 +36,14 @@ from msgspec import UnsetType
 
 from .document import Mark, Report, UnitResult
 
-__all__ = ["NOT_CONTENT", "exposed_mark", "marks_of", "partial_mark", "result_marks"]
+__all__ = [
+    "NOT_CONTENT",
+    "exposed_mark",
+    "judged_mark",
+    "marks_of",
+    "partial_mark",
+    "result_marks",
+]
 
 NOT_CONTENT = frozenset({"TransportError"})
 """Failure classes not tied to a sample's content (a failure of any other class marks the
@@ -96,6 +109,27 @@ def exposed_mark(result: UnitResult, serving: Mapping[str, Any] | None) -> Mark 
             fix=str(finding.get("meaning") or ""),
         )
     return None
+
+
+def judged_mark(
+    result: UnitResult, label: str, judge: Mapping[str, Any], evaluated: Mapping[str, Any]
+) -> Mark:
+    """The ``judged`` mark of a judged task's result: ``label`` the judge's config label,
+    ``judge`` and ``evaluated`` the judge's and the evaluated model's identities (the run's
+    ``inputs``)."""
+    errors = result.metrics.get("judge_parse_errors")
+    model, endpoint = judge.get("model"), judge.get("endpoint")
+    said = f"scored by the judge {label!r} (model {model!r} at {endpoint})"
+    if model == evaluated.get("model"):
+        said += ", the evaluated model itself (judge_self: true)"
+    if isinstance(errors, int | float):
+        said += f"; {int(errors)} judge replies broke the verdict format and are not scored"
+    return Mark(
+        mark="judged",
+        why=said,
+        fix="judge the same answers with another judge (sieval rejudge RUN --judge LABEL) and "
+        "read the agreement in sieval compare",
+    )
 
 
 def marks_of(result: UnitResult, serving: Mapping[str, Any] | None) -> list[Mark]:

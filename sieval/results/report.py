@@ -55,7 +55,7 @@ from .document import (
     UnitProvenance,
     UnitResult,
 )
-from .marks import marks_of
+from .marks import judged_mark, marks_of
 from .tally import censored_figures, finish_counts, intervals, tally_unit
 
 if TYPE_CHECKING:
@@ -146,8 +146,15 @@ def build_report(
                 result.cost = unit_cost(pm, pt, path, forecast, plan.roles)
                 results.append(result)
     served = dict(serving) if serving else dict(previous.serving if previous else {})
+    judged = {pt.name for pt in plan.tasks if "judge" in pt.task.roles}
+    judge = plan.roles.get("judge")
     for result in results:  # what a reader must know of each headline: marks.py
         result.marks = marks_of(result, served)
+        if judge is not None and result.task in judged:
+            evaluated = plan.inputs["models"].get(result.model, {})
+            result.marks.append(
+                judged_mark(result, judge.label, plan.inputs["roles"]["judge"], evaluated)
+            )
     session = Session(
         started=started,
         wall_s=wall_s,
@@ -189,7 +196,7 @@ def _unit_result(
     return UnitResult(
         model=pm.label,
         task=pt.name,
-        protocol=protocol(pt.task, model_facts),
+        protocol=protocol(pt.task, model_facts, pt.config),
         headline=pt.task.headline,
         metrics=msgspec.to_builtins(metrics),
         intervals=intervals(

@@ -95,6 +95,7 @@ def sample_view(record: Record, shared: Shared, headline: str) -> dict[str, Any]
         "gold_label": answer_label(record.sample, record.gold),
         "execution": _execution(record.channels.get("execution")),
         "tool_calls": record.channels.get("tool_calls") or [],
+        "calls": _calls(record.channels, record.gold),
         "error": error,
         "conversation": conversation(requests),
         "rerun": record.rerun,
@@ -112,6 +113,21 @@ def sample_view(record: Record, shared: Shared, headline: str) -> dict[str, Any]
             }
             for key, r in requests.items()
         ],
+    }
+
+
+def _calls(channels: dict[str, Any], gold: Any) -> dict[str, Any] | None:
+    """A tool-calling sample's calls (the BFCL tasks' channels): the calls made, the expected
+    ones, and the miss's class and reason; None for any other sample."""
+    if "miss" not in channels or "made" not in channels:
+        return None
+    return {
+        "made": channels.get("made"),
+        "expected": gold,
+        "miss": channels.get("miss"),
+        "reason": channels.get("reason"),
+        "lost": channels.get("lost"),
+        "text": channels.get("text"),
     }
 
 

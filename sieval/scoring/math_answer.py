@@ -160,6 +160,34 @@ def is_equivalent(answer: str, gold: str, timeout_seconds: int = 5) -> bool:
         return bool(mv.verify(gold_parsed, answer_parsed, timeout_seconds=bound))
 
 
+def decided(answer: str, gold: str, timeout_seconds: int = 5) -> bool | None:
+    """``is_equivalent`` where math-verify can decide: None when it parses no value from the
+    answer or from the gold, or when the gold is a number and the answer holds free symbols (words
+    are read as products of letters: ``no idea`` is ``a*de*i*n*o``); a cascade then asks a
+    judge."""
+    mv, bound = _math_verify(), _bound(timeout_seconds)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gold_parsed = mv.parse(f"\\boxed{{{gold}}}", parsing_timeout=bound)
+        answer_parsed = mv.parse(f"\\boxed{{{answer}}}", parsing_timeout=bound)
+        if not _has_value(gold_parsed) or not _has_value(answer_parsed):
+            return None
+        if _symbols(gold_parsed[0]) == set() and _symbols(answer_parsed[0]):
+            return None
+        return bool(mv.verify(gold_parsed, answer_parsed, timeout_seconds=bound))
+
+
+def _has_value(parsed: list[Any]) -> bool:
+    """Whether math-verify's parse holds an expression (not only the text it could not read)."""
+    return bool(parsed) and not isinstance(parsed[0], str)
+
+
+def _symbols(expression: Any) -> set[Any] | None:
+    """An expression's free symbols (None for what has none to tell: a set, a relation)."""
+    found = getattr(expression, "free_symbols", None)
+    return set(found) if found is not None else None
+
+
 def several_lines(answer: str) -> bool:
     """Whether the answer holds a line break outside an environment: ``\\\\`` or a new line
     between two parts, not inside a ``\\begin{…}…\\end{…}`` (a matrix, ``cases``)."""

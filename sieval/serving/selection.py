@@ -8,7 +8,11 @@
 * ``cache_invariance``: scoring and greedy tasks (few-shot prompts and a question's choices
   share their start);
 * ``seed_repeat``: tasks that sample with a seed;
-* ``server_defaults``: every task (mostly settled from the requests alone).
+* ``server_defaults``: every task (mostly settled from the requests alone);
+* ``tool_calls``: tasks that offer function tools (the server's tool parser);
+* ``tool_prompt`` (whether the chat template shows the tools to the model): only when named
+  (``--serving-checks``, ``sieval probe --checks``): the embedded reference server, whose
+  template is the live Gemma 3's, would warn on every tool task it demonstrates.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ ALL = (
     "cache_invariance",
     "seed_repeat",
     "server_defaults",
+    "tool_calls",
+    "tool_prompt",
 )
 
 
@@ -53,8 +59,11 @@ def needs_of(requests: Iterable[tuple[str, Request]], concurrency: int) -> Needs
     """The checks ``requests`` (task name, request with the model's defaults applied) depend on,
     at ``concurrency`` requests in flight."""
     kept: dict[tuple[str, str], Request] = {}
+    offering: list[str] = []  # tasks offering function tools, in order
     for task, request in requests:
         kept.setdefault((task, kind_of(request)), request)
+        if request.tools.functions and task not in offering:
+            offering.append(task)
     checks: dict[str, list[str]] = {"fingerprint": [], "server_defaults": []}
 
     def need(check: str, task: str) -> None:
@@ -71,6 +80,8 @@ def needs_of(requests: Iterable[tuple[str, Request]], concurrency: int) -> Needs
             need("batch_invariance", task)
         if kind in ("sampled", "server") and request.sampling.seed is not UNSET:
             need("seed_repeat", task)
+    for task in offering:
+        need("tool_calls", task)
     ordered = {c: checks[c] for c in ALL if c in checks}
     return Needs(ordered, tuple((t, r) for (t, _), r in kept.items()))
 
@@ -101,4 +112,6 @@ def select(needs: Needs, chosen: Sequence[str] | None) -> Needs:
     if chosen is None:
         return needs
     checks = {c: needs.checks.get(c, []) for c in ALL if c in chosen}
+    if "tool_prompt" in checks and "tool_calls" in needs.checks:
+        checks["tool_prompt"] = needs.checks["tool_calls"]  # the same tasks depend on it
     return Needs(checks, needs.requests)

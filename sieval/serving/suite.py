@@ -23,6 +23,7 @@ from .fingerprint import Fingerprint, server_facts, with_numerics
 from .observation import Cost, Observation, Sender
 from .probes import BATCH, GREEDY_TOKENS, LONG, SHORT, lowered, nonce, shape
 from .selection import Needs
+from .tool_calls import check_tool_calls, check_tool_prompt
 
 __all__ = ["DEFAULT_COPIES", "Serving", "measure_fingerprint", "run_serving_checks"]
 
@@ -108,6 +109,10 @@ async def run_serving_checks(
             sender, needs.requests, greedy, seen, engine, declared_neutral=declared_neutral
         )
         findings.append(_caveat(found, unsettled))
+    if "tool_calls" in needs:
+        findings.append(_tasks(await check_tool_calls(sender, model), needs))
+    if "tool_prompt" in needs:
+        findings.append(_tasks(await check_tool_prompt(sender, model), needs))
     return Serving(
         fingerprint=fingerprint,
         findings=[_graded(f) for f in findings],

@@ -6,10 +6,11 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..errors import ConfigError, ContractViolation
-from ..ir.ranges import INT32_MAX
+from ..ir.ranges import INT32_MAX, RANGES
 from ..ir.request import ChatInput, CompletionInput, Message, Request, Sampling, Scoring, TextPart
 from ..ir.response import Choice, Response
 from ..scoring.continuation import ContinuationScore
+from ..setting_names import named, setting
 from .base import Sample, SampleResult, TaskConfig
 
 
@@ -34,6 +35,18 @@ def int_option(
     return value
 
 
+def temperature_option(task: str, config: TaskConfig, default: float = 0.0) -> float:
+    """A task's ``temperature`` option (greedy by default), refused unless a finite number >= 0."""
+    value = config.options.get("temperature", default)
+    if not RANGES["sampling.temperature"].holds(value):
+        raise ConfigError(
+            f"task {task}: option temperature must be a finite number >= 0, got {value!r}",
+            path=f"tasks.{task}.options.temperature",
+            received=value,
+        )
+    return float(value)
+
+
 def check_options(task: str, config: TaskConfig, allowed: Iterable[str]) -> None:
     """Refuse an option the task does not read, and shots for a task that takes none (a task
     that is not a ``Spec``: ``SpecTask`` checks its own)."""
@@ -53,6 +66,35 @@ def check_options(task: str, config: TaskConfig, allowed: Iterable[str]) -> None
 def user_message(text: str) -> ChatInput:
     """A conversation of one user message holding ``text`` (what chat tasks send)."""
     return ChatInput(messages=(Message(role="user", content=(TextPart(text=text),)),))
+
+
+def prompt_input(sample: Sample, text: str, chat: bool) -> ChatInput | CompletionInput:
+    """The prompt of ``text`` (the sample's shots and query as one text): one user message on a
+    chat wire, raw text otherwise; with the shots as turns (``fewshot_as_multiturn``), the
+    system message, each shot's user and assistant turns, then ``text`` (the query) as the last
+    user turn, and a completion wire refused (``ConfigError``: nothing is sent)."""
+    turns = sample.data.get("fewshot_turns")
+    if turns is None:
+        return user_message(text) if chat else CompletionInput(text=text)
+    if not chat:
+        raise ConfigError(
+            f"{named('fewshot_as_multiturn')} sends the shots as chat turns, which a raw-text "
+            f"prompt cannot hold; run it on a chat wire with {setting('kind', 'chat')}, or drop it",
+            path="fewshot_as_multiturn",
+        )
+    messages: list[Message] = []
+    if sample.data.get("fewshot_system"):
+        messages.append(_message("system", sample.data["fewshot_system"]))
+    for user, assistant in turns:
+        messages.append(_message("user", user))
+        if assistant is not None:
+            messages.append(_message("assistant", assistant))
+    messages.append(_message("user", text))
+    return ChatInput(messages=tuple(messages))
+
+
+def _message(role: str, text: str) -> Message:
+    return Message(role=role, content=(TextPart(text=text),))  # type: ignore[arg-type]
 
 
 def first_choice(response: Response) -> Choice:

@@ -86,6 +86,11 @@ class TaskConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     """Seed for shot sampling and any other draw the task makes."""
     options: dict[str, Any] = msgspec.field(default_factory=dict)
     """Task-specific options, e.g. ``top_k`` for CLP."""
+    fewshot_as_multiturn: bool = False
+    """On a chat wire, each shot a user turn (its text) and an assistant turn (its answer), the
+    description the system message, before the row's user turn (lm-eval's
+    ``--fewshot_as_multiturn``); refused on a completion wire. False: the shots are text in the one
+    user message."""
 
 
 class ModelFacts(msgspec.Struct, frozen=True, kw_only=True):
@@ -229,6 +234,9 @@ class Task(abc.ABC):
     derived: Mapping[str, Derived] = MappingProxyType({})
     static: ClassVar[bool] = False
     """Whether every call of a sample is known before I/O (``requests``)."""
+    pairs_with: str | None = None
+    """A task over the same samples under another protocol (BFCL's FC and Prompt columns):
+    ``sieval compare`` pairs a run of one with a run of the other, sample by sample."""
 
     # -- what every task has ------------------------------------------------------------------
 

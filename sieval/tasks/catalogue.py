@@ -27,14 +27,18 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..data.source import file_sha256
 from ..errors import ConfigError, did_you_mean
-from .base import Task
+from .base import COMPLETION_MODEL, ModelFacts, PlannedCall, Sample, SampleResult, Task, TaskConfig
+from .families import Generated
 from .spec import Spec, SpecTask
 from .yaml_file import Located, _module_at, peek, read_yaml
 from .yaml_task import definition, functions_of, resolve
+
+if TYPE_CHECKING:
+    from .context import Context
 
 __all__ = [
     "INCLUDE_PATH_ENV",
@@ -87,6 +91,34 @@ class FileTask(SpecTask):
         self.source_file = source["file"]
 
 
+class JudgedFileTask(FileTask):
+    """A task file whose scorers ask the judge role (``metric: judge``): its calls depend on the
+    answers, so it is not static; the family's ``solve`` asks the generation, then the judge."""
+
+    static: ClassVar[bool] = False
+
+    def __init__(self, spec: Spec, source: dict[str, Any]) -> None:
+        super().__init__(spec, source)
+        assert isinstance(spec.family, Generated)  # the one family with a judge scorer
+        self.family = spec.family
+        self.roles = self.family.roles
+
+    def calls(
+        self, sample: Sample, config: TaskConfig, model: ModelFacts = COMPLETION_MODEL
+    ) -> Sequence[PlannedCall]:
+        return self.family.calls(self.spec, sample, config, model)
+
+    async def solve(self, sample: Sample, ctx: Context) -> SampleResult:
+        return await self.family.solve(self.spec, sample, ctx)
+
+
+def file_task(spec: Spec, source: dict[str, Any]) -> FileTask:
+    """The task of a spec read from a file: judged when a scorer asks the judge role."""
+    if getattr(spec.family, "roles", ()):
+        return JudgedFileTask(spec, source)
+    return FileTask(spec, source)
+
+
 def _hashes(paths: Sequence[Path]) -> dict[str, str]:
     return {str(p): file_sha256(p) for p in dict.fromkeys(paths)}
 
@@ -103,7 +135,7 @@ def load_yaml_task(entry: Entry) -> Any:
         "files": _hashes([*located.files, *functions_of(located)]),
         "definition": definition(located),
     }
-    return FileTask(spec, source)
+    return file_task(spec, source)
 
 
 def load_python(path: Path) -> list[Any]:
@@ -128,7 +160,7 @@ def load_python(path: Path) -> list[Any]:
     if task is not None:
         found.append(task)
     elif isinstance(spec, Spec):
-        found.append(FileTask(spec, source))
+        found.append(file_task(spec, source))
     for value in vars(module).values():
         if (
             isinstance(value, type)

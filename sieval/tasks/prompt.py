@@ -188,6 +188,14 @@ class Prompt:
         delims = shot_prompt or self
         return description + "".join(_shot_text(s, delims) for s in shots)
 
+    def turns(self, row: Mapping[str, Any], shots: Sequence[Shot]) -> dict[str, Any]:
+        """The description and the shots as chat turns (lm-eval's ``fewshot_as_multiturn``): the
+        description the system message, each shot its text as a user turn and its answer (after
+        its ``gen_prefix``) as an assistant turn; a shot without an answer is a user turn alone."""
+        description = render(self.description, row) if self.description else ""
+        turns = [[s.text, _shot_answer(s) if s.answer else None] for s in shots]
+        return {"fewshot_system": description, "fewshot_turns": turns}
+
     @staticmethod
     def _rendered(field: Field | None, row: Mapping[str, Any]) -> bool:
         """Whether lm-eval renders ``field`` as a template (a string naming no field)."""
@@ -215,12 +223,14 @@ def _shot_text(shot: Shot, delims: Prompt) -> str:
     if not shot.gen_prefix:
         return shot.text + delims.target_delimiter + shot.answer + delims.fewshot_delimiter
     gap = delims.target_delimiter if _needs_delimiter(shot.text, shot.gen_prefix) else ""
-    answer = (
-        shot.gen_prefix + " " + shot.answer
-        if _needs_delimiter(shot.gen_prefix, shot.answer)
-        else shot.gen_prefix + shot.answer
-    )
-    return shot.text + gap + answer + delims.fewshot_delimiter
+    return shot.text + gap + _shot_answer(shot) + delims.fewshot_delimiter
+
+
+def _shot_answer(shot: Shot) -> str:
+    """A shot's answer after its ``gen_prefix`` (space-delimited where neither side has one)."""
+    if _needs_delimiter(shot.gen_prefix, shot.answer):
+        return shot.gen_prefix + " " + shot.answer
+    return shot.gen_prefix + shot.answer
 
 
 def _bad(what: str, value: Any) -> ConfigError:

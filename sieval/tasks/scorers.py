@@ -14,8 +14,15 @@
 - ``code``: the answer's code (its first fenced block, else the text) followed by ``test`` (a
   template rendered with the row: the unit tests) exits 0 in the sandbox
   (``scoring/sandbox.py``);
-- ``judge``: an LLM judge; it arrives with the judge role (``JUDGE_SEAM``) and is refused until
-  then;
+- ``judge``: the judge role (``roles: {judge: LABEL}`` in the config) asked whether the answer
+  is equivalent to the reference (``JUDGE_PROMPT``, or the option ``prompt``: a text holding
+  ``{question}``, ``{answer}`` and ``{reference}``), after the generation; its verdict is the first
+  ``GRADE: C`` or ``GRADE: I`` of the reply (1 or 0), as Inspect's model-graded QA reads its
+  grade; a reply without one is a ``judge_parse_error``, counted and never scored. With the
+  option ``cascade`` (``math_equiv`` or ``number``) the rule decides first and the judge is asked
+  only where it cannot (``math_equiv``: math-verify reads no value from the answer or the gold,
+  or the gold is a number and the answer holds free symbols, as words do; ``number``: the answer
+  or the gold is no number); the share each decided is recorded (``decided_by_judge``);
 - any other name: lm-eval's own metric function when lm-eval is installed, averaged (its
   ``aggregation`` must be ``mean``).
 """
@@ -31,12 +38,25 @@ from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["JUDGE_SEAM", "NATIVE", "Scorer", "scorer"]
+__all__ = ["JUDGE_GRADE", "JUDGE_PROMPT", "NATIVE", "Scorer", "scorer"]
 
-JUDGE_SEAM = (
-    "the judge scorer needs a second model role (a judge model in the config), which arrives "
-    "with the judge issue; score with exact_match, number, math_equiv or code until then"
-)
+JUDGE_PROMPT = """You are checking a submitted answer against the reference answer to a question.
+
+[Question]: {question}
+***
+[Submission]: {answer}
+***
+[Criterion]: {reference}
+***
+
+Does the submission give the same answer as the reference (wording, format and working aside)?
+Explain in a sentence or two, then end with one line: GRADE: C if it does, GRADE: I if it does
+not."""
+"""The judge scorer's default prompt: question, answer and reference in Inspect's
+model-graded sections, a verdict of ``GRADE: C`` (correct) or ``GRADE: I``."""
+
+JUDGE_GRADE = re.compile(r"GRADE:\s*([CI])")
+"""The judge scorer's verdict: the first match wins (``re.search``)."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +68,11 @@ class Scorer:
     """``(prediction, gold, doc)``: the value, or (code) a coroutine of (value, channels)."""
     rule: str
     needs_doc: bool = False
+    judge_prompt: str | None = None
+    """A ``judge`` scorer's prompt: the family asks the judge role with it (``score`` unused)."""
+    cascade: Callable[[Any, Any], float | None] | None = None
+    """A ``judge`` scorer's rule first: ``(answer, gold)`` to 1 or 0, None where it cannot
+    decide (only then the judge is asked)."""
 
 
 def _exact_match(
@@ -195,6 +220,67 @@ def _lm_eval_metric(name: str, kwargs: Mapping[str, Any], where: str) -> Any:
     return score
 
 
+def _math_decides(prediction: Any, gold: Any) -> float | None:
+    from ..scoring.math_answer import decided, extract_boxed
+
+    text = str(prediction)
+    boxed = extract_boxed(text)
+    answer = boxed.answer if boxed.answer is not None else text
+    verdicts = [decided(answer, str(g)) for g in (gold if isinstance(gold, list) else [gold])]
+    if any(v is True for v in verdicts):
+        return 1.0
+    return 0.0 if verdicts and all(v is False for v in verdicts) else None
+
+
+def _number_decides(prediction: Any, gold: Any) -> float | None:
+    golds = gold if isinstance(gold, list) else [gold]
+    if _as_number(prediction) is None or any(_as_number(g) is None for g in golds):
+        return None
+    return float(_number()(prediction, gold, {}))
+
+
+CASCADES: dict[str, Callable[[Any, Any], float | None]] = {
+    "math_equiv": _math_decides,
+    "number": _number_decides,
+}
+"""The rules a judge scorer may ask first (``cascade``), each None where it cannot decide."""
+
+
+def _judge(options: Mapping[str, Any], where: str) -> Scorer:
+    unknown = sorted(set(options) - {"prompt", "cascade"})
+    prompt = options.get("prompt", JUDGE_PROMPT)
+    cascade = options.get("cascade")
+    missing = [k for k in ("{answer}", "{reference}") if k not in str(prompt)]
+    bad_cascade = cascade is not None and cascade not in CASCADES
+    if unknown or not isinstance(prompt, str) or missing or bad_cascade:
+        raise ConfigError(
+            f"{where}: metric judge takes the options prompt (a text holding {{question}}, "
+            f"{{answer}} and {{reference}}) and cascade ({', '.join(CASCADES)})"
+            + (f"; {', '.join(unknown)} is not one" if unknown else "")
+            + (f"; the prompt lacks {', '.join(missing)}" if missing else "")
+            + (f"; cascade {cascade!r} is not a rule it knows" if bad_cascade else ""),
+            path=where,
+        )
+
+    def unused(prediction: Any, gold: Any, doc: Mapping[str, Any]) -> float:
+        raise RuntimeError("a judge scorer is scored by its family's solve")  # pragma: no cover
+
+    rule = (
+        "the judge role asked whether the answer equals the reference; the first "
+        "'GRADE: C' (1) or 'GRADE: I' (0) of its reply, none a judge_parse_error"
+    )
+    if cascade is not None:
+        rule = f"{cascade} where it decides, else {rule}"
+    return Scorer(
+        "judge",
+        unused,
+        rule,
+        needs_doc=True,
+        judge_prompt=prompt,
+        cascade=CASCADES[cascade] if cascade is not None else None,
+    )
+
+
 def scorer(name: Any, options: Mapping[str, Any], where: str) -> Scorer:
     """The scorer ``name`` with its options (the metric's other keys in ``metric_list``)."""
     if callable(name):
@@ -207,7 +293,7 @@ def scorer(name: Any, options: Mapping[str, Any], where: str) -> Scorer:
 
         return Scorer(key, custom, f"{getattr(fn, '__module__', '?')}.{key}")
     if name == "judge":
-        raise ConfigError(f"{where}: metric judge: {JUDGE_SEAM}", path=where, received=name)
+        return _judge(options, where)
     if name in NATIVE:
         make, rule = NATIVE[name]
         try:

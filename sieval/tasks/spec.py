@@ -377,6 +377,10 @@ class SpecTask(StaticTask):
                 last = (picked, prompt.prefix(row, [shots[j] for j in picked], shot_prompt))
             prefix = last[1]
             prepared = self.spec.family.prepare(self.spec, row, config)
+            if config.fewshot_as_multiturn and picked:  # the shots as turns, not as text
+                turns = prompt.turns(row, [shots[j] for j in picked])
+                prepared = Prepared(data={**prepared.data, **turns}, gold=prepared.gold)
+                prefix = ""
             yield self._sample(index, row, subset, prepared, prefix, picked, pool)
 
     def _pool(

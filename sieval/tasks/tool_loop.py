@@ -28,8 +28,10 @@ plus the assistant's calls and the results. Each turn is one ``ctx.call`` (``tur
 It stops when a reply calls no tool (``stop_reason: answered``), or when a bound is reached
 (``stop_reason: budget_exhausted``, ``bound`` naming it): ``turns`` model calls made,
 ``tool_calls`` tools run (the calls past it are not run), ``output_tokens`` generated over the
-loop. A bound reached is its own outcome, counted apart from a wrong answer. A result is sent
-back as JSON, cut to ``result_chars`` characters (so that the forecast can bound it).
+loop, ``max_tokens`` a reply ended for length while it called (a call read from a cut reply
+may be cut itself: none of its calls is run). A bound reached is its own outcome, counted apart
+from a wrong answer. A result is sent back as JSON, cut to ``result_chars`` characters (so that
+the forecast can bound it).
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ from ..ir.request import (
     ToolCallPart,
     ToolResultPart,
 )
-from ..ir.response import ToolCall
+from ..ir.response import ToolCall, ended_for_length
 from .base import ModelFacts, PlannedCall
 from .context import Context
 
@@ -190,7 +192,7 @@ class Loop:
     """How a tool loop ended."""
 
     stop_reason: Literal["answered", "budget_exhausted"]
-    bound: Literal["turns", "tool_calls", "output_tokens"] | None
+    bound: Literal["turns", "tool_calls", "output_tokens", "max_tokens"] | None
     answer: str | None
     """The final text answer (None when a bound stopped the loop)."""
     turns: int
@@ -257,6 +259,11 @@ async def run_tools(
         if not calls:
             loop.answer = choice.text
             return loop
+        if ended_for_length(choice.finish_reason):  # the calls may be cut: none is run
+            loop.steps.extend(
+                Step(loop.turns, c.call_id, c.name, dict(c.arguments), ran=False) for c in calls
+            )
+            return _exhausted(loop, "max_tokens")
         messages.append(_assistant(choice.text, calls))
         results: list[Part] = []
         for made in calls:
@@ -279,7 +286,9 @@ async def run_tools(
             return _exhausted(loop, "output_tokens")
 
 
-def _exhausted(loop: Loop, bound: Literal["turns", "tool_calls", "output_tokens"]) -> Loop:
+def _exhausted(
+    loop: Loop, bound: Literal["turns", "tool_calls", "output_tokens", "max_tokens"]
+) -> Loop:
     loop.stop_reason = "budget_exhausted"
     loop.bound = bound
     return loop

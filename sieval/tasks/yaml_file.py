@@ -201,11 +201,23 @@ def peek(path: Path) -> dict[str, Any]:
     loader = _loader(path.parent, text, str(path))
     try:
         value = loader.get_single_data()
+    except yaml.MarkedYAMLError as exc:
+        raise _invalid(str(path), exc) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML ({exc})", path=str(path)) from None
     finally:
         loader.dispose()
     return value if isinstance(value, dict) else {}
+
+
+def _invalid(where: str, exc: yaml.MarkedYAMLError) -> ConfigError:
+    """The error of a file that is not YAML, at its line and column."""
+    mark = exc.problem_mark or exc.context_mark
+    at = f"{where}:{mark.line + 1}" if mark is not None else where
+    col = f", column {mark.column + 1}" if mark is not None else ""
+    return ConfigError(
+        f"{at}: not valid YAML ({exc.problem or exc.context}{col}); fix the file there", path=at
+    )
 
 
 def _one(path: Path) -> tuple[dict[str, Any], dict[str, str]]:
@@ -229,13 +241,7 @@ def _one(path: Path) -> tuple[dict[str, Any], dict[str, str]]:
             path=where,
         ) from None
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        at = f"{where}:{mark.line + 1}" if mark is not None else where
-        col = f", column {mark.column + 1}" if mark is not None else ""
-        raise ConfigError(
-            f"{at}: not valid YAML ({exc.problem or exc.context}{col}); fix the file there",
-            path=at,
-        ) from None
+        raise _invalid(where, exc) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{where}: not valid YAML ({exc})", path=where) from None
     finally:

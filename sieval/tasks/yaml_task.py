@@ -31,6 +31,7 @@ What each key becomes:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import glob
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -40,6 +41,7 @@ from typing import Any
 from ..data.file_data import FORMATS, FileData, HubData
 from ..errors import ConfigError, did_you_mean
 from .families import Generated, MultipleChoice, RollingLogLikelihood, TargetLogLikelihood
+from .families.checked import MAX_REPEATS
 from .filters import NONE, Pipeline, pipeline
 from .prompt import Prompt
 from .scorers import Scorer, scorer
@@ -723,11 +725,16 @@ def resolve(located: Located, *, root: Path | None = None) -> Spec:
             located, "output_type", f"{output!r} is not one of {', '.join(_OUTPUT_TYPES)}", output
         )
     repeats = v.get("repeats", 1)
-    if repeats != 1:
+    if not isinstance(repeats, int) or isinstance(repeats, bool) or not 1 <= repeats <= MAX_REPEATS:
+        raise _fail(
+            located, "repeats", f"must be an integer in [1, {MAX_REPEATS}], got {repeats!r}"
+        )
+    if repeats != 1 and output != "generate_until":
         raise _fail(
             located,
             "repeats",
-            f"{repeats!r}: repeats other than 1 are not supported in a task file yet",
+            f"{repeats}: repeats are for generate_until (a {output} request gives the same "
+            "log-likelihood every time); drop it",
         )
     num_fewshot = v.get("num_fewshot") or 0
     if not isinstance(num_fewshot, int) or num_fewshot < 0:
@@ -736,6 +743,8 @@ def resolve(located: Located, *, root: Path | None = None) -> Spec:
     prompt, shot_prompt = _prompts(located, fewshot)
     data = _data(located, root, fewshot)
     family, headline = _family(located, output)
+    if repeats != 1:
+        family = dataclasses.replace(family, repeat_calls=repeats)
     return Spec(
         name=name,
         about=f"task file {located.file}",

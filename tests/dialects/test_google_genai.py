@@ -537,6 +537,33 @@ def test_tool_results_name_their_function_and_mark_errors() -> None:
     assert ledger["input.chat.messages[2].content[1].tool_result.is_error"][0] == "noop"
 
 
+def test_the_results_of_one_turn_sent_apart_go_back_in_one_content() -> None:
+    # Gemini refuses parallel calls whose function responses are in separate Contents
+    request = Request(
+        input=chat(
+            turn("user", "go"),
+            turn(
+                "assistant",
+                ToolCallPart(call_id="a", name="f", arguments={}),
+                ToolCallPart(call_id="b", name="g", arguments={}),
+            ),
+            turn("tool", ToolResultPart(call_id="a", result=1)),
+            turn("tool", ToolResultPart(call_id="b", result=2)),
+            turn("user", "and now?"),
+            turn("tool", ToolResultPart(call_id="a", result=3)),
+        )
+    )
+    low = lower(D, request, MODEL)
+    assert [c["role"] for c in low.body["contents"]] == ["user", "model", "user", "user", "user"]
+    assert low.body["contents"][2]["parts"] == [
+        {"functionResponse": {"name": "f", "response": {"output": 1}}},
+        {"functionResponse": {"name": "g", "response": {"output": 2}}},
+    ]
+    ledger = {d.leaf: (d.outcome, d.detail) for d in low.ledger}
+    assert ledger["input.chat.messages[3].content[0].tool_result"][1] == "contents[2].parts[1]"
+    assert ledger["input.chat.messages[5].content[0].tool_result"][1] == "contents[4].parts[0]"
+
+
 def test_image_detail_auto_is_a_noop() -> None:
     request = Request(
         input=chat(turn("user", ImagePart(data="AAAA", media_type="image/png", detail="auto")))

@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from sieval.errors import ConfigError, ContractViolation
 from sieval.ir.request import Sampling
 from sieval.ir.response import Response
-from sieval.tasks.base import TaskConfig
+from sieval.tasks.base import COMPLETION_MODEL, TaskConfig
 from sieval.tasks.gsm8k_kshot_base_gen import TASK
+from sieval.tasks.registry import TASKS
 
 from .helpers import generated, prompt_of
 
@@ -102,3 +104,35 @@ def test_exact_match_is_lm_evals(tiny: Path, text: str, exact: float, flexible: 
     assert result.metrics == {"exact_match": exact, "flexible_exact_match": flexible,
                               "censored": 0.0}  # fmt: skip
     assert result.prediction == result.channels["strict"]
+
+
+@pytest.mark.parametrize("name", ["gsm8k_kshot_base_gen", "gsm8k_0shot_gen"])
+def test_sampled_and_repeated_with_pass_and_maj_at_k(data_dir: Path, name: str) -> None:
+    task = TASKS[name]
+    config = TaskConfig(name=name, seed=7, options={"repeats": 3, "temperature": 0.7})
+    samples = list(task.load(data_dir, config))[:6]
+    assert [s.id for s in samples] == [
+        "test/0#r0", "test/0#r1", "test/0#r2", "test/1#r0", "test/1#r1", "test/1#r2",
+    ]  # fmt: skip
+    sent = [task.requests(s, config)["gen"].sampling for s in samples[:3]]
+    assert [(s.temperature, s.seed) for s in sent] == [(0.7, 7), (0.7, 8), (0.7, 9)]
+    greedy = task.requests(samples[0], TaskConfig(name=name, options={"repeats": 2}))["gen"]
+    assert greedy.sampling.temperature == 0.0 and greedy.sampling.seed is msgspec.UNSET
+    # row 0 (gold 18): right once, then 17 twice; row 1 (gold 3): never right
+    replies = [" #### 18", " #### 17", " #### 17", " #### 4", " #### 5", " #### 6"]
+    results = [
+        (s, task.score(s, {"gen": generated(r)}, config))
+        for s, r in zip(samples, replies, strict=True)
+    ]
+    figures = task.aggregate(results)
+    assert figures["repeats"] == 3
+    assert figures["pass@1"] == pytest.approx((1 / 3 + 0) / 2)
+    assert figures["pass@2"] == pytest.approx((1 - 1 / 3) / 2)  # 1 - C(2,2)/C(3,2)
+    assert figures["maj@1"] == pytest.approx(0.5)  # the first answer of row 0 is right
+    assert figures["maj@2"] == pytest.approx(0.5)  # 18 and 17 tie: the first seen wins
+    assert task.cluster_by == "item" and task.keeps_predictions
+    assert "the options temperature, max_tokens, repeats replace" in task.protocol_for(
+        COMPLETION_MODEL
+    )
+    with pytest.raises(ConfigError, match="option temperature must be a finite number >= 0"):
+        next(iter(task.load(data_dir, TaskConfig(name=name, options={"temperature": -1}))))

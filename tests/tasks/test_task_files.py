@@ -7,10 +7,13 @@ for a run or sent (``test_hostile_task_files``).
 from __future__ import annotations
 
 import json
+import re
 import sys
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 
+import msgspec
 import pytest
 
 from sieval.errors import ConfigError
@@ -153,6 +156,88 @@ def test_generation_filters_and_scorers_score_as_lm_eval_names_them(tmp_path: Pa
     assert task.headline == "exact_match,strict"
 
 
+SELF_CONSISTENCY = """
+    task: sc
+    dataset_path: json
+    dataset_kwargs: {data_files: {test: rows.jsonl}}
+    test_split: test
+    doc_to_text: "{{q}}="
+    doc_to_target: a
+    repeats: 4
+    generation_kwargs: {do_sample: true, temperature: 0.7, until: ["\\n\\n"]}
+    filter_list:
+      - name: score-first
+        filter: [{function: regex, regex_pattern: "#### (\\\\d+)"}, {function: take_first}]
+      - name: maj@4
+        filter:
+          - {function: regex, regex_pattern: "#### (\\\\d+)"}
+          - {function: majority_vote}
+          - {function: take_first}
+      - name: first-2
+        filter: [{function: take_first_k, k: 2}, {function: regex, regex_pattern: "#### (\\\\d+)"}]
+    metric_list:
+      - {metric: exact_match}
+"""
+
+
+def test_repeats_send_the_request_n_times_and_the_filters_see_the_list(tmp_path: Path) -> None:
+    import asyncio
+
+    from sieval.ir.response import Choice, Response
+
+    _rows(tmp_path, [{"q": "3+4", "a": "7"}])
+    _write(tmp_path, "sc.yaml", SELF_CONSISTENCY)
+    task = registry([tmp_path])["sc"]
+    config = TaskConfig(name="sc")
+    sample = next(iter(task.load(tmp_path, config)))
+    sent = task.requests(sample, config)
+    assert list(sent) == ["gen", "gen_2", "gen_3", "gen_4"]
+    assert len({msgspec.json.encode(r) for r in sent.values()}) == 1  # one body, four times
+    assert sent["gen"].sampling.temperature == 0.7
+    assert list(task.arguments(sample, config)) == list(sent)  # type: ignore[attr-defined]
+    texts = [" #### 5", " #### 7", " so #### 7", " no answer"]
+    replies = {
+        name: Response(choices=(Choice(index=0, text=t),))
+        for name, t in zip(sent, texts, strict=True)
+    }
+    result = asyncio.run(task.score_async(sample, replies, config))  # type: ignore[attr-defined]
+    assert result.channels["texts"] == texts
+    assert result.channels["extracted"] == {
+        "score-first": "5", "maj@4": "7", "first-2": ["5", "7"],
+    }  # fmt: skip
+    assert result.metrics["exact_match,score-first"] == 0.0
+    assert result.metrics["exact_match,maj@4"] == 1.0
+    assert "the request sent 4 times" in task.protocol
+
+
+def test_repeats_filters_agree_with_lm_evals_own() -> None:
+    ensemble = pytest.importorskip("lm_eval.filters").build_filter_ensemble
+    from sieval.tasks.filters import pipeline
+
+    steps = [
+        ("regex", {"regex_pattern": r"#### (\d+)"}),
+        ("majority_vote", {}),
+        ("take_first", {}),
+    ]
+    cases = [
+        [" #### 5", " #### 7", " so #### 7", " none"],
+        [" #### 1", " #### 2", " #### 2", " #### 1"],  # a tie: the first seen wins on both
+        [" none", " none", " #### 3", " #### 4"],
+        [" #### 8"],
+    ]
+    for k in (None, 2):
+        chosen = steps if k is None else [("take_first_k", {"k": k}), *steps]
+        ours = pipeline("p", [{"function": n, **kw} for n, kw in chosen], lambda i: f"f{i}")
+        theirs = ensemble("p", [[n, kw or None] for n, kw in chosen])
+        for texts in cases:
+            if k is not None and len(texts) < k:
+                continue
+
+            inst = SimpleNamespace(resps=list(texts), doc={}, filtered_resps={})
+            theirs.apply([inst])  # type: ignore[list-item]
+            assert ours.run(list(texts), {}) == inst.filtered_resps["p"], (k, texts)
+
+
 def test_exact_match_options_agree_with_lm_evals_metric() -> None:
     lm_metrics = pytest.importorskip("lm_eval.api.metrics")
     from sieval.tasks.scorers import scorer
@@ -167,27 +252,6 @@ def test_exact_match_options_agree_with_lm_evals_metric() -> None:
         theirs = lm_metrics.exact_match_hf_evaluate([prediction], [gold], **options)["exact_match"]
         mine = scorer("exact_match", options, "here").score(prediction, gold, {})
         assert mine == theirs, (prediction, gold, options)
-
-
-def test_the_judge_scorer_is_a_named_seam(tmp_path: Path) -> None:
-    _rows(tmp_path, [{"q": "x", "a": "y"}])
-    _write(
-        tmp_path,
-        "j.yaml",
-        """
-        task: j
-        dataset_path: json
-        dataset_kwargs: {data_files: {test: rows.jsonl}}
-        test_split: test
-        doc_to_text: q
-        doc_to_target: a
-        metric_list: [{metric: judge}]
-    """,
-    )
-    with pytest.raises(
-        ConfigError, match=r"j.yaml:7: metric_list\[0\]: metric judge: .*second model role"
-    ):
-        registry([tmp_path])["j"]
 
 
 def test_a_python_task_file_loads_a_spec_and_a_task_class(tmp_path: Path) -> None:
@@ -309,7 +373,7 @@ def _hostile(tmp_path: Path, extra: str) -> Path:
             "process_docs: !function nosuch.run\n",
             r"h.yaml:7: !function nosuch.run: importing nosuch",
         ),
-        ("repeats: 4\n", r"h.yaml:7: repeats: 4: repeats other than 1"),
+        ("repeats: 0\n", r"h.yaml:7: repeats: must be an integer in \[1, 1000\], got 0"),
         (
             "metric_list: [{metric: exact_match, aggregation: nosuch}]\n",
             # the second: without lm-eval installed (test_an_aggregation_without_lm_eval)
@@ -389,6 +453,22 @@ def test_a_huge_file_an_alias_bomb_and_a_cycle_are_refused(tmp_path: Path) -> No
     (tmp_path / "broken.yaml").write_text("task: x\n  bad: [\n")
     with pytest.raises(ConfigError, match=r"broken.yaml:2: not valid YAML"):
         read_yaml(tmp_path / "broken.yaml")
+
+
+def test_an_unknown_task_names_the_task_files_that_could_not_be_read(tmp_path: Path) -> None:
+    from sieval.plan.plan import resolve_task
+
+    _write(tmp_path, "bad.yaml", 'task: bad\ndataset_path: json\ndoc_to_text: "(\\d+)"\n')
+    _write(tmp_path, "good.yaml", "task: good\ndataset_path: json\n")
+    tasks = registry([tmp_path])
+    assert "good" in tasks and "bad" not in tasks
+    with pytest.raises(ConfigError) as info:
+        resolve_task("bad", tasks)
+    said = info.value.message
+    assert "unknown task 'bad'. 1 task file(s) of the include path could not be read" in said
+    assert re.search(
+        r"bad.yaml:3: not valid YAML \(found unknown escape character, column \d+\); fix", said
+    )
 
 
 def test_a_hostile_task_file_sends_nothing(tmp_path: Path) -> None:

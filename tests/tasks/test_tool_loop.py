@@ -125,8 +125,11 @@ def test_the_schema_is_derived_from_the_annotations() -> None:
     }
 
 
-def scripted(turns: list[list[tuple[str, dict[str, Any]]]]) -> FakeTransport:
-    """An OpenAI chat server that answers turn k with the calls ``turns[k]`` (text when none)."""
+def scripted(
+    turns: list[list[tuple[str, dict[str, Any]]]], finish: str = "tool_calls"
+) -> FakeTransport:
+    """An OpenAI chat server that answers turn k with the calls ``turns[k]`` (text when none),
+    ending a reply that calls with ``finish``."""
     seen: list[int] = []
 
     def handler(http: HttpRequest) -> HttpReply:
@@ -143,7 +146,7 @@ def scripted(turns: list[list[tuple[str, dict[str, Any]]]]) -> FakeTransport:
         return json_reply({
             "id": "x", "object": "chat.completion", "model": "m",
             "choices": [{"index": 0, "message": message,
-                         "finish_reason": "tool_calls" if calls else "stop"}],
+                         "finish_reason": finish if calls else "stop"}],
             "usage": {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12},
         })  # fmt: skip
 
@@ -151,9 +154,12 @@ def scripted(turns: list[list[tuple[str, dict[str, Any]]]]) -> FakeTransport:
 
 
 async def run_scripted(
-    turns: list[list[tuple[str, dict[str, Any]]]], bounds: Bounds, bank: Bank
+    turns: list[list[tuple[str, dict[str, Any]]]],
+    bounds: Bounds,
+    bank: Bank,
+    finish: str = "tool_calls",
 ) -> Any:
-    transport = scripted(turns)
+    transport = scripted(turns, finish)
     model = Model(dialect="openai_chat", base_url="http://x", model_id="m", transport=transport)
     return await run_tools(context(model), request("go"), bank, bounds)
 
@@ -183,6 +189,17 @@ async def test_the_output_token_bound_counts_the_replies_usage() -> None:
     assert (loop.stop_reason, loop.bound, loop.turns, loop.output_tokens) == (
         "budget_exhausted", "output_tokens", 2, 14,
     )  # fmt: skip
+
+
+async def test_a_call_read_from_a_reply_cut_for_length_is_not_run() -> None:
+    # a reply cut at max_tokens may hold a call cut itself (arguments short of their end)
+    bank = Bank(START)
+    loop = await run_scripted([[DEPOSIT, DEPOSIT]], Bounds(), bank, finish="length")
+    assert (loop.stop_reason, loop.bound, loop.turns, loop.answer) == (
+        "budget_exhausted", "max_tokens", 1, None,
+    )  # fmt: skip
+    assert [(s.name, s.ran) for s in loop.steps] == [("deposit", False), ("deposit", False)]
+    assert bank.accounts == START
 
 
 async def test_a_call_that_failed_fails_the_loop() -> None:

@@ -64,9 +64,10 @@ NEVER: dict[str, Refuse] = {  # leaves the wire never takes, with their own rows
 def _place(i: int, message: Message) -> Slot | Refuse:
     if message.role in _SYSTEM:
         return Slot(None, content="systemInstruction.parts")
-    # roles are user and model; function results go back in a user turn (wire reference 5.2)
+    # roles are user and model; function results go back in a user turn (wire reference 5.2),
+    # all of one turn's in one Content (Gemini refuses parallel calls answered apart)
     role = "model" if message.role == "assistant" else "user"
-    return Slot("contents", {"role": role}, content="parts")
+    return Slot("contents", {"role": role}, content="parts", joins=message.role == "tool")
 
 
 def _text(part: TextPart, message: Message) -> Append:

@@ -41,14 +41,19 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ...errors import ConfigError
-from ...ir.ranges import RANGES
-from ...ir.request import ChatInput, CompletionInput, Request, Sampling
+from ...ir.request import Request, Sampling
 from ...ir.response import Response, ended_for_length
 from ...scoring.censored import censored
 from ...scoring.dependencies import Dependency, require
 from ...scoring.repeats import SAME_TEXT, Equivalence, maj_at_k, pass_at_k, vote_groups
-from .._shared import first_choice, int_option, means, tool_calls
+from .._shared import (
+    first_choice,
+    int_option,
+    means,
+    prompt_input,
+    temperature_option,
+    tool_calls,
+)
 from ..base import ModelFacts, Readiness, Requirement, Sample, SampleResult, TaskConfig
 from .base import Base, Prepared
 
@@ -151,14 +156,7 @@ class Checked(Base):
         return int_option(spec.name, config, "repeats", 1, 1, MAX_REPEATS)
 
     def _temperature(self, spec: Spec, config: TaskConfig) -> float:
-        value = config.options.get("temperature", 0.0)
-        if not RANGES["sampling.temperature"].holds(value):
-            raise ConfigError(
-                f"task {spec.name}: option temperature must be a finite number >= 0, got {value!r}",
-                path=f"tasks.{spec.name}.options.temperature",
-                received=value,
-            )
-        return float(value)
+        return temperature_option(spec.name, config)
 
     # -- what the runner asks ---------------------------------------------------------------------
 
@@ -211,15 +209,11 @@ class Checked(Base):
     def requests(
         self, spec: Spec, sample: Sample, config: TaskConfig, model: ModelFacts
     ) -> Mapping[str, Request]:
-        from .._shared import user_message
-
         text = sample.data["fewshot"] + sample.data["query"]
         chat = self._chat(model)
         if chat and self.chat_text is not None:
             text = self.chat_text(text)
-        prompt: CompletionInput | ChatInput = (
-            user_message(text) if chat else CompletionInput(text=text)
-        )
+        prompt = prompt_input(sample, text, chat)
         repeat = sample.data.get("repeat")
         kwargs: dict[str, Any] = {
             "temperature": self._temperature(spec, config),

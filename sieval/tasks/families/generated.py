@@ -12,6 +12,20 @@ names it, ``exact_match,strict-match`` (the scorer alone with the single ``none`
 The record keeps the text, the finish reason, what each pipeline extracted and each scorer's
 rule. ``process_results`` (a function of the row and ``[answer]``) replaces the scorers when a
 task gives one, as in lm-eval.
+
+A ``judge`` scorer (``scorers.py``) asks the judge role, after the generation and the filters,
+one call per pipeline (named as its metric: ``judge`` or ``judge,<pipeline>``), temperature 0,
+at most ``JUDGE_MAX_TOKENS``; its verdict is the metric, a reply without one a
+``judge_parse_error`` (counted in ``judge_parse_errors``, the metric left out), and the record
+keeps who judged (``judging.identity``). With ``cascade``, the scorer's rule decides first and
+only what it cannot decide goes to the judge; ``decided_by_judge`` (1 or 0 a metric) gives the
+share each decided. The task then needs ``roles: {judge: ...}`` and refuses
+a judge serving the evaluated model unless its option ``judge_self`` is true.
+
+``repeats: n`` (lm-eval's ``repeats``, as in ``gsm8k-cot-self-consistency``) sends the same
+request n times (calls ``gen``, ``gen_2`` … ``gen_n``: the same body, so a greedy request gives n
+copies, as lm-eval's would) and each pipeline starts from the list of the n texts
+(``majority_vote``, ``take_first_k``, ``take_first``: ``filters.py``).
 """
 
 from __future__ import annotations
@@ -22,22 +36,27 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ...errors import ConfigError
-from ...ir.request import ChatInput, CompletionInput, Request, Sampling
+from ...ir.request import Request, Sampling
 from ...ir.response import Response
-from .._shared import first_choice, means, user_message
-from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
+from .._shared import first_choice, means, prompt_input, user_message
+from ..base import ModelFacts, PlannedCall, Requirement, Sample, SampleResult, TaskConfig
 from ..filters import NONE, Pipeline
+from ..judging import JUDGE_SELF, identity, judge_self, prompt_hash, reply_text
 from ..prompt import shown
-from ..scorers import Scorer
+from ..scorers import JUDGE_GRADE, Scorer
 from .base import Base, Prepared
 
 if TYPE_CHECKING:
+    from ..context import Context
     from ..spec import Spec
 
 __all__ = ["Generated"]
 
 _SAMPLING = {"temperature", "top_p", "top_k", "seed", "max_gen_toks", "until", "do_sample"}
 """The ``generation_kwargs`` sieval sends (others are refused when the YAML is resolved)."""
+
+JUDGE_MAX_TOKENS = 1024
+"""The judge's budget for one verdict (its reasoning, then the grade)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,6 +72,25 @@ class Generated(Base):
     custom: Mapping[str, Any] = field(default_factory=dict)
     """Metrics aggregated over the samples' items (``tasks/aggregations.py``)."""
     kind: str = "generation, filtered and scored"
+    repeat_calls: int = 1
+    """The calls a document makes with the same request (lm-eval's ``repeats``)."""
+
+    @property
+    def judges(self) -> tuple[Scorer, ...]:
+        """The scorers that ask the judge role."""
+        return tuple(s for s in self.scorers if s.judge_prompt is not None)
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        return ("judge",) if self.judges else ()
+
+    @property
+    def options(self) -> Mapping[str, Any]:  # type: ignore[override]
+        return {JUDGE_SELF: False} if self.judges else {}
+
+    def check_options(self, spec: Spec, config: TaskConfig) -> None:
+        if self.judges:
+            judge_self(spec.name, config)
 
     @property
     def max_tokens(self) -> int:
@@ -84,7 +122,9 @@ class Generated(Base):
         return (
             f"{self.kind} ({spec.reference}): the context {shown(spec.prompt.text)} after k shots "
             f"joined by {spec.prompt.fewshot_delimiter!r}; until {list(self.until)}, max_tokens "
-            f"{self.max_tokens}, temperature {self._temperature()}; filters "
+            f"{self.max_tokens}, temperature {self._temperature()}; "
+            + (f"the request sent {self.repeat_calls} times; " if self.repeat_calls > 1 else "")
+            + "filters "
             f"{' | '.join(p.rule for p in self.pipelines)}; {scored}"
         )
 
@@ -122,15 +162,17 @@ class Generated(Base):
     ) -> dict[str, tuple[Any, ...]]:
         """lm-eval's instance arguments: (context, generation_kwargs)."""
         context = sample.data["fewshot"] + sample.data["query"]
-        return {"gen": (context, dict(self.generation))}
+        return {name: (context, dict(self.generation)) for name in self._names()}
+
+    def _names(self) -> list[str]:
+        """The calls of a document: ``gen``, then ``gen_2`` … for its repeats."""
+        return ["gen"] + [f"gen_{i}" for i in range(2, self.repeat_calls + 1)]
 
     def requests(
         self, spec: Spec, sample: Sample, config: TaskConfig, model: ModelFacts
     ) -> Mapping[str, Request]:
         text = sample.data["fewshot"] + sample.data["query"]
-        prompt: CompletionInput | ChatInput = (
-            user_message(text) if model.input_kind == "chat" else CompletionInput(text=text)
-        )
+        prompt = prompt_input(sample, text, model.input_kind == "chat")
         kwargs: dict[str, Any] = {
             "temperature": self._temperature(),
             "max_tokens": self.max_tokens,
@@ -140,7 +182,8 @@ class Generated(Base):
         for key in ("top_p", "top_k", "seed"):
             if key in self.generation:
                 kwargs[key] = self.generation[key]
-        return {"gen": Request(input=prompt, sampling=Sampling(**kwargs))}
+        request = Request(input=prompt, sampling=Sampling(**kwargs))
+        return {name: request for name in self._names()}
 
     def _doc(self, sample: Sample) -> dict[str, Any]:
         doc = dict(sample.data.get("doc") or {})
@@ -168,6 +211,7 @@ class Generated(Base):
     ) -> SampleResult:
         choice = first_choice(responses["gen"])
         text = choice.text
+        texts = [first_choice(responses[name]).text for name in self._names()]
         doc = self._doc(sample)
         metrics: dict[str, float] = {}
         items: dict[str, Any] = {}
@@ -178,9 +222,11 @@ class Generated(Base):
             if isinstance(choice.finish_reason, str)
             else None,
         }
+        if self.repeat_calls > 1:
+            channels["texts"] = texts
         single = len(self.pipelines) == 1 and self.pipelines[0].name == "none"
         for pipe in self.pipelines:
-            answer = pipe.run(text, doc)
+            answer = pipe.run(texts if self.repeat_calls > 1 else text, doc)
             extracted[pipe.name] = answer
             suffix = "" if single else f",{pipe.name}"
             if self.results is not None:
@@ -188,6 +234,8 @@ class Generated(Base):
             else:
                 found = {}
                 for scorer in self.scorers:
+                    if scorer.judge_prompt is not None:  # asked in solve, after this
+                        continue
                     value = scorer.score(answer, sample.gold, doc)
                     if inspect.isawaitable(value):
                         value, more = await value
@@ -208,6 +256,95 @@ class Generated(Base):
             gold=sample.gold,
             metrics=metrics,
             channels=channels,
+        )
+
+    # -- the judge scorer -----------------------------------------------------------------------
+
+    def _judge_requests(
+        self, sample: Sample, extracted: Mapping[str, Any], ruled: Mapping[str, float] = {}
+    ) -> dict[str, Request]:
+        """One judge call per (judge scorer, pipeline), named as the metric it gives, but for
+        the ones a cascade's rule decided (``ruled``)."""
+        gold = sample.gold
+        reference = " / ".join(map(str, gold)) if isinstance(gold, list) else str(gold)
+        single = len(self.pipelines) == 1 and self.pipelines[0].name == "none"
+        sampling = Sampling(temperature=0.0, max_tokens=JUDGE_MAX_TOKENS)
+        out = {}
+        for scorer in self.judges:
+            assert scorer.judge_prompt is not None
+            for pipe in self.pipelines:
+                text = (
+                    scorer.judge_prompt.replace("{question}", str(sample.data["query"]))
+                    .replace("{answer}", str(extracted[pipe.name]))
+                    .replace("{reference}", reference)
+                )
+                name = scorer.name + ("" if single else f",{pipe.name}")
+                if name not in ruled:
+                    out[name] = Request(input=user_message(text), sampling=sampling)
+        return out
+
+    def _ruled(self, sample: Sample, extracted: Mapping[str, Any]) -> dict[str, float]:
+        """The judge metrics a cascade's rule decides, by metric name."""
+        single = len(self.pipelines) == 1 and self.pipelines[0].name == "none"
+        out = {}
+        for scorer in self.judges:
+            if scorer.cascade is None:
+                continue
+            for pipe in self.pipelines:
+                verdict = scorer.cascade(extracted[pipe.name], sample.gold)
+                if verdict is not None:
+                    out[scorer.name + ("" if single else f",{pipe.name}")] = verdict
+        return out
+
+    def calls(
+        self, spec: Spec, sample: Sample, config: TaskConfig, model: ModelFacts
+    ) -> list[PlannedCall]:
+        """The generation's calls, then each judge call with a stand-in answer (each may hold up
+        to ``max_tokens`` tokens unseen)."""
+        named = self.requests(spec, sample, config, model)
+        out = [PlannedCall(n, r) for n, r in named.items()]
+        stand_in = {p.name: "(the answer)" for p in self.pipelines}
+        for name, request in self._judge_requests(sample, stand_in).items():
+            out.append(
+                PlannedCall(name, request, role="judge", exact=False, unseen_tokens=self.max_tokens)
+            )
+        return out
+
+    async def solve(self, spec: Spec, sample: Sample, ctx: Context) -> SampleResult:
+        """The generation scored, then (with judge scorers) the judge asked of each answer."""
+        calls = await ctx.gather(self.requests(spec, sample, ctx.config, ctx.facts))
+        for call in calls.values():
+            if call.error is not None:
+                raise call.error
+        responses = {name: call.result() for name, call in calls.items()}
+        result = await self.score_async(spec, sample, responses, ctx.config, ctx.facts)
+        if not self.judges:
+            return result
+        extracted = result.channels["extracted"]
+        ruled = self._ruled(sample, extracted)
+        requests = self._judge_requests(sample, extracted, ruled)
+        judged = await ctx.role("judge").gather(requests) if requests else {}
+        metrics = {**result.metrics, **ruled}
+        verdicts: dict[str, str | None] = {}
+        for name in requests:
+            found = JUDGE_GRADE.search(reply_text(judged[name]))
+            verdicts[name] = found.group(1) if found else None
+            if found:
+                metrics[name] = 1.0 if found.group(1) == "C" else 0.0
+        metrics["judge_parse_errors"] = float(sum(v is None for v in verdicts.values()))
+        channels = {**result.channels, "verdicts": verdicts}
+        if any(s.cascade is not None for s in self.judges):
+            metrics["decided_by_judge"] = len(requests) / (len(requests) + len(ruled))
+            channels["decided_by"] = {
+                **{n: "rule" for n in ruled},
+                **{n: "judge" for n in requests},
+            }
+        if requests:
+            prompts = {s.name: prompt_hash(s.judge_prompt or "") for s in self.judges}
+            sampling = next(iter(requests.values())).sampling
+            channels["judge"] = identity(list(judged.values()), prompts, sampling)
+        return SampleResult(
+            prediction=result.prediction, gold=result.gold, metrics=metrics, channels=channels
         )
 
     def aggregate(

@@ -1,15 +1,17 @@
-"""Generation with extraction: the model writes, documented rules extract the answer, it is
-compared with the gold answer.
+"""Generation with extraction: the model writes, documented rules extract the answer, it is compared
+with the gold answer.
 
 The prompt is the shots' prefix and the row's text, sent as a raw-text prompt (``input=
-"completion"``) or as one user message through the model's chat template (``"chat"``). Decoding
-is greedy (``max_tokens`` is an option). Each ``Answer`` names a metric, the rule that extracts
-an answer from the reply (None when nothing matches) and the channel that records it; the metric
-is 1 when the extracted answer equals the gold one. The first answer is the prediction. With
-``invalid``, the first rule's misses are counted (per sample ``invalid``, ``invalid_rate`` in the
-figures). An answer that ended for length before the first rule found anything is ``censored``
-(``scoring/censored.py``; per sample, ``censored_rate`` in the figures): the budget cut it, it is
-neither right nor wrong, and the report gives the headline's bounds.
+"completion"``) or as one user message through the model's chat template (``"chat"``). Decoding is
+greedy unless the ``temperature`` option says otherwise; ``max_tokens`` is an option, and
+``repeats`` sends each row that many times (a seed a repeat when sampling), adding ``pass@k`` and
+``maj@k`` over the repeats (``checked.py``'s ``repeat_figures``). Each ``Answer`` names a metric,
+the rule that extracts an answer from the reply (None when nothing matches) and the channel that
+records it; the metric is 1 when the extracted answer equals the gold one. The first answer is the
+prediction. With ``invalid``, the first rule's misses are counted (per sample ``invalid``,
+``invalid_rate`` in the figures). An answer that ended for length before the first rule found
+anything is ``censored`` (``scoring/censored.py``; per sample, ``censored_rate`` in the figures):
+the budget cut it, it is neither right nor wrong, and the report gives the headline's bounds.
 """
 
 from __future__ import annotations
@@ -18,12 +20,20 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ...ir.request import CompletionInput, Request, Sampling
+from ...ir.request import Request, Sampling
 from ...ir.response import Response
 from ...scoring.censored import censored
-from .._shared import first_choice, int_option, means, tool_calls, user_message
+from .._shared import (
+    first_choice,
+    int_option,
+    means,
+    prompt_input,
+    temperature_option,
+    tool_calls,
+)
 from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
 from .base import Base, Prepared
+from .checked import MAX_REPEATS, repeat_figures
 
 if TYPE_CHECKING:
     from ..spec import Spec
@@ -58,13 +68,23 @@ class Generation(Base):
     kind: str = "generation"
     options: Mapping[str, Any] = field(default_factory=dict)
     has_max_tokens_option: bool = True
+    vote: bool = True
+    """maj@k over the repeats' extracted answers (the predictions are kept for it)."""
 
     def __post_init__(self) -> None:
-        options = {"max_tokens": self.max_tokens} if self.has_max_tokens_option else {}
+        options: dict[str, Any] = (
+            {"max_tokens": self.max_tokens} if self.has_max_tokens_option else {}
+        )
+        options |= {"repeats": 1, "temperature": 0.0}
         object.__setattr__(self, "options", options)
 
     def check_options(self, spec: Spec, config: TaskConfig) -> None:
         self._max_tokens(spec, config)
+        self.repeats(spec, config)
+        temperature_option(spec.name, config)
+
+    def repeats(self, spec: Spec, config: TaskConfig) -> int:
+        return int_option(spec.name, config, "repeats", 1, 1, MAX_REPEATS)
 
     def _max_tokens(self, spec: Spec, config: TaskConfig) -> int:
         if not self.has_max_tokens_option:
@@ -89,6 +109,13 @@ class Generation(Base):
             + "; ".join(f"{a.metric} by {a.extract.__name__}" for a in self.answers)
         )
 
+    def protocol_for(self, spec: Spec, model: ModelFacts, protocol: str) -> str:
+        sized = "max_tokens, " if self.has_max_tokens_option else ""
+        return (
+            f"{protocol}; the options temperature, {sized}repeats replace these defaults "
+            "(recorded with the run)"
+        )
+
     def prepare(self, spec: Spec, row: Mapping[str, Any], config: TaskConfig) -> Prepared:
         return Prepared(data={"query": spec.prompt.text_of(row)}, gold=self.gold(row))
 
@@ -96,12 +123,17 @@ class Generation(Base):
         self, spec: Spec, sample: Sample, config: TaskConfig, model: ModelFacts
     ) -> Mapping[str, Request]:
         text = sample.data["fewshot"] + sample.data["query"]
-        sampling = Sampling(temperature=0.0, max_tokens=self._max_tokens(spec, config))
+        kwargs: dict[str, Any] = {
+            "temperature": temperature_option(spec.name, config),
+            "max_tokens": self._max_tokens(spec, config),
+        }
         if self.stop:
-            sampling = Sampling(
-                temperature=0.0, max_tokens=self._max_tokens(spec, config), stop=self.stop
-            )
-        prompt = user_message(text) if self.input == "chat" else CompletionInput(text=text)
+            kwargs["stop"] = self.stop
+        repeat = sample.data.get("repeat")
+        if isinstance(repeat, int) and kwargs["temperature"] > 0:
+            kwargs["seed"] = config.seed + repeat  # one seed a repeat: repeats are not copies
+        sampling = Sampling(**kwargs)
+        prompt = prompt_input(sample, text, self.input == "chat")
         return {self.request: Request(input=prompt, sampling=sampling)}
 
     def score(
@@ -137,9 +169,11 @@ class Generation(Base):
     def aggregate(
         self, spec: Spec, results: Iterable[tuple[Sample, SampleResult]]
     ) -> dict[str, Any]:
-        out = means(results)
+        kept = list(results)
+        out = means(kept)
         if self.count_invalid:
             out["invalid_rate"] = out.pop("invalid", 0.0)
         if "censored" in out:  # records made before it have none
             out["censored_rate"] = out.pop("censored")
+        out.update(repeat_figures(kept, spec.headline, self.equivalent if self.vote else None))
         return out

@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ...ir.request import ChatInput, CompletionInput, Request, Sampling, Scoring
+from ...ir.request import Request, Sampling, Scoring
 from ...ir.response import Response
 from ...scoring import argmax, candidate_letter_logprobs, letter_logprobs
-from .._shared import int_option, user_message
+from .._shared import int_option, prompt_input
 from ..base import ModelFacts, Requirement, Sample, SampleResult, TaskConfig
 from .base import Base, Prepared
 
@@ -113,9 +113,7 @@ class ChoiceLetter(Base):
         else:
             scoring = Scoring(sampled_logprobs=True, sampled_top_k=self._top_k(spec, config))
         text = sample.data["fewshot"] + sample.data["query"]
-        prompt: CompletionInput | ChatInput = (
-            user_message(text) if model.input_kind == "chat" else CompletionInput(text=text)
-        )
+        prompt = prompt_input(sample, text, model.input_kind == "chat")
         return {
             "letter": Request(
                 input=prompt, sampling=Sampling(temperature=0.0, max_tokens=1), scoring=scoring

@@ -1,0 +1,130 @@
+"""Run inside the bfcl-eval oracle venv (``scripts/bfcl-oracle.sh``), never by sieval: BFCL's own
+verdict on model outputs, one JSON object a line on stdin, one a line on stdout.
+
+In: ``{"id", "category", "column": "fc"|"prompt", "result"}`` where ``result`` is what BFCL's
+handler stores: for FC, the list ``[{name: arguments_json_text}]`` when the reply called, else
+the reply's text; for Prompt, the reply's text. Out: ``{"id", "valid", "error_type"}``.
+
+The verdict is bfcl-eval's: its ``ast_checker``, ``is_function_calling_format_output``,
+``is_empty_output`` and Prompt decoder (``default_decode_ast_prompting``), called in the order its
+``eval_runner`` calls them for a single-turn entry (decode, a decode failure is
+``ast_decoder:decoder_failed``; a decoded value not in call-list form is
+``ast_decoder:decoder_wrong_output_format``; then the checker). Its FC handlers' decode (OpenAI's:
+``json.loads`` of each call's arguments) is the four lines of ``_fc_decode``, as its
+``openai_completion.py`` has them: that module imports the openai SDK, which the oracle venv
+does not install. Its model registry imports every vendor SDK, so a stand-in module holds the
+two entries this driver names: ``sieval-fc`` (dots sent as underscores, ``underscore_to_dot``)
+and ``sieval-prompt``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+
+class _Config:
+    def __init__(self, underscore_to_dot: bool) -> None:
+        self.underscore_to_dot = underscore_to_dot
+
+
+_registry = types.ModuleType("bfcl_eval.constants.model_config")
+_registry.MODEL_CONFIG_MAPPING = {  # type: ignore[attr-defined]
+    "sieval-fc": _Config(True),
+    "sieval-prompt": _Config(False),
+}
+sys.modules["bfcl_eval.constants.model_config"] = _registry
+
+import bfcl_eval  # noqa: E402
+from bfcl_eval.constants.enums import Language, ReturnFormat  # noqa: E402
+from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker  # noqa: E402
+from bfcl_eval.model_handler.utils import default_decode_ast_prompting  # noqa: E402
+from bfcl_eval.utils import is_empty_output, is_function_calling_format_output  # noqa: E402
+
+DATA = Path(bfcl_eval.__file__).parent / "data"
+
+
+def _fc_decode(result: Any) -> list[dict[str, Any]]:
+    decoded = []
+    for invoked in result:
+        name = next(iter(invoked))
+        decoded.append({name: json.loads(invoked[name])})
+    return decoded
+
+
+def _decode(column: str, result: Any) -> Any:
+    if column == "fc":
+        return _fc_decode(result)
+    return default_decode_ast_prompting(result, ReturnFormat.PYTHON, False)
+
+
+def _rows(path: Path) -> dict[str, Any]:
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            out[row["id"]] = row
+    return out
+
+
+_entries: dict[str, dict[str, Any]] = {}
+_answers: dict[str, dict[str, Any]] = {}
+
+
+def _entry(category: str, entry_id: str) -> tuple[dict[str, Any], Any]:
+    if category not in _entries:
+        _entries[category] = _rows(DATA / f"BFCL_v4_{category}.json")
+        answers = DATA / "possible_answer" / f"BFCL_v4_{category}.json"
+        _answers[category] = _rows(answers) if answers.exists() else {}
+    answer = _answers[category].get(entry_id)
+    return _entries[category][entry_id], None if answer is None else answer["ground_truth"]
+
+
+def verdict(item: dict[str, Any]) -> dict[str, Any]:
+    category, column = item["category"], item["column"]
+    entry, answer = _entry(category, item["id"])
+    if "relevance" in category:  # irrelevance, live_irrelevance, live_relevance
+        try:
+            decoded = _decode(column, item["result"])
+            called = not is_empty_output(decoded)
+        except Exception:
+            called = False
+        valid = not called if "irrelevance" in category else called
+        error = None
+        if not valid:
+            error = (
+                "irrelevance_error:decoder_success"
+                if "irrelevance" in category
+                else "relevance_error:decoder_failed"
+            )
+        return {"valid": valid, "error_type": error}
+    try:
+        decoded = _decode(column, item["result"])
+    except Exception:
+        return {"valid": False, "error_type": "ast_decoder:decoder_failed"}
+    if not is_function_calling_format_output(decoded):
+        return {"valid": False, "error_type": "ast_decoder:decoder_wrong_output_format"}
+    model = "sieval-fc" if column == "fc" else "sieval-prompt"
+    checked = ast_checker(entry["function"], decoded, answer, Language.PYTHON, category, model)
+    valid = checked["valid"]
+    return {"valid": valid, "error_type": None if valid else checked.get("error_type")}
+
+
+def main() -> None:
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        item = json.loads(line)
+        try:
+            out = verdict(item)
+        except Exception as exc:  # the checker itself raised: reported, compared as such
+            out = {"valid": None, "error_type": f"raised {type(exc).__name__}"}
+        out["id"] = item["id"]
+        print(json.dumps(out), flush=True)
+
+
+if __name__ == "__main__":
+    main()
