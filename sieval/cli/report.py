@@ -17,6 +17,7 @@ from rich.text import Text
 
 from ..errors import ConfigError, StorageError
 from ..ir.response import LENGTH_FINISHES
+from ..results.lengths import RULER_THRESHOLD, length_tables
 from ..results.shots import shots
 from . import common
 from .app import app
@@ -90,6 +91,13 @@ def report_command(
     force: bool = typer.Option(
         False, "--force", help="With --html: overwrite an existing file that is not a report."
     ),
+    effective_threshold: float = typer.Option(
+        85.6,
+        "--effective-threshold",
+        metavar="PERCENT",
+        help="Scores by context length (RULER): the effective length is the longest length up "
+        "to which every average is above this (default RULER's 85.6, Llama-2-7B's at 4k).",
+    ),
 ) -> None:
     """Print a run's report as tables, or as md, csv or json rows; --html writes a page.
 
@@ -124,7 +132,14 @@ def report_command(
             else snapshot(run_dir, data_dir=data_dir, tasks=common.tasks_for(run_dir=run_dir))
         )
         if html is not None:
-            written = write_html(run_dir, report, Path(html), compare_with=compare, force=force)
+            written = write_html(
+                run_dir,
+                report,
+                Path(html),
+                compare_with=compare,
+                force=force,
+                threshold=effective_threshold,
+            )
             typer.echo(f"HTML report: {written}", err=form != "table")
     except (ConfigError, StorageError) as exc:
         raise common.fail(exc.message) from None
@@ -132,7 +147,7 @@ def report_command(
         typer.echo(render_rows(result_rows(report), form), nl=False)
         return
     console = Console(highlight=False)
-    for table in render_report(report):
+    for table in render_report(report, threshold=effective_threshold):
         console.print(table)
     for line in render_finishes(report):
         console.print(Text("answers: ") + line)
@@ -213,6 +228,7 @@ def write_html(
     *,
     compare_with: Path | None = None,
     force: bool = False,
+    threshold: float = RULER_THRESHOLD,
 ) -> Path:
     """Build the run's view and write it as one self-contained HTML file at ``target`` (where
     ``rundir.html_target`` allows; ``ConfigError`` otherwise, before anything is written)."""
@@ -224,6 +240,7 @@ def write_html(
     target = html_target(target, run_dir, force=force)
     view = build_view(run_dir, report)
     view["serving"] = report.serving
+    view["lengths"] = lengths_view(report, threshold)
     if compare_with is not None:
         from ..analysis.compare import compare_runs
 
@@ -525,13 +542,70 @@ def interval_methods(spreads: Mapping[str, Interval], shown: Sequence[str]) -> l
     return [f"95% CI of {', '.join(names)}: {method}" for method, names in by_method.items()]
 
 
-def render_report(report: Report) -> list[Table | Text | Group | Summary]:
+def render_lengths(report: Report, threshold: float = RULER_THRESHOLD) -> list[Table | Text]:
+    """Score versus context length (RULER's tasks): a row per task and the average, a column
+    per length, in percent with the 95% interval; the effective length under the table."""
+    out: list[Table | Text] = []
+    for found in length_tables(report, threshold):
+        table = Table(title=as_text(f"score by context length (%) · {found.model}"))
+        table.add_column("task", no_wrap=True)
+        for length in found.lengths:
+            table.add_column(f"{length}\n95% CI", justify="right", no_wrap=True)
+        rows = [*found.rows.items(), ("average", found.average)]
+        for task, cells in rows:
+            shown_cells = []
+            for length in found.lengths:
+                cell = cells.get(length)
+                if cell is None:
+                    shown_cells.append(MISSING)
+                    continue
+                ci = interval([cell.low, cell.high], digits=1) if cell.low is not None else MISSING
+                shown_cells.append(f"{cell.value:.1f}\n{ci}")
+            table.add_row(as_text(task), *shown_cells, style="bold" if task == "average" else "")
+        out.append(table)
+        effective = found.effective
+        said = (
+            f"effective length: {effective}"
+            if effective is not None
+            else f"effective length: none (the average at {found.lengths[0]} is not above it)"
+        )
+        out.append(Text(f"{said} (threshold {threshold:g}%, --effective-threshold)", style="dim"))
+    return out
+
+
+def lengths_view(report: Report, threshold: float) -> list[dict[str, Any]]:
+    """The score-versus-length tables as the HTML report's data (its plot and table)."""
+    return [
+        {
+            "model": t.model,
+            "lengths": t.lengths,
+            "threshold": t.threshold,
+            "effective": t.effective,
+            "rows": [
+                {
+                    "task": task,
+                    "cells": [
+                        None if (c := cells.get(n)) is None else [c.value, c.low, c.high]
+                        for n in t.lengths
+                    ],
+                }
+                for task, cells in [*t.rows.items(), ("average", t.average)]
+            ],
+        }
+        for t in length_tables(report, threshold)
+    ]
+
+
+def render_report(
+    report: Report, threshold: float = RULER_THRESHOLD
+) -> list[Table | Text | Group | Summary]:
     """The summary, per (model, task) its metrics and a table per metric group (a row a subject,
-    with its n), provenance per model, the serving checks, and timings: narrow tables that read
-    at 80 columns."""
+    with its n), scores by context length (RULER), provenance per model, the serving checks,
+    and timings: narrow tables that read at 80 columns."""
     tables: list[Table | Text | Group | Summary] = [
         render_summary(report, fixes=True),
         *render_sandboxes(report),
+        *render_lengths(report, threshold),
     ]
     several = len({r.model for r in report.results}) > 1
     provenance = Table(title="provenance", show_header=False)

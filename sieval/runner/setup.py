@@ -51,6 +51,7 @@ from .endpoints import Endpoints
 from .preflight import PREFLIGHT_TIMEOUTS, Provenance, embedded_server, preflight
 from .replicas import check_replicas
 from .reply_cache import ReplyCache
+from .tokenizer import ServedTokenizer
 
 __all__ = ["Found", "Setup", "TransportFactory", "set_up"]
 
@@ -317,6 +318,7 @@ async def _facts_and_checks(
             stage(f"tokenizing {len(docs)} documents through {pm.label}'s tokenizer")
             length = provenance[pm.label].max_model_len.get(pm.config.model)
             facts = msgspec.structs.replace(facts, **await resolve_documents(model, docs, length))
+        facts = await _generated(pm, plan, model, facts, provenance[pm.label], stage)
         if not preflight:
             return facts, None
         stage(f"pre-run checks for {pm.label} (skip with --no-preflight)")
@@ -324,3 +326,24 @@ async def _facts_and_checks(
     finally:
         if pm.label not in setup.transports:  # a shared test transport outlives the checks
             await model.aclose()
+
+
+async def _generated(
+    pm: PlannedModel,
+    plan: Plan,
+    model: Model,
+    facts: ModelFacts,
+    found: Provenance,
+    stage: Callable[[str], None],
+) -> ModelFacts:
+    """``facts`` with what the tasks generate through the server's tokenizer (RULER's samples),
+    before the checks and the forecast read their requests."""
+    generated: dict[str, Any] = {}
+    length = found.max_model_len.get(pm.config.model) or facts.max_length
+    tokenizer = ServedTokenizer(model, length, chat=facts.input_kind == "chat")
+    for pt in plan.tasks:
+        made = await pt.task.generate(pt.samples, pt.config, tokenizer, plan.data_dir)
+        if made is not None:
+            stage(f"generated {pt.name}'s samples through {pm.label}'s tokenizer")
+            generated[pt.task.name] = made
+    return msgspec.structs.replace(facts, generated=generated) if generated else facts

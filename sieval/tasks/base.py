@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 import msgspec
 
@@ -43,6 +43,7 @@ __all__ = [
     "StaticTask",
     "Task",
     "TaskConfig",
+    "Tokenizer",
     "describe",
 ]
 
@@ -114,6 +115,25 @@ class ModelFacts(msgspec.Struct, frozen=True, kw_only=True):
     tool_results: Literal["apart", "together"] = "apart"
     """How the dialect takes the results of several tool calls made in one turn: one tool
     message each (OpenAI's chat), or ``together`` in one turn (Anthropic's, Google's)."""
+    generated: dict[str, Any] | None = None
+    """What each task generated through the server's tokenizer before the run, by task name
+    (``Task.generate``: RULER's samples at each length); None until then."""
+
+
+class Tokenizer(Protocol):
+    """The server's tokenizer as a task's ``generate`` asks it (``runner/tokenizer.py``)."""
+
+    max_length: int | None
+    """The server's maximum model length (prompt and generated tokens), when it reports one."""
+
+    async def count(self, text: str) -> int:
+        """The tokens of ``text``, special tokens off."""
+        ...
+
+    async def overhead(self) -> int:
+        """The tokens a prompt is sent with beyond its own: the BOS of a text prompt, or the
+        chat template around one user message."""
+        ...
 
 
 COMPLETION_MODEL = ModelFacts()
@@ -267,6 +287,13 @@ class Task(abc.ABC):
     def check_ready(self, allow_unsafe_code: bool = False) -> Readiness:
         """The task's own check before the run's first request; the default: nothing to check."""
         return Readiness()
+
+    async def generate(
+        self, samples: Sequence[Sample], config: TaskConfig, tokenizer: Tokenizer, data_dir: Path
+    ) -> Any:
+        """What the task generates through the server's tokenizer before the run (its
+        ``ModelFacts.generated`` entry: RULER's samples), or None: nothing to generate."""
+        return None
 
     def describe(self, sample: Sample) -> dict[str, Any]:
         """What a record keeps of its sample: its data without the shots, plus the gold."""

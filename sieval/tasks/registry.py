@@ -1,5 +1,5 @@
 """The task table, discovered: every public module of ``sieval.tasks`` that defines ``TASK`` (or
-``SUITE``).
+``SUITE``); a module whose ``TASK`` is a tuple defines a family of tasks (RULER's).
 
 A new task is one new module; nothing here changes. ``TASKS`` maps names to task objects, sorted;
 ``SUITES`` the same for suites (``suite.py``).
@@ -29,9 +29,10 @@ def _declared(package: str, attribute: str) -> dict[str, Any]:
         value = getattr(importlib.import_module(f"{package}.{info.name}"), attribute, None)
         if value is None:
             continue
-        if value.name in found:
-            raise AssertionError(f"two task modules define the {attribute} name {value.name!r}")
-        found[value.name] = value
+        for one in value if isinstance(value, tuple) else (value,):  # a family: several tasks
+            if one.name in found:
+                raise AssertionError(f"two task modules define the {attribute} name {one.name!r}")
+            found[one.name] = one
     return dict(sorted(found.items()))
 
 

@@ -19,6 +19,8 @@ NAMES = [
     "mt_bench_answers",
     "openbookqa", "piqa", "sciq", "truthfulqa_mc1", "truthfulqa_mc2", "wikitext", "winogrande",
 ]  # fmt: skip
+RULER = ["cwe", "fwe", "niah_multikey_1", "niah_multikey_2", "niah_multikey_3", "niah_multiquery",
+         "niah_multivalue", "niah_single_1", "niah_single_2", "niah_single_3", "vt"]  # fmt: skip
 CHAT_ONLY = {"gsm8k_0shot_gen", "mmlu_0shot_gen", "ifeval", "math500", "aime2024", "aime2025",
              "gpqa_diamond", "mt_bench_answers", "bank_tools", "mt_bench",
              "arena_hard_v2", "bfcl"}  # fmt: skip
@@ -27,7 +29,7 @@ TOKEN_PROMPT = {"wikitext"}
 
 
 def test_the_seed_tasks_and_the_chat_tasks() -> None:
-    assert list(TASKS) == NAMES
+    assert list(TASKS) == sorted(NAMES + RULER)
     for name, task in TASKS.items():
         assert task.name == name and task.protocol and task.headline
         assert {r.capability for r in task.requirements} <= set(CAPABILITIES)

@@ -60,6 +60,12 @@ def test_the_task_table_fits_80_columns_and_names_every_task() -> None:
     assert "suite base_suite: arc_easy, arc_challenge" in result.output
 
 
+TASKS_OF_RULER = [
+    "niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
+    "niah_multikey_3", "niah_multivalue", "niah_multiquery", "vt", "cwe", "fwe",
+]  # fmt: skip
+
+
 def test_one_task_in_full_and_as_json() -> None:
     runner = CliRunner()
     one = runner.invoke(app, ["tasks", "winogrande"], env={"COLUMNS": "200"})
@@ -73,6 +79,7 @@ def test_one_task_in_full_and_as_json() -> None:
     assert data["suites"] == [
         {"name": "base_suite", "about": SUITES["base_suite"].about, "tasks": BASE},
         {"name": "instruct_suite", "about": SUITES["instruct_suite"].about, "tasks": INSTRUCT},
+        {"name": "ruler", "about": SUITES["ruler"].about, "tasks": [*TASKS_OF_RULER]},
     ]
     suite = runner.invoke(app, ["tasks", "base_suite"])
     assert suite.exit_code == 0 and "arc_challenge" in suite.output

@@ -327,6 +327,7 @@ def _plots(view: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
             _margins_plot,
             margins,
         ),
+        ("plot-lengths", "Score by context length", _lengths_plot, view.get("lengths", [])),
     ]
     for number, (ident, title, maker, rows) in enumerate(makers):
         made = maker(rows, several)
@@ -426,6 +427,58 @@ def _metric_plot(summary: Sequence[Mapping[str, Any]], several: bool) -> tuple[F
     estimators = _unique(str(r.get("estimator")) for r in rows if r.get("estimator"))
     caption = "Each task's headline metric over its scored samples"
     caption += f"; interval: {', '.join(estimators)}." if estimators else "."
+    return figure, caption
+
+
+def _lengths_plot(tables: Sequence[Mapping[str, Any]], several: bool) -> tuple[Figure, str] | None:
+    """Each task's score and the average (bold, its 95% band) against the context length, the
+    effective length's threshold dashed: one panel per model."""
+    if not tables:
+        return None
+    with _style():
+        figure = _figure(8 * len(tables))
+        for i, table in enumerate(tables):
+            ax = figure.add_subplot(len(tables), 1, i + 1)
+            xs = table["lengths"]
+            for j, row in enumerate(table["rows"]):
+                points = [(x, c) for x, c in zip(xs, row["cells"], strict=True) if c is not None]
+                if not points:
+                    continue
+                average = row["task"] == "average"
+                ax.plot(
+                    [x for x, _ in points],
+                    [c[0] for _, c in points],
+                    "o-",
+                    color="#000000" if average else _PALETTE[j % len(_PALETTE)],
+                    linewidth=2 if average else 0.8,
+                    markersize=4 if average else 2,
+                    label=row["task"],
+                )
+                if average and all(c[1] is not None for _, c in points):
+                    ax.fill_between(
+                        [x for x, _ in points],
+                        [c[1] for _, c in points],
+                        [c[2] for _, c in points],
+                        color="#000000",
+                        alpha=0.12,
+                        linewidth=0,
+                    )
+            ax.axhline(table["threshold"], color="#888888", linestyle="--", linewidth=0.8)
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(xs, [str(x) for x in xs])
+            ax.set_ylim(-3, 103)
+            ax.set_ylabel("score (%)")
+            ax.set_title(str(table["model"]), fontsize=8)
+            ax.legend(fontsize=6, ncol=2, loc="lower left")
+        ax.set_xlabel("context length (tokens)")
+    said = "; ".join(
+        f"{t['model']}: effective length "
+        + (str(t["effective"]) if t["effective"] is not None else "none")
+        for t in tables
+    )
+    caption = (
+        f"RULER's tasks at each length; dashed: the threshold ({tables[0]['threshold']}%); {said}."
+    )
     return figure, caption
 
 

@@ -35,6 +35,7 @@ __all__ = [
     "count_sentences",
     "count_words",
     "detect_language",
+    "split_sentences",
     "word_tokens",
 ]
 
@@ -91,6 +92,12 @@ def _word_tokenizer() -> Any:
 def sentences(text: str) -> tuple[str, ...]:
     """Punkt's English sentences of ``text`` (cached: the loose check asks again)."""
     return tuple(_sentence_tokenizer().tokenize(text))
+
+
+def split_sentences(text: str) -> list[str]:
+    """Punkt's English sentences of ``text`` (NLTK's ``sent_tokenize``), not cached: for long
+    texts read once (RULER's essay haystacks)."""
+    return list(_sentence_tokenizer().tokenize(text))
 
 
 def count_sentences(text: str) -> int:
