@@ -355,12 +355,18 @@ class StaticTask(Task):
         return self.score(sample, responses, config, model)
 
     async def solve(self, sample: Sample, ctx: Context) -> SampleResult:
-        calls = await ctx.gather(self.requests(sample, ctx.config, ctx.facts))
-        for call in calls.values():
-            if call.error is not None:
-                raise call.error
-        responses = {name: call.result() for name, call in calls.items()}
+        responses = await answered(ctx, self.requests(sample, ctx.config, ctx.facts))
         return await self.score_async(sample, responses, ctx.config, ctx.facts)
+
+
+async def answered(ctx: Context, requests: Mapping[str, Request]) -> dict[str, Response]:
+    """The replies to ``requests``, sent at once through ``ctx``; the first failed call's error
+    (in request order) is raised: its sample fails, unscored."""
+    calls = await ctx.gather(requests)
+    for call in calls.values():
+        if call.error is not None:
+            raise call.error
+    return {name: call.result() for name, call in calls.items()}
 
 
 def describe(task: Task, sample: Sample) -> dict[str, Any]:

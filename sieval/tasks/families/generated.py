@@ -39,7 +39,15 @@ from ...errors import ConfigError
 from ...ir.request import Request, Sampling
 from ...ir.response import Response
 from .._shared import first_choice, means, prompt_input, user_message
-from ..base import ModelFacts, PlannedCall, Requirement, Sample, SampleResult, TaskConfig
+from ..base import (
+    ModelFacts,
+    PlannedCall,
+    Requirement,
+    Sample,
+    SampleResult,
+    TaskConfig,
+    answered,
+)
 from ..filters import NONE, Pipeline
 from ..judging import JUDGE_SELF, identity, judge_self, prompt_hash, reply_text
 from ..prompt import shown
@@ -74,6 +82,11 @@ class Generated(Base):
     kind: str = "generation, filtered and scored"
     repeat_calls: int = 1
     """The calls a document makes with the same request (lm-eval's ``repeats``)."""
+
+    @property
+    def _single(self) -> bool:
+        """One pipeline, ``none``: metrics are named by scorer alone (``exact_match``)."""
+        return len(self.pipelines) == 1 and self.pipelines[0].name == "none"
 
     @property
     def judges(self) -> tuple[Scorer, ...]:
@@ -224,7 +237,7 @@ class Generated(Base):
         }
         if self.repeat_calls > 1:
             channels["texts"] = texts
-        single = len(self.pipelines) == 1 and self.pipelines[0].name == "none"
+        single = self._single
         for pipe in self.pipelines:
             answer = pipe.run(texts if self.repeat_calls > 1 else text, doc)
             extracted[pipe.name] = answer
@@ -267,7 +280,7 @@ class Generated(Base):
         the ones a cascade's rule decided (``ruled``)."""
         gold = sample.gold
         reference = " / ".join(map(str, gold)) if isinstance(gold, list) else str(gold)
-        single = len(self.pipelines) == 1 and self.pipelines[0].name == "none"
+        single = self._single
         sampling = Sampling(temperature=0.0, max_tokens=JUDGE_MAX_TOKENS)
         out = {}
         for scorer in self.judges:
@@ -285,7 +298,7 @@ class Generated(Base):
 
     def _ruled(self, sample: Sample, extracted: Mapping[str, Any]) -> dict[str, float]:
         """The judge metrics a cascade's rule decides, by metric name."""
-        single = len(self.pipelines) == 1 and self.pipelines[0].name == "none"
+        single = self._single
         out = {}
         for scorer in self.judges:
             if scorer.cascade is None:
@@ -312,11 +325,7 @@ class Generated(Base):
 
     async def solve(self, spec: Spec, sample: Sample, ctx: Context) -> SampleResult:
         """The generation scored, then (with judge scorers) the judge asked of each answer."""
-        calls = await ctx.gather(self.requests(spec, sample, ctx.config, ctx.facts))
-        for call in calls.values():
-            if call.error is not None:
-                raise call.error
-        responses = {name: call.result() for name, call in calls.items()}
+        responses = await answered(ctx, self.requests(spec, sample, ctx.config, ctx.facts))
         result = await self.score_async(spec, sample, responses, ctx.config, ctx.facts)
         if not self.judges:
             return result
@@ -355,7 +364,7 @@ class Generated(Base):
         from ..aggregations import aggregate
 
         names = {p.name for p in self.pipelines}
-        single = len(self.pipelines) == 1 and self.pipelines[0].name == "none"
+        single = self._single
         custom = {
             f"{metric}{'' if single else ',' + pipe}": fn
             for metric, fn in self.custom.items()
