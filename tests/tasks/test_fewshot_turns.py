@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from sieval.cli.main import app
 from sieval.errors import ConfigError
-from sieval.ir.request import ChatInput
+from sieval.ir.request import ChatInput, CompletionInput
 from sieval.tasks.base import ModelFacts, TaskConfig
 from sieval.tasks.registry import TASKS
 
@@ -59,7 +59,9 @@ def test_a_raw_text_prompt_is_refused_naming_the_setting() -> None:
         task.requests(sample, config)
     assert "kind: chat" in str(e.value)
     zero = TaskConfig(name=task.name, num_fewshot=0, fewshot_as_multiturn=True)
-    assert task.requests(next(iter(task.load(DATA, zero))), zero)  # no shots: nothing to turn
+    sent = task.requests(next(iter(task.load(DATA, zero))), zero)["gen"].input
+    assert isinstance(sent, CompletionInput)  # no shots: nothing to turn, the raw text is sent
+    assert sent.text.startswith("Question: ")
 
 
 def sieval(*args: str) -> tuple[int, str]:
