@@ -1,0 +1,209 @@
+"""BFCL's multi-turn tasks end to end on the embedded reference server (it calls the tool a turn
+shares the most words with, once, then answers in text): BFCL's loop of steps per turn, the
+calls executed against bfcl-eval's own environments (through the executor process), the held-out
+functions added at their turn, every miss classified, a wire drop found, the v4 figure and
+pass^k beside pass@k."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sieval.errors import ConfigError
+from sieval.ir.request import ChatInput, CompletionInput, TextPart
+from sieval.model import Model
+from sieval.plan.plan import model_facts
+from sieval.reference.server import start_in_thread
+from sieval.scoring.bfcl_env import oracle_python
+from sieval.tasks._bfcl import HINT, _oracle_data
+from sieval.tasks.base import Sample, SampleResult, TaskConfig
+from sieval.tasks.bfcl_multi_turn import MORE_FUNCTIONS, repeat_figures
+from sieval.tasks.context import DirectContext
+from sieval.tasks.registry import TASKS
+
+FC, PROMPT = TASKS["bfcl_multi_turn"], TASKS["bfcl_multi_turn_prompt"]
+
+
+def _installed() -> bool:
+    try:
+        oracle_python()
+    except ConfigError:
+        return False
+    return _oracle_data() is not None
+
+
+needs_oracle = pytest.mark.skipif(
+    not _installed(),
+    reason="bfcl-eval 2026.3.23 is not installed: run scripts/bfcl-oracle.sh (scripts/test does)",
+)
+
+
+async def _server(faults: str | None = None) -> AsyncIterator[str]:
+    # the Prompt column's system turn holds every function's schema (some 40,000 characters,
+    # the reference's tokens): the server's context is set above it
+    running = await asyncio.to_thread(
+        start_in_thread, port=0, faults=faults, max_model_len=1_000_000
+    )
+    try:
+        yield running.url
+    finally:
+        await asyncio.to_thread(running.stop)
+
+
+@pytest.fixture(scope="module")
+async def url() -> AsyncIterator[str]:
+    async for found in _server():
+        yield found
+
+
+def first(task: Any, category: str, **options: Any) -> tuple[Sample, TaskConfig]:
+    cfg = TaskConfig(name=task.name, options={"categories": category, **options})
+    return next(iter(task.load(Path("/nonexistent"), cfg))), cfg
+
+
+async def solve(
+    task: Any, url: str, dialect: str, sample: Sample, cfg: TaskConfig
+) -> tuple[SampleResult, DirectContext]:
+    async with Model(dialect=dialect, base_url=url, model_id="sieval-reference") as model:
+        ctx = DirectContext(model, sample, cfg, model_facts(model.dialect))
+        return await task.solve(sample, ctx), ctx
+
+
+@needs_oracle
+@pytest.mark.parametrize(
+    "dialect", ["openai_chat", "openai_responses", "anthropic_messages", "google_genai"]
+)
+async def test_fc_runs_bfcl_s_steps_against_its_environments_on_every_tool_wire(
+    url: str, dialect: str
+) -> None:
+    sample, cfg = first(FC, "multi_turn_base")
+    result, ctx = await solve(FC, url, dialect, sample, cfg)
+    # per turn: a step that calls (executed, its result sent back), then a text answer
+    assert list(ctx.calls) == [f"turn{t}.step{s}" for t in range(1, 5) for s in (1, 2)]
+    step1, step2 = result.channels["turns"][0]
+    assert step1["calls"] == [{"mkdir": {"dir_name": "final_report.pdf"}}]
+    assert step1["results"] == ["None"]  # GorillaFileSystem.mkdir's own return value, as text
+    # the reference quotes the result it got (Google's wire wraps a text result in "output")
+    assert "calls" not in step2 and step2["text"] in (
+        "mkdir returned None.",
+        'mkdir returned {"output": "None"}.',
+    )
+    grep = result.channels["turns"][1][0]
+    assert grep["results"] == ['{"error": "grep: budget analysis: No such file or directory"}']
+    # the directory it made is not the ground truth's move: the state check fails turn 0
+    assert result.metrics["accuracy"] == 0.0 and result.channels["miss"] == "wrong_call"
+    assert result.channels["reason"].startswith("multi_turn:instance_state_mismatch")
+    assert result.channels["failed_turn"] == 0
+    assert "root" in result.channels["details"]["differences"]
+    sent = ctx.calls["turn1.step2"].request
+    assert sent.tools.choice == "auto" and len(sent.tools.functions) == 32
+    assert [m.role for m in sent.input.messages] == ["user", "assistant", "tool"]
+
+
+@needs_oracle
+async def test_a_held_out_function_is_added_at_its_turn_without_bfcl_s_hint(url: str) -> None:
+    sample, cfg = first(FC, "multi_turn_miss_func")
+    assert [d["name"] for d in sample.data["missed"]["3"]] == ["sort"]
+    result, ctx = await solve(FC, url, "openai_chat", sample, cfg)
+    before = ctx.calls["turn3.step1"].request
+    held = ctx.calls["turn4.step1"].request
+    assert "sort" not in [f.name for f in before.tools.functions]
+    assert [f.name for f in held.tools.functions][-1] == "sort"
+    assert len(held.tools.functions) == len(before.tools.functions) + 1
+    assert not held.tools.functions[-1].description.endswith(HINT)  # BFCL adds it unhinted
+    assert before.tools.functions[0].description.endswith(HINT)
+    assert held.input.messages[-1].content == (TextPart(text=MORE_FUNCTIONS),)
+    assert len(result.channels["turns"]) == 5
+
+
+@needs_oracle
+@pytest.mark.parametrize("dialect", ["openai_chat", "openai_completions"])
+async def test_prompt_puts_the_functions_in_the_system_turn_and_reads_text(
+    url: str, dialect: str
+) -> None:
+    sample, cfg = first(PROMPT, "multi_turn_base")
+    result, ctx = await solve(PROMPT, url, dialect, sample, cfg)
+    # the reference server writes no Python call: each turn ends at its first step
+    assert list(ctx.calls) == [f"turn{t}.step1" for t in range(1, 5)]
+    assert (result.metrics["accuracy"], result.channels["miss"]) == (0.0, "no_call")
+    assert result.channels["reason"].startswith("multi_turn:empty_turn_model_response")
+    assert result.channels["turns"][0][0]["decode_error"]
+    sent = ctx.calls["turn2.step1"].request
+    assert not sent.tools.functions
+    if dialect == "openai_completions":
+        assert isinstance(sent.input, CompletionInput) and isinstance(sent.input.text, str)
+        assert sent.input.text.startswith("System: You are an expert in composing functions.")
+        assert "User: Perform a detailed search using grep" in sent.input.text
+    else:
+        assert isinstance(sent.input, ChatInput)
+        assert [m.role for m in sent.input.messages] == ["system", "user", "assistant", "user"]
+
+
+@needs_oracle
+async def test_a_call_the_server_s_parser_left_in_the_text_is_a_wire_drop() -> None:
+    sample, cfg = first(FC, "multi_turn_base")
+    async for faulty in _server(faults="tool-calls-as-text"):
+        result, _ = await solve(FC, faulty, "openai_chat", sample, cfg)
+    assert (result.metrics["accuracy"], result.metrics["wire_drop"]) == (0.0, 1.0)
+    assert result.channels["miss"] == "wire_drop" and result.metrics["no_call"] == 0.0
+    assert result.channels["lost"][0] == (
+        "the text holds 1 <tool_call> block(s) the server's parser did not read"
+    )
+
+
+def _results(outcomes: dict[str, list[float]]) -> list[tuple[Sample, SampleResult]]:
+    out = []
+    for item, values in outcomes.items():
+        category = item.rsplit("_", 1)[0]
+        for i, value in enumerate(values):
+            sample = Sample(id=f"{item}#r{i}", data={}, gold=None, group=category)
+            metrics = {"accuracy": value, f"acc_{category}": value}
+            out.append((sample, SampleResult(prediction=None, gold=None, metrics=metrics)))
+    return out
+
+
+def test_the_figures_are_bfcl_v4_s_and_pass_hat_k_beside_pass_at_k() -> None:
+    results = _results(
+        {
+            "multi_turn_base_0": [1.0, 1.0, 0.0, 1.0],
+            "multi_turn_miss_func_0": [0.0, 0.0, 0.0, 0.0],
+            "multi_turn_miss_param_0": [1.0, 1.0, 1.0, 1.0],
+            "multi_turn_long_context_0": [0.0, 1.0, 0.0, 0.0],
+        }
+    )
+    out = FC.aggregate(results)
+    assert out["acc_multi_turn_base"] == 0.75 and out["acc_multi_turn_long_context"] == 0.25
+    assert out["multi_turn"] == (0.75 + 0.0 + 1.0 + 0.25) / 4  # unweighted over the four
+    assert out["repeats"] == 4
+    # per entry, pass^2 = C(c,2)/C(4,2): 3/6, 0, 1, 0; pass@2 = 1 - C(4-c,2)/C(4,2): 1, 0, 1, 1/2
+    assert out["pass^2"] == pytest.approx((0.5 + 0 + 1 + 0) / 4)
+    assert out["pass@2"] == pytest.approx((1 + 0 + 1 + 0.5) / 4)
+    assert out["pass^4"] == 0.25 and out["pass@4"] == 0.75
+    assert out["pass^1"] == out["pass@1"] == out["accuracy"]
+    # three categories run: no multi-turn figure; single draws: no pass^k
+    assert "multi_turn" not in FC.aggregate(results[:12])
+    assert repeat_figures([(Sample(id="x", data={}, gold=None), results[0][1])]) == {}
+
+
+@needs_oracle
+def test_repeats_are_seeded_draws_of_each_entry() -> None:
+    cfg = TaskConfig(
+        name=FC.name,
+        options={"categories": "multi_turn_base", "repeats": 3, "temperature": 0.7},
+        seed=5,
+    )
+    samples = list(FC.load(Path("/nonexistent"), cfg))[:4]
+    assert [s.id for s in samples] == [
+        "multi_turn_base_0#r0",
+        "multi_turn_base_0#r1",
+        "multi_turn_base_0#r2",
+        "multi_turn_base_1#r0",
+    ]
+    assert FC.samples_per_row(cfg) == 3
+    seeds = [FC.calls(s, cfg)[0].request.sampling.seed for s in samples]
+    assert seeds == [5, 6, 7, 5]
+    assert FC.calls(samples[0], cfg)[0].request.sampling.temperature == 0.7
