@@ -372,14 +372,17 @@ class BfclMultiTurn(Task):
         reason = None if verdict.valid else f"{verdict.error_type}: {verdict.error}"
         channels: dict[str, Any] = {
             "column": "FC" if self.column == "fc" else "Prompt",
-            "turns": turns,
+            "made": decoded,
             "miss": miss,
             "reason": reason,
             "failed_turn": verdict.turn,
             "details": verdict.details,
-            "lost": lost or None,
+            "lost": "; ".join(lost) or None,
             "stopped": stopped,
+            "turns": turns,
         }
+        if miss == "no_call" and verdict.turn is not None:
+            channels["text"] = "\n---\n".join(s["text"] for s in turns[verdict.turn])
         steps = [s for turn in turns for s in turn]
         metrics = {
             "accuracy": float(verdict.valid),

@@ -4,12 +4,16 @@ not a test).
     python -m tests.scoring.bfcl_multi_turn_collect URL MODEL DIALECT N MAX_TOKENS OUT.jsonl
         [CATEGORIES]
 
+    python -m tests.scoring.bfcl_multi_turn_collect --from-run RUN_DIR OUT.jsonl
+
 ``URL`` ``embedded`` starts sieval's reference server. For the first N entries of each category,
 the ``bfcl_multi_turn`` task (FC; ``openai_completions`` runs ``bfcl_multi_turn_prompt``) runs
 the entry through its turns and steps, greedy, and one line per entry is written: ``{"id",
 "category", "column", "result"}``, ``result`` being what BFCL's inference stores (per turn, per
 step: FC, the reply's calls as ``[{name: arguments_json}]`` read from the raw reply body, or its
 text; Prompt, the text). Two entries at a time; the task's own verdict is printed beside each.
+``--from-run`` reads the same from the records of a ``sieval eval`` run of either task instead
+(each step's text and calls, as its channels keep them): the evidence run's own replies.
 """
 
 from __future__ import annotations
@@ -48,7 +52,38 @@ def result_of(column: str, calls: dict[str, ModelCall]) -> list[list[Any]]:
     return out
 
 
+def from_run(run_dir: Path) -> list[str]:
+    """Fixture lines from a run's records (see the module)."""
+    lines = []
+    for records in sorted(run_dir.glob("*/bfcl_multi_turn*/records.jsonl")):
+        for line in records.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            channels = record["channels"]
+            column = "fc" if channels["column"] == "FC" else "prompt"
+            result = [
+                [
+                    [{n: json.dumps(a)} for c in step["calls"] for n, a in c.items()]
+                    if column == "fc" and step.get("calls")
+                    else step["text"]
+                    for step in turn
+                ]
+                for turn in channels["turns"]
+            ]
+            row = {
+                "id": record["sample_id"],
+                "category": record["group"],
+                "column": column,
+                "result": result,
+            }
+            lines.append(json.dumps(row))
+    return lines
+
+
 async def collect(argv: list[str]) -> None:
+    if argv[0] == "--from-run":
+        lines = from_run(Path(argv[1]))
+        Path(argv[2]).write_text("".join(line + "\n" for line in sorted(lines)), "utf-8")
+        return
     url, model_id, dialect, n, tokens, out = argv[:6]
     column = "prompt" if dialect == "openai_completions" else "fc"
     task = TASKS["bfcl_multi_turn_prompt" if column == "prompt" else "bfcl_multi_turn"]
