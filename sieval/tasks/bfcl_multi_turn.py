@@ -72,7 +72,7 @@ from ..ir.request import (
     Tools,
 )
 from ..ir.response import ended_for_length
-from ..scoring.bfcl_env import Call, shared
+from ..scoring.bfcl_env import Call, ExecutorError, shared
 from ..scoring.bfcl_multi_turn import check, fc_calls, prompt_calls
 from ..scoring.repeats import pass_at_k, pass_hat_k
 from ._bfcl import HINT, data_directory, fc_tools, lost_calls, prompt_system, transcript
@@ -262,8 +262,13 @@ class BfclMultiTurn(Task):
         """The executor starts and bfcl-eval's environments import (``ConfigError`` naming
         scripts/bfcl-oracle.sh otherwise)."""
         envs = shared()
-        session = envs.open(list(FUNC_DOCS), {}, False)
-        envs.close(session)
+        try:
+            envs.close(envs.open(list(FUNC_DOCS), {}, False))
+        except ExecutorError as exc:
+            raise ConfigError(
+                f"{self.name}: bfcl-eval's environments do not load with {envs.python}: {exc}; "
+                "run scripts/bfcl-oracle.sh (bfcl-eval --no-deps, mpmath)"
+            ) from exc
         return Readiness(said=(f"bfcl multi-turn environments: {envs.python}",))
 
     def samples_per_row(self, config: TaskConfig) -> int:

@@ -8,12 +8,13 @@ the executor reaches bfcl-eval's environments as bfcl-eval runs them."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
 from sieval.errors import ConfigError
-from sieval.scoring.bfcl_env import Call, Environments, oracle_python
+from sieval.scoring.bfcl_env import Call, Environments, ExecutorError, oracle_python
 from sieval.scoring.bfcl_multi_turn import ground_truth_call, prompt_calls
 from sieval.tasks._bfcl import _oracle_data
 from sieval.tasks.bfcl_multi_turn import CATEGORIES
@@ -109,3 +110,17 @@ def test_the_executor_runs_bfcl_eval_s_environments_by_name_and_arguments(
         envs.close(session)
     finally:
         envs.stop()
+
+
+def test_an_executor_without_bfcl_eval_says_so_and_a_missing_python_names_the_fix(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    envs = Environments(Path(sys.executable))  # sieval's own python: no bfcl_eval
+    try:
+        with pytest.raises(ExecutorError, match="No module named 'bfcl_eval'"):
+            envs.open(["GorillaFileSystem"], {}, False)
+    finally:
+        envs.stop()
+    monkeypatch.setenv("SIEVAL_BFCL_PYTHON", str(tmp_path / "absent" / "python"))
+    with pytest.raises(ConfigError, match=r"run scripts/bfcl-oracle\.sh"):
+        oracle_python()
