@@ -4,7 +4,8 @@ multi-turn verdict on model outputs, one JSON object a line on stdin, one a line
 In: ``{"id", "category", "column": "fc"|"prompt", "result"}`` where ``result`` is what BFCL's
 inference stores for a multi-turn entry: per turn, per step, the step's model response (FC: the
 list ``[{name: arguments_json}]`` when the reply called, else its text; Prompt: its text). Out:
-``{"id", "valid", "error_type"}``.
+``{"id", "valid", "error_type"}``. An item may carry its own ``entry`` (``id``, ``initial_config``,
+``involved_classes``) and ``ground_truth`` instead of naming one of the data's.
 
 The verdict is bfcl-eval's: the steps decoded as its ``_evaluate_single_multi_turn_entry``
 decodes them (its handlers' ``decode_execute``: ``convert_to_function_call`` for FC,
@@ -68,7 +69,10 @@ def verdict(item: dict[str, Any]) -> dict[str, Any]:
     global _count
     _count += 1
     category, column = item["category"], item["column"]
-    entry, answer = _entry(category, item["id"])
+    if "entry" in item:  # an entry written for the test (initial_config, involved_classes)
+        entry, answer = item["entry"], item["ground_truth"]
+    else:
+        entry, answer = _entry(category, item["id"])
     result = item["result"]
     if len(result) != len(answer):
         return {"valid": False, "error_type": "multi_turn:force_terminated"}

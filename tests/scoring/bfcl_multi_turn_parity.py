@@ -177,6 +177,43 @@ def cases(data: Path, categories: tuple[str, ...] = CATEGORIES, limit: int | Non
     return items
 
 
+WRITTEN = {
+    "id": "multi_turn_base_written",
+    "initial_config": {"GorillaFileSystem": {"root": {"w": {"type": "directory", "contents": {}}}}},
+    "involved_classes": ["GorillaFileSystem", "MathAPI"],
+}
+"""An entry written for the rules the data's ground truths never reach: a turn whose ground
+truth has two equal results (counted with multiplicity), a later turn that a result made earlier
+satisfies (all turns so far)."""
+
+WRITTEN_CASES: list[tuple[list[list[str]], list[list[str]]]] = [
+    ([["pwd()", "pwd()"]], [["[pwd()]"]]),  # one of the two equal results: a miss
+    ([["pwd()", "pwd()"]], [["[pwd(), pwd()]"]]),
+    ([["pwd()", "pwd()"]], [["[pwd()]", "[pwd()]"]]),  # in two steps
+    ([["add(a=1, b=2)"], ["add(a=1, b=2)"]], [["[add(a=1, b=2)]"], ["[pwd()]"]]),
+    ([["add(a=1, b=2)"], ["add(a=1, b=2)", "add(a=1, b=2)"]], [["[add(a=1, b=2)]"], ["[pwd()]"]]),
+    ([["mkdir(dir_name='x')"], []], [["[mkdir(dir_name='x')]"], ["[cd(folder='x')]"]]),
+    ([["mkdir(dir_name='x')"], ["cd(folder='x')"]], [["[mkdir(dir_name='x')]"], []]),
+]
+"""(ground truth, Prompt result) pairs for ``WRITTEN``."""
+
+
+def written() -> list[dict[str, Any]]:
+    return [
+        {
+            "id": WRITTEN["id"],
+            "category": "multi_turn_base",
+            "column": "prompt",
+            "source": "planted",
+            "case": f"written_{i}",
+            "entry": WRITTEN,
+            "ground_truth": truth,
+            "result": result,
+        }
+        for i, (truth, result) in enumerate(WRITTEN_CASES)
+    ]
+
+
 def recorded(paths: list[Path]) -> list[dict[str, Any]]:
     out = []
     for path in paths:
@@ -232,7 +269,11 @@ def compare(python: str, data: Path, items: list[dict[str, Any]]) -> tuple[Count
     differ = []
     try:
         for item, their in zip(items, theirs, strict=True):
-            mine = sieval_verdict(envs, item, by_id[item["id"]])
+            if "entry" in item:
+                entry = {**item["entry"], "gold": item["ground_truth"]}
+            else:
+                entry = by_id[item["id"]]
+            mine = sieval_verdict(envs, item, entry)
             key = (item["category"], item["column"], item["source"])
             counts[(*key, "pass" if their["valid"] else "fail")] += 1
             if (mine["valid"], mine["error_type"]) != (their["valid"], their["error_type"]):
@@ -266,7 +307,7 @@ def main(argv: list[str]) -> None:
 
     limit = int(argv[0]) if argv else None
     data = data_directory(Path("/nonexistent"))
-    items = cases(data, limit=limit) + recorded(sorted(FIXTURES.glob("*.jsonl")))
+    items = cases(data, limit=limit) + written() + recorded(sorted(FIXTURES.glob("*.jsonl")))
     counts, differ = compare(str(oracle_python()), data, items)
     print(table(counts))
     print(f"\n{sum(counts.values())} outputs, {len(differ)} disagreements.")

@@ -41,7 +41,7 @@ def test_the_check_agrees_with_bfcl_eval_on_real_and_planted_outputs(
 ) -> None:
     python, data = oracle
     live = parity.recorded(sorted(parity.FIXTURES.glob("*.jsonl")))
-    items = parity.cases(data, limit=2) + live
+    items = parity.cases(data, limit=2) + parity.written() + live
     counts, differ = parity.compare(python, data, items)
     assert differ == []
     for category in CATEGORIES:
