@@ -341,12 +341,30 @@ class BfclMultiTurn(Task):
     def calls(
         self, sample: Sample, config: TaskConfig, model: ModelFacts = COMPLETION_MODEL
     ) -> Sequence[PlannedCall]:
-        """The first step of the first turn, as sent; the later steps depend on the replies and
-        on the environments' results (no bound is claimed for them)."""
+        """The first step of the first turn, as sent; then the later steps as that request
+        again, at most BFCL's 21 replies a turn, each holding at most what the earlier turns may
+        add: the later turns' user messages, the held-out functions' schemas and every earlier
+        reply at its ``max_tokens`` (a token a character for text). The environments' results
+        are not in that bound: BFCL sends them back uncut, and their size is the
+        environment's."""
+        sampling = self._sampling(sample, config)
         messages = [_message(m) for m in self._first_messages(sample)]
         tools = fc_tools(sample.data["function"]) if self.column == "fc" else ()
-        first = self._request(messages, tools, self._sampling(sample, config), model)
-        return [PlannedCall("turn1.step1", first)]
+        first = self._request(messages, tools, sampling, model)
+        replies = len(sample.data["question"]) * (STEP_LIMIT + 1)
+        added = sum(len(str(m["content"])) for t in sample.data["question"][1:] for m in t)
+        added += sum(
+            len(json.dumps(d)) + len(MORE_FUNCTIONS) for d in sample.data["missed"].values()
+        )
+        most = sampling.max_tokens if isinstance(sampling.max_tokens, int) else 0
+        later = PlannedCall(
+            f"turn1.step2..{replies}",
+            first,
+            exact=False,
+            times=replies - 1,
+            unseen_tokens=added + (replies - 1) * most,
+        )
+        return [PlannedCall("turn1.step1", first), later]
 
     # -- one entry ----------------------------------------------------------------------------
 

@@ -210,3 +210,8 @@ def test_repeats_are_seeded_draws_of_each_entry() -> None:
     seeds = [FC.calls(s, cfg)[0].request.sampling.seed for s in samples]
     assert seeds == [5, 6, 7, 5]
     assert FC.calls(samples[0], cfg)[0].request.sampling.temperature == 0.7
+    # planning: the first step as sent, then at most 21 replies a turn (4 turns), not exact
+    first, later = FC.calls(samples[0], cfg)
+    assert (first.name, first.exact, first.times) == ("turn1.step1", True, 1)
+    assert (later.exact, later.times) == (False, 4 * 21 - 1)
+    assert later.unseen_tokens >= later.times * 512  # every earlier reply at its max_tokens
