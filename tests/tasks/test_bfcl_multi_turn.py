@@ -2,7 +2,8 @@
 shares the most words with, once, then answers in text): BFCL's loop of steps per turn, the
 calls executed against bfcl-eval's own environments (through the executor process), the held-out
 functions added at their turn, every miss classified, a wire drop found, the v4 figure and
-pass^k beside pass@k."""
+pass^k beside pass@k. And a correct model passes: a small HTTP server that answers with an
+entry's ground-truth calls, in order, in both columns."""
 
 from __future__ import annotations
 
@@ -215,3 +216,113 @@ def test_repeats_are_seeded_draws_of_each_entry() -> None:
     assert (first.name, first.exact, first.times) == ("turn1.step1", True, 1)
     assert (later.exact, later.times) == (False, 4 * 21 - 1)
     assert later.unseen_tokens >= later.times * 512  # every earlier reply at its max_tokens
+
+
+# -- a correct model: a server that answers with the ground truth's calls, in order -------------
+
+GROUND_TRUTH_0 = [
+    ["cd(folder='document')", "mkdir(dir_name='temp')",
+     "mv(source='final_report.pdf', destination='temp')"],
+    ["cd(folder='temp')", "grep(file_name='final_report.pdf', pattern='budget analysis')"],
+    ["sort(file_name='final_report.pdf')"],
+    ["cd(folder='..')", "mv(source='previous_report.pdf', destination='temp')",
+     "cd(folder='temp')",
+     "diff(file_name1='final_report.pdf', file_name2='previous_report.pdf')"],
+]  # fmt: skip
+"""multi_turn_base_0's ground truth, its positional argument named (``sort``)."""
+
+
+def _reply(content: str, calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
+        message["tool_calls"] = calls
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": 1796615907,
+        "model": "scripted",
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if calls else "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+
+
+def _fc_calls(turn: list[str], index: int) -> list[dict[str, Any]]:
+    import json
+
+    from sieval.scoring.bfcl_multi_turn import ground_truth_call
+
+    out = []
+    for i, text in enumerate(turn):
+        call = ground_truth_call(text)
+        arguments = json.dumps(dict(call.kwargs))
+        function = {"name": call.name, "arguments": arguments}
+        out.append({"id": f"call-{index}-{i}", "type": "function", "function": function})
+    return out
+
+
+async def _scripted(replies: list[dict[str, Any]]) -> AsyncIterator[tuple[str, list[Any]]]:
+    from aiohttp import web
+
+    bodies: list[Any] = []
+    queue = list(replies)
+
+    async def chat(request: web.Request) -> web.Response:
+        bodies.append(await request.json())
+        return web.json_response(queue.pop(0))
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        yield f"http://127.0.0.1:{port}", bodies
+    finally:
+        await runner.cleanup()
+
+
+@needs_oracle
+@pytest.mark.parametrize("column", ["fc", "prompt"])
+async def test_a_model_that_makes_the_ground_truth_s_calls_passes(column: str) -> None:
+    task = FC if column == "fc" else PROMPT
+    replies = []
+    for index, turn in enumerate(GROUND_TRUTH_0):
+        if column == "fc":
+            replies.append(_reply("", _fc_calls(turn, index)))
+        else:
+            replies.append(_reply("[" + ", ".join(turn) + "]"))
+        replies.append(_reply("Done."))
+    sample, cfg = first(task, "multi_turn_base")
+    bodies: list[Any] = []
+    async for server, seen in _scripted(replies):
+        result, _ = await solve(task, server, "openai_chat", sample, cfg)
+        bodies = seen
+    assert result.metrics["accuracy"] == 1.0 and result.channels["miss"] is None
+    assert result.metrics["steps"] == 8.0 and len(bodies) == 8
+    step = result.channels["turns"][0][0]
+    assert step["results"][0] == '{"current_working_directory": "document"}'
+    # the results went back as BFCL sends them: tool messages (FC), one user message (Prompt)
+    sent = bodies[1]["messages"]
+    if column == "fc":
+        assert [m["role"] for m in sent[-3:]] == ["tool", "tool", "tool"]
+        assert sent[-3]["tool_call_id"] == "call-0-0"
+        assert sent[-3]["content"] in (
+            '{"current_working_directory": "document"}',
+            [{"type": "text", "text": '{"current_working_directory": "document"}'}],
+        )
+    else:
+        assert sent[-1]["role"] == "user"
+        text = sent[-1]["content"]
+        text = text if isinstance(text, str) else text[0]["text"]
+        assert text.startswith(
+            "[{'role': 'tool', 'name': \"cd(folder='document')\", 'content': "
+            '\'{"current_working_directory": "document"}\'}'
+        )
