@@ -10,9 +10,10 @@ One such process serves a whole run; sieval talks to it in JSON lines (the drive
 has the protocol): open a session (one instance of each involved class, initialised from the
 entry's ``initial_config``, ``long_context`` as bfcl-eval sets it), execute a call by its method
 name and arguments (never an ``eval`` of model text: the values are Python literals, read as
-such), compare two sessions' states, close. Requests are answered one at a time (a lock); each
-is a method call on an object in memory (well under a millisecond), so the event loop is not
-held noticeably.
+such), compare two sessions' states, close. Requests are answered one at a time (a lock, so that
+several threads may share the process); a call is a method call on an object in memory (well
+under a millisecond), opening a long-context session tens of milliseconds: the tasks send them
+from a worker thread (``asyncio.to_thread``), never holding the event loop.
 """
 
 from __future__ import annotations

@@ -49,6 +49,7 @@ n.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -72,7 +73,7 @@ from ..ir.request import (
     Tools,
 )
 from ..ir.response import ended_for_length
-from ..scoring.bfcl_env import Call, ExecutorError, shared
+from ..scoring.bfcl_env import Call, Environments, ExecutorError, shared
 from ..scoring.bfcl_multi_turn import check, fc_calls, prompt_calls
 from ..scoring.repeats import pass_at_k, pass_hat_k
 from ._bfcl import HINT, data_directory, fc_tools, lost_calls, prompt_system, transcript
@@ -373,15 +374,24 @@ class BfclMultiTurn(Task):
         data = sample.data
         category = str(sample.group)
         long_context = "long_context" in category
-        session = envs.open(data["involved_classes"], data["initial_config"], long_context)
+        # the executor's requests run on a thread: a long-context session takes tens of ms
+        session = await asyncio.to_thread(
+            envs.open, data["involved_classes"], data["initial_config"], long_context
+        )
         made: list[list[list[Call]]] = []
         try:
             turns, stopped = await self._converse(sample, ctx, session, made)
         finally:
-            envs.close(session)
+            await asyncio.to_thread(envs.close, session)
         decoded = [[step["calls"] for step in turn if step.get("calls")] for turn in turns]
-        verdict = check(
-            envs, data["involved_classes"], data["initial_config"], long_context, made, sample.gold
+        verdict = await asyncio.to_thread(
+            check,
+            envs,
+            data["involved_classes"],
+            data["initial_config"],
+            long_context,
+            made,
+            sample.gold,
         )
         lost = [s["lost"] for turn in turns for s in turn if s.get("lost")]
         miss = None
@@ -474,7 +484,7 @@ class BfclMultiTurn(Task):
                 if not made:
                     break
                 calls[-1].append(made)
-                results = [envs.call(session, c) for c in made]
+                results = await asyncio.to_thread(_executed, envs, session, made)
                 step["calls"] = [_shown(c) for c in made]
                 step["results"] = results
                 if self.column == "fc":
@@ -511,6 +521,11 @@ class BfclMultiTurn(Task):
         out.update(summaries(accuracy))
         out.update(repeat_figures(kept))
         return out
+
+
+def _executed(envs: Environments, session: str, calls: Sequence[Call]) -> list[str]:
+    """Each call's result, executed in order in the session."""
+    return [envs.call(session, c) for c in calls]
 
 
 # -- what a step's messages are -------------------------------------------------------------------
