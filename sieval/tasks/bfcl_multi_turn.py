@@ -414,6 +414,7 @@ class BfclMultiTurn(Task):
             "stopped": stopped,
             "turns": turns,
         }
+        channels["turn_status"] = _turn_status(sample.gold, verdict.turn, miss)
         if miss == "no_call" and verdict.turn is not None:
             channels["text"] = "\n---\n".join(s["text"] for s in turns[verdict.turn])
         steps = [s for turn in turns for s in turn]
@@ -521,6 +522,21 @@ class BfclMultiTurn(Task):
         out.update(summaries(accuracy))
         out.update(repeat_figures(kept))
         return out
+
+
+def _turn_status(gold: Sequence[Sequence[str]], failed: int | None, miss: str | None) -> list[str]:
+    """Each turn's outcome: ``passed``, ``no_ground_truth`` (not checked: the model should not
+    call), the miss at the failed turn, ``not_checked`` after it (the check stops there; an entry
+    stopped at the step limit has no failed turn: every turn is ``not_checked``)."""
+    out = []
+    for index, expected in enumerate(gold):
+        if miss is not None and (failed is None or index > failed):
+            out.append("not_checked")
+        elif index == failed and miss is not None:
+            out.append(miss)
+        else:
+            out.append("passed" if expected else "no_ground_truth")
+    return out
 
 
 def _executed(envs: Environments, session: str, calls: Sequence[Call]) -> list[str]:

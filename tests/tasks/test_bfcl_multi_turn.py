@@ -99,6 +99,7 @@ async def test_fc_runs_bfcl_s_steps_against_its_environments_on_every_tool_wire(
     assert result.metrics["accuracy"] == 0.0 and result.channels["miss"] == "wrong_call"
     assert result.channels["reason"].startswith("multi_turn:instance_state_mismatch")
     assert result.channels["failed_turn"] == 0
+    assert result.channels["turn_status"] == ["wrong_call"] + ["not_checked"] * 3
     assert "root" in result.channels["details"]["differences"]
     assert result.channels["made"][0] == [[{"mkdir": {"dir_name": "final_report.pdf"}}]]
     sent = ctx.calls["turn1.step2"].request
@@ -120,6 +121,7 @@ async def test_a_held_out_function_is_added_at_its_turn_without_bfcl_s_hint(url:
     assert before.tools.functions[0].description.endswith(HINT)
     assert held.input.messages[-1].content == (TextPart(text=MORE_FUNCTIONS),)
     assert len(result.channels["turns"]) == 5
+    assert result.channels["turn_status"][0] == "wrong_call"
 
 
 @needs_oracle
@@ -306,6 +308,7 @@ async def test_a_model_that_makes_the_ground_truth_s_calls_passes(column: str) -
         result, _ = await solve(task, server, "openai_chat", sample, cfg)
         bodies = seen
     assert result.metrics["accuracy"] == 1.0 and result.channels["miss"] is None
+    assert result.channels["turn_status"] == ["passed"] * 4
     assert result.metrics["steps"] == 8.0 and len(bodies) == 8
     step = result.channels["turns"][0][0]
     assert step["results"][0] == '{"current_working_directory": "document"}'
@@ -326,3 +329,18 @@ async def test_a_model_that_makes_the_ground_truth_s_calls_passes(column: str) -
             "[{'role': 'tool', 'name': \"cd(folder='document')\", 'content': "
             '\'{"current_working_directory": "document"}\'}'
         )
+
+
+def test_each_turn_s_status_follows_the_check_that_stops_at_the_first_failed_turn() -> None:
+    from sieval.tasks.bfcl_multi_turn import _turn_status
+
+    gold = [["cd(folder='a')"], [], ["ls()"], ["pwd()"]]
+    assert _turn_status(gold, None, None) == ["passed", "no_ground_truth", "passed", "passed"]
+    assert _turn_status(gold, 2, "no_call") == [
+        "passed",
+        "no_ground_truth",
+        "no_call",
+        "not_checked",
+    ]
+    # stopped at the step limit (multi_turn:force_terminated): no turn was checked
+    assert _turn_status(gold, None, "wrong_call") == ["not_checked"] * 4
