@@ -6,7 +6,8 @@ handler stores: for FC, the list ``[{name: arguments_json_text}]`` when the repl
 the reply's text; for Prompt, the reply's text. Out: ``{"id", "valid", "error_type"}``.
 
 The verdict is bfcl-eval's: its ``ast_checker``, ``is_function_calling_format_output``,
-``is_empty_output`` and Prompt decoder (``default_decode_ast_prompting``), called in the order its
+``is_empty_output`` and Prompt decoder (``default_decode_ast_prompting``, in the category's
+language: Python, or Java and JavaScript by its tree-sitter parsers), called in the order its
 ``eval_runner`` calls them for a single-turn entry (decode, a decode failure is
 ``ast_decoder:decoder_failed``; a decoded value not in call-list form is
 ``ast_decoder:decoder_wrong_output_format``; then the checker). Its FC handlers' decode (OpenAI's:
@@ -42,7 +43,12 @@ import bfcl_eval  # noqa: E402
 from bfcl_eval.constants.enums import Language, ReturnFormat  # noqa: E402
 from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker  # noqa: E402
 from bfcl_eval.model_handler.utils import default_decode_ast_prompting  # noqa: E402
-from bfcl_eval.utils import is_empty_output, is_function_calling_format_output  # noqa: E402
+from bfcl_eval.utils import (  # noqa: E402
+    is_empty_output,
+    is_function_calling_format_output,
+    is_java,
+    is_js,
+)
 
 DATA = Path(bfcl_eval.__file__).parent / "data"
 
@@ -55,10 +61,19 @@ def _fc_decode(result: Any) -> list[dict[str, Any]]:
     return decoded
 
 
-def _decode(column: str, result: Any) -> Any:
+def _language(category: str) -> tuple[Language, ReturnFormat]:
+    """The category's language as bfcl-eval's ``ast_file_runner`` picks it."""
+    if is_java(category):
+        return Language.JAVA, ReturnFormat.JAVA
+    if is_js(category):
+        return Language.JAVASCRIPT, ReturnFormat.JAVASCRIPT
+    return Language.PYTHON, ReturnFormat.PYTHON
+
+
+def _decode(column: str, result: Any, category: str = "simple_python") -> Any:
     if column == "fc":
         return _fc_decode(result)
-    return default_decode_ast_prompting(result, ReturnFormat.PYTHON, False)
+    return default_decode_ast_prompting(result, _language(category)[1], False)
 
 
 def _rows(path: Path) -> dict[str, Any]:
@@ -102,13 +117,14 @@ def verdict(item: dict[str, Any]) -> dict[str, Any]:
             )
         return {"valid": valid, "error_type": error}
     try:
-        decoded = _decode(column, item["result"])
+        decoded = _decode(column, item["result"], category)
     except Exception:
         return {"valid": False, "error_type": "ast_decoder:decoder_failed"}
     if not is_function_calling_format_output(decoded):
         return {"valid": False, "error_type": "ast_decoder:decoder_wrong_output_format"}
     model = "sieval-fc" if column == "fc" else "sieval-prompt"
-    checked = ast_checker(entry["function"], decoded, answer, Language.PYTHON, category, model)
+    language = _language(category)[0]
+    checked = ast_checker(entry["function"], decoded, answer, language, category, model)
     valid = checked["valid"]
     return {"valid": valid, "error_type": None if valid else checked.get("error_type")}
 
