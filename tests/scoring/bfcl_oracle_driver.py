@@ -20,6 +20,7 @@ and ``sieval-prompt``.
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
 import types
@@ -42,8 +43,13 @@ sys.modules["bfcl_eval.constants.model_config"] = _registry
 import bfcl_eval  # noqa: E402
 from bfcl_eval.constants.enums import Language, ReturnFormat  # noqa: E402
 from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker  # noqa: E402
-from bfcl_eval.model_handler.utils import default_decode_ast_prompting  # noqa: E402
+from bfcl_eval.model_handler.utils import (  # noqa: E402
+    default_decode_ast_prompting,
+    formulate_system_prompt,
+    parse_prompt_variation_params,
+)
 from bfcl_eval.utils import (  # noqa: E402
+    _func_doc_language_specific_pre_processing,
     is_empty_output,
     is_function_calling_format_output,
     is_java,
@@ -98,8 +104,36 @@ def _entry(category: str, entry_id: str) -> tuple[dict[str, Any], Any]:
     return _entries[category][entry_id], None if answer is None else answer["ground_truth"]
 
 
+def _format_sensitivity(item: dict[str, Any]) -> dict[str, Any]:
+    """A format-sensitivity entry as bfcl-eval's ``format_sensitivity_runner`` grades it (its
+    original entry's function and answer, the variant's return format and tag, Python, the
+    original id as the checker's category), or (``column: system``) the variant's system
+    prompt as its ``formulate_system_prompt`` writes it for the hinted functions."""
+    _, variant, original = item["id"].split(":")
+    entry, answer = _entry(original.rsplit("_", 1)[0], original)
+    if item["column"] == "system":
+        hinted = _func_doc_language_specific_pre_processing(
+            copy.deepcopy(entry["function"]), original.rsplit("_", 1)[0]
+        )
+        return {"system": formulate_system_prompt(variant, hinted)}
+    returned, tag = parse_prompt_variation_params(variant)[:2]
+    try:
+        decoded = default_decode_ast_prompting(item["result"], ReturnFormat(returned), tag)
+    except Exception:
+        return {"valid": False, "error_type": "ast_decoder:decoder_failed"}
+    if not is_function_calling_format_output(decoded):
+        return {"valid": False, "error_type": "ast_decoder:decoder_wrong_output_format"}
+    checked = ast_checker(
+        entry["function"], decoded, answer, Language.PYTHON, original, "sieval-prompt"
+    )
+    valid = checked["valid"]
+    return {"valid": valid, "error_type": None if valid else checked.get("error_type")}
+
+
 def verdict(item: dict[str, Any]) -> dict[str, Any]:
     category, column = item["category"], item["column"]
+    if category == "format_sensitivity":
+        return _format_sensitivity(item)
     entry, answer = _entry(category, item["id"])
     if "relevance" in category:  # irrelevance, live_irrelevance, live_relevance
         try:

@@ -67,3 +67,21 @@ def test_the_oracle_is_the_real_checker_it_fails_a_planted_wrong_value(
         (True, None),
         (False, "value_error:others"),
     ]
+
+
+def test_format_sensitivity_prompts_and_verdicts_agree_with_bfcl_eval(
+    oracle: tuple[str, Path],
+) -> None:
+    from . import bfcl_formats_parity
+
+    python, data = oracle
+    items = bfcl_formats_parity.cases(data, every=27)  # ~190 entries, every variant among them
+    counts, differ = bfcl_formats_parity.compare(python, data, items)
+    assert differ == []
+    variants = {variant for variant, _, _ in counts}
+    assert len(variants) == 26
+    assert counts.total() > 1000
+    # each return format has answers that pass and answers that fail
+    for returned in ("python", "json", "verbose_xml", "concise_xml"):
+        seen = {v for (k, col, v), n in counts.items() if f"ret_fmt={returned}&" in k and n}
+        assert {"same", "pass", "fail"} <= seen, returned

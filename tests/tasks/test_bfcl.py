@@ -154,6 +154,52 @@ async def test_java_and_javascript_entries_are_sent_as_strings_and_graded(
 
 
 @needs_data
+async def test_format_sensitivity_sends_each_variant_s_prompt_and_reads_its_format(
+    url: str,
+) -> None:
+    from sieval.tasks._bfcl_formats import CONFIGS
+    from sieval.tasks.bfcl import sensitivity
+
+    cfg = config("bfcl_prompt", "format_sensitivity")
+    samples = list(PROMPT.load(Path("/nonexistent"), cfg))
+    assert len(samples) == 5200  # 200 entries, 26 variants each
+    assert samples[27].id == f"format_sensitivity_27:{CONFIGS[1]}:{samples[26].id.split(':')[2]}"
+    chosen = [s for s in samples[:26] if "ret_fmt=verbose_xml" in s.id or "markdown" in s.id]
+    results = await solve_all(PROMPT, url, "openai_chat", chosen, cfg)
+    for sample in chosen:
+        result, ctx = results[sample.id]
+        system = ctx.calls["answer"].request.input.messages[0].content[0].text
+        if "markdown" in sample.id:
+            assert "\n\n## Tool Call Format\n" in system
+        else:
+            assert '<param name="param1" value="value1" type="type1"/>' in system
+        # the reference server writes no calls in any format: a miss with no call
+        assert (result.channels["miss"], result.metrics["acc_format_sensitivity"]) == (
+            "no_call",
+            0.0,
+        )
+    pairs = [(s, results[s.id][0]) for s in chosen]
+    assert sensitivity(pairs) == {
+        "format_sensitivity_max_delta": 0.0,
+        "format_sensitivity_std": 0.0,
+    }
+    # per variant, as BFCL: A passes 1 of 2, B 2 of 2, C 0 of 1: the spread of 0.5, 1 and 0
+    spread = [
+        (
+            Sample(id=str(i), data={"variant": v}, gold=None),
+            SampleResult(prediction=None, gold=None, metrics={"accuracy": a}),
+        )
+        for i, (v, a) in enumerate([("A", 1.0), ("A", 0.0), ("B", 1.0), ("B", 1.0), ("C", 0.0)])
+    ]
+    assert sensitivity(spread) == {
+        "format_sensitivity_max_delta": 1.0,
+        "format_sensitivity_std": pytest.approx(0.5),
+    }
+    with pytest.raises(ConfigError, match="run it with bfcl_prompt"):
+        list(FC.load(Path(), config("bfcl", "format_sensitivity")))
+
+
+@needs_data
 async def test_a_call_the_server_s_parser_left_in_the_text_is_a_wire_drop() -> None:
     # the fault rewrites the reply: the call the model made is moved from tool_calls to text
     cfg = config("bfcl", "simple_python,irrelevance")
@@ -408,5 +454,7 @@ def test_the_data_files_enter_the_run_identity() -> None:
     files = FC.data_files(Path("/nonexistent"))
     names = {f.name for f in files}
     assert len(files) == 23  # 13 categories' questions, 10 AST categories' possible answers
+    prompt_files = {f.name for f in PROMPT.data_files(Path("/nonexistent"))}
+    assert prompt_files == names | {"BFCL_v4_format_sensitivity.json"}
     assert {"BFCL_v4_parallel.json", "BFCL_v4_live_relevance.json"} <= names
     assert sum(f.parent.name == "possible_answer" for f in files) == 10
