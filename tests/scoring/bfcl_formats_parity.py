@@ -4,12 +4,12 @@ system prompt, text for text, and the verdict on answers planted in each variant
     python -m tests.scoring.bfcl_formats_parity [EVERY_NTH]    print the counts
 
 The answers: each entry's first possible values written in the variant's return format (with
-the ``<TOOLCALL>`` tag when it asks for one), the same with a wrong last value, the same without
-the tag asked for, the default Python form where another format is asked, prose, and an empty
-answer. sieval's side: ``_bfcl_formats.system_prompt`` and the ``bfcl_prompt`` task's reading
-(``scoring/bfcl_decode_formats.format_calls``, the checker as the original entry's category);
-bfcl-eval's: ``bfcl_oracle_driver.py`` in its venv. Equal means the same text, or the same
-pass/fail and ``error_type``.
+the ``<TOOLCALL>`` tag when it asks for one), the same with a wrong last value, with XML
+booleans capitalised, without the tag asked for, the default Python form where another format
+is asked, prose, and an empty answer. sieval's side: ``_bfcl_formats.system_prompt`` and the
+``bfcl_prompt`` task's reading (``scoring/bfcl_decode_formats.format_calls``, the checker as
+the original entry's category); bfcl-eval's: ``bfcl_oracle_driver.py`` in its venv. Equal
+means the same text, or the same pass/fail and ``error_type``.
 """
 
 from __future__ import annotations
@@ -33,17 +33,18 @@ from .bfcl_parity import _calls, _mapped, _wrong, as_prompt, oracle_verdicts
 _XML_TYPES = {str: "string", bool: "boolean", int: "integer", float: "float", list: "array"}
 
 
-def _xml_value(value: Any) -> tuple[str, str]:
+def _xml_value(value: Any, capitals: bool = False) -> tuple[str, str]:
     kind = _XML_TYPES.get(type(value), "dict")
     if type(value) is bool:
-        return ("true" if value else "false"), kind
+        return (str(value) if capitals else str(value).lower()), kind
     if type(value) in (list, dict):
         return repr(value), kind
     return str(value), kind
 
 
-def written(calls: list, returned: str) -> str:
-    """``calls`` as an answer in the return format ``returned``."""
+def written(calls: list, returned: str, capitals: bool = False) -> str:
+    """``calls`` as an answer in the return format ``returned`` (XML booleans ``True``/``False``
+    with ``capitals``)."""
     pairs = [(n, a) for c in calls for n, a in c.items()]
     if returned == "python":
         return as_prompt(calls)
@@ -54,7 +55,7 @@ def written(calls: list, returned: str) -> str:
     for name, args in pairs:
         params = []
         for key, value in args.items():
-            text, kind = _xml_value(value)
+            text, kind = _xml_value(value, capitals)
             if returned == "verbose_xml":
                 params.append(
                     f"<param name={quoteattr(key)} value={quoteattr(text)} type={quoteattr(kind)}/>"
@@ -84,12 +85,13 @@ def cases(data: Path, every: int = 1) -> list[dict[str, Any]]:
         answers = {
             "first": written(first, returned),
             "wrong_value": written(_mapped(first, _wrong), returned),
+            "capitals": written(first, returned, capitals=True),
             "python_form": as_prompt(first),
             "prose": "I cannot answer that with these functions.",
             "empty": "",
         }
         for label, text in answers.items():
-            if tag and label in ("first", "wrong_value"):
+            if tag and label in ("first", "wrong_value", "capitals"):
                 text = f"<TOOLCALL>{text}</TOOLCALL>"
             out.append({**base, "column": "prompt", "label": label, "result": text})
         if tag:
