@@ -358,9 +358,8 @@ def sensitivity(results: Sequence[tuple[Sample, SampleResult]]) -> dict[str, flo
     or more."""
     by: dict[str, list[float]] = {}
     for sample, result in results:
-        variant = sample.data.get("variant") if isinstance(sample.data, dict) else None
-        if variant:
-            by.setdefault(variant, []).append(result.metrics["accuracy"])
+        if sample.group == FORMATS:  # its id: format_sensitivity_k:VARIANT:original id
+            by.setdefault(sample.id.split(":")[1], []).append(result.metrics["accuracy"])
     if len(by) < 2:
         return {}
     accuracies = [sum(v) / len(v) for v in by.values()]

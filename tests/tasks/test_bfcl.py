@@ -158,7 +158,7 @@ async def test_format_sensitivity_sends_each_variant_s_prompt_and_reads_its_form
     url: str,
 ) -> None:
     from sieval.tasks._bfcl_formats import CONFIGS
-    from sieval.tasks.bfcl import sensitivity
+    from sieval.tasks.bfcl import FORMATS, sensitivity
 
     cfg = config("bfcl_prompt", "format_sensitivity")
     samples = list(PROMPT.load(Path("/nonexistent"), cfg))
@@ -186,7 +186,7 @@ async def test_format_sensitivity_sends_each_variant_s_prompt_and_reads_its_form
     # per variant, as BFCL: A passes 1 of 2, B 2 of 2, C 0 of 1: the spread of 0.5, 1 and 0
     spread = [
         (
-            Sample(id=str(i), data={"variant": v}, gold=None),
+            Sample(id=f"format_sensitivity_{i}:{v}:x_0", data={}, gold=None, group=FORMATS),
             SampleResult(prediction=None, gold=None, metrics={"accuracy": a}),
         )
         for i, (v, a) in enumerate([("A", 1.0), ("A", 0.0), ("B", 1.0), ("B", 1.0), ("C", 0.0)])
