@@ -1,4 +1,5 @@
-"""BFCL's AST checker for Python function calls, written from its documented behaviour.
+"""BFCL's AST checker for function calls (Python; Java and JavaScript with their values read
+first, ``bfcl_langs.py``), written from its documented behaviour.
 
 The Berkeley Function Calling Leaderboard (Patil et al., "The Berkeley Function Calling
 Leaderboard (BFCL): From Tool Use to Agentic Evaluation of Large Language Models", ICML 2025,
@@ -19,6 +20,10 @@ included (``tests/scoring/test_bfcl_parity.py`` runs that checker on the same ou
   each value is among its possible answers (strings compared without spaces, ``,./-_*^`` and
   case, single quotes read as double; lists element-wise so; dicts key by key), and every
   parameter left out is optional;
+- a Java or JavaScript category (by its name) takes each value as text (else
+  ``type_error:java``/``type_error:js``), reads it by its declared type as BFCL's type
+  converters do, then checks it as above against the Python type the declared one stands for
+  (no int taken for a float there);
 - the reason of a miss is BFCL's ``error_type`` (``simple_function_checker:missing_required``,
   ``value_error:string``, ...) with its message.
 

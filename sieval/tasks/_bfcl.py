@@ -22,7 +22,11 @@ first message); on a completions wire the conversation is written as text
 (:func:`transcript`). The calls are read from the answer's text (``scoring/bfcl_decode.py``).
 
 Both add BFCL's language hint to each function's description (" Note that the provided
-function is in Python 3 syntax.").
+function is in Python 3 syntax.", or Java 8 SDK, or JavaScript, by the category); a Java or
+JavaScript parameter goes as a string, its declared type said in its description (:func:`hinted`).
+
+**Not run** (:data:`REFUSED`): web search (a live search API) and memory (an agentic loop over
+BFCL's prerequisite conversations), each refused naming why.
 
 **A miss, classified** (:func:`wire_calls`, :func:`lost_calls`): ``wrong_call`` (calls made,
 the checker's reason), ``no_call`` (no call in the reply and none in its text: the raw text is
