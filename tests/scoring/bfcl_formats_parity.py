@@ -28,7 +28,7 @@ from sieval.scoring.bfcl_decode_formats import format_calls
 from sieval.tasks._bfcl import entries, hinted
 from sieval.tasks._bfcl_formats import format_entries, parse_config, system_prompt
 
-from .bfcl_parity import _calls, _mapped, _wrong, as_prompt, oracle_verdicts
+from .bfcl_parity import FIXTURES, _calls, _mapped, _wrong, as_prompt, oracle_verdicts, recorded
 
 _XML_TYPES = {str: "string", bool: "boolean", int: "integer", float: "float", list: "array"}
 
@@ -114,7 +114,8 @@ def sieval_side(item: dict[str, Any], entry: dict[str, Any], answer: Any, varian
 
 
 def compare(python: str, data: Path, items: list[dict[str, Any]]) -> tuple[Counter, list]:
-    """``(counts, disagreements)``: counts by (variant's return format, column, verdict)."""
+    """``(counts, disagreements)``: counts by (variant, column, verdict, source: ``live`` for a
+    recorded reply, else ``planted``)."""
     known = {e["id"]: (e, a, v) for e, a, v, _ in format_entries(data, entries)}
     theirs = oracle_verdicts(python, items)
     counts: Counter = Counter()
@@ -130,7 +131,8 @@ def compare(python: str, data: Path, items: list[dict[str, Any]]) -> tuple[Count
         else:
             same = ours["valid"] == oracle["valid"] and ours["error_type"] == oracle["error_type"]
             verdict = "pass" if oracle["valid"] else "fail"
-        counts[(variant, item["column"], verdict)] += 1
+        source = "live" if item.get("label") == "live" else "planted"
+        counts[(variant, item["column"], verdict, source)] += 1
         if not same:
             differ.append({**item, "sieval": ours, "bfcl": oracle})
     return counts, differ
@@ -145,14 +147,19 @@ def main(argv: list[str]) -> None:
     ).stdout.strip()
     data = data_directory(Path())
     items = cases(data, int(argv[0]) if argv else 1)
+    items += recorded(sorted((FIXTURES / "formats").glob("*.jsonl")))
     counts, differ = compare(python, data, items)
-    print("| variant | system prompts (same) | answers (pass/fail) |\n|---|---|---|")
+    print("| variant | system prompts (same) | planted (pass/fail) | live (pass/fail) |")
+    print("|---|---|---|---|")
     for variant in sorted({k[0] for k in counts}):
-        same = counts[(variant, "system", "same")] + counts[(variant, "system", "differs")]
-        p, f = counts[(variant, "prompt", "pass")], counts[(variant, "prompt", "fail")]
-        print(
-            f"| `{variant}` | {same} ({counts[(variant, 'system', 'same')]}) | {p + f} ({p}/{f}) |"
-        )
+        total = sum(n for k, n in counts.items() if k[:2] == (variant, "system"))
+        same = counts[(variant, "system", "same", "planted")]
+        cells = []
+        for source in ("planted", "live"):
+            p = counts[(variant, "prompt", "pass", source)]
+            f = counts[(variant, "prompt", "fail", source)]
+            cells.append(f"{p + f} ({p}/{f})")
+        print(f"| `{variant}` | {total} ({same}) | {cells[0]} | {cells[1]} |")
     print(f"\n{len(items)} items, {len(differ)} disagreements")
     for d in differ[:10]:
         print(json.dumps(d)[:600])
