@@ -3,7 +3,10 @@ verdict on model outputs, one JSON object a line on stdin, one a line on stdout.
 
 In: ``{"id", "category", "column": "fc"|"prompt", "result"}`` where ``result`` is what BFCL's
 handler stores: for FC, the list ``[{name: arguments_json_text}]`` when the reply called, else
-the reply's text; for Prompt, the reply's text. Out: ``{"id", "valid", "error_type"}``.
+the reply's text; for Prompt, the reply's text. Out: ``{"id", "valid", "error_type"}``. With
+``column`` ``system`` or ``tools``: what BFCL sends for the entry instead (its default system
+prompt, or its OpenAI-style tools, for the language-hinted functions), ``{"id", "system"}`` or
+``{"id", "tools"}``.
 
 The verdict is bfcl-eval's: its ``ast_checker``, ``is_function_calling_format_output``,
 ``is_empty_output`` and Prompt decoder (``default_decode_ast_prompting``, in the category's
@@ -41,9 +44,12 @@ _registry.MODEL_CONFIG_MAPPING = {  # type: ignore[attr-defined]
 sys.modules["bfcl_eval.constants.model_config"] = _registry
 
 import bfcl_eval  # noqa: E402
-from bfcl_eval.constants.enums import Language, ReturnFormat  # noqa: E402
+from bfcl_eval.constants.default_prompts import DEFAULT_SYSTEM_PROMPT_FORMAT  # noqa: E402
+from bfcl_eval.constants.enums import Language, ModelStyle, ReturnFormat  # noqa: E402
+from bfcl_eval.constants.type_mappings import GORILLA_TO_OPENAPI  # noqa: E402
 from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker  # noqa: E402
 from bfcl_eval.model_handler.utils import (  # noqa: E402
+    convert_to_tool,
     default_decode_ast_prompting,
     formulate_system_prompt,
     parse_prompt_variation_params,
@@ -135,6 +141,14 @@ def verdict(item: dict[str, Any]) -> dict[str, Any]:
     if category == "format_sensitivity":
         return _format_sensitivity(item)
     entry, answer = _entry(category, item["id"])
+    if column in ("system", "tools"):  # what BFCL sends for the entry, not a verdict
+        hinted = _func_doc_language_specific_pre_processing(
+            copy.deepcopy(entry["function"]), category
+        )
+        if column == "system":
+            return {"system": formulate_system_prompt(DEFAULT_SYSTEM_PROMPT_FORMAT, hinted)}
+        tools = convert_to_tool(hinted, GORILLA_TO_OPENAPI, ModelStyle.OPENAI_COMPLETIONS)
+        return {"tools": tools}
     if "relevance" in category:  # irrelevance, live_irrelevance, live_relevance
         try:
             decoded = _decode(column, item["result"])

@@ -402,3 +402,53 @@ if __name__ == "__main__":
     main(sys.argv[1:])
 
 __all__ = ["RELEVANCE_CATEGORIES", "cases", "compare", "recorded", "table"]
+
+
+def wire_items(data: Path, categories: tuple[str, ...] = CATEGORIES, limit: int | None = None):
+    """For each entry of ``categories`` (the first ``limit``): a request for BFCL's default
+    system prompt and for its FC tools."""
+    out = []
+    for category in categories:
+        for i, (entry, _) in enumerate(entries(data, category)):
+            if limit is not None and i >= limit:
+                break
+            for column in ("system", "tools"):
+                out.append(
+                    {"id": entry["id"], "category": category, "column": column, "result": ""}
+                )
+    return out
+
+
+def compare_wire(python: str, data: Path, items: list[dict[str, Any]]) -> tuple[Counter, list]:
+    """``(counts, differences)``: sieval's system prompt (``prompt_system``) and FC tools
+    (``fc_tools`` as OpenAI's chat wire sends them) beside bfcl-eval's for the same entries;
+    counts by (category, column, ``same``/``differs``)."""
+    from sieval.tasks._bfcl import fc_tools, prompt_system
+
+    known = {}
+    for category in {i["category"] for i in items}:
+        for entry, _ in entries(data, category):
+            known[entry["id"]] = entry
+    counts: Counter = Counter()
+    differ = []
+    for item, oracle in zip(items, oracle_verdicts(python, items), strict=True):
+        functions = known[item["id"]]["function"]
+        if item["column"] == "system":
+            ours: Any = prompt_system(functions, item["category"])
+        else:
+            ours = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                    },
+                }
+                for t in fc_tools(functions, item["category"])
+            ]
+        same = ours == oracle.get(item["column"])
+        counts[(item["category"], item["column"], "same" if same else "differs")] += 1
+        if not same:
+            differ.append({**item, "sieval": ours, "bfcl": oracle})
+    return counts, differ

@@ -87,3 +87,17 @@ def test_format_sensitivity_prompts_and_verdicts_agree_with_bfcl_eval(
         assert {"same", "pass", "fail"} <= seen, returned
     # Gemma 3 270M's real replies under every variant, each compared
     assert {k for (k, _, _, source) in counts if source == "live"} == variants
+
+
+def test_the_prompt_and_the_tools_sent_are_bfcl_eval_s_own(oracle: tuple[str, Path]) -> None:
+    # every Java and JavaScript entry (their parameters as strings, their types described) and
+    # the first 10 of every other category: the Prompt column's system prompt and the FC tools
+    python, data = oracle
+    langs = ("simple_java", "simple_javascript")
+    others = tuple(c for c in CATEGORIES if c not in langs)
+    items = bfcl_parity.wire_items(data, langs) + bfcl_parity.wire_items(data, others, limit=10)
+    counts, differ = bfcl_parity.compare_wire(python, data, items)
+    assert differ == []
+    assert counts[("simple_java", "tools", "same")] == 100
+    assert counts[("simple_javascript", "system", "same")] == 50
+    assert {c for c, _, _ in counts} == set(CATEGORIES)
