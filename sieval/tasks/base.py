@@ -234,6 +234,9 @@ class Task(abc.ABC):
     derived: Mapping[str, Derived] = MappingProxyType({})
     static: ClassVar[bool] = False
     """Whether every call of a sample is known before I/O (``requests``)."""
+    listing: tuple[str, str] | None = None
+    """The family and the data ``sieval tasks`` lists for a task that is not a spec (a spec's
+    own say it): ``("tool calls", "bfcl-eval")``."""
     pairs_with: str | None = None
     """A task over the same samples under another protocol (BFCL's FC and Prompt columns):
     ``sieval compare`` pairs a run of one with a run of the other, sample by sample."""

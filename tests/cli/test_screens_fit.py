@@ -42,6 +42,28 @@ def test_tasks_header_on_one_line_and_bbh_shots(width: int) -> None:
     assert "3, written into the prompt (fixed)" in cli("tasks", "bbh", width=width)
 
 
+def test_every_stock_task_lists_a_family_and_its_data() -> None:
+    """A conversation, tool or long-context task is not a spec: it says what it is all the same
+    (a reader saw ``-  -`` for BFCL, MT-Bench and the RULER tasks)."""
+    rows = {
+        line.split()[0]: line[21:].split()
+        for line in cli("tasks", width=160).splitlines()[1:]
+        if line[:1].isalnum() and not line.startswith(("group ", "suite ", "shots:", "shadowed"))
+    }
+    assert rows["bfcl"][:3] == ["tool", "calls", "bfcl-eval"]
+    assert rows["niah_single_1"][:3] == ["long", "context", "generated"]
+    assert rows["mt_bench"][:2] == ["judged", "mt_bench"]
+    assert not [name for name, cells in rows.items() if cells[0] == "-"]
+
+
+def test_no_task_row_wraps_at_80() -> None:
+    """HellaSwag's and MMLU-Pro's "10 from validation" once wrapped onto a line of their own."""
+    lines = cli("tasks", width=80).splitlines()
+    table = lines[: next(i for i, line in enumerate(lines) if not line.strip())]
+    assert all(line.startswith("    ") or len(line.split()) >= 5 for line in table), table
+    assert not [line for line in table if line.endswith(" from")]
+
+
 async def test_the_summary_takes_one_line_a_task_at_160(run_dir: Path) -> None:
     report = report_of(run_dir)
     narrow = shown(render_summary(typed(report)), width=80).splitlines()
