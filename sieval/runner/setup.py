@@ -308,6 +308,9 @@ async def _facts_and_checks(
                 return facts, None
             stage(f"pre-run checks for {pm.label} (skip with --no-preflight)")
             return facts, await run_checks(model, pm, [], provenance[pm.label], facts, None)
+        if pm.chat_template:  # the template's route answers before any request is sent
+            stage(f"asking {pm.label}'s tokenize route for its chat template")
+            await model.check_chat_template()
         texts = [t for pt in plan.tasks for t in pt.task.token_texts(pt.config)]
         if texts and "candidate_scoring" in facts.capabilities:
             stage(f"reading the token ids of {len(texts)} task texts from {pm.label}'s tokenizer")
