@@ -33,10 +33,10 @@ def sieval(*args: str) -> tuple[int, str]:
     return result.exit_code, " ".join(result.output.split())
 
 
-def run(out: Path, *flags: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A 2-sample run on the embedded server: its report and the generation exchanges sent."""
+def run(out: Path, *flags: str, task: str = TASK) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A 2-sample run on the embedded server: its report and the model exchanges sent."""
     code, said = sieval(
-        "eval", "--endpoint", "embedded", "--task", TASK, "--limit", "2", "--data-dir", str(DATA),
+        "eval", "--endpoint", "embedded", "--task", task, "--limit", "2", "--data-dir", str(DATA),
         "--out", str(out), "--wire-log", "--no-preflight", "--serving-checks", "off", *flags,
     )  # fmt: skip
     assert code == 0, said
@@ -66,15 +66,10 @@ def test_the_prompt_is_the_templates_rendering_and_answers_as_the_chat_route(
     )  # fmt: skip
     plain, chat = run(tmp_path / "chat", "--kind", "chat", "--system-instruction", SYSTEM)
     assert len(templated) == len(chat) == 2
-    tokenizer = get_model()
     for ours, theirs in zip(templated, chat, strict=True):
-        messages = [
-            {"role": m["role"], "content": "".join(p["text"] for p in m["content"])}
-            for m in theirs["request_body"]["messages"]
-        ]
-        assert [m["role"] for m in messages] == ["system", "user"]
+        assert [m["role"] for m in theirs["request_body"]["messages"]] == ["system", "user"]
         # the template's own rendering (one BOS: the template's, none added to a prompt of ids)
-        expected = tokenizer.tokenize(render_messages(messages), add_bos=True)
+        expected = rendered(theirs)
         body = ours["request_body"]
         sent = body["prompt"] if kind == "completion" else body["input_ids"]
         assert sent == expected and sent.count(sent[0]) == 1
@@ -88,6 +83,25 @@ def test_the_prompt_is_the_templates_rendering_and_answers_as_the_chat_route(
     assert "apply_chat_template: the chat prompt rendered by the server's own" in unit["protocol"]
     (other,) = plain["results"]
     assert "apply_chat_template" not in other["protocol"]
+
+
+def rendered(chat: dict[str, Any]) -> list[int]:
+    """The reference template's rendering of a chat exchange's messages, as token ids."""
+    messages = [
+        {"role": m["role"], "content": "".join(p["text"] for p in m["content"])}
+        for m in chat["request_body"]["messages"]
+    ]
+    return get_model().tokenize(render_messages(messages), add_bos=True)
+
+
+def test_the_shots_as_turns_go_through_the_template(tmp_path: Path) -> None:
+    task = "mmlu_kshot_clp:num_fewshot=2:subjects=astronomy:top_k=19"
+    flags = ("--fewshot-as-multiturn",)
+    _, templated = run(tmp_path / "t", *flags, "--apply-chat-template", task=task)
+    _, chat = run(tmp_path / "c", *flags, "--kind", "chat", task=task)
+    roles = [m["role"] for m in chat[0]["request_body"]["messages"]]
+    assert roles == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert [x["request_body"]["prompt"] for x in templated] == [rendered(x) for x in chat]
 
 
 def test_the_flag_on_a_chat_wire_changes_nothing_and_says_so(tmp_path: Path) -> None:
