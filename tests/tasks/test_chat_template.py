@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from sieval.cli.main import app
 from sieval.errors import ConfigError
+from sieval.export import export_run
 from sieval.model import Model
 from sieval.reference.chat_template import render_messages
 from sieval.reference.lm import get_model
@@ -26,6 +27,8 @@ from sieval.transport.fake import FakeTransport
 
 TASK = "gsm8k_0shot_gen"
 SYSTEM = "Answer briefly."
+RUN_DIRS: dict[Path, Path] = {}
+"""Each ``run``'s run directory, by its ``out``."""
 
 
 def sieval(*args: str) -> tuple[int, str]:
@@ -41,6 +44,7 @@ def run(out: Path, *flags: str, task: str = TASK) -> tuple[dict[str, Any], list[
     )  # fmt: skip
     assert code == 0, said
     (run_dir,) = out.iterdir()
+    RUN_DIRS[out] = run_dir
     (wire,) = run_dir.glob("*/wire.jsonl")
     exchanges = [json.loads(line) for line in wire.read_text().splitlines()]
     sent = [x for x in exchanges if not x["url"].endswith("/tokenize")]
@@ -83,6 +87,13 @@ def test_the_prompt_is_the_templates_rendering_and_answers_as_the_chat_route(
     assert "apply_chat_template: the chat prompt rendered by the server's own" in unit["protocol"]
     (other,) = plain["results"]
     assert "apply_chat_template" not in other["protocol"]
+    # the lm-eval export names the tasks the template rendered (none in the chat run)
+    for out, expected in ((tmp_path / "templated", [TASK]), (tmp_path / "chat", None)):
+        written = export_run(RUN_DIRS[out], "lm-eval", out / "lm_eval")
+        (results,) = [p for p in written if p.name.startswith("results_")]
+        exported = json.loads(results.read_text())
+        assert exported["sieval"].get("apply_chat_template") == expected
+        assert exported["chat_template"] is None  # lm-eval's holds the template: never copied
 
 
 def rendered(chat: dict[str, Any]) -> list[int]:
