@@ -19,9 +19,12 @@ from typer.testing import CliRunner
 from sieval.cli.main import app
 from sieval.errors import ConfigError
 from sieval.export import export_run
+from sieval.ir.request import ChatInput
 from sieval.model import Model
 from sieval.reference.chat_template import render_messages
 from sieval.reference.lm import get_model
+from sieval.tasks.base import ModelFacts, TaskConfig
+from sieval.tasks.registry import TASKS
 from sieval.transport import HttpReply, HttpRequest
 from sieval.transport.fake import FakeTransport
 
@@ -156,3 +159,25 @@ def test_a_server_without_the_route_is_refused_naming_the_fix() -> None:
     assert "a chat wire with kind: chat" in said and "drop apply_chat_template" in said
     assert [r.url for r in fake.calls] == ["http://x/tokenize"]  # asked once, nothing else sent
     assert not Model(dialect="openai_chat", base_url="http://x", model_id="m").chat_template
+
+
+def test_the_forecast_counts_the_templated_prompts_exactly(tmp_path: Path) -> None:
+    task = TASKS[TASK]
+    config = TaskConfig(name=TASK, n=2)
+    chat = ModelFacts(input_kind="chat")
+    expected = 0
+    for sample in list(task.load(DATA, config))[:2]:
+        (request,) = task.requests(sample, config, chat).values()
+        assert isinstance(request.input, ChatInput)
+        messages = [
+            {"role": m.role, "content": "".join(p.text for p in m.content)}  # type: ignore[union-attr]
+            for m in request.input.messages
+        ]
+        expected += len(get_model().tokenize(render_messages(messages), add_bos=True))
+    code, said = sieval(
+        "eval", "--endpoint", "embedded", "--task", TASK, "--limit", "2", "--apply-chat-template",
+        "--data-dir", str(DATA), "--out", str(tmp_path), "--dry-run",
+    )  # fmt: skip
+    assert code == 0, said
+    assert f"│ {TASK} │ 2 │ 2 │ {expected} │ 512 │" in said  # no "~": counted, not estimated
+    assert "exact: POST /tokenize (2 distinct prompts asked" in said
