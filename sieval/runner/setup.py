@@ -35,7 +35,7 @@ from ..serving import Serving, parse_selection
 from ..serving.eval_checks import serving_for
 from ..serving.fingerprint_history import report_section
 from ..setting_names import named, setting
-from ..tasks.base import ModelFacts
+from ..tasks.base import ModelFacts, chat_facts
 from ..transport import Limits, Transport, redact_url
 from .checks import (
     CheckResult,
@@ -343,8 +343,10 @@ async def _generated(
     before the checks and the forecast read their requests."""
     generated: dict[str, Any] = {}
     length = found.max_model_len.get(pm.config.model) or facts.max_length
-    tokenizer = ServedTokenizer(model, length, chat=facts.input_kind == "chat")
+    tokenizers: dict[bool, ServedTokenizer] = {}
     for pt in plan.tasks:
+        chat = chat_facts(pt.config, facts).input_kind == "chat"  # the template's tokens too
+        tokenizer = tokenizers.setdefault(chat, ServedTokenizer(model, length, chat=chat))
         made = await pt.task.generate(pt.samples, pt.config, tokenizer, plan.data_dir)
         if made is not None:
             stage(f"generated {pt.name}'s samples through {pm.label}'s tokenizer")
