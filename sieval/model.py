@@ -65,7 +65,11 @@ from .transport import (
 from .transport.redaction import redact_json, redact_url
 from .transport.refused_reply import kept_reply
 
-__all__ = ["Call", "Model", "prepare"]
+__all__ = ["RENDERED_KEPT", "Call", "Model", "prepare"]
+
+RENDERED_KEPT = 4096
+"""Chat prompts whose rendering (``Model.render_chat``) a model keeps, the latest: the forecast's
+count and the call then ask the server once, and a replay finds the ids sent."""
 
 
 @dataclass(frozen=True)
@@ -381,6 +385,8 @@ class Model:
                 dialect=self.dialect.id,
                 path="tokenize",
             )
+        if len(self._rendered) >= RENDERED_KEPT:
+            self._rendered.pop(next(iter(self._rendered)))  # the oldest: memory stays bounded
         self._rendered[key] = rendered = tuple(ids)
         return rendered
 
