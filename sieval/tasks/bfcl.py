@@ -127,6 +127,7 @@ def _categories(config: TaskConfig, column: str = "fc") -> tuple[str, ...]:
 
 class Bfcl(StaticTask):
     headline = "accuracy"
+    listing = ("tool calls", "bfcl-eval")
     cluster_by = "group"
     defaults = MappingProxyType(
         {
