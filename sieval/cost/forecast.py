@@ -38,6 +38,7 @@ from ..errors import ConfigError
 from ..plan.config import Price
 from ..store.files import write_atomic
 from .counting import TOKENIZE_CONCURRENCY, PromptCounter, calibrated, calls_of, max_output
+from .rate import ServerRate
 
 if TYPE_CHECKING:
     from ..model import Model
@@ -75,6 +76,9 @@ class CostOptions:
     """``--budget-tokens``: prompt + output tokens the run may spend (``budget.Budget``)."""
     budget_cost: float | None = None
     """``--budget-cost``: what the run may spend, in the models' ``price:`` currency."""
+    rate_probe: bool | None = None
+    """Whether the forecast measures each server's rate for its time (``rate.py``):
+    ``--rate-probe/--no-rate-probe``; None: a model with no price on a local server."""
 
     @property
     def budgeted(self) -> bool:
@@ -121,6 +125,9 @@ class UnitForecast(msgspec.Struct, kw_only=True):
     """The sample whose request has that prompt."""
     context: int | None = None
     """The server's maximum model length (prompt and output tokens), when it says one."""
+    seconds: float | None = None
+    """The time its requests take one at a time at the server's measured rate (``rate.py``:
+    the output at its maximum), or None with no rate."""
 
     @property
     def overflows(self) -> bool:
@@ -157,12 +164,17 @@ class Forecast(msgspec.Struct, kw_only=True):
     units: list[UnitForecast] = []
     counting: list[Counting] = []
     created: float = 0.0
+    rates: list[ServerRate] = []
+    """Each model's measured server rate (or why it has none): what ``seconds`` is at."""
 
     def unit(self, model: str, task: str, role: str | None = None) -> UnitForecast | None:
         return next(
             (u for u in self.units if u.model == model and u.task == task and u.role == role),
             None,
         )
+
+    def rate(self, model: str) -> ServerRate | None:
+        return next((r for r in self.rates if r.model == model), None)
 
 
 @dataclass

@@ -91,7 +91,11 @@ async def test_the_forecast_is_exact_where_the_wire_has_a_tokenize_route(tmp_pat
     assert gsm8k.cost.forecast.max_output_tokens == 2 * 256  # max_tokens per request
 
 
-async def test_dry_run_sends_no_model_request_and_writes_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("probe", [False, None])
+async def test_dry_run_sends_no_model_request_but_the_rate_probe_s_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, probe: bool | None
+) -> None:
+    monkeypatch.setenv("SIEVAL_CACHE", str(tmp_path / "cache"))
     counting = Counting()
     stages: list[str] = []
     async with ReferenceServer() as server:
@@ -100,15 +104,21 @@ async def test_dry_run_sends_no_model_request_and_writes_nothing(tmp_path: Path)
             options(
                 out=tmp_path / "out",
                 on_stage=stages.append,
-                cost=CostOptions(dry_run=True),
+                cost=CostOptions(dry_run=True, rate_probe=probe),
             ),
             transport_factory=lambda cfg: counting,
         )
         await counting.aclose()
     assert not (tmp_path / "out").exists()
     routes = {line.split("?")[0] for line in counting.sent}
-    assert routes <= {"GET /v1/models", "GET /version", "GET /health", "POST /tokenize"}
+    assert routes - {"POST /v1/completions"} <= {
+        "GET /v1/models", "GET /version", "GET /health", "POST /tokenize"
+    }  # fmt: skip
     assert "POST /tokenize" in routes
+    # the rate probe's three short requests (a local server, no price), or none without it
+    assert counting.sent.count("POST /v1/completions") == (0 if probe is False else 3)
+    assert result.forecast is not None
+    assert result.forecast.rates[0].known is (probe is None)
     assert result.forecast is not None and len(result.forecast.units) == 3
     requests = [
         r
