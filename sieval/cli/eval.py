@@ -502,9 +502,7 @@ def _render_forecast(result: RunResult) -> bool:
         head = "would refuse: " if exact else "warning: "
         out.print(Text(head, style="red" if exact else "yellow") + Text(line))
     probed = sum(r.requests for r in result.forecast.rates)
-    sent = (
-        f"only the rate probe's {probed} short requests were" if probed else "no model request was"
-    )
+    sent = f"only the rate probe's {probed} requests were" if probed else "no model request was"
     out.print(f"dry run: {sent} sent and no run directory was written")
     return any(exact for exact, _ in found)
 

@@ -147,7 +147,8 @@ class ServerRate(msgspec.Struct, kw_only=True):
 
     def said(self, now: float) -> str:
         """How it was come by, for a reader: ``measured just now on this server (3 requests,
-        2.9 s)`` or ``measured 12 min ago on this server (same engine, model and version)``."""
+        2.9 s)`` or ``measured 12 min ago on this server (same URL, engine, version and model),
+        used again``."""
         if not self.known:
             return self.note
         if self.reused:
