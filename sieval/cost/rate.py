@@ -69,6 +69,7 @@ __all__ = [
     "MEDIUM_TOKENS",
     "SHORT_TOKENS",
     "Observed",
+    "ProbeFailed",
     "ServerRate",
     "duration",
     "limits",
@@ -183,7 +184,9 @@ def rate_from(
 
 
 def duration(seconds: float) -> str:
-    """``42 s``, ``7.5 min``, ``2.3 h``."""
+    """``<1 s``, ``42 s``, ``7.5 min``, ``2.3 h``."""
+    if seconds < 0.5:
+        return "<1 s"
     if seconds < 90:
         return f"{seconds:.0f} s"
     if seconds < 5400:

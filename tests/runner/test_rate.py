@@ -17,6 +17,7 @@ from sieval.cost.rate import (
     LONG_MOST_S,
     MEDIUM_TOKENS,
     Observed,
+    ProbeFailed,
     ServerRate,
     duration,
     limits,
@@ -62,7 +63,9 @@ def test_the_time_of_a_unit_at_a_rate() -> None:
     assert ServerRate(model="m").seconds_of(1, 10, 1) is None
     no_decode = ServerRate(model="m", prefill=100.0)
     assert no_decode.seconds_of(1, 100, 50) == pytest.approx(1.0)
-    assert [duration(s) for s in (42, 450, 1500, 9000)] == ["42 s", "7.5 min", "25 min", "2.5 h"]
+    assert [duration(s) for s in (0.2, 42, 450, 1500, 9000)] == [
+        "<1 s", "42 s", "7.5 min", "25 min", "2.5 h"
+    ]  # fmt: skip
 
 
 class Planted:
@@ -211,3 +214,16 @@ async def test_the_probe_against_the_reference_server(tmp_path: Path) -> None:
     stored = read_forecast(ran.run_dir)
     assert stored is not None and stored.rates[0].known and stored.rates[0].requests == 3
     assert stored.units[0].seconds is not None
+
+
+async def test_a_long_probe_cut_at_its_budget_keeps_the_short_rate() -> None:
+    server = Planted()
+
+    async def ask(tokens: int, max_tokens: int, timeout_s: float | None = None) -> Observed:
+        if timeout_s is not None:  # the long probe: it read slower than its budget allowed
+            raise ProbeFailed("timed out")
+        return await server(tokens, max_tokens)
+
+    rate, seen = await probe(ask, typical=8000, run_tokens=2_000_000)
+    assert len(seen) == 3 and rate.at_tokens == MEDIUM_TOKENS + 3
+    assert "lower figure" in limits(rate, 8000)
