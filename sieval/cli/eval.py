@@ -62,6 +62,7 @@ ONE_LINE_ONLY = {
     "--samples": "samples",
     "--system-instruction": "system_instruction",
     "--fewshot-as-multiturn": "fewshot_as_multiturn",
+    "--apply-chat-template": "apply_chat_template",
     "--server-defaults": "server_defaults",
 }
 """The flags of the one-line form a config says in its own keys (refused beside a CONFIG)."""
@@ -132,6 +133,13 @@ def eval_command(
         "--fewshot-as-multiturn",
         "--fewshot_as_multiturn",
         help=_ONE + "each shot a user and an assistant turn, as lm-eval's (chat wires).",
+    ),
+    apply_chat_template: bool = typer.Option(
+        False,
+        "--apply-chat-template",
+        "--apply_chat_template",
+        help=_ONE + "on a completion wire, the chat prompt rendered by the server's chat "
+        "template (its /tokenize), as lm-eval's.",
     ),
     dialect: str | None = typer.Option(
         None, "--dialect", metavar="ID", help=_ONE + "the dialect ('sieval dialects')."
@@ -367,7 +375,7 @@ def eval_command(
             kind=kind, dialect=dialect, api_key_env=api_key_env, api_key_file=api_key_file,
             auth=auth, num_fewshot=num_fewshot, seed=seed, task_options=task_option,
             gen_kwargs=gen_kwargs, system_instruction=system_instruction, retries=retries,
-            fewshot_as_multiturn=fewshot_as_multiturn,
+            fewshot_as_multiturn=fewshot_as_multiturn, apply_chat_template=apply_chat_template,
             timeout=timeout, max_reply_mib=max_reply_mib,
             concurrency=concurrency,
             limit=None, samples=samples, data_dir=data_dir, out=out, price=price,
@@ -381,6 +389,7 @@ def eval_command(
         "--price": price, "--samples": samples or None,
         "--system-instruction": system_instruction, "--server-defaults": server_defaults,
         "--fewshot-as-multiturn": fewshot_as_multiturn or None,
+        "--apply-chat-template": apply_chat_template or None,
         "--allow-mixed-replicas": allow_mixed_replicas or None,
     }  # fmt: skip
     created: list[Path] = []

@@ -309,7 +309,9 @@ async def forecast_run(
     for pm in every:
         route = pm.dialect.endpoint.tokenize
         counters[pm.label] = (
-            PromptCounter(route) if route else await calibrated(pm, plan, facts[pm.label], models)
+            PromptCounter(route, chat=pm.chat_template)
+            if route
+            else await calibrated(pm, plan, facts[pm.label], models)
         )
     forecast = Forecast(created=time.time())
     for pm in plan.models:

@@ -95,6 +95,7 @@ def _categories(config: TaskConfig) -> tuple[str, ...]:
 
 class Bfcl(StaticTask):
     headline = "accuracy"
+    listing = ("tool calls", "bfcl-eval")
     cluster_by = "group"
     defaults = MappingProxyType(
         {

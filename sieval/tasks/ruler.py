@@ -84,6 +84,7 @@ class Ruler(StaticTask):
     """One RULER task: its samples generated before the run, one call per length."""
 
     headline = "score"
+    listing = ("long context", "generated")
     requirements = (Requirement("text_prompt", "the prompt is RULER's raw template"),)
     defaults = MappingProxyType(
         # vt's and cwe's one example is part of RULER's generated prompt, not a shot

@@ -9,16 +9,21 @@ from pathlib import Path
 import pytest
 from runs import options
 
+from sieval.cost.forecast import KNOWN, CostOptions
 from sieval.errors import ConfigError
 from sieval.ir.request import ChatInput
+from sieval.model import Model
 from sieval.plan.config import parse_config
 from sieval.results.lengths import Cell, effective_length, length_tables
 from sieval.runner import run_eval
+from sieval.runner.tokenizer import ServedTokenizer
 from sieval.scoring.ruler import postprocess, string_match_all, string_match_part, task_score
 from sieval.store.records import Shared, expand_requests, read_records
 from sieval.tasks.base import ModelFacts, TaskConfig
 from sieval.tasks.registry import TASKS
 from sieval.tasks.ruler import default_lengths
+from sieval.transport import HttpReply, HttpRequest
+from sieval.transport.fake import FakeTransport
 
 
 class Words:
@@ -198,10 +203,18 @@ def test_word_needles_are_niahs_sorted_pairs_without_building_them() -> None:
         pairs[len(expected)]
 
 
-def test_a_chat_wire_whose_server_cannot_count_the_template_is_refused(tmp_path: Path) -> None:
-    # the embedded server's /tokenize takes a prompt only, not vLLM's messages
+def test_a_chat_wire_whose_server_cannot_count_the_template_is_refused() -> None:
+    # a /tokenize that takes a prompt only, not vLLM's messages (the embedded server takes both)
+    def handler(request: HttpRequest) -> HttpReply:
+        if b'"messages"' in (request.body or b""):
+            return HttpReply(status=400, headers={}, body=b'{"error": "prompt must be a string"}')
+        return HttpReply(status=200, headers={}, body=b'{"count": 1, "tokens": [5]}')
+
+    model = Model(
+        dialect="openai_chat", base_url="http://x", model_id="m", transport=FakeTransport(handler)
+    )
     with pytest.raises(ConfigError) as refused:
-        _run(tmp_path, "{name: vt, n: 1, options: {lengths: [1024]}}", dialect="openai_chat")
+        asyncio.run(ServedTokenizer(model, 4096, chat=True).overhead())
     message = refused.value.message
     assert "the chat template's own tokens are counted" in message
     assert "answered HTTP 400" in message and "use a completion wire" in message
@@ -224,3 +237,18 @@ def test_a_chat_wire_s_prompts_are_counted_as_sent_when_generated(data_dir: Path
     assert "sent_tokens" not in plain["samples"]["1024"][0]
     (call,) = ruler.calls(sample, config, ModelFacts(generated={"vt": plain}))
     assert call.prompt_tokens is None
+
+
+def test_a_chat_wire_s_forecast_is_the_server_s_own_count(tmp_path: Path) -> None:
+    # the chat wire has no tokenize route of its own: the forecast's prompt tokens are the
+    # counts made at generation, each as the reply's usage then says
+    config = parse_config(
+        "models: [{name: m, endpoint: embedded, dialect: openai_chat, concurrency_limit: 4}]\n"
+        "tasks: [{name: vt, n: 2, options: {lengths: [1024]}}]"
+    )
+    result = run_eval(config, options(out=tmp_path, cost=CostOptions(forecast=True)))
+    assert result.exit_code == 0 and result.report is not None
+    (entry,) = result.report.results
+    forecast = entry.cost.forecast
+    assert forecast is not None and forecast.exact and forecast.method == KNOWN
+    assert forecast.prompt_tokens == entry.cost.actual.input_tokens > 2 * 900
