@@ -28,7 +28,14 @@ if TYPE_CHECKING:
     from ..plan.plan import Plan
     from ..results.document import Report
 
-__all__ = ["money", "render_budget", "render_costs", "render_forecast", "spent_lines"]
+__all__ = [
+    "money",
+    "render_budget",
+    "render_costs",
+    "render_forecast",
+    "spent_lines",
+    "time_lines",
+]
 
 
 def money(value: float | None, currency: str = "") -> str:
@@ -168,6 +175,29 @@ def time_said(rate: ServerRate, now: float) -> str:
         "answers several at once faster), the output at its maximum"
     )
     return f"{said}; {rate.note}" if rate.note else said
+
+
+def time_lines(forecast: Forecast | None, report: Report) -> list[Text]:
+    """At a run's end, per model with a forecast time: how long the session's requests took
+    beside it (a fresh run's only: a resumed session runs part of what was forecast)."""
+    if forecast is None or report.run.resumed:
+        return []
+    wall = report.timings.wall_s
+    out = []
+    for rate in forecast.rates:
+        units = [u for u in forecast.units if u.model == rate.model and u.seconds is not None]
+        if not units or wall <= 0:
+            continue
+        said = sum(u.seconds or 0.0 for u in units)
+        several = " (the run's, all models together)" if len(forecast.rates) > 1 else ""
+        out.append(
+            as_text(
+                f"{rate.model}: the requests took {duration(wall)}{several}, forecast about "
+                f"{duration(said)} ({wall / said:.2f} of it) at {rate.prefill or 0:,.0f} prompt "
+                "tokens/s, one request at a time"
+            )
+        )
+    return out
 
 
 def render_costs(report: Report) -> list[Table | Text]:

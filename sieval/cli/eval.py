@@ -715,10 +715,12 @@ def _render(result: RunResult, console: Console) -> None:
     for line in render_finishes(report):
         out.print(Text("answers: ") + line)
     out.print(render_summary(report))
-    from .costs import render_budget, spent_lines
+    from .costs import render_budget, spent_lines, time_lines
 
     for line in spent_lines(report):
         out.print(Text("cost: ") + line)
+    for line in time_lines(result.forecast, report):
+        out.print(Text("time: ") + line)
     for line in render_budget(report):
         console.print(line)
     run_dir = escape(str(result.run_dir))

@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 from runs import options
 
-from sieval.cli.costs import render_forecast
+from sieval.cli.costs import render_forecast, time_lines
 from sieval.cost.forecast import CostOptions, Counting, Forecast, UnitForecast, read_forecast
 from sieval.cost.rate import (
     LONG_MOST_S,
@@ -214,6 +214,11 @@ async def test_the_probe_against_the_reference_server(tmp_path: Path) -> None:
     stored = read_forecast(ran.run_dir)
     assert stored is not None and stored.rates[0].known and stored.rates[0].requests == 3
     assert stored.units[0].seconds is not None
+    # and the run's end says how long its requests took beside the forecast
+    assert ran.report is not None and ran.report.timings.wall_s > 0
+    (line,) = time_lines(ran.forecast, ran.report)
+    ratio = ran.report.timings.wall_s / stored.units[0].seconds
+    assert line.plain.startswith("m: the requests took ") and f"({ratio:.2f} of it)" in line.plain
 
 
 async def test_a_long_probe_cut_at_its_budget_keeps_the_short_rate() -> None:
