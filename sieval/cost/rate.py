@@ -328,7 +328,9 @@ def _kept() -> dict[str, ServerRate]:
 
 
 def _keep(key: str, rate: ServerRate) -> None:
-    kept = _kept()
+    """``rate`` kept under ``key``, the rates too old to be used again dropped (the file stays
+    small however many servers were probed)."""
+    kept = {k: r for k, r in _kept().items() if rate.measured - r.measured < REUSE_S}
     kept[key] = rate
     path = _cache_file()
     try:

@@ -16,9 +16,12 @@ from sieval.cost.forecast import CostOptions, Counting, Forecast, UnitForecast, 
 from sieval.cost.rate import (
     LONG_MOST_S,
     MEDIUM_TOKENS,
+    REUSE_S,
     Observed,
     ProbeFailed,
     ServerRate,
+    _keep,
+    _kept,
     duration,
     limits,
     local,
@@ -232,3 +235,12 @@ async def test_a_long_probe_cut_at_its_budget_keeps_the_short_rate() -> None:
     rate, seen = await probe(ask, typical=8000, run_tokens=2_000_000)
     assert len(seen) == 3 and rate.at_tokens == MEDIUM_TOKENS + 3
     assert "lower figure" in limits(rate, 8000)
+
+
+def test_the_kept_rates_drop_the_stale_ones(tmp_path: Path) -> None:
+    _keep("old", ServerRate(model="a", prefill=1.0, measured=1000.0))
+    _keep("new", ServerRate(model="b", prefill=1.0, measured=1000.0 + REUSE_S - 1))
+    assert set(_kept()) == {"old", "new"}
+    _keep("newer", ServerRate(model="c", prefill=1.0, measured=1000.0 + REUSE_S + 1))
+    assert set(_kept()) == {"new", "newer"}
+    assert (tmp_path / "cache" / "rates.json").is_file()  # under $SIEVAL_CACHE
