@@ -132,6 +132,8 @@ class Tokenizer(Protocol):
 
     max_length: int | None
     """The server's maximum model length (prompt and generated tokens), when it reports one."""
+    chat: bool
+    """A prompt goes as one user message through the chat template (a chat wire)."""
 
     async def count(self, text: str) -> int:
         """The tokens of ``text``, special tokens off."""
@@ -140,6 +142,11 @@ class Tokenizer(Protocol):
     async def overhead(self) -> int:
         """The tokens a prompt is sent with beyond its own: the BOS of a text prompt, or the
         chat template around one user message."""
+        ...
+
+    async def sent(self, text: str) -> int:
+        """The tokens of ``text`` sent as the prompt, as the reply's usage counts them: with the
+        special tokens of a text prompt, or as one user message through the chat template."""
         ...
 
 
@@ -199,6 +206,10 @@ class PlannedCall:
     """The most prompt tokens each such call may hold beyond ``request``'s own: the answers and
     tool results it leaves out (a bound: a generated answer re-tokenised in a prompt may differ
     by a token at its edges)."""
+    prompt_tokens: int | None = None
+    """The request's prompt tokens as the server counts them, where the task counted them
+    through the server's tokenizer before the run (RULER's generated prompts, on a chat wire
+    too): the forecast takes them as exact. None: the forecast counts them itself."""
 
 
 class Task(abc.ABC):
