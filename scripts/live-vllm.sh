@@ -12,7 +12,8 @@
 # versions, so a second run on the same machine reuses the environment and the prepared model.
 # SIEVAL_VLLM_PORT picks the port (18321); SIEVAL_VLLM_EXTRA_ARGS adds server flags, e.g.
 # --no-enable-prefix-caching. A tool parser is on (hermes), so the chat, responses and messages
-# routes answer tool_choice required/named with a parsed call (the live tool-call evidence).
+# routes answer tool_choice required/named with a parsed call (the live tool-call evidence);
+# SIEVAL_VLLM_TOOL_PARSER=none starts it without one (the tool-call check's other half).
 #
 # The dtype follows the CPU: bfloat16 where /proc/cpuinfo lists avx512f (the dtype the recorded
 # fixtures were taken in), float32 elsewhere, where vLLM's CPU kernels emulate bf16 and serve about
@@ -82,10 +83,12 @@ start() {
   served=$(dtype)
   log "starting vLLM at $(url) in $served (2-3 minutes of compilation on a CPU)"
   echo "$served" >"$DTYPE_FILE"
+  local tools=(--enable-auto-tool-choice --tool-call-parser "${SIEVAL_VLLM_TOOL_PARSER:-hermes}")
+  [ "${SIEVAL_VLLM_TOOL_PARSER:-hermes}" = none ] && tools=()
   VLLM_CPU_KVCACHE_SPACE=${VLLM_CPU_KVCACHE_SPACE:-2} nohup "$VENV/bin/python" -m vllm.entrypoints.openai.api_server \
     --model "$MODEL_DIR" --served-model-name gemma-3-270m \
     --max-logprobs 100 --seed 0 --max-model-len 4096 --dtype "$served" \
-    --enable-auto-tool-choice --tool-call-parser hermes \
+    "${tools[@]}" \
     --host "$HOST" --port "$PORT" ${SIEVAL_VLLM_EXTRA_ARGS:-} >"$LOG" 2>&1 &
   echo $! >"$PIDFILE"
   for _ in $(seq 1 600); do

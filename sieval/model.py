@@ -17,6 +17,14 @@ The model id the server reports is pinned by the first reply that names one: a l
 another model (a proxy that switched deployments mid-run) is a ``ContractViolation``, so one
 run's figures never merge two models. Every dialect passes through ``call()``, so the check is
 made here once, not per wire.
+
+With ``chat_template=True`` a model on a completion wire takes a chat request as a chat wire
+would (``--apply-chat-template``): its messages are rendered by the server's own chat template
+through its tokenize route (vLLM's ``POST /tokenize`` with ``messages`` and the generation
+prompt), and the token ids it answers are sent as the prompt. Token ids, not text: the template
+writes the BOS itself, and a text prompt would be given a second one by the completions route,
+while a prompt of ids is sent as it is. A model without the flag refuses a chat request on a
+completion wire, as the dialect's table says.
 """
 
 from __future__ import annotations
@@ -31,11 +39,19 @@ import msgspec
 from .dialects.auth_hint import rejected_key
 from .dialects.registry import get_dialect
 from .dialects.table import lift, lower
-from .dialects.vocabulary import Auth, Dialect, Lowered
-from .errors import ContractViolation, Refused, ServerRejected, SievalError
+from .dialects.vocabulary import (
+    Auth,
+    Dialect,
+    Lowered,
+    Refuse,
+    chat_tokenize_body,
+    tokenized,
+)
+from .errors import ConfigError, ContractViolation, Refused, ServerRejected, SievalError
 from .ir.defaults import with_defaults, with_overrides
-from .ir.request import Request
+from .ir.request import ChatInput, CompletionInput, Message, Request, TextPart
 from .ir.response import Decision, Response
+from .setting_names import named, setting
 from .transport import (
     HttpReply,
     HttpRequest,
@@ -49,7 +65,11 @@ from .transport import (
 from .transport.redaction import redact_json, redact_url
 from .transport.refused_reply import kept_reply
 
-__all__ = ["Call", "Model", "prepare"]
+__all__ = ["RENDERED_KEPT", "Call", "Model", "prepare"]
+
+RENDERED_KEPT = 4096
+"""Chat prompts whose rendering (``Model.render_chat``) a model keeps, the latest: the forecast's
+count and the call then ask the server once, and a replay finds the ids sent."""
 
 
 @dataclass(frozen=True)
@@ -132,7 +152,11 @@ class Model:
         transport: Transport | None = None,
         headers: Mapping[str, str] | None = None,
         auth: Auth | None = None,
+        chat_template: bool = False,
     ) -> None:
+        self.chat_template = chat_template and not self.takes_chat(dialect)
+        """A chat request is rendered by the server's chat template and sent as token ids."""
+        self._rendered: dict[bytes, tuple[int, ...]] = {}
         self.dialect = get_dialect(dialect) if isinstance(dialect, str) else dialect
         self.base_url = base_url.rstrip("/")
         self.model_id = model_id
@@ -149,6 +173,12 @@ class Model:
         self._shown = redact_url(self.base_url, self._secrets)
         self.reported_model: str | None = None
         """The model id the first reply named; every later reply must name the same."""
+
+    @staticmethod
+    def takes_chat(dialect: str | Dialect) -> bool:
+        """Whether ``dialect``'s wire takes chat messages (a chat wire)."""
+        table = get_dialect(dialect) if isinstance(dialect, str) else dialect
+        return not isinstance(table.row_for("input.chat.messages"), Refuse)
 
     def pin_reported(self, model: str) -> None:
         """Expect every reply to name ``model`` (a resumed run's earlier replies named it)."""
@@ -182,6 +212,11 @@ class Model:
     async def call(self, request: Request) -> Call:
         """Decide, send, check, and keep what happened; sieval errors are kept, not raised."""
         request = self._as_sent(request)
+        if self.chat_template and isinstance(request.input, ChatInput):
+            try:
+                request = await self._templated(request)
+            except SievalError as exc:
+                return Call(request, self.dialect.id, "", None, (), error=self._own(exc))
         try:
             lowered = lower(self.dialect, request, self.model_id)
         except Refused as exc:
@@ -212,6 +247,10 @@ class Model:
         """A reply received earlier (a call journal's) to ``request``, decided and checked again
         exactly as ``call`` decides and checks a fresh one; nothing is sent."""
         request = self._as_sent(request)
+        if self.chat_template and isinstance(request.input, ChatInput):
+            ids = self._rendered.get(_messages_key(request.input))
+            if ids is not None:  # rendered before by this model; else refused, and sent again
+                request = msgspec.structs.replace(request, input=CompletionInput(token_ids=ids))
         try:
             lowered = lower(self.dialect, request, self.model_id)
         except Refused as exc:
@@ -308,7 +347,85 @@ class Model:
         except (msgspec.DecodeError, RecursionError):  # not JSON, or too deep to read
             return reply.status, None
 
+    @property
+    def tokenize_route(self) -> str:
+        """The server's tokenize route: the dialect's, else vLLM's ``/tokenize``."""
+        return str(self.dialect.endpoint.tokenize or "/tokenize")
+
+    async def render_chat(self, chat: ChatInput) -> tuple[int, ...]:
+        """The token ids of ``chat`` through the server's chat template with the generation
+        prompt (``chat_tokenize_body``); ``Refused`` before I/O for a part the template is not
+        given here (an image, a tool call or result), ``ContractViolation`` when the route
+        answers no token ids."""
+        key = _messages_key(chat)
+        known = self._rendered.get(key)
+        if known is not None:
+            return known
+        messages: list[dict[str, str]] = []
+        for message in chat.messages:
+            if not all(isinstance(p, TextPart) for p in message.content):
+                raise Refused(
+                    f"{named('apply_chat_template')} renders text messages through the server's "
+                    "tokenize route; this request holds an image, a tool call or a tool result: "
+                    f"run it on a chat wire with {setting('kind', 'chat')}",
+                    dialect=self.dialect.id,
+                    path="input.chat.messages",
+                )
+            text = "".join(p.text for p in message.content if isinstance(p, TextPart))
+            messages.append({"role": message.role, "content": text})
+        route = self.tokenize_route
+        status, data = await self.fetch(route, chat_tokenize_body(self.model_id, messages))
+        ids = tokenized(data, "x") if status == 200 else None
+        if ids is None:
+            raise ContractViolation(
+                f"the chat template was asked of the server's tokenize route (POST {route} with "
+                f"messages) and it answered HTTP {status} without token ids: "
+                f"{str(data)[:200]!r}; run on a chat wire with {setting('kind', 'chat')}, or "
+                f"drop {named('apply_chat_template')}",
+                dialect=self.dialect.id,
+                path="tokenize",
+            )
+        if len(self._rendered) >= RENDERED_KEPT:
+            self._rendered.pop(next(iter(self._rendered)))  # the oldest: memory stays bounded
+        self._rendered[key] = rendered = tuple(ids)
+        return rendered
+
+    async def check_chat_template(self) -> None:
+        """``ConfigError`` naming the fix when the server renders no chat template through its
+        tokenize route (asked with one user message, before the run's first request)."""
+        probe = ChatInput(messages=(Message(role="user", content=(TextPart(text="x"),)),))
+        try:
+            await self.render_chat(probe)
+        except SievalError as exc:
+            raise ConfigError(
+                f"{named('apply_chat_template')} renders each prompt with the server's own chat "
+                f"template through its tokenize route (vLLM's POST {self.tokenize_route} with "
+                f"messages), and that failed: {exc.message.split('; run on a chat wire')[0]}; "
+                f"run it on a chat wire with {setting('kind', 'chat')} (the server applies its "
+                f"template there), or drop {named('apply_chat_template')}",
+                dialect=self.dialect.id,
+                path="apply_chat_template",
+            ) from exc
+
+    async def _templated(self, request: Request) -> Request:
+        """``request`` with its chat input rendered by the server's template, as token ids."""
+        assert isinstance(request.input, ChatInput)
+        if request.tools.functions:
+            raise Refused(
+                f"{named('apply_chat_template')} renders text messages through the server's "
+                "tokenize route and offers no tools there: run a tool task on a chat wire with "
+                f"{setting('kind', 'chat')}",
+                dialect=self.dialect.id,
+                path="tools.functions",
+            )
+        ids = await self.render_chat(request.input)
+        return msgspec.structs.replace(request, input=CompletionInput(token_ids=ids))
+
     def _own(self, exc: SievalError) -> SievalError:
         if exc.server is None:
             exc.server = self._shown
         return exc
+
+
+def _messages_key(chat: ChatInput) -> bytes:
+    return msgspec.json.encode(chat.messages)

@@ -52,6 +52,7 @@ SETTINGS: dict[str, tuple[str, str]] = {
     "server_defaults": ("server_defaults: {v}", "--server-defaults {v}"),
     "allow_mixed_replicas": ("allow_mixed_replicas: {v}", "--allow-mixed-replicas"),
     "fewshot_as_multiturn": ("fewshot_as_multiturn: {v}", "--fewshot-as-multiturn"),
+    "apply_chat_template": ("apply_chat_template: {v}", "--apply-chat-template"),
 }
 """Each setting a fix may name. ``options`` and ``request_defaults`` hold a named entry (a task
 option such as ``top_k``, a request leaf such as ``sampling.temperature``)."""

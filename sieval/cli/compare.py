@@ -97,7 +97,18 @@ def compare_command(
 
     console = Console(highlight=False, emoji=False)  # a model's ":smile:" stays as written
     for item in render_comparison(result, flips=flips, names=names):
-        console.print(item)
+        console.print(hanging(item))
+
+
+def hanging(item: Any) -> Any:
+    """An indented line wraps under its own indent, not at the screen's edge."""
+    if not isinstance(item, str) or not item.startswith(" "):
+        return item
+    from rich.padding import Padding
+    from rich.text import Text
+
+    text = item.lstrip(" ")
+    return Padding(Text.from_markup(text), (0, 0, 0, len(item) - len(text)))
 
 
 def render_comparison(

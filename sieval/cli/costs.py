@@ -17,16 +17,25 @@ from msgspec import UnsetType
 from rich.table import Table
 from rich.text import Text
 
+from ..cost.rate import duration, rate_line
 from .inert import shown as as_text
 from .text import MISSING
 
 if TYPE_CHECKING:
     from ..cost.forecast import Forecast
+    from ..cost.rate import ServerRate
     from ..plan.config import Price
     from ..plan.plan import Plan
     from ..results.document import Report
 
-__all__ = ["money", "render_budget", "render_costs", "render_forecast", "spent_lines"]
+__all__ = [
+    "money",
+    "render_budget",
+    "render_costs",
+    "render_forecast",
+    "spent_lines",
+    "time_lines",
+]
 
 
 def money(value: float | None, currency: str = "") -> str:
@@ -86,6 +95,10 @@ def render_forecast(forecast: Forecast, prices: Mapping[str, Price | None]) -> l
             table.add_column(name, justify="right", no_wrap=True)
         if price is not None:
             table.add_column(f"cost ≤{unit_of_money}", justify="right", no_wrap=True)
+        rate = forecast.rate(counting.model)
+        timed = rate is not None and rate.known
+        if timed:
+            table.add_column("time\n≈", justify="right", no_wrap=True)
         for u in units:
             at_most = "≤ " if u.bound else ""
             cells = [
@@ -97,6 +110,8 @@ def render_forecast(forecast: Forecast, prices: Mapping[str, Price | None]) -> l
             if price is not None:
                 own = prices.get(u.answered_by) if u.answered_by else price
                 cells.append(money(u.cost(own)))
+            if timed:
+                cells.append(duration(u.seconds) if u.seconds is not None else MISSING)
             name = u.task if u.role is None else f"{u.task} · {u.role} ({u.answered_by})"
             table.add_row(as_text(name), *cells)
         if len(units) > 1:
@@ -109,6 +124,8 @@ def render_forecast(forecast: Forecast, prices: Mapping[str, Price | None]) -> l
             ]
             if price is not None:
                 cells.append(money(sum(u.cost(price) or 0.0 for u in units)))
+            if timed:
+                cells.append(duration(sum(u.seconds or 0.0 for u in units)))
             table.add_row(Text("total", style="bold"), *cells, end_section=True)
         out.append(table)
         how = (
@@ -118,6 +135,8 @@ def render_forecast(forecast: Forecast, prices: Mapping[str, Price | None]) -> l
         )
         mark = "" if counting.method.startswith("exact") else "~ "
         out.append(Text(f"{mark}prompt tokens: {counting.method} ({how})", style="dim"))
+        if rate is not None:
+            out.append(Text(time_said(rate, forecast.created), style="dim" if timed else "yellow"))
         if any(u.bound for u in units):
             out.append(
                 Text(
@@ -142,6 +161,40 @@ def render_forecast(forecast: Forecast, prices: Mapping[str, Price | None]) -> l
                 "output tokens ≤: the most the requests may generate (max_tokens × n); cost ≤: "
                 "the prompt tokens and that maximum at the model's price, per million tokens",
                 style="dim",
+            )
+        )
+    return out
+
+
+def time_said(rate: ServerRate, now: float) -> str:
+    """What the time column is at and assumes, or why the forecast has no time."""
+    if not rate.known:
+        return rate.note
+    said = (
+        f"time ≈: at {rate_line(rate, now)}; the requests one at a time (a batching server "
+        "answers several at once faster), the output at its maximum"
+    )
+    return f"{said}; {rate.note}" if rate.note else said
+
+
+def time_lines(forecast: Forecast | None, report: Report) -> list[Text]:
+    """At a run's end, per model with a forecast time: how long the session's requests took
+    beside it (a fresh run's only: a resumed session runs part of what was forecast)."""
+    if forecast is None or report.run.resumed:
+        return []
+    wall = report.timings.wall_s
+    out = []
+    for rate in forecast.rates:
+        units = [u for u in forecast.units if u.model == rate.model and u.seconds is not None]
+        if not units or wall <= 0:
+            continue
+        said = sum(u.seconds or 0.0 for u in units)
+        several = " (the run's, all models together)" if len(forecast.rates) > 1 else ""
+        out.append(
+            as_text(
+                f"{rate.model}: the requests took {duration(wall)}{several}, forecast about "
+                f"{duration(said)} ({wall / said:.2f} of it) at {rate.prefill or 0:,.0f} prompt "
+                "tokens/s, one request at a time"
             )
         )
     return out

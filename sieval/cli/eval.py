@@ -62,6 +62,7 @@ ONE_LINE_ONLY = {
     "--samples": "samples",
     "--system-instruction": "system_instruction",
     "--fewshot-as-multiturn": "fewshot_as_multiturn",
+    "--apply-chat-template": "apply_chat_template",
     "--server-defaults": "server_defaults",
 }
 """The flags of the one-line form a config says in its own keys (refused beside a CONFIG)."""
@@ -132,6 +133,13 @@ def eval_command(
         "--fewshot-as-multiturn",
         "--fewshot_as_multiturn",
         help=_ONE + "each shot a user and an assistant turn, as lm-eval's (chat wires).",
+    ),
+    apply_chat_template: bool = typer.Option(
+        False,
+        "--apply-chat-template",
+        "--apply_chat_template",
+        help=_ONE + "on a completion wire, the chat prompt rendered by the server's chat "
+        "template (its /tokenize), as lm-eval's.",
     ),
     dialect: str | None = typer.Option(
         None, "--dialect", metavar="ID", help=_ONE + "the dialect ('sieval dialects')."
@@ -269,14 +277,22 @@ def eval_command(
     dry_run: bool = typer.Option(
         False,
         "--dry-run",
-        help="Forecast each task's requests, prompt tokens, most output tokens and cost, and "
-        "stop: no model request is sent, no run directory is written.",
+        help="Forecast each task's requests, prompt tokens, most output tokens, cost and time, "
+        "and stop: no run directory is written, no model request is sent but the rate probe's "
+        "(--no-rate-probe: none).",
     ),
     forecast: bool | None = typer.Option(
         None,
         "--forecast/--no-forecast",
         help="Count the run's tokens before it starts, to report them beside what it spent "
         "(default: when a model has a price or a budget is given).",
+    ),
+    rate_probe: bool | None = typer.Option(
+        None,
+        "--rate-probe/--no-rate-probe",
+        help="Measure the server's prompt and generation rates with a few short greedy requests "
+        "to forecast the run's time (default: for a model with no price on a local server; a "
+        "rate measured on the same server in the last 30 min is used again).",
     ),
     budget_tokens: str | None = typer.Option(
         None,
@@ -359,7 +375,7 @@ def eval_command(
             kind=kind, dialect=dialect, api_key_env=api_key_env, api_key_file=api_key_file,
             auth=auth, num_fewshot=num_fewshot, seed=seed, task_options=task_option,
             gen_kwargs=gen_kwargs, system_instruction=system_instruction, retries=retries,
-            fewshot_as_multiturn=fewshot_as_multiturn,
+            fewshot_as_multiturn=fewshot_as_multiturn, apply_chat_template=apply_chat_template,
             timeout=timeout, max_reply_mib=max_reply_mib,
             concurrency=concurrency,
             limit=None, samples=samples, data_dir=data_dir, out=out, price=price,
@@ -373,6 +389,7 @@ def eval_command(
         "--price": price, "--samples": samples or None,
         "--system-instruction": system_instruction, "--server-defaults": server_defaults,
         "--fewshot-as-multiturn": fewshot_as_multiturn or None,
+        "--apply-chat-template": apply_chat_template or None,
         "--allow-mixed-replicas": allow_mixed_replicas or None,
     }  # fmt: skip
     created: list[Path] = []
@@ -405,7 +422,7 @@ def eval_command(
                 from .export import check_formats
 
                 check_formats(export)  # a typo or a missing library, before any request
-            cost = cost_options(dry_run, forecast, budget_tokens, budget_cost)
+            cost = cost_options(dry_run, forecast, budget_tokens, budget_cost, rate_probe)
             if write_config is not None:
                 _write_config(write_config, one_line, console)
             options = RunOptions(
@@ -458,7 +475,11 @@ def _export(run_dir: Path, formats: list[str], console: Console) -> None:
 
 
 def cost_options(
-    dry_run: bool, forecast: bool | None, budget_tokens: str | None, budget_cost: str | None
+    dry_run: bool,
+    forecast: bool | None,
+    budget_tokens: str | None,
+    budget_cost: str | None,
+    rate_probe: bool | None = None,
 ) -> CostOptions:
     """The cost flags as ``CostOptions`` (each budget parsed once, naming its flag)."""
     from ..cost.budget import parse_budget_cost, parse_budget_tokens
@@ -469,6 +490,7 @@ def cost_options(
         forecast=forecast,
         budget_tokens=parse_budget_tokens(budget_tokens) if budget_tokens is not None else None,
         budget_cost=parse_budget_cost(budget_cost) if budget_cost is not None else None,
+        rate_probe=rate_probe,
     )
 
 
@@ -488,7 +510,9 @@ def _render_forecast(result: RunResult) -> bool:
     for exact, line in found:
         head = "would refuse: " if exact else "warning: "
         out.print(Text(head, style="red" if exact else "yellow") + Text(line))
-    out.print("dry run: no model request was sent and no run directory was written")
+    probed = sum(r.requests for r in result.forecast.rates)
+    sent = f"only the rate probe's {probed} requests were" if probed else "no model request was"
+    out.print(f"dry run: {sent} sent and no run directory was written")
     return any(exact for exact, _ in found)
 
 
@@ -691,10 +715,12 @@ def _render(result: RunResult, console: Console) -> None:
     for line in render_finishes(report):
         out.print(Text("answers: ") + line)
     out.print(render_summary(report))
-    from .costs import render_budget, spent_lines
+    from .costs import render_budget, spent_lines, time_lines
 
     for line in spent_lines(report):
         out.print(Text("cost: ") + line)
+    for line in time_lines(result.forecast, report):
+        out.print(Text("time: ") + line)
     for line in render_budget(report):
         console.print(line)
     run_dir = escape(str(result.run_dir))

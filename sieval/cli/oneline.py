@@ -118,6 +118,9 @@ class OneLine:
     system_instruction: str | None = None
     fewshot_as_multiturn: bool = False
     """Every task's shots as chat turns (``TaskConfig.fewshot_as_multiturn``)."""
+    apply_chat_template: bool = False
+    """Every task's chat prompt through the server's chat template on a completion wire
+    (``TaskConfig.apply_chat_template``)."""
     retries: int | None = None
     timeout: float | None = None
     max_reply_mib: float | None = None
@@ -198,6 +201,8 @@ class OneLine:
                 entry.setdefault("seed", self.seed)
             if self.fewshot_as_multiturn:
                 entry["fewshot_as_multiturn"] = True
+            if self.apply_chat_template:
+                entry["apply_chat_template"] = True
             if self.limit is not None:
                 own = entry.get("n")
                 same = isinstance(own, int) and isinstance(self.limit, int)

@@ -121,6 +121,7 @@ def render_sample(view: dict[str, Any], *, full: bool = False, body: bool = Fals
     from rich.table import Table
     from rich.text import Text
 
+    from ..results.explain import written
     from .inert import shown
 
     metrics = ", ".join(f"{k} {v:g}" for k, v in view["metrics"].items())
@@ -166,7 +167,7 @@ def render_sample(view: dict[str, Any], *, full: bool = False, body: bool = Fals
         yield Text.assemble("generation: ", shown(view["generation"]))
         extracted = view["extracted"]
         found = Text("(no answer found)") if extracted is None else shown(extracted)
-        gold = shown(answer(view.get("gold_label", view["gold"])))
+        gold = shown(written(view.get("gold_label", view["gold"])))
         yield Text.assemble("extracted: ", found, "   gold: ", gold)
     calls = view.get("calls")
     if calls:
@@ -282,18 +283,6 @@ def _budgets(value: Any) -> str:
     """A re-run's budgets per request (``{"gen": 4096}``) as ``4096``."""
     found = list(value.values()) if isinstance(value, dict) else []
     return "/".join(str(v) for v in found) or "-"
-
-
-def answer(value: Any) -> str:
-    """A gold answer as a reader writes it: text as is, a list as its items, a mapping as JSON
-    (never a Python repr: ``['a', 'b']``)."""
-    if isinstance(value, list | tuple):
-        return " | ".join(answer(v) for v in value) if value else text.MISSING
-    if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False, sort_keys=True)
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return text.shown(value)
 
 
 def _num(value: Any, spec: str = ".4f") -> str:

@@ -30,6 +30,7 @@ _SHORT = {
     "choice log-likelihood": "choice LL",
     "target log-likelihood": "target LL",
     "rolling log-likelihood": "rolling LL",
+    "generation, checked": "gen, checked",
 }
 
 
@@ -65,6 +66,8 @@ def describe_task(task: Task) -> dict[str, Any]:
             fixed_shots=spec.fixed_shots or None,
             differs=spec.differs or None,
         )
+    elif task.listing is not None:
+        out.update(family=task.listing[0], source=task.listing[1])
     return out
 
 
@@ -124,7 +127,8 @@ def render_tasks(registry: Mapping[str, Task], suites: Mapping[str, Suite] | Non
             "\n" + textwrap.fill(f"suite {suite.name}: {members}", width=80, subsequent_indent="  ")
         )
     out.append(
-        "\n\nshots: the default number and the split they are drawn from (--num-fewshot "
+        "\n\nLL: log-likelihood; checked: graded by the task's checker (math, code, rules)"
+        "\nshots: the default number and the split they are drawn from (--num-fewshot "
         "changes it; 'in prompt': written into the prompt, fixed)"
         "\n'sieval tasks NAME': one task's data, options and protocol; --json"
     )

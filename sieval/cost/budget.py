@@ -227,7 +227,9 @@ class Budget:
         that is not static; the model's request defaults applied), waiting for what is in
         flight when it does not fit yet; None when the run stops instead (``stopped`` says
         why)."""
-        counter = self.counters.setdefault(pm.label, PromptCounter(pm.dialect.endpoint.tokenize))
+        counter = self.counters.setdefault(
+            pm.label, PromptCounter(pm.dialect.endpoint.tokenize, chat=pm.chat_template)
+        )
         need = []
         for request in requests:
             prompt, _ = await counter.count(request, model)

@@ -6,7 +6,8 @@ length. Elsewhere an estimate, named with its method: the prompt's UTF-8 bytes t
 measured on ``CALIBRATION_PROMPTS`` of the model's prompts through another model's tokenize route
 (``calibrated``), else ``bytes / 4``. A chat prompt's estimate counts the text of its messages
 (tool calls and results as JSON; images count nothing), not the template the server wraps
-around them.
+around them; a chat prompt sent on a completion wire through the server's chat template
+(``--apply-chat-template``: ``chat=True``) is counted exactly as it is sent, its rendering's ids.
 """
 
 from __future__ import annotations
@@ -22,7 +23,14 @@ from msgspec import UNSET
 from ..dialects.vocabulary import tokenized
 from ..errors import SievalError
 from ..ir.defaults import with_defaults, with_overrides
-from ..ir.request import CompletionInput, Request, TextPart, ToolCallPart, ToolResultPart
+from ..ir.request import (
+    ChatInput,
+    CompletionInput,
+    Request,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 
 if TYPE_CHECKING:
     from ..model import Model
@@ -86,8 +94,11 @@ class PromptCounter:
         *,
         ratio: float = 1 / ESTIMATE_BYTES_PER_TOKEN,
         how: str = f"bytes / {ESTIMATE_BYTES_PER_TOKEN:g}",
+        chat: bool = False,
     ) -> None:
         self.route = route
+        self.chat = chat
+        """Chat prompts are rendered by the server's chat template (``Model.render_chat``)."""
         self.ratio = ratio
         self.how = how
         self.tokenized = 0
@@ -114,7 +125,7 @@ class PromptCounter:
         text = prompt_text(request)
         if not self._countable(request):
             return self.estimate(text), False
-        known = self._known.get(hash(text))
+        known = self._known.get(self._key(request, text))
         return (known, True) if known is not None else None
 
     async def count(self, request: Request, model: Model) -> tuple[int, bool]:
@@ -124,17 +135,24 @@ class PromptCounter:
         if ready is not None:
             return ready
         text = prompt_text(request)
-        key = hash(text)
+        key = self._key(request, text)
         task = self._pending.get(key)
         if task is None:
-            task = asyncio.ensure_future(self._ask(model, text))
+            chat = request.input if isinstance(request.input, ChatInput) else None
+            task = asyncio.ensure_future(self._ask(model, text, chat))
             self._pending[key] = task
             task.add_done_callback(lambda done: self._settle(key, done))
         counted = await asyncio.shield(task)
         return (counted, True) if counted is not None else (self.estimate(text), False)
 
+    def _key(self, request: Request, text: str) -> int:
+        given = request.input
+        return hash(msgspec.json.encode(given)) if isinstance(given, ChatInput) else hash(text)
+
     def _countable(self, request: Request) -> bool:
         given = request.input
+        if isinstance(given, ChatInput):
+            return self.chat and not self._broken and not request.tools.functions
         return (
             self.route is not None
             and not self._broken
@@ -150,13 +168,24 @@ class PromptCounter:
             if counted is not None:
                 self._known[key] = counted
 
-    async def _ask(self, model: Model, text: str) -> int | None:
-        """The route's count of ``text`` (special tokens added, as to a text prompt), or None;
-        a route that answers its first question with anything but a count is not asked again."""
+    async def _ask(self, model: Model, text: str, chat: ChatInput | None = None) -> int | None:
+        """The route's count of ``text`` (special tokens added, as to a text prompt), or of
+        ``chat`` through the server's chat template, or None; a route that answers its first
+        question with anything but a count is not asked again."""
         if self._gate is None:
             self._gate = asyncio.Semaphore(TOKENIZE_CONCURRENCY)
         async with self._gate:
-            if self._broken or self.route is None:
+            if self._broken:
+                return None
+            if chat is not None:
+                try:
+                    counted = len(await model.render_chat(chat))
+                except SievalError:
+                    self._broken = not self.tokenized
+                    return None
+                self.tokenized += 1
+                return counted
+            if self.route is None:
                 return None
             body = {"model": model.model_id, "prompt": text, "add_special_tokens": True}
             try:

@@ -38,6 +38,7 @@ from ..errors import ConfigError
 from ..plan.config import Price
 from ..store.files import write_atomic
 from .counting import TOKENIZE_CONCURRENCY, PromptCounter, calibrated, calls_of, max_output
+from .rate import ServerRate
 
 if TYPE_CHECKING:
     from ..model import Model
@@ -75,6 +76,9 @@ class CostOptions:
     """``--budget-tokens``: prompt + output tokens the run may spend (``budget.Budget``)."""
     budget_cost: float | None = None
     """``--budget-cost``: what the run may spend, in the models' ``price:`` currency."""
+    rate_probe: bool | None = None
+    """Whether the forecast measures each server's rate for its time (``rate.py``):
+    ``--rate-probe/--no-rate-probe``; None: a model with no price on a local server."""
 
     @property
     def budgeted(self) -> bool:
@@ -121,6 +125,9 @@ class UnitForecast(msgspec.Struct, kw_only=True):
     """The sample whose request has that prompt."""
     context: int | None = None
     """The server's maximum model length (prompt and output tokens), when it says one."""
+    seconds: float | None = None
+    """The time its requests take one at a time at the server's measured rate (``rate.py``:
+    the output at its maximum), or None with no rate."""
 
     @property
     def overflows(self) -> bool:
@@ -157,12 +164,17 @@ class Forecast(msgspec.Struct, kw_only=True):
     units: list[UnitForecast] = []
     counting: list[Counting] = []
     created: float = 0.0
+    rates: list[ServerRate] = []
+    """Each model's measured server rate (or why it has none): what ``seconds`` is at."""
 
     def unit(self, model: str, task: str, role: str | None = None) -> UnitForecast | None:
         return next(
             (u for u in self.units if u.model == model and u.task == task and u.role == role),
             None,
         )
+
+    def rate(self, model: str) -> ServerRate | None:
+        return next((r for r in self.rates if r.model == model), None)
 
 
 @dataclass
@@ -207,7 +219,7 @@ async def _forecast_unit(
 ) -> UnitForecast:
     """The forecast of ``pm`` on ``pt``: the evaluated model's calls, or (``role``) the calls
     the model ``answering`` gets in that role, counted through ``counter``."""
-    totals = {"requests": 0, "prompt": 0, "exact": 0, "output": 0, "unbounded": 0}
+    totals = {"requests": 0, "prompt": 0, "exact": 0, "output": 0, "unbounded": 0, "known": 0}
     longest: list[Any] = [0, True, ""]  # tokens, exact, sample id
 
     def add(counted: tuple[int, bool], call: PlannedCall, sample_id: str) -> None:
@@ -235,7 +247,10 @@ async def _forecast_unit(
                 totals["output"] += (most or 0) * call.times
                 totals["unbounded"] += (most is None) * call.times
                 ready = counter.now(call.request)
-                if ready is not None:
+                if call.prompt_tokens is not None:  # counted as sent by the task (RULER's)
+                    totals["known"] += call.times
+                    add((call.prompt_tokens, True), call, sample.id)
+                elif ready is not None:
                     add(ready, call, sample.id)
                 else:
                     await queue.put((call, sample.id))
@@ -255,7 +270,7 @@ async def _forecast_unit(
         exact_requests=totals["exact"],
         max_output_tokens=totals["output"],
         unbounded_requests=totals["unbounded"],
-        method=counter.method,
+        method=_method(counter, totals["known"], totals["requests"]),
         longest_prompt=longest[0],
         longest_exact=longest[1],
         longest_sample=longest[2],
@@ -264,6 +279,17 @@ async def _forecast_unit(
         bound=not pt.task.static,
         answered_by=answering.label if role is not None and answering is not None else None,
     )
+
+
+KNOWN = "exact: counted as sent when the task was generated (POST /tokenize)"
+"""The method of prompts the task counted through the server's tokenizer (``PlannedCall``'s
+``prompt_tokens``: RULER's, on a chat wire through the chat template too)."""
+
+
+def _method(counter: PromptCounter, known: int, requests: int) -> str:
+    if known and known == requests:
+        return KNOWN
+    return f"{counter.method}; {known:,} {KNOWN}" if known else counter.method
 
 
 async def forecast_run(
@@ -283,7 +309,9 @@ async def forecast_run(
     for pm in every:
         route = pm.dialect.endpoint.tokenize
         counters[pm.label] = (
-            PromptCounter(route) if route else await calibrated(pm, plan, facts[pm.label], models)
+            PromptCounter(route, chat=pm.chat_template)
+            if route
+            else await calibrated(pm, plan, facts[pm.label], models)
         )
     forecast = Forecast(created=time.time())
     for pm in plan.models:
@@ -316,10 +344,11 @@ async def forecast_run(
                 )
         seconds = time.perf_counter() - progress.started
         forecast.units.extend(units)
+        methods = list(dict.fromkeys(u.method for u in units if u.requests))
         forecast.counting.append(
             Counting(
                 model=pm.label,
-                method=counter.method,
+                method=methods[0] if len(methods) == 1 else counter.method,
                 requests=sum(u.requests for u in units),
                 tokenized=counter.tokenized,
                 seconds=round(seconds, 3),

@@ -81,6 +81,7 @@ __all__ = [
     "Write",
     "at_least",
     "at_most",
+    "chat_tokenize_body",
     "model_length",
     "tokenized",
     "vllm_tokenize_body",
@@ -304,6 +305,13 @@ def vllm_tokenize_body(model: str, text: str, special: bool) -> dict[str, Any]:
         "add_special_tokens": special,
         "return_token_strs": True,
     }
+
+
+def chat_tokenize_body(model: str, messages: list[dict[str, str]]) -> dict[str, Any]:
+    """vLLM's ``POST /tokenize`` body for a conversation: ``messages`` through the model's own
+    chat template with the generation prompt (the prompt its chat route builds; special tokens
+    only as the template writes them, vLLM's default for messages)."""
+    return {"model": model, "messages": messages, "add_generation_prompt": True}
 
 
 _MAX_TOKEN_ID = 2**31 - 1

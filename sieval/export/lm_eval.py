@@ -176,6 +176,8 @@ def _results(
         "fewshot_as_multiturn": any(
             bool(source.task_config(u.task).get("fewshot_as_multiturn")) for u in units
         ),
+        # lm-eval keeps the template's text; sieval holds no copy (the server's own template
+        # rendered the prompts): the tasks that applied it are named under "sieval"
         "chat_template": None,
         "chat_template_sha": None,
         "task_hashes": hashes,
@@ -190,8 +192,16 @@ def _results(
             "protocols": {u.task: source.protocol(u.task) for u in units},
             "intervals": intervals,
             "failed": {task: s.failed for task, s in samples.items()},
+            **_templated(source, units),
         },
     }
+
+
+def _templated(source: Source, units: list[TaskRun]) -> dict[str, Any]:
+    """``apply_chat_template``: the tasks whose prompts the server's chat template rendered
+    (``--apply-chat-template``), only when there are any."""
+    tasks = [u.task for u in units if source.task_config(u.task).get("apply_chat_template")]
+    return {"apply_chat_template": tasks} if tasks else {}
 
 
 def _version(source: Source) -> str:

@@ -165,7 +165,9 @@ def with_system(request: Request, text: str) -> Request:
     if not isinstance(request.input, ChatInput):
         raise ConfigError(
             f"{named('system_instruction')} needs a chat wire (a raw-text prompt has no system "
-            f"message); run it with {setting('kind', 'chat')}, or drop it",
+            f"message); run it with {setting('kind', 'chat')}, or with "
+            f"{named('apply_chat_template')} (the server's chat template renders the prompt), "
+            "or drop it",
             path="system_instruction",
         )
     messages = request.input.messages

@@ -148,7 +148,8 @@ class ModelConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fiel
     lm-eval's); the run says what each overrode."""
     system_instruction: str | None = None
     """A system message put first in every chat request (``--system-instruction``, as lm-eval's
-    ``--system_instruction``); chat wires only. In the identity when set."""
+    ``--system_instruction``); chat wires, or a completion wire whose task applies the server's
+    chat template (``apply_chat_template``). In the identity when set."""
 
     @property
     def overrides(self) -> dict[str, Any]:

@@ -23,9 +23,10 @@ import msgspec
 from ..dialects.registry import get_dialect, registry
 from ..dialects.vocabulary import Auth, Dialect, Refuse
 from ..errors import ConfigError, Refused, did_you_mean
-from ..ir.defaults import overridden, with_defaults
+from ..ir.defaults import overridden, with_defaults, with_overrides
 from ..ir.request import (
     ChatInput,
+    CompletionInput,
     FunctionTool,
     Message,
     Request,
@@ -40,7 +41,16 @@ from ..setting_names import named, setting
 from ..store.identity import file_sha256, fingerprint, sieval_version
 from ..store.paths import results_dirname, segment
 from ..store.records import SCHEMA_VERSION
-from ..tasks.base import ModelFacts, PlannedCall, Readiness, Requirement, Sample, Task, TaskConfig
+from ..tasks.base import (
+    ModelFacts,
+    PlannedCall,
+    Readiness,
+    Requirement,
+    Sample,
+    Task,
+    TaskConfig,
+    chat_facts,
+)
 from ..tasks.judging import JUDGE_SELF
 from ..tasks.registry import TASKS
 from ..transport import Limits, Timeouts, Transport
@@ -67,6 +77,9 @@ class PlannedModel:
     dialect: Dialect
     """Resolved once, here; the engine, the pre-flight and the Model all use this one."""
     api_key: str | None = field(default=None, repr=False)
+    chat_template: bool = False
+    """A task of the run renders its chat prompt with the server's chat template on this
+    completion wire (``apply_chat_template``): the model's chat requests become token ids."""
 
     @property
     def facts(self) -> ModelFacts:
@@ -127,6 +140,7 @@ class PlannedModel:
             request_defaults=self.config.request_defaults,
             request_overrides=self.config.overrides,
             transport=transport,
+            chat_template=self.chat_template,
         )
 
 
@@ -147,7 +161,8 @@ class PlannedTask:
     ) -> list[PlannedCall]:
         """What is known before I/O of ``sample``'s calls to the model playing ``role`` (None:
         the evaluated model, whose ``facts`` the task builds its calls for)."""
-        return [c for c in self.task.calls(sample, self.config, facts) if c.role == role]
+        calls = self.task.calls(sample, self.config, chat_facts(self.config, facts))
+        return [c for c in calls if c.role == role]
 
     def requests(self, sample: Sample, facts: ModelFacts) -> dict[str, Request]:
         """The sample's calls to the evaluated model that are known exactly before I/O (a
@@ -296,8 +311,9 @@ def requirements(task: Task, facts: ModelFacts) -> Sequence[Requirement]:
 
 
 def protocol(task: Task, facts: ModelFacts, config: TaskConfig | None = None) -> str:
-    """The protocol as the task runs for this model (and with ``config``'s shots as turns)."""
-    text = task.protocol_for(facts)
+    """The protocol as the task runs for this model (and with ``config``'s shots as turns, its
+    prompt through the server's chat template)."""
+    text = task.protocol_for(facts if config is None else chat_facts(config, facts))
     sampled = {
         k: v
         for k, v in (config.options.items() if config is not None else ())
@@ -310,18 +326,29 @@ def protocol(task: Task, facts: ModelFacts, config: TaskConfig | None = None) ->
             "; fewshot_as_multiturn: each shot a user turn and an assistant turn, the "
             "description the system message"
         )
+    if config is not None and config.apply_chat_template and facts.input_kind == "completion":
+        text += (
+            "; apply_chat_template: the chat prompt rendered by the server's own chat template "
+            "(its tokenize route, messages with the generation prompt), sent as token ids"
+        )
     return text
 
 
-def check_capabilities(model: ModelConfig, task: Task) -> None:
-    """Refuse a (model, task) pair whose dialect cannot serve one of the task's requirements."""
+def check_capabilities(model: ModelConfig, task: Task, config: TaskConfig | None = None) -> None:
+    """Refuse a (model, task) pair whose dialect cannot serve one of the task's requirements
+    (a chat prompt is served on a completion wire through the server's chat template when the
+    task's ``config`` applies it)."""
     dialect = model.dialect_id
     row = registry().get(dialect)
     if row is None or row.dialect is None:
         get_dialect(dialect)  # raises the registry's own message (unknown / not implemented)
     assert row is not None and row.dialect is not None
-    for req in requirements(task, model_facts(row.dialect)):
+    facts = model_facts(row.dialect)
+    templated = facts is not chat_facts(config, facts) if config is not None else False
+    for req in requirements(task, chat_facts(config, facts) if config is not None else facts):
         if row.capabilities.get(req.capability) == "supported":
+            continue
+        if templated and req.capability == "chat":  # the server's template makes the prompt
             continue
         others = [
             r.id for r in registry().values() if r.capabilities.get(req.capability) == "supported"
@@ -349,11 +376,16 @@ def _dry_lower(
     if not planned.samples:
         return
     sample = planned.samples[0]
-    for call in planned.task.calls(sample, planned.config, model.facts):
+    templated = chat_facts(planned.config, model.facts) is not model.facts
+    for call in planned.task.calls(sample, planned.config, chat_facts(planned.config, model.facts)):
         answering = model if call.role is None else roles[call.role]
         cfg = answering.config
+        request, defaults, overrides = call.request, cfg.request_defaults, cfg.overrides
+        if templated and call.role is None:  # the defaults (a system message) go in the template
+            request = with_overrides(with_defaults(request, defaults), overrides)
+            request, defaults, overrides = _templated_stand_in(planned, call.name, request), {}, {}
         try:
-            prepare(answering.dialect, call.request, cfg.model, cfg.request_defaults, cfg.overrides)
+            prepare(answering.dialect, request, cfg.model, defaults, overrides)
         except Refused as exc:
             who = f"model {cfg.label!r}" + (f" (role {call.role})" if call.role else "")
             raise ConfigError(
@@ -365,6 +397,24 @@ def _dry_lower(
             ) from exc
 
 
+def _templated_stand_in(planned: PlannedTask, name: str, request: Request) -> Request:
+    """What the dry run lowers for a request whose chat prompt the server's template renders
+    (``apply_chat_template``): the same request with one token id as its prompt (the ids are
+    known only from the server); a raw-text request (a continuation scored after its context)
+    is refused here, before any I/O."""
+    if not isinstance(request.input, ChatInput):
+        raise ConfigError(
+            f"{named('apply_chat_template')} renders a chat prompt to generate from with the "
+            f"server's chat template, and task {planned.name!r} sends raw text (request "
+            f"{name!r}: a continuation's log-likelihood after its context, which lm-eval scores "
+            "by appending the continuation raw after the templated context; not done here, so "
+            "that no score rests on a token split sieval cannot check): drop "
+            f"{named('apply_chat_template')} for this task, or run a generation task",
+            path="apply_chat_template",
+        )
+    return msgspec.structs.replace(request, input=CompletionInput(token_ids=(0,)))
+
+
 def _overrode(model: PlannedModel, planned: PlannedTask, several: bool) -> str:
     """The line saying what the model's overrides change of what the task sets (read on the
     first sample's requests), or ``""`` when they change nothing the task set."""
@@ -372,7 +422,7 @@ def _overrode(model: PlannedModel, planned: PlannedTask, several: bool) -> str:
     if not cfg.overrides or not planned.samples:
         return ""
     changed: dict[str, tuple[Any, Any]] = {}
-    for call in planned.task.calls(planned.samples[0], planned.config, model.facts):
+    for call in planned.calls(planned.samples[0], model.facts):
         if call.role is not None:  # a role's calls are its model's, which has its own overrides
             continue
         sent = with_defaults(call.request, cfg.request_defaults)
@@ -584,15 +634,26 @@ def plan_run(
         segment(tc.name, key="tasks[].name", fix="use a task from 'sieval tasks'")
     resolved = [(resolve_task(tc.name, known), _limited(tc, limit)) for tc in config.tasks]
     for model in config.models:
-        for task, _ in resolved:
-            check_capabilities(model, task)
+        for task, tc in resolved:
+            check_capabilities(model, task, tc)
+    templated = [tc.name for _, tc in resolved if tc.apply_chat_template]
     models = [
         PlannedModel(
-            config=m, dialect=get_dialect(m.dialect_id), api_key=m.api_key() if keys else None
+            config=m,
+            dialect=get_dialect(m.dialect_id),
+            api_key=m.api_key() if keys else None,
+            chat_template=bool(templated) and not Model.takes_chat(m.dialect_id),
         )
         for m in config.models
     ]
     notes: list[str] = []
+    for pm in models:
+        if templated and Model.takes_chat(pm.dialect):
+            notes.append(
+                f"{named('apply_chat_template')} ({', '.join(templated)}) changes nothing for "
+                f"model {pm.label!r}: its chat wire ({pm.dialect.id}) has the server apply the "
+                "model's chat template to every request anyway"
+            )
     roles = _plan_roles(config, resolved, models, keys, notes)
     planned = [_load(task, tc, data_dir, notes) for task, tc in resolved]
     for pm in models:
@@ -627,8 +688,9 @@ def _entry_identity(config: TaskConfig) -> dict[str, Any]:
     out: dict[str, Any] = msgspec.to_builtins(config)
     if out.get("samples") is None:
         out.pop("samples", None)
-    if not out.get("fewshot_as_multiturn"):
-        out.pop("fewshot_as_multiturn", None)
+    for flag in ("fewshot_as_multiturn", "apply_chat_template"):
+        if not out.get(flag):
+            out.pop(flag, None)
     return out
 
 

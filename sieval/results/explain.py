@@ -10,6 +10,7 @@ bare ``Answer:``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -17,7 +18,7 @@ import msgspec
 
 from ..store.records import Record, RequestRecord
 
-__all__ = ["ChoiceView", "Explanation", "answer_label", "explain", "prompt_text"]
+__all__ = ["ChoiceView", "Explanation", "answer_label", "explain", "prompt_text", "written"]
 
 _SCORES = {
     "acc": "the highest log-likelihood",
@@ -87,7 +88,19 @@ def answer_label(sample: Mapping[str, Any] | None, value: Any) -> str | None:
         labels = _labels(sample or {}, len(texts))
         if 0 <= value < len(labels):
             return labels[value]
-    return str(value)
+    return written(value)
+
+
+def written(value: Any) -> str:
+    """An answer as a reader writes it: text as is, a list as its items, a mapping as JSON
+    (never a Python repr: ``['a', 'b']``, ``{'test': ...}``)."""
+    if isinstance(value, list | tuple):
+        return " | ".join(written(v) for v in value) if value else "-"
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return "-" if value is None else str(value)
 
 
 def _labels(sample: Mapping[str, Any], count: int) -> list[str]:

@@ -30,7 +30,12 @@ def shots(report: Report, task: str, tasks: Mapping[str, Any] | None = None) -> 
 
         tasks = TASKS
     known = tasks.get(task)
-    default = getattr(known, "defaults", {}).get("num_fewshot") if known is not None else None
+    if known is None:
+        return None
+    defaults = getattr(known, "defaults", {})
+    if "num_fewshot" not in defaults:
+        return 0  # a task that takes no shots (BFCL, MT-Bench, RULER): its prompts hold none
+    default = defaults["num_fewshot"]
     return default if isinstance(default, int) and not isinstance(default, bool) else None
 
 

@@ -34,7 +34,7 @@ from ..ir.defaults import with_defaults
 from ..ir.request import ChatInput, Message, Request
 from ..model import Call
 from ..store.records import Journaled, RequestRecord, reply_text, request_record, sent_hash
-from ..tasks.base import Sample
+from ..tasks.base import Sample, chat_facts
 from ..tasks.context import Context
 from ..transport import HttpReply, Timings, redact
 from .checks import primed_key
@@ -101,7 +101,7 @@ class SampleContext(Context):
         self.sample = sample
         self.config = unit.task.config
         self.runtime = runtime
-        self.facts = runtime.facts
+        self.facts = runtime.facts if role is not None else chat_facts(self.config, runtime.facts)
         self.role_name = role
         self.calls = calls if calls is not None else SampleCalls()
         self.static = unit.task.task.static

@@ -44,6 +44,7 @@ from ..cost.forecast import (
     forecast_run,
     write_forecast,
 )
+from ..cost.rate import measure
 from ..data.source import find_data_dir
 from ..errors import ConfigError
 from ..plan.config import EvalConfig
@@ -449,6 +450,9 @@ async def _set_up(
         every = [*plan.models, *plan.role_models]
         async with setup.tokenizing(every) as short:
             costs = await forecast_run(plan, setup.facts, short, stage, setup.contexts(every))
+            await measure(
+                costs.forecast, plan.models, short, setup.facts, options.cost.rate_probe, stage
+            )
     return Checked(setup, costs, readiness.record)
 
 

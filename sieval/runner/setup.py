@@ -35,7 +35,7 @@ from ..serving import Serving, parse_selection
 from ..serving.eval_checks import serving_for
 from ..serving.fingerprint_history import report_section
 from ..setting_names import named, setting
-from ..tasks.base import ModelFacts
+from ..tasks.base import ModelFacts, chat_facts
 from ..transport import Limits, Transport, redact_url
 from .checks import (
     CheckResult,
@@ -308,6 +308,9 @@ async def _facts_and_checks(
                 return facts, None
             stage(f"pre-run checks for {pm.label} (skip with --no-preflight)")
             return facts, await run_checks(model, pm, [], provenance[pm.label], facts, None)
+        if pm.chat_template:  # the template's route answers before any request is sent
+            stage(f"asking {pm.label}'s tokenize route for its chat template")
+            await model.check_chat_template()
         texts = [t for pt in plan.tasks for t in pt.task.token_texts(pt.config)]
         if texts and "candidate_scoring" in facts.capabilities:
             stage(f"reading the token ids of {len(texts)} task texts from {pm.label}'s tokenizer")
@@ -340,8 +343,10 @@ async def _generated(
     before the checks and the forecast read their requests."""
     generated: dict[str, Any] = {}
     length = found.max_model_len.get(pm.config.model) or facts.max_length
-    tokenizer = ServedTokenizer(model, length, chat=facts.input_kind == "chat")
+    tokenizers: dict[bool, ServedTokenizer] = {}
     for pt in plan.tasks:
+        chat = chat_facts(pt.config, facts).input_kind == "chat"  # the template's tokens too
+        tokenizer = tokenizers.setdefault(chat, ServedTokenizer(model, length, chat=chat))
         made = await pt.task.generate(pt.samples, pt.config, tokenizer, plan.data_dir)
         if made is not None:
             stage(f"generated {pt.name}'s samples through {pm.label}'s tokenizer")

@@ -53,13 +53,18 @@ class ServedTokenizer:
     async def count(self, text: str) -> int:
         return len(await self._ask({"prompt": text, "add_special_tokens": False}, text))
 
+    async def sent(self, text: str) -> int:
+        if self.chat:
+            messages = [{"role": "user", "content": text}]
+            body = {"messages": messages, "add_generation_prompt": True}
+            return len(await self._ask(body, text))
+        return len(await self._ask({"prompt": text, "add_special_tokens": True}, text))
+
     async def overhead(self) -> int:
         plain = await self.count(_PROBE)
         if self.chat:
-            messages = [{"role": "user", "content": _PROBE}]
-            body = {"messages": messages, "add_generation_prompt": True}
             try:
-                return len(await self._ask(body, _PROBE)) - plain
+                return await self.sent(_PROBE) - plain
             except ConfigError as exc:
                 said = exc.message.split("; RULER's samples")[0]
                 raise ConfigError(
@@ -69,4 +74,4 @@ class ServedTokenizer:
                     "template, or a vLLM",
                     path="tokenize",
                 ) from exc
-        return len(await self._ask({"prompt": _PROBE, "add_special_tokens": True}, _PROBE)) - plain
+        return await self.sent(_PROBE) - plain

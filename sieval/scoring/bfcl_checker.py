@@ -1,4 +1,5 @@
-"""BFCL's AST checker for Python function calls, written from its documented behaviour.
+"""BFCL's AST checker for function calls (Python; Java and JavaScript with their values read
+first, ``bfcl_langs.py``), written from its documented behaviour.
 
 The Berkeley Function Calling Leaderboard (Patil et al., "The Berkeley Function Calling
 Leaderboard (BFCL): From Tool Use to Agentic Evaluation of Large Language Models", ICML 2025,
@@ -19,6 +20,10 @@ included (``tests/scoring/test_bfcl_parity.py`` runs that checker on the same ou
   each value is among its possible answers (strings compared without spaces, ``,./-_*^`` and
   case, single quotes read as double; lists element-wise so; dicts key by key), and every
   parameter left out is optional;
+- a Java or JavaScript category (by its name) takes each value as text (else
+  ``type_error:java``/``type_error:js``), reads it by its declared type as BFCL's type
+  converters do, then checks it as above against the Python type the declared one stands for
+  (no int taken for a float there);
 - the reason of a miss is BFCL's ``error_type`` (``simple_function_checker:missing_required``,
   ``value_error:string``, ...) with its message.
 
@@ -32,6 +37,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from .bfcl_langs import JAVA_TYPES, JS_TYPES, NESTED, java_value, js_value, language_of
 
 __all__ = [
     "PYTHON_TYPES",
@@ -132,7 +139,9 @@ def grade(
         return _miss("ast_decoder:decoder_failed", "the reply could not be read as calls")
     if not is_call_list(decoded):
         return _miss("ast_decoder:decoder_wrong_output_format", "not a list of calls")
-    return check(functions, decoded, answers, category, dotted=dotted)
+    return check(
+        functions, decoded, answers, category, dotted=dotted, language=language_of(category)
+    )
 
 
 def check(
@@ -142,20 +151,24 @@ def check(
     category: str,
     *,
     dotted: bool = False,
+    language: str = "python",
 ) -> Verdict:
     """The verdict on ``calls`` (a call list) for an entry of ``category`` offering
     ``functions`` with possible ``answers``; ``dotted``: the protocol sent a dotted name with
-    its dots as underscores."""
+    its dots as underscores; ``language``: the functions' (``python``, ``java``,
+    ``javascript``: the last two read each value from its text first, ``bfcl_langs.py``)."""
+    if language not in ("python", "java", "javascript"):
+        raise ValueError(f"Unsupported language: {language}")
     if "parallel" in category:
-        return _parallel(functions, calls, answers, dotted)
+        return _parallel(functions, calls, answers, dotted, language)
     if "multiple" in category:
         if len(calls) != len(answers):
             return _miss("multiple_function_checker:wrong_count", "Wrong number of functions.")
         expected = next(iter(answers[0]))
-        return _one(_find(functions, expected), calls[0], answers[0], dotted)
+        return _one(_find(functions, expected), calls[0], answers[0], dotted, language)
     if len(calls) != 1:
         return _miss("simple_function_checker:wrong_count", "Wrong number of functions.")
-    return _one(functions[0], calls[0], answers[0], dotted)
+    return _one(functions[0], calls[0], answers[0], dotted, language)
 
 
 def _find(functions: Sequence[Mapping[str, Any]], name: str) -> Mapping[str, Any]:
@@ -170,6 +183,7 @@ def _parallel(
     calls: list[dict[str, Any]],
     answers: list[dict[str, Any]],
     dotted: bool,
+    language: str,
 ) -> Verdict:
     if len(calls) != len(answers):
         return _miss("parallel_function_checker_no_order:wrong_count", "Wrong number of functions.")
@@ -180,7 +194,7 @@ def _parallel(
         for index, call in enumerate(calls):
             if index in matched:
                 continue
-            verdict = _one(function, call, answer, dotted)
+            verdict = _one(function, call, answer, dotted, language)
             if verdict.valid:
                 matched.add(index)
                 break
@@ -194,7 +208,11 @@ def _parallel(
 
 
 def _one(
-    function: Mapping[str, Any], call: dict[str, Any], answer: dict[str, Any], dotted: bool
+    function: Mapping[str, Any],
+    call: dict[str, Any],
+    answer: dict[str, Any],
+    dotted: bool,
+    language: str = "python",
 ) -> Verdict:
     """One call against one function's possible answer."""
     allowed: dict[str, Any] = next(iter(answer.values()))
@@ -219,7 +237,7 @@ def _one(
             return _miss(
                 "simple_function_checker:unexpected_param", f"Unexpected parameter: {param!r}."
             )
-        verdict = _value(param, value, declared[param], allowed[param])
+        verdict = _value(param, value, declared[param], allowed[param], language)
         if not verdict.valid:
             return verdict
     for param, values in allowed.items():
@@ -231,14 +249,46 @@ def _one(
     return _PASS
 
 
-def _value(param: str, value: Any, schema: Mapping[str, Any], allowed: list[Any]) -> Verdict:
+def _read(
+    param: str, value: Any, schema: Mapping[str, Any], language: str
+) -> Verdict | tuple[type, type | None, Any]:
+    """``(expected type, items' expected type, value)`` for a Java or JavaScript parameter: its
+    text read by its declared type (a value that is no text is the type error, a Verdict)."""
     described = schema["type"]
-    expected = PYTHON_TYPES[described]
-    nested = PYTHON_TYPES[schema["items"]["type"]] if described in _NESTED else None
-    if described == "tuple" and type(value) is tuple:
-        value = list(value)
-    if described == "float" and type(value) is int:
-        value = float(value)
+    types, read = (JAVA_TYPES, java_value) if language == "java" else (JS_TYPES, js_value)
+    expected = types[described]
+    if type(value) is not str:
+        return _miss(
+            f"type_error:{'java' if language == 'java' else 'js'}",
+            f"Incorrect type for parameter {param!r}. Expected type String, got "
+            f"{type(value).__name__}. Parameter value: {value!r}.",
+        )
+    if described in NESTED:
+        items = schema["items"]["type"]
+        return expected, types[items], read(value, described, items)
+    return expected, None, read(value, described)
+
+
+def _value(
+    param: str,
+    value: Any,
+    schema: Mapping[str, Any],
+    allowed: list[Any],
+    language: str = "python",
+) -> Verdict:
+    described = schema["type"]
+    if language != "python":
+        read = _read(param, value, schema, language)
+        if isinstance(read, Verdict):
+            return read
+        expected, nested, value = read
+    else:
+        expected = PYTHON_TYPES[described]
+        nested = PYTHON_TYPES[schema["items"]["type"]] if described in _NESTED else None
+        if described == "tuple" and type(value) is tuple:
+            value = list(value)
+        if described == "float" and type(value) is int:
+            value = float(value)
     typed, variable = _typed(param, value, allowed, described, expected, nested)
     if not typed.valid:
         return typed

@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["NotCalls", "hermes_calls", "python_calls"]
+__all__ = ["NotCalls", "hermes_calls", "python_calls", "python_expression"]
 
 
 class NotCalls(ValueError):
@@ -42,6 +42,12 @@ def python_calls(text: str) -> list[dict[str, Any]]:
         text = "[" + text
     if not text.endswith("]"):
         text = text + "]"
+    return python_expression(text)
+
+
+def python_expression(text: str) -> list[dict[str, Any]]:
+    """The calls of one Python expression (a call, or a list of calls), read as
+    :func:`python_calls` reads its wrapped text (``NotCalls``: none)."""
     try:
         tree = ast.parse(text.strip().strip("'"), mode="eval")
     except (SyntaxError, ValueError, RecursionError) as exc:

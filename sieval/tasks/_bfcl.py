@@ -22,7 +22,11 @@ first message); on a completions wire the conversation is written as text
 (:func:`transcript`). The calls are read from the answer's text (``scoring/bfcl_decode.py``).
 
 Both add BFCL's language hint to each function's description (" Note that the provided
-function is in Python 3 syntax.").
+function is in Python 3 syntax.", or Java 8 SDK, or JavaScript, by the category); a Java or
+JavaScript parameter goes as a string, its declared type said in its description (:func:`hinted`).
+
+**Not run** (:data:`REFUSED`): web search (a live search API) and memory (an agentic loop over
+BFCL's prerequisite conversations), each refused naming why.
 
 **A miss, classified** (:func:`wire_calls`, :func:`lost_calls`): ``wrong_call`` (calls made,
 the checker's reason), ``no_call`` (no call in the reply and none in its text: the raw text is
@@ -45,11 +49,13 @@ from typing import Any
 from ..errors import ConfigError
 from ..ir.request import FunctionTool
 from ..scoring.bfcl_decode import hermes_calls
+from ..scoring.bfcl_langs import language_of
 
 __all__ = [
     "AST_CATEGORIES",
     "CATEGORIES",
     "ORACLE_VERSION",
+    "REFUSED",
     "RELEVANCE_CATEGORIES",
     "data_directory",
     "entries",
@@ -66,6 +72,8 @@ ORACLE_VERSION = "2026.3.23"
 
 AST_CATEGORIES = (
     "simple_python",
+    "simple_java",
+    "simple_javascript",
     "multiple",
     "parallel",
     "parallel_multiple",
@@ -74,14 +82,42 @@ AST_CATEGORIES = (
     "live_parallel",
     "live_parallel_multiple",
 )
-"""Categories graded by the AST checker (Python)."""
+"""Categories graded by the AST checker (Java and JavaScript: their values read first)."""
 
 RELEVANCE_CATEGORIES = ("irrelevance", "live_irrelevance", "live_relevance")
 """Categories graded by whether a call was made (irrelevance: none; relevance: one)."""
 
 CATEGORIES = AST_CATEGORIES + RELEVANCE_CATEGORIES
 
-HINT = " Note that the provided function is in Python 3 syntax."
+_SEARCH = (
+    "it asks a live web search: bfcl-eval's WebSearchAPI queries DuckDuckGo through SerpAPI "
+    "(serpapi, a SERPAPI_API_KEY) and fetches the pages it finds (requests, BeautifulSoup, "
+    "html2text), so its answers depend on the network and the day, and sieval runs offline"
+)
+_MEMORY = (
+    "it is an agentic multi-turn run: the model first lives through bfcl-eval's prerequisite "
+    "conversations (memory_prereq_conversation/) writing a memory with its tools, then answers "
+    "from it; sieval has no such loop for BFCL's memory APIs yet"
+)
+REFUSED = {
+    "web_search_base": _SEARCH,
+    "web_search_no_snippet": _SEARCH,
+    "memory_kv": _MEMORY + " (its store needs rank_bm25)",
+    "memory_rec_sum": _MEMORY,
+    "memory_vector": _MEMORY
+    + " (its store needs sentence-transformers' all-MiniLM-L6-v2 weights from the Hugging Face "
+    "hub, and faiss)",
+}
+"""BFCL v4 categories that are not run here, and why (asked for, each is refused naming it)."""
+
+HINTS = {
+    "python": " Note that the provided function is in Python 3 syntax.",
+    "java": " Note that the provided function is in Java 8 SDK syntax.",
+    "javascript": " Note that the provided function is in JavaScript syntax.",
+}
+"""BFCL's language hint, added to each function's description (by the category's language)."""
+
+_NAMES = {"java": "Java", "javascript": "JavaScript"}
 
 _OPENAPI = {
     "integer": "integer",
@@ -153,12 +189,50 @@ def entries(data: Path, category: str) -> Iterator[tuple[dict[str, Any], Any]]:
         yield entry, answers.get(entry["id"])
 
 
-def hinted(functions: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The functions with BFCL's Python hint added to each description."""
+def hinted(
+    functions: Sequence[Mapping[str, Any]], category: str = "simple_python"
+) -> list[dict[str, Any]]:
+    """The functions as both columns show them: BFCL's language hint added to each description;
+    for Java and JavaScript each parameter declared ``string``, its declared type said in its
+    description (see :func:`_as_text`)."""
+    language = language_of(category)
     out = copy.deepcopy([dict(f) for f in functions])
     for function in out:
-        function["description"] = str(function.get("description", "")) + HINT
+        function["description"] = str(function.get("description", "")) + HINTS[language]
+        if language != "python":
+            for schema in function["parameters"]["properties"].values():
+                _as_text(schema, _NAMES[language])
     return out
+
+
+def _as_text(schema: dict[str, Any], language: str) -> None:
+    """A Java or JavaScript parameter as BFCL shows it: a string whose description says the
+    declared type ("This is Java long type parameter in string representation."; ``any``: "of
+    any type of Java object"), an array's items' type and an object's entries' schema moved
+    into the description too."""
+    declared = schema["type"]
+    if declared == "any":
+        schema["description"] += (
+            f" This parameter can be of any type of {language} object in string representation."
+        )
+    else:
+        schema["description"] += (
+            f" This is {language} {declared} type parameter in string representation."
+        )
+    listed = ("ArrayList", "Array") if language == "Java" else ("array",)
+    if declared in listed:
+        schema["description"] += (
+            f" The list elements are of type {schema['items']['type']}; they are not in "
+            "string representation."
+        )
+        del schema["items"]
+    if declared == "dict" and language == "JavaScript" and "properties" in schema:
+        schema["description"] += (
+            " The dictionary entries have the following schema; they are not in string "
+            f"representation. {json.dumps(schema['properties'])}"
+        )
+        del schema["properties"]
+    schema["type"] = "string"
 
 
 def _openapi(properties: Mapping[str, Any]) -> dict[str, Any]:
@@ -193,10 +267,12 @@ def _items(items: Mapping[str, Any]) -> dict[str, Any]:
     return items
 
 
-def fc_tools(functions: Sequence[Mapping[str, Any]]) -> tuple[FunctionTool, ...]:
+def fc_tools(
+    functions: Sequence[Mapping[str, Any]], category: str = "simple_python"
+) -> tuple[FunctionTool, ...]:
     """The functions as native function tools (see the module)."""
     tools = []
-    for function in hinted(functions):
+    for function in hinted(functions, category):
         parameters = dict(function.get("parameters", {}))
         parameters["type"] = "object"
         parameters["properties"] = _openapi(parameters.get("properties", {}))
@@ -231,9 +307,9 @@ _MULTITURN = (
 )
 
 
-def prompt_system(functions: Sequence[Mapping[str, Any]]) -> str:
+def prompt_system(functions: Sequence[Mapping[str, Any]], category: str = "simple_python") -> str:
     """BFCL's default Prompt-column system prompt for ``functions`` (hinted here)."""
-    listed = json.dumps(hinted(functions), indent=4)
+    listed = json.dumps(hinted(functions, category), indent=4)
     tools = f"Here is a list of functions in json format that you can invoke.\n{listed}\n"
     return f"{_PERSONA}{_TASK}\n\n{_FORMAT}\n\n{_MULTITURN}\n\n{tools}"
 

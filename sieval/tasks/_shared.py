@@ -79,7 +79,9 @@ def prompt_input(sample: Sample, text: str, chat: bool) -> ChatInput | Completio
     if not chat:
         raise ConfigError(
             f"{named('fewshot_as_multiturn')} sends the shots as chat turns, which a raw-text "
-            f"prompt cannot hold; run it on a chat wire with {setting('kind', 'chat')}, or drop it",
+            f"prompt cannot hold; run it on a chat wire with {setting('kind', 'chat')}, or with "
+            f"{named('apply_chat_template')} (the server's chat template renders the turns), or "
+            "drop it",
             path="fewshot_as_multiturn",
         )
     messages: list[Message] = []

@@ -100,6 +100,7 @@ def _constants(path: Path) -> dict[str, Any]:
 class ArenaHardV2(Task):
     name = "arena_hard_v2"
     headline = "hard_prompt"
+    listing = ("judged", "arena_hard_v2")
     roles = ("judge",)
     requirements = (Requirement("chat", "the prompt is one user message"),)
     defaults = MappingProxyType(

@@ -155,6 +155,7 @@ BOUNDS = Bounds(turns=6, tool_calls=8, result_chars=500)
 class BankTools(Task):
     name = "bank_tools"
     headline = "end_state"
+    listing = ("tool loop", "built in")
     requirements = (
         Requirement("chat", "the request is a conversation"),
         Requirement("function_tools", "the bank's tools are offered"),

@@ -44,6 +44,7 @@ __all__ = [
     "Task",
     "TaskConfig",
     "Tokenizer",
+    "chat_facts",
     "describe",
 ]
 
@@ -91,6 +92,12 @@ class TaskConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     description the system message, before the row's user turn (lm-eval's
     ``--fewshot_as_multiturn``); refused on a completion wire. False: the shots are text in the one
     user message."""
+    apply_chat_template: bool = False
+    """On a completion wire, the task's chat prompt (the system instruction, the shots as turns
+    when asked, the question) rendered by the server's own chat template and sent as token ids
+    (lm-eval's ``--apply_chat_template``; ``Model(chat_template=True)``); the task runs as it
+    does on a chat wire (``chat_facts``). On a chat wire the server applies its template anyway:
+    nothing changes."""
 
 
 class ModelFacts(msgspec.Struct, frozen=True, kw_only=True):
@@ -125,6 +132,8 @@ class Tokenizer(Protocol):
 
     max_length: int | None
     """The server's maximum model length (prompt and generated tokens), when it reports one."""
+    chat: bool
+    """A prompt goes as one user message through the chat template (a chat wire)."""
 
     async def count(self, text: str) -> int:
         """The tokens of ``text``, special tokens off."""
@@ -135,9 +144,23 @@ class Tokenizer(Protocol):
         chat template around one user message."""
         ...
 
+    async def sent(self, text: str) -> int:
+        """The tokens of ``text`` sent as the prompt, as the reply's usage counts them: with the
+        special tokens of a text prompt, or as one user message through the chat template."""
+        ...
+
 
 COMPLETION_MODEL = ModelFacts()
 """The facts assumed when a caller gives none: a raw-text completion model."""
+
+
+def chat_facts(config: TaskConfig, facts: ModelFacts) -> ModelFacts:
+    """The facts a task is given for a model: ``facts``, but a chat model when the task's
+    prompt goes through the server's chat template on a completion wire
+    (``TaskConfig.apply_chat_template``), so that it builds its chat prompt."""
+    if config.apply_chat_template and facts.input_kind == "completion":
+        return msgspec.structs.replace(facts, input_kind="chat")
+    return facts
 
 
 class Sample(msgspec.Struct, frozen=True, kw_only=True):
@@ -183,6 +206,10 @@ class PlannedCall:
     """The most prompt tokens each such call may hold beyond ``request``'s own: the answers and
     tool results it leaves out (a bound: a generated answer re-tokenised in a prompt may differ
     by a token at its edges)."""
+    prompt_tokens: int | None = None
+    """The request's prompt tokens as the server counts them, where the task counted them
+    through the server's tokenizer before the run (RULER's generated prompts, on a chat wire
+    too): the forecast takes them as exact. None: the forecast counts them itself."""
 
 
 class Task(abc.ABC):
@@ -234,6 +261,9 @@ class Task(abc.ABC):
     derived: Mapping[str, Derived] = MappingProxyType({})
     static: ClassVar[bool] = False
     """Whether every call of a sample is known before I/O (``requests``)."""
+    listing: tuple[str, str] | None = None
+    """The family and the data ``sieval tasks`` lists for a task that is not a spec (a spec's
+    own say it): ``("tool calls", "bfcl-eval")``."""
     pairs_with: str | None = None
     """A task over the same samples under another protocol (BFCL's FC and Prompt columns):
     ``sieval compare`` pairs a run of one with a run of the other, sample by sample."""

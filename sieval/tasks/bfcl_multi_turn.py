@@ -76,7 +76,7 @@ from ..ir.response import ended_for_length
 from ..scoring.bfcl_env import Call, Environments, ExecutorError, shared
 from ..scoring.bfcl_multi_turn import check, fc_calls, prompt_calls
 from ..scoring.repeats import pass_at_k, pass_hat_k
-from ._bfcl import HINT, data_directory, fc_tools, lost_calls, prompt_system, transcript
+from ._bfcl import HINTS, data_directory, fc_tools, lost_calls, prompt_system, transcript
 from ._shared import check_options, int_option, temperature_option
 from .base import (
     COMPLETION_MODEL,
@@ -577,8 +577,9 @@ def _tool_messages(results: list[ToolResultPart], facts: ModelFacts) -> list[Mes
 
 def _unhinted(tools: Sequence[FunctionTool]) -> list[FunctionTool]:
     """Tools without BFCL's Python hint (a held-out function is added without it)."""
+    hint = HINTS["python"]
     return [
-        msgspec.structs.replace(t, description=str(t.description).removesuffix(HINT)) for t in tools
+        msgspec.structs.replace(t, description=str(t.description).removesuffix(hint)) for t in tools
     ]
 
 

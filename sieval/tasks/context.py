@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ..ir.request import Request
-from .base import COMPLETION_MODEL, ModelFacts, Sample, TaskConfig
+from .base import COMPLETION_MODEL, ModelFacts, Sample, TaskConfig, chat_facts
 
 if TYPE_CHECKING:  # the model (and aiohttp under it) is not imported to list or load tasks
     from ..model import Call, Model
@@ -76,7 +76,9 @@ class DirectContext(Context):
         self.model = model
         self.sample = sample
         self.config = config
-        self.facts = facts
+        self.facts = facts if role_name is not None else chat_facts(config, facts)
+        """``facts``, or a chat model's where the config applies the chat template (the
+        ``model`` then renders it: ``Model(chat_template=True)``)."""
         self.roles = dict(roles or {})
         self.role_name = role_name
         self.calls: dict[str, Call] = {} if calls is None else calls

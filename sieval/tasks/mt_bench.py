@@ -75,6 +75,7 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
 class MtBench(MtBenchAnswers):
     name = "mt_bench"
     headline = "score"
+    listing = ("judged", "mt_bench")
     roles = ("judge",)
     requirements = (
         Requirement("chat", "each turn is a user message after the conversation so far"),

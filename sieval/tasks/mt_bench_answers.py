@@ -58,6 +58,7 @@ the answer's ``max_tokens`` to it)."""
 class MtBenchAnswers(Task):
     name = "mt_bench_answers"
     headline = "complete"
+    listing = ("2 turns", "mt_bench")
     requirements = (
         Requirement("chat", "each turn is a user message after the conversation so far"),
         Requirement("sampling", "temperature and max_tokens are set per turn"),

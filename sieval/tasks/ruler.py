@@ -37,6 +37,7 @@ from ._shared import check_options, first_choice, int_option, user_message
 from .base import (
     COMPLETION_MODEL,
     ModelFacts,
+    PlannedCall,
     Readiness,
     Requirement,
     Sample,
@@ -83,6 +84,7 @@ class Ruler(StaticTask):
     """One RULER task: its samples generated before the run, one call per length."""
 
     headline = "score"
+    listing = ("long context", "generated")
     requirements = (Requirement("text_prompt", "the prompt is RULER's raw template"),)
     defaults = MappingProxyType(
         # vt's and cwe's one example is part of RULER's generated prompt, not a shot
@@ -233,6 +235,9 @@ class Ruler(StaticTask):
                 }
                 for g in generated
             ]
+            if tokenizer.chat:  # the prompt as sent, through the chat template (the forecast's)
+                for entry in made[str(length)]:
+                    entry["sent_tokens"] = await tokenizer.sent(entry["input"])
         return {"lengths": lengths, "overhead": overhead, "samples": made}
 
     # -- the calls ------------------------------------------------------------------------------
@@ -258,6 +263,18 @@ class Ruler(StaticTask):
             else:
                 prompt = CompletionInput(text=made["input"] + made["answer_prefix"])
             out[f"length:{length}"] = Request(input=prompt, sampling=sampling)
+        return out
+
+    def calls(
+        self, sample: Sample, config: TaskConfig, model: ModelFacts = COMPLETION_MODEL
+    ) -> Sequence[PlannedCall]:
+        """The requests, each with its prompt's tokens where the generator counted them as sent
+        (a chat wire: the completion wire's text prompts the forecast counts itself)."""
+        generated = self._generated(sample, model) or {}
+        out = []
+        for name, request in self.requests(sample, config, model).items():
+            made = generated.get(int(name.split(":", 1)[1]), {})
+            out.append(PlannedCall(name, request, prompt_tokens=made.get("sent_tokens")))
         return out
 
     def score(

@@ -58,3 +58,16 @@ def test_a_generation_task_keeps_the_tool_calls_a_reply_made() -> None:
     assert (
         "tool_calls" not in task.score(sample, {"gen": plain}, TaskConfig(name=task.name)).channels
     )
+
+
+def test_the_gold_label_a_record_gets_is_written_too() -> None:
+    """The label ``results.view`` makes for a record (what the screen and the HTML show first)
+    was ``str(gold)``: HumanEval's gold came out as ``{'test': ...}``, a list as ``['a', 'b']``."""
+    from sieval.results.explain import answer_label
+
+    humaneval = answer_label({}, {"test": "assert f(1) == 2", "entry_point": "f"})
+    assert humaneval == '{"entry_point": "f", "test": "assert f(1) == 2"}'
+    assert answer_label({}, ["Paris", "paris"]) == "Paris | paris"
+    assert answer_label({"choices": ["x", "y", "z"]}, 2) == "C"
+    screen = _screen(_view(gold={"test": "t"}, gold_label=answer_label({}, {"test": "t"})))
+    assert 'gold: {"test": "t"}' in screen and "{'test'" not in screen

@@ -42,6 +42,37 @@ def test_tasks_header_on_one_line_and_bbh_shots(width: int) -> None:
     assert "3, written into the prompt (fixed)" in cli("tasks", "bbh", width=width)
 
 
+def test_compare_notes_wrap_under_their_indent_at_80(run_dir: Path) -> None:
+    """A note of ``compare`` ("no minimum detectable difference: ...") once wrapped to the
+    screen's first column, where it read as a new heading."""
+    lines = cli("compare", str(run_dir), str(run_dir), width=80).splitlines()
+    at = next(i for i, line in enumerate(lines) if "no minimum detectable difference" in line)
+    assert lines[at].startswith("  ") and len(lines[at]) > 70
+    assert lines[at + 1].startswith("  ") and "discordant" in " ".join(lines[at : at + 3])
+
+
+def test_every_stock_task_lists_a_family_and_its_data() -> None:
+    """A conversation, tool or long-context task is not a spec: it says what it is all the same
+    (a reader saw ``-  -`` for BFCL, MT-Bench and the RULER tasks)."""
+    rows = {
+        line.split()[0]: line[21:].split()
+        for line in cli("tasks", width=160).splitlines()[1:]
+        if line[:1].isalnum() and not line.startswith(("group ", "suite ", "shots:", "shadowed"))
+    }
+    assert rows["bfcl"][:3] == ["tool", "calls", "bfcl-eval"]
+    assert rows["niah_single_1"][:3] == ["long", "context", "generated"]
+    assert rows["mt_bench"][:2] == ["judged", "mt_bench"]
+    assert not [name for name, cells in rows.items() if cells[0] == "-"]
+
+
+def test_no_task_row_wraps_at_80() -> None:
+    """HellaSwag's and MMLU-Pro's "10 from validation" once wrapped onto a line of their own."""
+    lines = cli("tasks", width=80).splitlines()
+    table = lines[: next(i for i, line in enumerate(lines) if not line.strip())]
+    assert all(line.startswith("    ") or len(line.split()) >= 5 for line in table), table
+    assert not [line for line in table if line.endswith(" from")]
+
+
 async def test_the_summary_takes_one_line_a_task_at_160(run_dir: Path) -> None:
     report = report_of(run_dir)
     narrow = shown(render_summary(typed(report)), width=80).splitlines()
@@ -63,3 +94,21 @@ async def test_compare_keeps_metric_names_whole_at_80(run_dir: Path) -> None:
     rows = [line for line in text.splitlines() if line.startswith("│")]
     assert not any(line.split("│")[1].strip() == "*" for line in rows)
     assert max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_a_task_that_takes_no_shots_shows_0_not_a_question_mark() -> None:
+    """The summary showed ``?`` shots for BFCL and MT-Bench: tasks whose defaults have no
+    ``num_fewshot`` because their prompts never hold shots; a task the registry does not know is
+    still unknown (``None``)."""
+    from types import SimpleNamespace
+
+    from sieval.results.shots import shots
+    from sieval.tasks.registry import TASKS
+
+    report: Any = SimpleNamespace(run=SimpleNamespace(inputs={"tasks": {}}))
+    assert shots(report, "bfcl") == 0 and shots(report, "mt_bench") == 0
+    assert (
+        shots(report, "gsm8k_kshot_base_gen")
+        == TASKS["gsm8k_kshot_base_gen"].defaults["num_fewshot"]
+    )
+    assert shots(report, "a_task_of_another_version") is None

@@ -7,6 +7,8 @@ two small runs under ``results/``), its commands in order, the blocks side by si
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import shlex
 import shutil
@@ -14,7 +16,7 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pytest
@@ -95,8 +97,28 @@ def run_block(block: Block, base: Path, root: Path) -> list[Ran]:
 
 @pytest.fixture(scope="session")
 def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Ran]]:
+    """Every block's commands, run once per test session. Under xdist the first worker runs them
+    and the others read its results: the ``xdist_group`` above no longer keeps a group on one
+    worker (pytest 9 names a test by ``_id``, xdist 3.8 still renames ``_nodeid``), and each
+    worker ran all of them, 90 s of two cores."""
     if not (data_dir() / "mmlu").is_dir():
         pytest.skip(f"benchmark data not found at {data_dir()}; set SIEVAL_DATA_DIR")
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return run_all(tmp_path_factory)
+    shared = tmp_path_factory.getbasetemp().parent  # this session's, common to its workers
+    kept = shared / "doc-commands.json"
+    with open(shared / "doc-commands.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if kept.exists():
+            return {
+                name: [Ran(**r) for r in ran] for name, ran in json.loads(kept.read_text()).items()
+            }
+        made = run_all(tmp_path_factory)
+        kept.write_text(json.dumps({name: [asdict(r) for r in ran] for name, ran in made.items()}))
+        return made
+
+
+def run_all(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Ran]]:
     root = tmp_path_factory.mktemp("doc-commands")
     base = root / "base"
     base.mkdir()

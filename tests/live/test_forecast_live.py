@@ -46,7 +46,13 @@ async def test_the_chat_wire_is_estimated_and_says_so(vllm_url: str, tmp_path: P
         "tasks: [{name: gsm8k_0shot_gen, n: 2, options: {max_tokens: 8}}]\n"
     )
     result = await arun_eval(
-        config, RunOptions(out=tmp_path, data_dir=DATA, cost=CostOptions(forecast=True))
+        config,
+        RunOptions(
+            out=tmp_path,
+            data_dir=DATA,
+            # no rate probe: its seconds on the suite's slow server buy nothing this test reads
+            cost=CostOptions(forecast=True, rate_probe=False),
+        ),
     )
     (entry,) = result.report.results
     forecast, actual = entry.cost.forecast, entry.cost.actual

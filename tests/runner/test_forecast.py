@@ -5,6 +5,7 @@ the wire has no tokenize route, and ``--dry-run`` sends no model request and wri
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import msgspec
@@ -12,7 +13,7 @@ import pytest
 from runs import options
 
 from sieval.cost.counting import PromptCounter, max_output, prompt_text
-from sieval.cost.forecast import FORECAST_FILE, CostOptions, read_forecast
+from sieval.cost.forecast import FORECAST_FILE, KNOWN, CostOptions, read_forecast
 from sieval.errors import ConfigError
 from sieval.ir.request import ChatInput, Message, Request, Sampling, TextPart
 from sieval.model import Model
@@ -20,8 +21,12 @@ from sieval.plan.config import parse_config
 from sieval.reference import ReferenceServer
 from sieval.runner import arun_eval
 from sieval.store.records import Shared, expand_requests, read_records
+from sieval.tasks._shared import user_message
+from sieval.tasks.base import COMPLETION_MODEL, ModelFacts, PlannedCall, Sample, TaskConfig
 from sieval.transport import FakeTransport, HttpTransport, json_reply
 from sieval.transport.types import HttpReply, HttpRequest
+
+from .fakes import FakeTask, write_data
 
 TASKS = (
     "[{name: arc_easy_kshot_ppl, n: 3, num_fewshot: 1},"
@@ -91,7 +96,11 @@ async def test_the_forecast_is_exact_where_the_wire_has_a_tokenize_route(tmp_pat
     assert gsm8k.cost.forecast.max_output_tokens == 2 * 256  # max_tokens per request
 
 
-async def test_dry_run_sends_no_model_request_and_writes_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("probe", [False, None])
+async def test_dry_run_sends_no_model_request_but_the_rate_probe_s_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, probe: bool | None
+) -> None:
+    monkeypatch.setenv("SIEVAL_CACHE", str(tmp_path / "cache"))
     counting = Counting()
     stages: list[str] = []
     async with ReferenceServer() as server:
@@ -100,15 +109,21 @@ async def test_dry_run_sends_no_model_request_and_writes_nothing(tmp_path: Path)
             options(
                 out=tmp_path / "out",
                 on_stage=stages.append,
-                cost=CostOptions(dry_run=True),
+                cost=CostOptions(dry_run=True, rate_probe=probe),
             ),
             transport_factory=lambda cfg: counting,
         )
         await counting.aclose()
     assert not (tmp_path / "out").exists()
     routes = {line.split("?")[0] for line in counting.sent}
-    assert routes <= {"GET /v1/models", "GET /version", "GET /health", "POST /tokenize"}
+    assert routes - {"POST /v1/completions"} <= {
+        "GET /v1/models", "GET /version", "GET /health", "POST /tokenize"
+    }  # fmt: skip
     assert "POST /tokenize" in routes
+    # the rate probe's three short requests (a local server, no price), or none without it
+    assert counting.sent.count("POST /v1/completions") == (0 if probe is False else 3)
+    assert result.forecast is not None
+    assert result.forecast.rates[0].known is (probe is None)
     assert result.forecast is not None and len(result.forecast.units) == 3
     requests = [
         r
@@ -261,3 +276,50 @@ async def test_a_tokenize_reply_without_believable_ids_is_no_exact_count(reply: 
         )
     assert counted == (counter.estimate(text), False) and counted[0] > 0
     assert counter.method == "estimate: bytes / 4" and counter.tokenized == 0
+
+
+class CountedChat(FakeTask):
+    """A chat task whose calls carry their prompts' tokens as the server counts them (as RULER's
+    generator counts each chat prompt through the template): the forecast takes them as exact."""
+
+    def __init__(self, counted: bool) -> None:
+        super().__init__(requirements=(), per_sample=1)
+        self.counted = counted
+
+    def requests(
+        self, sample: Sample, config: TaskConfig, model: ModelFacts = COMPLETION_MODEL
+    ) -> Mapping[str, Request]:
+        sampling = Sampling(max_tokens=4, temperature=0.0)
+        text = f"Q: {sample.data['word']}"
+        return {"r0": Request(input=user_message(text), sampling=sampling)}
+
+    def calls(
+        self, sample: Sample, config: TaskConfig, model: ModelFacts = COMPLETION_MODEL
+    ) -> Sequence[PlannedCall]:
+        (request,) = self.requests(sample, config, model).values()
+        known = 100 + len(sample.data["word"]) if self.counted else None
+        return [PlannedCall("r0", request, prompt_tokens=known)]
+
+
+@pytest.mark.parametrize("counted", [True, False])
+async def test_prompts_the_task_counted_as_sent_are_exact_on_a_chat_wire(
+    tmp_path: Path, counted: bool
+) -> None:
+    write_data(tmp_path / "data", ["alpha", "be"])
+    async with ReferenceServer() as server:
+        result = await arun_eval(
+            config(server.url, kind="chat", tasks="[{name: fake_qa}]"),  # type: ignore[arg-type]
+            options(
+                out=tmp_path / "o",
+                data_dir=tmp_path / "data",
+                cost=CostOptions(dry_run=True, rate_probe=False),
+            ),
+            tasks={"fake_qa": CountedChat(counted)},
+        )
+    assert result.forecast is not None
+    (unit,) = result.forecast.units
+    if counted:  # the chat wire has no tokenize route: without the task's counts, an estimate
+        assert unit.exact and unit.prompt_tokens == 105 + 102 and unit.method == KNOWN
+        assert result.forecast.counting[0].method == KNOWN
+    else:
+        assert not unit.exact and unit.method.startswith("estimate")

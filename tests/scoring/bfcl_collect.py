@@ -7,7 +7,7 @@ For the first N entries of each category, the ``bfcl`` task (FC; ``openai_comple
 ``bfcl_prompt``) asks the server once, and one line per entry is written: ``{"id", "category",
 "column", "result", "source"}``, ``result`` being what BFCL's handler stores (FC: the reply's
 calls as ``[{name: arguments_json}]`` read from the raw reply body, or its text; Prompt: the
-text). Four requests at a time; a sample that failed (a refused reply) is left out.
+text). Two requests at a time; a sample that failed (a refused reply) is left out.
 ``TOOL_CHOICE`` ``required`` forces FC calls (vLLM then constrains the reply to its tool-call
 JSON): real calls with a small model's own arguments.
 """
@@ -53,7 +53,7 @@ async def collect(argv: list[str]) -> None:
     for sample in task.load(Path(), config):
         by.setdefault(str(sample.group), []).append(sample)
     chosen = [s for group in by.values() for s in group[: int(n)]]
-    gate = asyncio.Semaphore(4)
+    gate = asyncio.Semaphore(2)
     lines: list[str] = []
     async with Model(dialect=dialect, base_url=url, model_id=model_id) as model:
 

@@ -3,10 +3,14 @@ verdict on model outputs, one JSON object a line on stdin, one a line on stdout.
 
 In: ``{"id", "category", "column": "fc"|"prompt", "result"}`` where ``result`` is what BFCL's
 handler stores: for FC, the list ``[{name: arguments_json_text}]`` when the reply called, else
-the reply's text; for Prompt, the reply's text. Out: ``{"id", "valid", "error_type"}``.
+the reply's text; for Prompt, the reply's text. Out: ``{"id", "valid", "error_type"}``. With
+``column`` ``system`` or ``tools``: what BFCL sends for the entry instead (its default system
+prompt, or its OpenAI-style tools, for the language-hinted functions), ``{"id", "system"}`` or
+``{"id", "tools"}``.
 
 The verdict is bfcl-eval's: its ``ast_checker``, ``is_function_calling_format_output``,
-``is_empty_output`` and Prompt decoder (``default_decode_ast_prompting``), called in the order its
+``is_empty_output`` and Prompt decoder (``default_decode_ast_prompting``, in the category's
+language: Python, or Java and JavaScript by its tree-sitter parsers), called in the order its
 ``eval_runner`` calls them for a single-turn entry (decode, a decode failure is
 ``ast_decoder:decoder_failed``; a decoded value not in call-list form is
 ``ast_decoder:decoder_wrong_output_format``; then the checker). Its FC handlers' decode (OpenAI's:
@@ -19,6 +23,7 @@ and ``sieval-prompt``.
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
 import types
@@ -39,10 +44,23 @@ _registry.MODEL_CONFIG_MAPPING = {  # type: ignore[attr-defined]
 sys.modules["bfcl_eval.constants.model_config"] = _registry
 
 import bfcl_eval  # noqa: E402
-from bfcl_eval.constants.enums import Language, ReturnFormat  # noqa: E402
+from bfcl_eval.constants.default_prompts import DEFAULT_SYSTEM_PROMPT_FORMAT  # noqa: E402
+from bfcl_eval.constants.enums import Language, ModelStyle, ReturnFormat  # noqa: E402
+from bfcl_eval.constants.type_mappings import GORILLA_TO_OPENAPI  # noqa: E402
 from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker  # noqa: E402
-from bfcl_eval.model_handler.utils import default_decode_ast_prompting  # noqa: E402
-from bfcl_eval.utils import is_empty_output, is_function_calling_format_output  # noqa: E402
+from bfcl_eval.model_handler.utils import (  # noqa: E402
+    convert_to_tool,
+    default_decode_ast_prompting,
+    formulate_system_prompt,
+    parse_prompt_variation_params,
+)
+from bfcl_eval.utils import (  # noqa: E402
+    _func_doc_language_specific_pre_processing,
+    is_empty_output,
+    is_function_calling_format_output,
+    is_java,
+    is_js,
+)
 
 DATA = Path(bfcl_eval.__file__).parent / "data"
 
@@ -55,10 +73,19 @@ def _fc_decode(result: Any) -> list[dict[str, Any]]:
     return decoded
 
 
-def _decode(column: str, result: Any) -> Any:
+def _language(category: str) -> tuple[Language, ReturnFormat]:
+    """The category's language as bfcl-eval's ``ast_file_runner`` picks it."""
+    if is_java(category):
+        return Language.JAVA, ReturnFormat.JAVA
+    if is_js(category):
+        return Language.JAVASCRIPT, ReturnFormat.JAVASCRIPT
+    return Language.PYTHON, ReturnFormat.PYTHON
+
+
+def _decode(column: str, result: Any, category: str = "simple_python") -> Any:
     if column == "fc":
         return _fc_decode(result)
-    return default_decode_ast_prompting(result, ReturnFormat.PYTHON, False)
+    return default_decode_ast_prompting(result, _language(category)[1], False)
 
 
 def _rows(path: Path) -> dict[str, Any]:
@@ -83,9 +110,45 @@ def _entry(category: str, entry_id: str) -> tuple[dict[str, Any], Any]:
     return _entries[category][entry_id], None if answer is None else answer["ground_truth"]
 
 
+def _format_sensitivity(item: dict[str, Any]) -> dict[str, Any]:
+    """A format-sensitivity entry as bfcl-eval's ``format_sensitivity_runner`` grades it (its
+    original entry's function and answer, the variant's return format and tag, Python, the
+    original id as the checker's category), or (``column: system``) the variant's system
+    prompt as its ``formulate_system_prompt`` writes it for the hinted functions."""
+    _, variant, original = item["id"].split(":")
+    entry, answer = _entry(original.rsplit("_", 1)[0], original)
+    if item["column"] == "system":
+        hinted = _func_doc_language_specific_pre_processing(
+            copy.deepcopy(entry["function"]), original.rsplit("_", 1)[0]
+        )
+        return {"system": formulate_system_prompt(variant, hinted)}
+    returned, tag = parse_prompt_variation_params(variant)[:2]
+    try:
+        decoded = default_decode_ast_prompting(item["result"], ReturnFormat(returned), tag)
+    except Exception:
+        return {"valid": False, "error_type": "ast_decoder:decoder_failed"}
+    if not is_function_calling_format_output(decoded):
+        return {"valid": False, "error_type": "ast_decoder:decoder_wrong_output_format"}
+    checked = ast_checker(
+        entry["function"], decoded, answer, Language.PYTHON, original, "sieval-prompt"
+    )
+    valid = checked["valid"]
+    return {"valid": valid, "error_type": None if valid else checked.get("error_type")}
+
+
 def verdict(item: dict[str, Any]) -> dict[str, Any]:
     category, column = item["category"], item["column"]
+    if category == "format_sensitivity":
+        return _format_sensitivity(item)
     entry, answer = _entry(category, item["id"])
+    if column in ("system", "tools"):  # what BFCL sends for the entry, not a verdict
+        hinted = _func_doc_language_specific_pre_processing(
+            copy.deepcopy(entry["function"]), category
+        )
+        if column == "system":
+            return {"system": formulate_system_prompt(DEFAULT_SYSTEM_PROMPT_FORMAT, hinted)}
+        tools = convert_to_tool(hinted, GORILLA_TO_OPENAPI, ModelStyle.OPENAI_COMPLETIONS)
+        return {"tools": tools}
     if "relevance" in category:  # irrelevance, live_irrelevance, live_relevance
         try:
             decoded = _decode(column, item["result"])
@@ -102,13 +165,14 @@ def verdict(item: dict[str, Any]) -> dict[str, Any]:
             )
         return {"valid": valid, "error_type": error}
     try:
-        decoded = _decode(column, item["result"])
+        decoded = _decode(column, item["result"], category)
     except Exception:
         return {"valid": False, "error_type": "ast_decoder:decoder_failed"}
     if not is_function_calling_format_output(decoded):
         return {"valid": False, "error_type": "ast_decoder:decoder_wrong_output_format"}
     model = "sieval-fc" if column == "fc" else "sieval-prompt"
-    checked = ast_checker(entry["function"], decoded, answer, Language.PYTHON, category, model)
+    language = _language(category)[0]
+    checked = ast_checker(entry["function"], decoded, answer, language, category, model)
     valid = checked["valid"]
     return {"valid": valid, "error_type": None if valid else checked.get("error_type")}
 

@@ -27,8 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from sieval.scoring.bfcl_checker import grade
-from sieval.scoring.bfcl_decode import NotCalls, python_calls
+from sieval.scoring.bfcl_decode import NotCalls
+from sieval.scoring.bfcl_langs import language_of
 from sieval.tasks._bfcl import AST_CATEGORIES, CATEGORIES, RELEVANCE_CATEGORIES, entries
+from sieval.tasks.bfcl import prompt_calls
 
 HERE = Path(__file__).parent
 DRIVER = HERE / "bfcl_oracle_driver.py"
@@ -135,6 +137,124 @@ def as_prompt(calls: list) -> str:
 
 TEXTS = ("I cannot answer that with these functions.", "", "```\n[]\n```", "[f(x=1)")
 
+# -- Java and JavaScript: each value written as source text --------------------------------------
+
+_JAVA_ELEMENT = {
+    "String": "String",
+    "integer": "int",
+    "long": "long",
+    "char": "char",
+    "any": "Object",
+}
+
+
+def _java(value: Any, declared: str, items: str, style: str) -> tuple[Any, Any]:
+    """``(FC text, Prompt source)`` of a Java value of type ``declared``."""
+    if type(value) is bool:
+        text = "true" if value else "false"
+        return text, text
+    if type(value) in (int, float):
+        suffix = {"long": "L", "float": "f"}.get(declared, "") if style != "bare" else ""
+        text = f"{value}{suffix}"
+        return text, text
+    if type(value) is str:
+        quote = "'" if declared == "char" and len(value) == 1 else '"'
+        return value, quote + value.replace('"', '\\"') + quote
+    if type(value) is list:
+        parts = [_java(v, items, "", style)[1] for v in value]
+        if declared == "Array":
+            text = f"new {_JAVA_ELEMENT.get(items, 'Object')}[]{{{', '.join(parts)}}}"
+        elif style == "add":
+            text = "new ArrayList<>() {{ " + " ".join(f"add({p});" for p in parts) + " }}"
+        else:
+            text = f"new ArrayList<>(Arrays.asList({', '.join(parts)}))"
+        return text, text
+    if type(value) is dict:
+        puts = [
+            f'put("{k}", {_java(_pick(v, False), "any", "", style)[1]});' for k, v in value.items()
+        ]
+        text = "new HashMap<String, Object>() {{ " + " ".join(puts) + " }}"
+        return (text if style != "empty" else "new HashMap<>()"), text
+    return str(value), str(value)
+
+
+def _js(value: Any, declared: str, items: str, style: str) -> tuple[Any, Any]:
+    """``(FC text, Prompt source)`` of a JavaScript value of type ``declared``."""
+    if type(value) is bool:
+        text = "true" if value else "false"
+        return text, text
+    if type(value) in (int, float):
+        text = f"{value}n" if declared == "Bigint" and style != "bare" else str(value)
+        return text, text
+    if type(value) is str:
+        quoted = "'" + value.replace("'", "\\'") + "'"
+        return (quoted if style == "quoted" else value), quoted
+    if type(value) is list:
+        parts = [_js(v, items, "", style)[1] for v in value]
+        text = f"new Array({', '.join(parts)})" if style == "new" else f"[{', '.join(parts)}]"
+        return text, text
+    if type(value) is dict:
+        pairs = [f"{k}: {_js(_pick(v, False), 'any', '', style)[1]}" for k, v in value.items()]
+        text = "{" + ", ".join(pairs) + "}"
+        return text, text
+    return str(value), str(value)
+
+
+def lang_planted(answer: list, functions: list, language: str) -> Iterator[tuple]:
+    """``(label, fc_calls, prompt_calls)`` edge cases of a Java or JavaScript entry: its calls
+    with each value as text (FC) and as source (Prompt; None: an FC-only case). Styles: as
+    written by a careful model (``plain``), numbers without their ``L``/``f``/``n``
+    (``bare``), Java's ``ArrayList`` by ``add`` and an empty ``HashMap`` (``add``,
+    ``empty``), JavaScript's ``new Array(...)`` and quoted strings (``new``, ``quoted``)."""
+    write = _java if language == "java" else _js
+    declared = functions[0]["parameters"]["properties"]
+    styles = (
+        ("plain", "bare", "add", "empty")
+        if language == "java"
+        else ("plain", "bare", "new", "quoted")
+    )
+    variants = [(style, _calls(answer), style) for style in styles]
+    variants += [
+        ("last", _calls(answer, last=True), "plain"),
+        ("optional_left_out", _calls(answer, optional=False), "plain"),
+        ("case_and_spacing", _mapped(_calls(answer), _case), "plain"),
+        ("wrong_value", _mapped(_calls(answer), _wrong), "plain"),
+    ]
+    written = {}
+    for label, calls, style in variants:
+        fc, prompt = [], []
+        for call in calls:
+            for name, args in call.items():
+                pairs = {}
+                for key, value in args.items():
+                    schema = declared.get(key, {"type": "any"})
+                    items = schema.get("items", {}).get("type", "")
+                    pairs[key] = write(value, schema["type"], items, style)
+                fc.append({name: {k: p[0] for k, p in pairs.items()}})
+                prompt.append({name: {k: p[1] for k, p in pairs.items()}})
+        written[label] = fc
+        yield label, fc, prompt
+    name, args = next(iter(written["plain"][0].items()))
+    yield "json_values", _calls(answer), None  # FC: the values not sent as text (a type error)
+    yield "unexpected_param", [{name: {**args, "zz_unexpected": "1"}}], None
+    required = functions[0]["parameters"].get("required") or []
+    if required and required[0] in args:
+        yield (
+            "required_left_out",
+            [{name: {k: v for k, v in args.items() if k != required[0]}}],
+            None,
+        )
+    yield "wrong_name", [{name + "_zz": args}], None
+
+
+def as_source(calls: list) -> str:
+    """Prompt text of calls whose values are already source."""
+
+    def one(name: str, args: dict[str, Any]) -> str:
+        return f"{name}(" + ", ".join(f"{k}={v}" for k, v in args.items()) + ")"
+
+    return "[" + ", ".join(one(n, a) for c in calls for n, a in c.items()) + "]"
+
 
 def cases(data: Path, categories: tuple[str, ...] = CATEGORIES, limit: int | None = None) -> list:
     """Every planted output for the entries of ``categories`` (the first ``limit`` of each)."""
@@ -144,6 +264,18 @@ def cases(data: Path, categories: tuple[str, ...] = CATEGORIES, limit: int | Non
             if limit is not None and i >= limit:
                 break
             functions = entry["function"]
+            language = language_of(category)
+            if language != "python":
+                for label, fc_calls, prompt_calls in lang_planted(answer, functions, language):
+                    base = {"id": entry["id"], "category": category, "label": label}
+                    out.append({**base, "column": "fc", "result": as_fc(fc_calls)})
+                    if prompt_calls is not None:
+                        out.append({**base, "column": "prompt", "result": as_source(prompt_calls)})
+                for j, text in enumerate(TEXTS if i < 5 else TEXTS[:1]):
+                    base = {"id": entry["id"], "category": category, "label": f"text{j}"}
+                    out.append({**base, "column": "fc", "result": text})
+                    out.append({**base, "column": "prompt", "result": text})
+                continue
             if category in AST_CATEGORIES:
                 planted_calls = list(planted(answer, functions))
             else:
@@ -181,7 +313,7 @@ def sieval_verdict(item: dict[str, Any], data_entry: dict[str, Any], answer: Any
             decoded = None if result else []
     else:
         try:
-            decoded = python_calls(result)
+            decoded = prompt_calls(item["category"], result)
         except NotCalls:
             decoded = None
     try:
@@ -270,3 +402,53 @@ if __name__ == "__main__":
     main(sys.argv[1:])
 
 __all__ = ["RELEVANCE_CATEGORIES", "cases", "compare", "recorded", "table"]
+
+
+def wire_items(data: Path, categories: tuple[str, ...] = CATEGORIES, limit: int | None = None):
+    """For each entry of ``categories`` (the first ``limit``): a request for BFCL's default
+    system prompt and for its FC tools."""
+    out = []
+    for category in categories:
+        for i, (entry, _) in enumerate(entries(data, category)):
+            if limit is not None and i >= limit:
+                break
+            for column in ("system", "tools"):
+                out.append(
+                    {"id": entry["id"], "category": category, "column": column, "result": ""}
+                )
+    return out
+
+
+def compare_wire(python: str, data: Path, items: list[dict[str, Any]]) -> tuple[Counter, list]:
+    """``(counts, differences)``: sieval's system prompt (``prompt_system``) and FC tools
+    (``fc_tools`` as OpenAI's chat wire sends them) beside bfcl-eval's for the same entries;
+    counts by (category, column, ``same``/``differs``)."""
+    from sieval.tasks._bfcl import fc_tools, prompt_system
+
+    known = {}
+    for category in {i["category"] for i in items}:
+        for entry, _ in entries(data, category):
+            known[entry["id"]] = entry
+    counts: Counter = Counter()
+    differ = []
+    for item, oracle in zip(items, oracle_verdicts(python, items), strict=True):
+        functions = known[item["id"]]["function"]
+        if item["column"] == "system":
+            ours: Any = prompt_system(functions, item["category"])
+        else:
+            ours = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                    },
+                }
+                for t in fc_tools(functions, item["category"])
+            ]
+        same = ours == oracle.get(item["column"])
+        counts[(item["category"], item["column"], "same" if same else "differs")] += 1
+        if not same:
+            differ.append({**item, "sieval": ours, "bfcl": oracle})
+    return counts, differ

@@ -1,9 +1,11 @@
 """sieval's BFCL checker equals bfcl-eval 2026.3.23's own: the same verdict (pass/fail and, on a
-fail, the same ``error_type``) on the same outputs, every category, both columns: Gemma 3 270M's
-real replies through vLLM's hermes parser (``tests/fixtures/bfcl/``) and outputs planted from
-each entry's possible answer (``bfcl_parity.py`` lists them). bfcl-eval runs in its own venv
-(``scripts/bfcl-oracle.sh``), as the lm-eval oracle does; the full sweep's counts are in
-docs/evidence/bfcl-checker-parity.md (``python -m tests.scoring.bfcl_parity``)."""
+fail, the same ``error_type``) on the same outputs, every category (Java and JavaScript too: their
+values read by BFCL's type converters, their Prompt answers by its tree-sitter grammars), both
+columns: Gemma 3 270M's real replies through vLLM's hermes parser (``tests/fixtures/bfcl/``)
+and outputs planted from each entry's possible answer (``bfcl_parity.py`` lists them).
+bfcl-eval runs in its own venv (``scripts/bfcl-oracle.sh``), as the lm-eval oracle does; the
+full sweep's counts are in docs/evidence/bfcl-checker-parity.md
+(``python -m tests.scoring.bfcl_parity``)."""
 
 from __future__ import annotations
 
@@ -64,3 +66,38 @@ def test_the_oracle_is_the_real_checker_it_fails_a_planted_wrong_value(
         (True, None),
         (False, "value_error:others"),
     ]
+
+
+def test_format_sensitivity_prompts_and_verdicts_agree_with_bfcl_eval(
+    oracle: tuple[str, Path],
+) -> None:
+    from . import bfcl_formats_parity
+
+    python, data = oracle
+    items = bfcl_formats_parity.cases(data, every=27)  # ~190 entries, every variant among them
+    live = bfcl_parity.recorded(sorted((bfcl_parity.FIXTURES / "formats").glob("*.jsonl")))
+    counts, differ = bfcl_formats_parity.compare(python, data, items + live)
+    assert differ == []
+    variants = {variant for variant, _, _, _ in counts}
+    assert len(variants) == 26
+    assert counts.total() > 1000
+    # each return format has answers that pass and answers that fail
+    for returned in ("python", "json", "verbose_xml", "concise_xml"):
+        seen = {v for (k, _, v, _), n in counts.items() if f"ret_fmt={returned}&" in k and n}
+        assert {"same", "pass", "fail"} <= seen, returned
+    # Gemma 3 270M's real replies under every variant, each compared
+    assert {k for (k, _, _, source) in counts if source == "live"} == variants
+
+
+def test_the_prompt_and_the_tools_sent_are_bfcl_eval_s_own(oracle: tuple[str, Path]) -> None:
+    # every Java and JavaScript entry (their parameters as strings, their types described) and
+    # the first 10 of every other category: the Prompt column's system prompt and the FC tools
+    python, data = oracle
+    langs = ("simple_java", "simple_javascript")
+    others = tuple(c for c in CATEGORIES if c not in langs)
+    items = bfcl_parity.wire_items(data, langs) + bfcl_parity.wire_items(data, others, limit=10)
+    counts, differ = bfcl_parity.compare_wire(python, data, items)
+    assert differ == []
+    assert counts[("simple_java", "tools", "same")] == 100
+    assert counts[("simple_javascript", "system", "same")] == 50
+    assert {c for c, _, _ in counts} == set(CATEGORIES)

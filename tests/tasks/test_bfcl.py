@@ -124,6 +124,82 @@ async def test_prompt_puts_the_functions_in_the_system_turn_and_reads_text(
 
 
 @needs_data
+@pytest.mark.parametrize("task, dialect", [(FC, "openai_chat"), (PROMPT, "openai_completions")])
+async def test_java_and_javascript_entries_are_sent_as_strings_and_graded(
+    url: str, task: Any, dialect: str
+) -> None:
+    cfg = config(task.name, "simple_java,simple_javascript")
+    results = await solve_all(task, url, dialect, load(task, cfg, 1), cfg)
+    java, ctx = results["simple_java_0"]
+    sent = ctx.calls["answer"].request
+    if task is FC:
+        # the server calls the tool with words of the question: read as Java, a wrong value
+        assert java.channels["made"] == [
+            {"GeometryPresentation_createPresentation": {"controller": "GIS", "parent": "UI"}}
+        ]
+        assert java.channels["reason"].startswith("value_error:string: Invalid value for ")
+        (tool,) = sent.tools.functions
+        assert {p["type"] for p in tool.parameters["properties"].values()} == {"string"}
+        assert tool.description.endswith("Note that the provided function is in Java 8 SDK syntax.")
+        script, _ = results["simple_javascript_0"]
+        assert script.channels["reason"].startswith("type_error:simple: Incorrect type for ")
+    else:
+        # the reference server writes no calls: read by the Java grammar, none is found
+        assert (java.metrics["accuracy"], java.channels["miss"]) == (0.0, "no_call")
+        assert isinstance(sent.input, CompletionInput)
+        assert "Note that the provided function is in Java 8 SDK syntax." in sent.input.text
+        assert "of any type of Java object in string representation." in sent.input.text
+        assert '"type": "string"' in sent.input.text and '"type": "any"' not in sent.input.text
+    assert {r.metrics["accuracy"] for r, _ in results.values()} == {0.0}
+
+
+@needs_data
+async def test_format_sensitivity_sends_each_variant_s_prompt_and_reads_its_format(
+    url: str,
+) -> None:
+    from sieval.tasks._bfcl_formats import CONFIGS
+    from sieval.tasks.bfcl import FORMATS, sensitivity
+
+    cfg = config("bfcl_prompt", "format_sensitivity")
+    samples = list(PROMPT.load(Path("/nonexistent"), cfg))
+    assert len(samples) == 5200  # 200 entries, 26 variants each
+    assert samples[27].id == f"format_sensitivity_27:{CONFIGS[1]}:{samples[26].id.split(':')[2]}"
+    chosen = [s for s in samples[:26] if "ret_fmt=verbose_xml" in s.id or "markdown" in s.id]
+    results = await solve_all(PROMPT, url, "openai_chat", chosen, cfg)
+    for sample in chosen:
+        result, ctx = results[sample.id]
+        system = ctx.calls["answer"].request.input.messages[0].content[0].text
+        if "markdown" in sample.id:
+            assert "\n\n## Tool Call Format\n" in system
+        else:
+            assert '<param name="param1" value="value1" type="type1"/>' in system
+        # the reference server writes no calls in any format: a miss with no call
+        assert (result.channels["miss"], result.metrics["acc_format_sensitivity"]) == (
+            "no_call",
+            0.0,
+        )
+    pairs = [(s, results[s.id][0]) for s in chosen]
+    assert sensitivity(pairs) == {
+        "format_sensitivity_max_delta": 0.0,
+        "format_sensitivity_std": 0.0,
+    }
+    # per variant, as BFCL: A passes 1 of 2, B 2 of 2, C 0 of 1: the spread of 0.5, 1 and 0
+    spread = [
+        (
+            Sample(id=f"format_sensitivity_{i}:{v}:x_0", data={}, gold=None, group=FORMATS),
+            SampleResult(prediction=None, gold=None, metrics={"accuracy": a}),
+        )
+        for i, (v, a) in enumerate([("A", 1.0), ("A", 0.0), ("B", 1.0), ("B", 1.0), ("C", 0.0)])
+    ]
+    assert sensitivity(spread) == {
+        "format_sensitivity_max_delta": 1.0,
+        "format_sensitivity_std": pytest.approx(0.5),
+    }
+    with pytest.raises(ConfigError, match="run it with bfcl_prompt"):
+        list(FC.load(Path(), config("bfcl", "format_sensitivity")))
+
+
+@needs_data
 async def test_a_call_the_server_s_parser_left_in_the_text_is_a_wire_drop() -> None:
     # the fault rewrites the reply: the call the model made is moved from tool_calls to text
     cfg = config("bfcl", "simple_python,irrelevance")
@@ -212,6 +288,8 @@ def test_fc_schemas_are_sent_as_bfcl_s_handlers_send_them() -> None:
 def test_bfcl_v4_summaries_weigh_as_bfcl_does() -> None:
     accuracy = {
         "simple_python": 1.0,
+        "simple_java": 0.5,
+        "simple_javascript": 0.0,
         "multiple": 0.5,
         "parallel": 0.0,
         "parallel_multiple": 0.5,
@@ -225,12 +303,76 @@ def test_bfcl_v4_summaries_weigh_as_bfcl_does() -> None:
     }
     counts = dict.fromkeys(accuracy, 10) | {"live_simple": 30}
     assert summaries(accuracy, counts) == {
-        "non_live": 0.5,  # unweighted over the four
+        "simple": 0.5,  # unweighted over Python, Java and JavaScript
+        "non_live": 0.375,  # unweighted over the four: simple, multiple, parallel, parallel m.
         "live": 0.5,  # 30 of 60 live entries passed: weighted by count
         "irrelevance": 0.75,
         "relevance": 0.25,
     }
     assert summaries({"simple_python": 1.0}, {"simple_python": 4}) == {}
+    python_only = {
+        k: v for k, v in accuracy.items() if k not in ("simple_java", "simple_javascript")
+    }
+    assert "non_live" not in summaries(python_only, counts)  # simple needs all three languages
+
+
+def test_java_and_javascript_parameters_go_as_strings_their_types_described() -> None:
+    java = [
+        {
+            "name": "Cache.put",
+            "description": "Puts.",
+            "parameters": {
+                "type": "dict",
+                "properties": {
+                    "ttl": {"type": "long", "description": "TTL."},
+                    "keys": {"type": "ArrayList", "items": {"type": "String"}, "description": "K."},
+                    "owner": {"type": "any", "description": "O."},
+                },
+                "required": ["ttl"],
+            },
+        }
+    ]
+    (tool,) = fc_tools(java, "simple_java")
+    assert tool.name == "Cache_put"
+    assert tool.description == "Puts. Note that the provided function is in Java 8 SDK syntax."
+    props = tool.parameters["properties"]
+    assert props["ttl"] == {
+        "type": "string",
+        "description": "TTL. This is Java long type parameter in string representation.",
+    }
+    assert props["keys"] == {
+        "type": "string",
+        "description": "K. This is Java ArrayList type parameter in string representation. The "
+        "list elements are of type String; they are not in string representation.",
+    }
+    assert props["owner"]["description"] == (
+        "O. This parameter can be of any type of Java object in string representation."
+    )
+    assert java[0]["parameters"]["properties"]["ttl"]["type"] == "long"  # entry unchanged
+    js = [
+        {
+            "name": "draw",
+            "description": "Draws.",
+            "parameters": {
+                "type": "dict",
+                "properties": {
+                    "opts": {
+                        "type": "dict",
+                        "description": "O.",
+                        "properties": {"w": {"type": "integer"}},
+                    },
+                },
+                "required": [],
+            },
+        }
+    ]
+    system = prompt_system(js, "simple_javascript")
+    assert "Note that the provided function is in JavaScript syntax." in system
+    assert (
+        "O. This is JavaScript dict type parameter in string representation. The dictionary "
+        'entries have the following schema; they are not in string representation. {\\"w\\": '
+        '{\\"type\\": \\"integer\\"}}'
+    ) in system
 
 
 @needs_data
@@ -242,6 +384,24 @@ def test_categories_are_checked_and_loaded_from_bfcl_eval_s_data() -> None:
     assert all(s.gold is None for s in samples if s.group == "live_relevance")
     with pytest.raises(ConfigError, match="unknown categories"):
         list(FC.load(Path(), config("bfcl", "simple")))
+
+
+def test_categories_that_cannot_run_offline_are_refused_naming_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with pytest.raises(ConfigError, match=r"web_search_base is not run: .*SerpAPI"):
+        list(FC.load(Path(), config("bfcl", "simple_python,web_search_base")))
+    with pytest.raises(ConfigError, match=r"memory_vector is not run: .*all-MiniLM-L6-v2"):
+        list(FC.load(Path(), config("bfcl", "memory_vector")))
+    if DATA is None:
+        return
+    import sieval.tasks.bfcl as bfcl_module
+
+    # without tree-sitter the Prompt column refuses Java (FC needs no grammar)
+    monkeypatch.setattr(bfcl_module, "parser_available", lambda: "pip install 'sieval[bfcl]'")
+    with pytest.raises(ConfigError, match=r"sieval\[bfcl\].*leave out simple_java"):
+        list(PROMPT.load(Path(), config("bfcl_prompt", "simple_java")))
+    assert len(list(FC.load(Path(), config("bfcl", "simple_java")))) == 100
 
 
 def test_without_data_the_error_names_the_install(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -293,6 +453,8 @@ def test_compare_pairs_the_fc_and_prompt_columns_sample_by_sample(tmp_path: Path
 def test_the_data_files_enter_the_run_identity() -> None:
     files = FC.data_files(Path("/nonexistent"))
     names = {f.name for f in files}
-    assert len(files) == 19  # 11 categories' questions, 8 AST categories' possible answers
+    assert len(files) == 23  # 13 categories' questions, 10 AST categories' possible answers
+    prompt_files = {f.name for f in PROMPT.data_files(Path("/nonexistent"))}
+    assert prompt_files == names | {"BFCL_v4_format_sensitivity.json"}
     assert {"BFCL_v4_parallel.json", "BFCL_v4_live_relevance.json"} <= names
-    assert sum(f.parent.name == "possible_answer" for f in files) == 8
+    assert sum(f.parent.name == "possible_answer" for f in files) == 10

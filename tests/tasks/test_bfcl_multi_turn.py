@@ -20,7 +20,7 @@ from sieval.model import Model
 from sieval.plan.plan import model_facts
 from sieval.reference.server import start_in_thread
 from sieval.scoring.bfcl_env import oracle_python
-from sieval.tasks._bfcl import HINT, _oracle_data
+from sieval.tasks._bfcl import HINTS, _oracle_data
 from sieval.tasks.base import Sample, SampleResult, TaskConfig
 from sieval.tasks.bfcl_multi_turn import MORE_FUNCTIONS, repeat_figures
 from sieval.tasks.context import DirectContext
@@ -117,8 +117,9 @@ async def test_a_held_out_function_is_added_at_its_turn_without_bfcl_s_hint(url:
     assert "sort" not in [f.name for f in before.tools.functions]
     assert [f.name for f in held.tools.functions][-1] == "sort"
     assert len(held.tools.functions) == len(before.tools.functions) + 1
-    assert not held.tools.functions[-1].description.endswith(HINT)  # BFCL adds it unhinted
-    assert before.tools.functions[0].description.endswith(HINT)
+    hint = HINTS["python"]
+    assert not held.tools.functions[-1].description.endswith(hint)  # BFCL adds it unhinted
+    assert before.tools.functions[0].description.endswith(hint)
     assert held.input.messages[-1].content == (TextPart(text=MORE_FUNCTIONS),)
     assert len(result.channels["turns"]) == 5
     assert result.channels["turn_status"][0] == "wrong_call"

@@ -9,29 +9,39 @@ from pathlib import Path
 import pytest
 from runs import options
 
+from sieval.cost.forecast import KNOWN, CostOptions
 from sieval.errors import ConfigError
+from sieval.ir.request import ChatInput
+from sieval.model import Model
 from sieval.plan.config import parse_config
 from sieval.results.lengths import Cell, effective_length, length_tables
 from sieval.runner import run_eval
+from sieval.runner.tokenizer import ServedTokenizer
 from sieval.scoring.ruler import postprocess, string_match_all, string_match_part, task_score
 from sieval.store.records import Shared, expand_requests, read_records
-from sieval.tasks.base import TaskConfig
+from sieval.tasks.base import ModelFacts, TaskConfig
 from sieval.tasks.registry import TASKS
 from sieval.tasks.ruler import default_lengths
+from sieval.transport import HttpReply, HttpRequest
+from sieval.transport.fake import FakeTransport
 
 
 class Words:
     """A tokenizer that counts words (a test double of the server's: only sizes matter here)."""
 
-    def __init__(self, max_length: int | None, overhead: int = 1) -> None:
+    def __init__(self, max_length: int | None, overhead: int = 1, chat: bool = False) -> None:
         self.max_length = max_length
         self._overhead = overhead
+        self.chat = chat
 
     async def count(self, text: str) -> int:
         return len(text.split())
 
     async def overhead(self) -> int:
         return self._overhead
+
+    async def sent(self, text: str) -> int:
+        return len(text.split()) + self._overhead
 
 
 def _generate(task: str, lengths: list[int] | None, tokenizer: Words, data_dir: Path):
@@ -193,10 +203,52 @@ def test_word_needles_are_niahs_sorted_pairs_without_building_them() -> None:
         pairs[len(expected)]
 
 
-def test_a_chat_wire_whose_server_cannot_count_the_template_is_refused(tmp_path: Path) -> None:
-    # the embedded server's /tokenize takes a prompt only, not vLLM's messages
+def test_a_chat_wire_whose_server_cannot_count_the_template_is_refused() -> None:
+    # a /tokenize that takes a prompt only, not vLLM's messages (the embedded server takes both)
+    def handler(request: HttpRequest) -> HttpReply:
+        if b'"messages"' in (request.body or b""):
+            return HttpReply(status=400, headers={}, body=b'{"error": "prompt must be a string"}')
+        return HttpReply(status=200, headers={}, body=b'{"count": 1, "tokens": [5]}')
+
+    model = Model(
+        dialect="openai_chat", base_url="http://x", model_id="m", transport=FakeTransport(handler)
+    )
     with pytest.raises(ConfigError) as refused:
-        _run(tmp_path, "{name: vt, n: 1, options: {lengths: [1024]}}", dialect="openai_chat")
+        asyncio.run(ServedTokenizer(model, 4096, chat=True).overhead())
     message = refused.value.message
     assert "the chat template's own tokens are counted" in message
     assert "answered HTTP 400" in message and "use a completion wire" in message
+
+
+def test_a_chat_wire_s_prompts_are_counted_as_sent_when_generated(data_dir: Path) -> None:
+    # the chat template's tokens come with each prompt as sent (here: 7 a prompt), counted once
+    # at generation, so the forecast needs no estimate of what the template adds
+    made = _generate("vt", [1024], Words(4096, overhead=7, chat=True), data_dir)
+    ruler = TASKS["vt"]
+    config = TaskConfig(name="vt", n=2, options={"lengths": [1024]})
+    facts = ModelFacts(input_kind="chat", generated={"vt": made})
+    for sample in list(ruler.load(data_dir, config))[:2]:
+        (call,) = ruler.calls(sample, config, facts)
+        entry = made["samples"]["1024"][int(sample.id)]
+        assert call.prompt_tokens == len(entry["input"].split()) + 7 == entry["sent_tokens"]
+        assert isinstance(call.request.input, ChatInput)
+    # a completion wire's prompts are text the forecast counts itself through /tokenize
+    plain = _generate("vt", [1024], Words(4096), data_dir)
+    assert "sent_tokens" not in plain["samples"]["1024"][0]
+    (call,) = ruler.calls(sample, config, ModelFacts(generated={"vt": plain}))
+    assert call.prompt_tokens is None
+
+
+def test_a_chat_wire_s_forecast_is_the_server_s_own_count(tmp_path: Path) -> None:
+    # the chat wire has no tokenize route of its own: the forecast's prompt tokens are the
+    # counts made at generation, each as the reply's usage then says
+    config = parse_config(
+        "models: [{name: m, endpoint: embedded, dialect: openai_chat, concurrency_limit: 4}]\n"
+        "tasks: [{name: vt, n: 2, options: {lengths: [1024]}}]"
+    )
+    result = run_eval(config, options(out=tmp_path, cost=CostOptions(forecast=True)))
+    assert result.exit_code == 0 and result.report is not None
+    (entry,) = result.report.results
+    forecast = entry.cost.forecast
+    assert forecast is not None and forecast.exact and forecast.method == KNOWN
+    assert forecast.prompt_tokens == entry.cost.actual.input_tokens > 2 * 900

@@ -13,6 +13,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from ..chat_template import render_messages
 from ..envelopes import VllmError, plain, vllm_envelope
 from ..faults import negative_count
 from . import Context, Reply, Route, Wire
@@ -77,10 +78,29 @@ def _health(body: Any, ctx: Context) -> Reply:
 
 
 def _tokenize(body: Any, ctx: Context) -> Reply:
+    """vLLM's ``POST /tokenize``: a ``prompt`` (the BOS added unless ``add_special_tokens`` is
+    false), or ``messages`` through the chat template (``chat_template.render_messages``, the
+    generation prompt unless ``add_generation_prompt`` is false), tokenized exactly as the chat
+    route tokenizes its prompt: the BOS the live template writes as text, and a second one only
+    when ``add_special_tokens`` is true (vLLM's default for messages is false)."""
+    if "messages" in body:
+        from .vllm_chat import _messages
+
+        rendered = render_messages(
+            _messages(body, ctx.served_model), body.get("add_generation_prompt", True) is not False
+        )
+        ids = ctx.model.tokenize(rendered, add_bos=True)
+        if body.get("add_special_tokens") is True:
+            ids = [ids[0], *ids]  # the tokenizer's BOS before the template's, as vLLM does
+        return _tokens(ids, body, ctx)
     prompt = body.get("prompt")
     if not isinstance(prompt, str):
         raise plain("prompt must be a string", param="prompt")
     ids = ctx.model.tokenize(prompt, add_bos=body.get("add_special_tokens", True) is not False)
+    return _tokens(ids, body, ctx)
+
+
+def _tokens(ids: list[int], body: Any, ctx: Context) -> Reply:
     strs = [ctx.model.token_text(i) for i in ids] if body.get("return_token_strs") else None
     return Reply(
         body={
