@@ -4,6 +4,8 @@
   on Code" (arXiv:2107.03374, section 2.1): with n samples of an item of which c are correct,
   ``1 - C(n-c, k) / C(n, k)``, computed as the paper's numerically stable product
   ``1 - prod_{i=n-c+1}^{n} (1 - k / i)``; 1 when ``n - c < k``.
+- pass^k (:func:`pass_hat_k`): all k of k draws pass, τ-bench's estimator ``C(c, k) / C(n, k)``
+  (the reliability figure beside pass@k's "some of k").
 - maj@k: majority vote over the first k samples' extracted answers (an invalid answer, None,
   has no vote). Answers are grouped by the task's equivalence (``Equivalence``: math-verify for
   the math tasks, the extracted letter for multiple choice, by default the same text after
@@ -34,7 +36,7 @@ from dataclasses import dataclass
 from .uncertainty import UNIT, Estimate, mean_estimate
 
 __all__ = ["SAME_TEXT", "Equivalence", "maj_at_k", "maj_at_k_estimate", "mean_over_repeats",
-           "pass_at_k", "pass_at_k_estimate", "same_text", "vote_groups"]  # fmt: skip
+           "pass_at_k", "pass_at_k_estimate", "pass_hat_k", "same_text", "vote_groups"]  # fmt: skip
 
 
 def same_text(first: str, other: str) -> bool:
@@ -155,3 +157,16 @@ def mean_over_repeats(scores: Mapping[Hashable, Sequence[float]], level: float =
     values = [float(v) for item in scores for v in scores[item]]
     clusters = [item for item in scores for _ in scores[item]]
     return mean_estimate(values, clusters=clusters, level=level, bounds=UNIT)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """pass^k of one item with ``c`` correct among ``n`` samples: the probability that k draws
+    without replacement all pass, ``C(c, k) / C(n, k)`` (Yao et al. 2024, "τ-bench: A Benchmark
+    for Tool-Agent-User Interaction in Real-World Domains", arXiv:2406.12045);
+    computed as the product ``prod_{i=0}^{k-1} (c - i) / (n - i)``, 0 when ``c < k``."""
+    if not 0 <= c <= n or not 1 <= k <= n:
+        raise ValueError(f"pass^k needs 0 <= c <= n and 1 <= k <= n, not n={n}, c={c}, k={k}")
+    product = 1.0
+    for i in range(k):
+        product *= (c - i) / (n - i)
+    return max(product, 0.0)

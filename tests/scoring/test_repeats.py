@@ -21,6 +21,7 @@ from sieval.scoring.repeats import (
     mean_over_repeats,
     pass_at_k,
     pass_at_k_estimate,
+    pass_hat_k,
     same_text,
     vote_groups,
 )
@@ -69,6 +70,39 @@ def test_pass_at_k_rejects_impossible_counts() -> None:
     for n, c, k in ((3, 4, 1), (3, 1, 4), (3, 1, 0), (3, -1, 1)):
         with pytest.raises(ValueError, match="pass@k needs"):
             pass_at_k(n, c, k)
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "k", "value"),
+    [
+        (5, 3, 2, Fraction(3, 10)),  # C(3,2)/C(5,2) = 3/10: both of 2 draws pass
+        (10, 7, 3, Fraction(35, 120)),  # C(7,3)/C(10,3)
+        (10, 3, 1, Fraction(3, 10)),  # pass^1 is c / n, as pass@1
+        (4, 4, 4, Fraction(1)),
+        (4, 3, 4, Fraction(0)),  # one failure among 4: 4 draws of 4 cannot all pass
+        (8, 1, 2, Fraction(0)),
+        (8, 6, 8, Fraction(0)),
+    ],
+)
+def test_pass_hat_k_by_hand(n: int, c: int, k: int, value: Fraction) -> None:
+    assert Fraction(math.comb(c, k), math.comb(n, k)) == value
+    assert pass_hat_k(n, c, k) == pytest.approx(float(value), abs=1e-15)
+
+
+@given(
+    st.integers(1, 60).flatmap(
+        lambda n: st.tuples(st.just(n), st.integers(0, n), st.integers(1, n))
+    )
+)
+def test_pass_hat_k_is_tau_bench_s_estimator_and_never_above_pass_at_k(
+    nck: tuple[int, int, int],
+) -> None:
+    n, c, k = nck
+    ours = pass_hat_k(n, c, k)
+    assert ours == pytest.approx(math.comb(c, k) / math.comb(n, k), abs=1e-12)
+    assert ours <= pass_at_k(n, c, k) + 1e-12  # all of k pass implies some of k pass
+    with pytest.raises(ValueError, match=r"pass\^k needs"):
+        pass_hat_k(n, n + 1, k)
 
 
 def test_maj_at_k_by_hand() -> None:
