@@ -285,7 +285,8 @@ def eval_command(
         None,
         "--forecast/--no-forecast",
         help="Count the run's tokens before it starts, to report them beside what it spent "
-        "(default: when a model has a price or a budget is given).",
+        "(default: when a model has a price, a budget is given, or a task's runs are long: "
+        "RULER's).",
     ),
     rate_probe: bool | None = typer.Option(
         None,

@@ -84,13 +84,14 @@ class CostOptions:
     def budgeted(self) -> bool:
         return self.budget_tokens is not None or self.budget_cost is not None
 
-    def wanted(self, models: Sequence[PlannedModel]) -> bool:
-        """Whether the run forecasts its cost before its first request."""
+    def wanted(self, models: Sequence[PlannedModel], long: bool = False) -> bool:
+        """Whether the run forecasts its cost before its first request (``long``: a task of the
+        run says its runs are long, ``Task.long_runs``: forecast unless ``--no-forecast``)."""
         if self.dry_run:
             return True
         if self.forecast is not None:
             return self.forecast
-        return self.budgeted or any(pm.config.price is not None for pm in models)
+        return long or self.budgeted or any(pm.config.price is not None for pm in models)
 
 
 class UnitForecast(msgspec.Struct, kw_only=True):

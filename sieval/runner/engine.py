@@ -446,7 +446,7 @@ async def _set_up(
         accept = options.accept_numerics_change
         warnings.extend(check_numerics(run_dir, setup.serving, accept=accept, write=mode.owns))
     costs: Costs | None = None
-    if options.cost.wanted(plan.models):
+    if options.cost.wanted(plan.models, long=any(t.task.long_runs for t in plan.tasks)):
         every = [*plan.models, *plan.role_models]
         async with setup.tokenizing(every) as short:
             costs = await forecast_run(plan, setup.facts, short, stage, setup.contexts(every))

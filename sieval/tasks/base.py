@@ -261,6 +261,9 @@ class Task(abc.ABC):
     derived: Mapping[str, Derived] = MappingProxyType({})
     static: ClassVar[bool] = False
     """Whether every call of a sample is known before I/O (``requests``)."""
+    long_runs: ClassVar[bool] = False
+    """Whether a run of it is long (RULER's): its forecast, tokens and time at the server's
+    measured rate, is shown before the first request unasked (``--no-forecast``: not)."""
     listing: tuple[str, str] | None = None
     """The family and the data ``sieval tasks`` lists for a task that is not a spec (a spec's
     own say it): ``("tool calls", "bfcl-eval")``."""

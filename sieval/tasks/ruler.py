@@ -85,6 +85,7 @@ class Ruler(StaticTask):
 
     headline = "score"
     listing = ("long context", "generated")
+    long_runs = True
     requirements = (Requirement("text_prompt", "the prompt is RULER's raw template"),)
     defaults = MappingProxyType(
         # vt's and cwe's one example is part of RULER's generated prompt, not a shot

@@ -145,6 +145,10 @@ def test_end_to_end_on_the_embedded_server(tmp_path: Path) -> None:
             assert channel["prompt_tokens"] + 128 == made["length"] <= length
             # the server's count of the prompt as sent: its own tokens and the BOS
             assert channel["server_prompt_tokens"] == channel["prompt_tokens"] + 1
+    # a RULER run is long: its forecast (tokens and time at the measured rate) is made unasked
+    forecast = (result.run_dir / "forecast.json").read_text()
+    assert '"task":"niah_single_1"' in forecast.replace(" ", "")
+    assert '"prefill"' in forecast and '"seconds"' in forecast
     _check_the_reports(result, tmp_path)
 
 
@@ -177,6 +181,15 @@ def _check_the_reports(result, tmp_path: Path) -> None:
     html = page.read_text()
     assert '<section id="lengths">' in html and 'id="plot-lengths"' in html
     assert "(threshold 50.0%)" in html
+
+
+def test_no_forecast_turns_a_ruler_runs_forecast_off(tmp_path: Path) -> None:
+    config = parse_config(
+        "models: [{name: m, endpoint: embedded}]\n"
+        "tasks: [{name: vt, n: 1, options: {lengths: [1024]}}]"
+    )
+    result = run_eval(config, options(out=tmp_path, cost=CostOptions(forecast=False)))
+    assert result.exit_code == 0 and not (result.run_dir / "forecast.json").exists()
 
 
 def test_a_run_past_the_embedded_servers_context_is_refused_before_any_sample(
