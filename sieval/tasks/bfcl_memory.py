@@ -306,15 +306,20 @@ class BfclMemory(BfclMultiTurn):
             "truncated": float(truncated),
             "steps": float(steps),
         }
+        made = {q["id"]: q["answer"] for q in questions}
+        failed = [f"{q['id']}: {q['reason']}" for q in questions if q["reason"]]
+        # ``made``, ``miss`` and ``reason`` as ``sieval samples --wrong`` shows a BFCL miss: the
+        # answers given, the possible answers (gold), each failed question's reason
         channels: dict[str, Any] = {
             "column": "FC" if self.column == "fc" else "Prompt",
+            "made": made,
+            "reason": "; ".join(failed) or None,
             "scenario": scenario,
             "questions": questions,
             "prereqs": prereqs,
             "lost": "; ".join(lost) or None,
             "miss": next((q["miss"] for q in questions if q["miss"]), None),
         }
-        made = {q["id"]: q["answer"] for q in questions}
         return SampleResult(prediction=made, gold=sample.gold, metrics=metrics, channels=channels)
 
     async def _live(

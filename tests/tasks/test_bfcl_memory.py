@@ -7,6 +7,7 @@ wire drop found."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from sieval.ir.request import ChatInput, CompletionInput, TextPart
 from sieval.model import Model
 from sieval.plan.plan import model_facts
 from sieval.reference.server import start_in_thread
+from sieval.scoring.bfcl_agentic import check_answer
 from sieval.scoring.bfcl_env import oracle_python, shared
 from sieval.tasks._bfcl import REFUSED, _oracle_data
 from sieval.tasks.base import Sample, SampleResult, TaskConfig
@@ -127,6 +129,11 @@ async def test_fc_lives_through_the_prerequisites_then_answers_from_the_memory(
     assert [q["reason"] for q in result.channels["questions"]] == ["agentic:answer_not_found"] * 2
     assert result.metrics["questions"] == 2.0 and result.metrics["accuracy"] == 0.0
     assert result.metrics["wrong_answer"] == 2.0 and result.metrics["wire_drop"] == 0.0
+    first_id = result.channels["questions"][0]["id"]
+    assert result.channels["miss"] == "wrong_answer"
+    assert result.channels["reason"].startswith(f"{first_id}: agentic:answer_not_found")
+    assert result.channels["made"][first_id] == result.channels["questions"][0]["answer"]
+    assert result.gold[first_id] == sample.data["questions"][0]["possible"]
     figures = FC.aggregate([(sample, result)])
     assert figures["questions"] == 2.0 and figures[f"acc_{category}"] == 0.0
     assert "memory" not in figures  # BFCL's memory summary needs memory_vector
@@ -177,3 +184,76 @@ def test_only_memory_vector_and_web_search_stay_refused() -> None:
 @needs_oracle
 def test_the_backends_load() -> None:
     assert FC.check_ready().said == (f"bfcl memory backends: {shared().python}",)
+
+
+async def _noting_model() -> AsyncIterator[tuple[str, list[Any]]]:
+    """An OpenAI chat server standing for a model that uses its memory: each prerequisite turn
+    it appends the user's message (cut at 400 characters) with ``memory_append``, then says
+    "Noted."; asked a question (BFCL's answer-format prompt present), it answers with the memory
+    its system prompt shows."""
+    from aiohttp import web
+
+    bodies: list[Any] = []
+
+    def reply(content: str, calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if calls:
+            message["tool_calls"] = calls
+        finish = "tool_calls" if calls else "stop"
+        choice = {"index": 0, "message": message, "finish_reason": finish}
+        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        return {"id": "x", "object": "chat.completion", "created": 1, "model": "noting",
+                "choices": [choice], "usage": usage}  # fmt: skip
+
+    def text(message: dict[str, Any]) -> str:
+        content = message.get("content") or ""
+        return content if isinstance(content, str) else "".join(p["text"] for p in content)
+
+    async def chat(request: web.Request) -> web.Response:
+        body = await request.json()
+        bodies.append(body)
+        messages = body["messages"]
+        system = text(messages[0]) if messages[0]["role"] == "system" else ""
+        last = messages[-1]
+        if last["role"] == "tool":
+            return web.json_response(reply("Noted."))
+        if "For your final answer" in system:
+            return web.json_response(reply(system))
+        arguments = json.dumps({"text": text(last)[:400] + "\n"})
+        call = {"id": f"c{len(bodies)}", "type": "function",
+                "function": {"name": "memory_append", "arguments": arguments}}  # fmt: skip
+        return web.json_response(reply("", [call]))
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        yield f"http://127.0.0.1:{port}", bodies
+    finally:
+        await runner.cleanup()
+
+
+@needs_oracle
+async def test_a_model_that_keeps_notes_answers_from_the_memory_its_prerequisites_wrote() -> None:
+    sample, cfg = notetaker(FC, "memory_rec_sum")
+    async for found, bodies in _noting_model():
+        result, ctx = await solve(FC, found, "openai_chat", sample, cfg)
+        requests = len(bodies)
+    # every prerequisite turn appended its message; the memory carried over all five
+    # conversations (bfcl-eval's snapshots) into each question's system prompt
+    first_said = sample.data["prereqs"][0]["question"][0][0]["content"][:400]
+    last_said = sample.data["prereqs"][-1]["question"][-1][0]["content"][:400]
+    asked = _system(ctx.calls["q1.turn1.step1"].request)
+    assert first_said in asked and last_said in asked
+    assert first_said not in _system(ctx.calls["prereq1.turn1.step1"].request)
+    assert first_said in _system(ctx.calls["prereq2.turn1.step1"].request)
+    # graded on what the memory held: a question passes exactly when a possible answer is there
+    for question in result.channels["questions"]:
+        held = any(check_answer(asked, [p]).valid for p in question["possible"])
+        assert question["valid"] == held, question["id"]
+    assert any(q["valid"] for q in result.channels["questions"]), "a pass is possible"
+    assert requests == 2 * sum(len(p["question"]) for p in sample.data["prereqs"]) + 2
