@@ -4,7 +4,8 @@ equals bfcl-eval 2026.3.23's own (``eval_runner._evaluate_single_agentic_entry``
 verdict and ``error_type`` on the same outputs, both columns. The outputs: planted from every
 memory question's possible answers (the answer exact, inside a sentence, in BFCL's answer
 format, upper-cased, punctuated, joined by hyphens, inside a longer word, a wrong answer, an
-empty reply, a call before and after the answer, calls only) and the embedded reference server's
+empty reply, a call before and after the answer, calls only, a text before the answer, the
+answer then an empty reply) and the embedded reference server's
 replies to the ``bfcl_memory`` tasks (both columns). The counts are in
 docs/evidence/bfcl-checker-parity.md."""
 
@@ -73,7 +74,9 @@ def planted(data: Path) -> list[dict[str, Any]]:
             items.append({"kind": "call_then_answer", "column": column, "result": [call, p]})
             items.append({"kind": "answer_then_call", "column": column, "result": [p, call]})
             items.append({"kind": "calls_only", "column": column, "result": [call, call]})
-        for item in items[-24:]:
+            items.append({"kind": "two_texts", "column": column, "result": ["Let me see.", p]})
+            items.append({"kind": "answer_then_empty", "column": column, "result": [p, ""]})
+        for item in items[-28:]:
             item["id"] = f"{row['id']}:{item['column']}:{item['kind']}"
             item["possible"] = row["ground_truth"]
     return items
@@ -172,6 +175,9 @@ def test_the_check_agrees_with_bfcl_eval_on_planted_and_embedded_outputs(
         assert counts[(column, "calls_only", "agentic:no_last_message")] == 155
         assert counts[(column, "empty", "agentic:no_last_message")] == 155
         assert counts[(column, "embedded", "agentic:answer_not_found")] == 2
+        # the last text is graded, not the first
+        assert counts[(column, "two_texts", "pass")] == 155
+        assert counts[(column, "answer_then_empty", "agentic:no_last_message")] == 155
 
 
 def test_the_oracle_is_the_real_checker_it_fails_a_planted_wrong_answer(
