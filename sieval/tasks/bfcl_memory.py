@@ -36,7 +36,8 @@ the whole scenario, prerequisites included).
 
 **Figures**: ``accuracy``, the share of questions passed (over all questions run, as bfcl-eval
 counts a category; its interval a ratio estimate over the scenarios, ``uncertainty.Derived``),
-``acc_<category>``, ``questions``. BFCL v4's ``memory`` summary is the
+``acc_<category>``, ``questions`` (their number), ``wrong_answer`` and ``no_answer`` (shares
+of the questions, so too). BFCL v4's ``memory`` summary is the
 unweighted mean of ``memory_kv``, ``memory_vector`` and ``memory_rec_sum``: with
 ``memory_vector`` not run it is not reported, nor is BFCL's overall figure.
 """
@@ -130,7 +131,14 @@ class BfclMemory(BfclMultiTurn):
     headline = "accuracy"
     cluster_by: Literal["group", "item"] | None = None
     derived = MappingProxyType(
-        {"accuracy": Derived(of="correct", per="questions", weighted=False, bounds=UNIT)}
+        {
+            name: Derived(of=count, per="n_questions", bounds=UNIT)
+            for name, count in (
+                ("accuracy", "n_correct"),
+                ("wrong_answer", "n_wrong"),
+                ("no_answer", "n_unanswered"),
+            )
+        }
     )
     defaults = MappingProxyType(
         {
@@ -295,13 +303,19 @@ class BfclMemory(BfclMultiTurn):
                             lost.append(str(step["lost"]))
         correct = sum(q["valid"] for q in questions)
         n = len(questions)
+        wrong = sum(q["miss"] == "wrong_answer" for q in questions)
+        unanswered = sum(q["miss"] == "no_answer" for q in questions)
+        # the shares of the scenario's questions; the counts they are made of (``n_*``) are what
+        # the run's figures sum (``derived``: over all questions, not a mean of scenarios)
         metrics = {
             "accuracy": correct / n if n else 0.0,
             f"acc_{category}": correct / n if n else 0.0,
-            "correct": float(correct),
-            "questions": float(n),
-            "wrong_answer": float(sum(q["miss"] == "wrong_answer" for q in questions)),
-            "no_answer": float(sum(q["miss"] == "no_answer" for q in questions)),
+            "wrong_answer": wrong / n if n else 0.0,
+            "no_answer": unanswered / n if n else 0.0,
+            "n_correct": float(correct),
+            "n_wrong": float(wrong),
+            "n_unanswered": float(unanswered),
+            "n_questions": float(n),
             "wire_drop": float(bool(lost)),
             "truncated": float(truncated),
             "steps": float(steps),
@@ -364,9 +378,9 @@ class BfclMemory(BfclMultiTurn):
         total: dict[str, float] = {}
         for sample, result in kept:
             group = str(sample.group)
-            correct[group] = correct.get(group, 0.0) + result.metrics.get("correct", 0.0)
-            asked[group] = asked.get(group, 0.0) + result.metrics.get("questions", 0.0)
-            for key in ("wrong_answer", "no_answer", "wire_drop", "truncated", "steps"):
+            correct[group] = correct.get(group, 0.0) + result.metrics.get("n_correct", 0.0)
+            asked[group] = asked.get(group, 0.0) + result.metrics.get("n_questions", 0.0)
+            for key in ("n_wrong", "n_unanswered", "wire_drop", "truncated", "steps"):
                 total[key] = total.get(key, 0.0) + result.metrics.get(key, 0.0)
         questions = sum(asked.values())
         out["questions"] = questions
@@ -374,8 +388,8 @@ class BfclMemory(BfclMultiTurn):
         for group in sorted(asked):
             out[f"acc_{group}"] = correct[group] / asked[group] if asked[group] else 0.0
         if questions:
-            out["wrong_answer"] = total["wrong_answer"] / questions
-            out["no_answer"] = total["no_answer"] / questions
+            out["wrong_answer"] = total["n_wrong"] / questions
+            out["no_answer"] = total["n_unanswered"] / questions
         if kept:
             out["wire_drop"] = total["wire_drop"] / len(kept)
             out["truncated"] = total["truncated"] / len(kept)

@@ -127,8 +127,9 @@ async def test_fc_lives_through_the_prerequisites_then_answers_from_the_memory(
         assert "Here is the content of your Core Memory from previous interactions" in asked
     # the reference's text holds no possible answer: both questions are wrong answers
     assert [q["reason"] for q in result.channels["questions"]] == ["agentic:answer_not_found"] * 2
-    assert result.metrics["questions"] == 2.0 and result.metrics["accuracy"] == 0.0
-    assert result.metrics["wrong_answer"] == 2.0 and result.metrics["wire_drop"] == 0.0
+    assert result.metrics["n_questions"] == 2.0 and result.metrics["accuracy"] == 0.0
+    assert result.metrics["wrong_answer"] == 1.0 and result.metrics["n_wrong"] == 2.0
+    assert result.metrics["wire_drop"] == 0.0
     first_id = result.channels["questions"][0]["id"]
     assert result.channels["miss"] == "wrong_answer"
     assert result.channels["reason"].startswith(f"{first_id}: agentic:answer_not_found")
@@ -167,13 +168,16 @@ async def test_a_call_the_server_s_parser_left_in_the_text_is_a_wire_drop() -> N
 
 def test_the_accuracy_is_over_questions_not_scenarios() -> None:
     def scored(category: str, correct: float, questions: float) -> tuple[Sample, SampleResult]:
-        metrics = {"correct": correct, "questions": questions, "accuracy": correct / questions}
+        metrics = {"n_correct": correct, "n_questions": questions, "n_wrong": questions - correct}
+        metrics |= {"n_unanswered": 0.0, "accuracy": correct / questions}
         sample = Sample(id=f"{category}-x", data={}, gold=None, group=category)
         return sample, SampleResult(prediction=None, gold=None, metrics=metrics)
 
-    figures = FC.aggregate([scored("memory_kv", 1, 10), scored("memory_kv", 3, 2)])
-    assert figures["accuracy"] == pytest.approx(4 / 12)  # a mean of 0.1 and 1.5 would be 0.8
-    assert FC.derived["accuracy"].of == "correct" and FC.derived["accuracy"].per == "questions"
+    figures = FC.aggregate([scored("memory_kv", 1, 10), scored("memory_kv", 2, 2)])
+    assert figures["accuracy"] == pytest.approx(3 / 12)  # a mean of 0.1 and 1.0 would be 0.55
+    assert figures["wrong_answer"] == pytest.approx(9 / 12) and figures["questions"] == 12
+    for name, count in (("accuracy", "n_correct"), ("wrong_answer", "n_wrong")):
+        assert (FC.derived[name].of, FC.derived[name].per) == (count, "n_questions")
 
 
 def test_only_memory_vector_and_web_search_stay_refused() -> None:
