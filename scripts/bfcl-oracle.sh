@@ -13,7 +13,7 @@
 # which the bfcl_multi_turn tasks import through sieval/scoring/bfcl_env_driver.py, run with
 # this venv's python), and overrides, rank_bm25 and numpy (the memory backends MemoryAPI_kv and
 # MemoryAPI_rec_sum, which the bfcl_memory tasks import so). Its model registry (constants/model_config.py) imports every vendor SDK: the parity driver puts a stand-in for that one module in its place.
-# The data is then bfcl_eval/data under the venv (tasks/_bfcl.py finds it). ~80 MB, cached.
+# The data is then bfcl_eval/data under the venv (tasks/_bfcl.py finds it). ~125 MB, cached.
 set -euo pipefail
 
 VERSION=2026.3.23
