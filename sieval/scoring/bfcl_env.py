@@ -149,6 +149,19 @@ class Environments:
         found: dict[str, Any] = self.ask({"op": "state", "session": session})["state"]
         return found
 
+    def memory_prompt(
+        self, session: str, question: Sequence[Any], entry: str, category: str, scenario: str
+    ) -> list[list[dict[str, Any]]]:
+        """A memory entry's turns with bfcl-eval's system prompts (the driver's doc)."""
+        request = {"session": session, "question": question, "id": entry, "category": category}
+        answer = self.ask({"op": "memory_prompt", **request, "scenario": scenario})
+        found: list[list[dict[str, Any]]] = answer["question"]
+        return found
+
+    def flush(self, session: str) -> None:
+        """A memory session's memory saved, as bfcl-eval saves it after a prerequisite."""
+        self.ask({"op": "flush", "session": session})
+
     def close(self, session: str) -> None:
         self.ask({"op": "close", "session": session})
 

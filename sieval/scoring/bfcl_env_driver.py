@@ -24,7 +24,15 @@ request itself was wrong):
   (``differences``: ``{attribute: {"model", "ground_truth"}}`` as ``repr`` text, cut at 2,000
   characters);
 - ``{"op": "state", "session"}`` → ``{"state": {class: {attribute: repr}}}`` (cut so too);
-- ``{"op": "close", "session"}`` → ``{}``.
+- ``{"op": "close", "session"}`` → ``{}``;
+- memory (``MemoryAPI_kv``, ``MemoryAPI_rec_sum``: a config's ``model_result_dir`` is read as a
+  path, where bfcl-eval keeps the memory snapshots): ``{"op": "memory_prompt", "session",
+  "question", "id", "category", "scenario"}`` → ``{"question"}``, the turns as bfcl-eval sends
+  them: its answer-format system prompt first unless the id is a prerequisite's
+  (``utils.process_agentic_test_case``), then its memory system prompt
+  (``model_handler.utils.add_memory_instruction_system_prompt``: the scenario's setting and the
+  memory's content now); ``{"op": "flush", "session"}`` → ``{}``,
+  the memory saved as bfcl-eval saves it after a prerequisite conversation.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ import importlib
 import inspect
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 _BLOCKED = ("kill", "exit", "quit", "remove", "unlink", "popen", "Popen", "run")
@@ -54,9 +63,10 @@ class _Session:
             cls = getattr(importlib.import_module(CLASS_FILE_PATH_MAPPING[name]), name)
             instance = cls()
             if name not in STATELESS_CLASSES:
-                instance._load_scenario(
-                    copy.deepcopy(config.get(name, {})), long_context=long_context
-                )
+                given = copy.deepcopy(config.get(name, {}))
+                if "model_result_dir" in given:
+                    given["model_result_dir"] = Path(given["model_result_dir"])
+                instance._load_scenario(given, long_context=long_context)
             self.instances[name] = instance
             for method, bound in inspect.getmembers(instance, predicate=inspect.ismethod):
                 if not method.startswith("_"):
@@ -143,6 +153,22 @@ def main() -> None:
                 out = _compare(sessions[request["model"]], sessions[request["truth"]])
             elif op == "state":
                 out = {"state": _state(sessions[request["session"]])}
+            elif op == "memory_prompt":
+                from bfcl_eval.model_handler.utils import add_memory_instruction_system_prompt
+                from bfcl_eval.utils import process_agentic_test_case
+
+                (memory,) = sessions[request["session"]].instances.values()
+                entry = {"id": request["id"], "question": request["question"]}
+                (entry,) = process_agentic_test_case([entry])
+                out = {
+                    "question": add_memory_instruction_system_prompt(
+                        entry["question"], request["category"], request["scenario"], memory
+                    )
+                }
+            elif op == "flush":
+                (memory,) = sessions[request["session"]].instances.values()
+                memory._flush_memory_to_local_file()
+                out = {}
             elif op == "close":
                 sessions.pop(request["session"], None)
                 out = {}

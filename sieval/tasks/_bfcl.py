@@ -25,8 +25,9 @@ Both add BFCL's language hint to each function's description (" Note that the pr
 function is in Python 3 syntax.", or Java 8 SDK, or JavaScript, by the category); a Java or
 JavaScript parameter goes as a string, its declared type said in its description (:func:`hinted`).
 
-**Not run** (:data:`REFUSED`): web search (a live search API) and memory (an agentic loop over
-BFCL's prerequisite conversations), each refused naming why.
+**Not run** (:data:`REFUSED`): web search (a live search API) and ``memory_vector`` (embedding
+weights from the hub, faiss), each refused naming why; ``memory_kv`` and ``memory_rec_sum`` are
+the ``bfcl_memory`` tasks' (not this one's: they are agentic conversations).
 
 **A miss, classified** (:func:`wire_calls`, :func:`lost_calls`): ``wrong_call`` (calls made,
 the checker's reason), ``no_call`` (no call in the reply and none in its text: the raw text is
@@ -94,19 +95,13 @@ _SEARCH = (
     "(serpapi, a SERPAPI_API_KEY) and fetches the pages it finds (requests, BeautifulSoup, "
     "html2text), so its answers depend on the network and the day, and sieval runs offline"
 )
-_MEMORY = (
-    "it is an agentic multi-turn run: the model first lives through bfcl-eval's prerequisite "
-    "conversations (memory_prereq_conversation/) writing a memory with its tools, then answers "
-    "from it; sieval has no such loop for BFCL's memory APIs yet"
-)
 REFUSED = {
     "web_search_base": _SEARCH,
     "web_search_no_snippet": _SEARCH,
-    "memory_kv": _MEMORY + " (its store needs rank_bm25)",
-    "memory_rec_sum": _MEMORY,
-    "memory_vector": _MEMORY
-    + " (its store needs sentence-transformers' all-MiniLM-L6-v2 weights from the Hugging Face "
-    "hub, and faiss)",
+    "memory_vector": "its memory store embeds with sentence-transformers' all-MiniLM-L6-v2 "
+    "(weights from the Hugging Face hub, torch) and searches with faiss, neither of which runs "
+    "here offline; memory_kv and memory_rec_sum are run by the bfcl_memory and "
+    "bfcl_memory_prompt tasks",
 }
 """BFCL v4 categories that are not run here, and why (asked for, each is refused naming it)."""
 

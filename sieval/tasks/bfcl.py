@@ -26,8 +26,9 @@ itself the unweighted mean of Python's, Java's and JavaScript's (``simple``); ``
 live AST categories weighted by their entry counts; ``irrelevance`` the unweighted mean of the two
 irrelevance categories; ``relevance`` live relevance's. A category that was not run is absent,
 and so is every summary that needs it. BFCL's overall figure also weighs multi-turn (30) and
-agentic (40: web search and memory, refused here by name, ``_bfcl.REFUSED`` says why) categories
-that this task does not run, so it is not reported. ``format_sensitivity`` (Prompt only,
+agentic (40: web search and memory; memory_kv and memory_rec_sum are the ``bfcl_memory`` tasks',
+the rest refused by name, ``_bfcl.REFUSED`` says why) categories that this task does not run, so
+it is not reported. ``format_sensitivity`` (Prompt only,
 ``_bfcl_formats.py``) counts in no summary; its spread over its 26 variants is
 ``format_sensitivity_max_delta`` and ``format_sensitivity_std``. ``accuracy`` and the miss
 rates are per-sample means (the report gives their intervals); a category's accuracy
@@ -112,6 +113,12 @@ def _categories(config: TaskConfig, column: str = "fc") -> tuple[str, ...]:
     refused = [c for c in given if c in REFUSED]
     if refused:
         raise ConfigError(f"bfcl: {refused[0]} is not run: {REFUSED[refused[0]]}")
+    elsewhere = [c for c in given if c in ("memory_kv", "memory_rec_sum")]
+    if elsewhere:
+        raise ConfigError(
+            f"bfcl: {elsewhere[0]} is an agentic conversation over BFCL's memory: run it with "
+            f"bfcl_memory (FC) or bfcl_memory_prompt (Prompt)"
+        )
     if FORMATS in given and column == "fc":
         raise ConfigError(
             "bfcl: format_sensitivity varies the Prompt column's system prompt: run it with "

@@ -201,7 +201,7 @@ def repeat_figures(results: Sequence[tuple[Sample, SampleResult]]) -> dict[str, 
 
 class BfclMultiTurn(Task):
     headline = "accuracy"
-    cluster_by = "item"
+    cluster_by: Literal["group", "item"] | None = "item"
     defaults = MappingProxyType(
         {
             "categories": ",".join(CATEGORIES),
@@ -432,10 +432,16 @@ class BfclMultiTurn(Task):
         )
 
     async def _converse(
-        self, sample: Sample, ctx: Context, session: str, calls: list[list[list[Call]]]
+        self,
+        sample: Sample,
+        ctx: Context,
+        session: str,
+        calls: list[list[list[Call]]],
+        prefix: str = "",
     ) -> tuple[list[list[dict[str, Any]]], bool]:
         """BFCL's inference loop over the turns (see the module): each step's record, and
-        whether the step limit stopped it; ``calls`` gets each turn's steps' calls."""
+        whether the step limit stopped it; ``calls`` gets each turn's steps' calls (the calls
+        named ``<prefix>turn<i>.step<j>``)."""
         envs = shared()
         data = sample.data
         sampling = self._sampling(sample, ctx.config)
@@ -456,7 +462,7 @@ class BfclMultiTurn(Task):
             turns.append(steps)
             calls.append([])
             while True:
-                name = f"turn{index + 1}.step{len(steps) + 1}"
+                name = f"{prefix}turn{index + 1}.step{len(steps) + 1}"
                 request = self._request(messages, tools, sampling, ctx.facts)
                 call = await ctx.call(name, request)
                 response = call.result()

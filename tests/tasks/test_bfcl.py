@@ -393,6 +393,8 @@ def test_categories_that_cannot_run_offline_are_refused_naming_why(
         list(FC.load(Path(), config("bfcl", "simple_python,web_search_base")))
     with pytest.raises(ConfigError, match=r"memory_vector is not run: .*all-MiniLM-L6-v2"):
         list(FC.load(Path(), config("bfcl", "memory_vector")))
+    with pytest.raises(ConfigError, match=r"memory_kv is an agentic .* run it with bfcl_memory"):
+        list(FC.load(Path(), config("bfcl", "memory_kv")))
     if DATA is None:
         return
     import sieval.tasks.bfcl as bfcl_module

@@ -15,6 +15,7 @@ ZERO_SHOT = {"boolq", "hellaswag", "truthfulqa_mc1", "truthfulqa_mc2", "wikitext
              "aime2025", "bbh", "gpqa_diamond", "humaneval", "ifeval", "math500",
              "mt_bench_answers", "bank_tools", "mt_bench", "arena_hard_v2", "bfcl",
              "bfcl_prompt", "bfcl_multi_turn", "bfcl_multi_turn_prompt",
+             "bfcl_memory", "bfcl_memory_prompt",
              "niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1",
              "niah_multikey_2", "niah_multikey_3", "niah_multivalue", "niah_multiquery", "vt",
              "cwe", "fwe"}  # fmt: skip

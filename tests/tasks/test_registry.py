@@ -12,7 +12,8 @@ from sieval.tasks.registry import TASKS, discover
 
 NAMES = [
     "aime2024", "aime2025", "arc_challenge", "arc_easy", "arc_easy_kshot_ppl", "arena_hard_v2",
-    "bank_tools", "bbh", "bfcl", "bfcl_multi_turn", "bfcl_multi_turn_prompt", "bfcl_prompt",
+    "bank_tools", "bbh", "bfcl", "bfcl_memory", "bfcl_memory_prompt", "bfcl_multi_turn",
+    "bfcl_multi_turn_prompt", "bfcl_prompt",
     "boolq", "gpqa_diamond", "gsm8k_0shot_gen", "gsm8k_kshot_base_gen", "hellaswag",
     "hellaswag_kshot_ppl", "humaneval", "ifeval", "lambada_openai", "math500", "mbpp",
     "mbpp_sanitized", "mmlu", "mmlu_0shot_gen", "mmlu_kshot_clp", "mmlu_pro", "mt_bench",
@@ -23,9 +24,9 @@ RULER = ["cwe", "fwe", "niah_multikey_1", "niah_multikey_2", "niah_multikey_3", 
          "niah_multivalue", "niah_single_1", "niah_single_2", "niah_single_3", "vt"]  # fmt: skip
 CHAT_ONLY = {"gsm8k_0shot_gen", "mmlu_0shot_gen", "ifeval", "math500", "aime2024", "aime2025",
              "gpqa_diamond", "mt_bench_answers", "bank_tools", "mt_bench",
-             "arena_hard_v2", "bfcl", "bfcl_multi_turn"}  # fmt: skip
+             "arena_hard_v2", "bfcl", "bfcl_multi_turn", "bfcl_memory"}  # fmt: skip
 NOT_STATIC = {"mt_bench_answers", "bank_tools", "mt_bench", "arena_hard_v2", "bfcl_multi_turn",
-              "bfcl_multi_turn_prompt"}  # fmt: skip
+              "bfcl_multi_turn_prompt", "bfcl_memory", "bfcl_memory_prompt"}  # fmt: skip
 TOKEN_PROMPT = {"wikitext"}
 
 
