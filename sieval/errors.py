@@ -11,6 +11,8 @@
     ├── Refused                      a request was decided against before any byte was sent
     ├── ServerRejected               the server answered 4xx (other than 429) with its own message
     ├── ContractViolation            a reply was short, inconsistent or malformed
+    ├── ExecutorError                BFCL's environment process died or refused a request
+    │                                (scoring/bfcl_env.py)
     └── TransportError               connect failure, timeout, 429 or 5xx after the retries
         └── TransportTimeout         ... a timeout (also a builtin TimeoutError)
 

@@ -108,7 +108,7 @@ def hanging(item: Any) -> Any:
     from rich.text import Text
 
     text = item.lstrip(" ")
-    return Padding(Text.from_markup(text), (0, 0, 0, len(item) - len(text)))
+    return Padding(Text.from_markup(text, emoji=False), (0, 0, 0, len(item) - len(text)))
 
 
 def render_comparison(

@@ -72,13 +72,13 @@ def describe_task(task: Task) -> dict[str, Any]:
 
 
 def _shots(facts: Mapping[str, Any]) -> str:
-    """The default shots: ``5 from train``; ``3 in prompt`` where they are written into the
-    prompt (BBH's CoT examples); ``0 only`` where none can be drawn."""
+    """The default shots: ``5 (train)``, five drawn from train; ``3 in prompt`` where they are
+    written into the prompt (BBH's CoT examples); ``0 only`` where none can be drawn."""
     k = facts["defaults"].get("num_fewshot", 0)
     source = facts.get("shots_from")
     if facts.get("fixed_shots"):
         return f"{facts['fixed_shots']} in prompt"
-    return f"{k} from {source}" if source else "0 only"
+    return f"{k} ({source})" if source else "0 only"
 
 
 def render_tasks(registry: Mapping[str, Task], suites: Mapping[str, Suite] | None = None) -> Text:
@@ -128,8 +128,8 @@ def render_tasks(registry: Mapping[str, Task], suites: Mapping[str, Suite] | Non
         )
     out.append(
         "\n\nLL: log-likelihood; checked: graded by the task's checker (math, code, rules)"
-        "\nshots: the default number and the split they are drawn from (--num-fewshot "
-        "changes it; 'in prompt': written into the prompt, fixed)"
+        "\nshots: the default number and (the split they are drawn from); --num-fewshot "
+        "changes it; 'in prompt': written into the prompt, fixed"
         "\n'sieval tasks NAME': one task's data, options and protocol; --json"
     )
     return out

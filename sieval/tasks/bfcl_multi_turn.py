@@ -201,6 +201,7 @@ def repeat_figures(results: Sequence[tuple[Sample, SampleResult]]) -> dict[str, 
 
 class BfclMultiTurn(Task):
     headline = "accuracy"
+    listing = ("tool calls", "bfcl-eval")
     cluster_by: Literal["group", "item"] | None = "item"
     defaults = MappingProxyType(
         {

@@ -142,7 +142,7 @@ def test_tasks_with_the_real_registry(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.undo()
     result = runner.invoke(app, ["tasks"])
     assert result.exit_code == 0, result.output
-    assert "mmlu_kshot_clp" in result.output and "5 from dev" in result.output
+    assert "mmlu_kshot_clp" in result.output and "5 (dev)" in result.output
 
 
 def test_tasks_without_registry_exits_2(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -56,7 +56,7 @@ def test_the_task_table_fits_80_columns_and_names_every_task() -> None:
     row = next(line.split() for line in lines if line.startswith("wikitext "))
     assert row == ["wikitext", "rolling", "LL", "wikitext", "test", "0", "only"]
     row = next(line.split() for line in lines if line.startswith("mmlu "))
-    assert row == ["mmlu", "choice", "LL", "mmlu", "test", "0", "from", "dev"]
+    assert row == ["mmlu", "choice", "LL", "mmlu", "test", "0", "(dev)"]
     assert "suite base_suite: arc_easy, arc_challenge" in result.output
 
 
