@@ -29,6 +29,7 @@ completion wire, as the dialect's table says.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,6 +180,17 @@ class Model:
         """Whether ``dialect``'s wire takes chat messages (a chat wire)."""
         table = get_dialect(dialect) if isinstance(dialect, str) else dialect
         return not isinstance(table.row_for("input.chat.messages"), Refuse)
+
+    def probing(self) -> Model:
+        """This model sending each request as it is given, its ``request_overrides``
+        (``--gen-kwargs``) left off: a probe (the serving checks, the rate probe) decides its own
+        sampling. A run's ``temperature=0.7`` over the greedy probes made them sampled, and the
+        checks' findings (server defaults, determinism, the numerics fingerprint) false."""
+        if not self.request_overrides:
+            return self
+        view = copy.copy(self)
+        view.request_overrides = {}
+        return view
 
     def pin_reported(self, model: str) -> None:
         """Expect every reply to name ``model`` (a resumed run's earlier replies named it)."""

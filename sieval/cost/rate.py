@@ -300,7 +300,8 @@ def asker(model: Model, chat: bool) -> Ask:
         )
         sampling = Sampling(temperature=0.0, max_tokens=max_tokens)
         within = Scheduling(timeout_s=timeout_s) if timeout_s is not None else Scheduling()
-        call = await model.call(Request(input=given, sampling=sampling, scheduling=within))
+        request = Request(input=given, sampling=sampling, scheduling=within)
+        call = await model.probing().call(request)  # greedy, max_tokens as asked: no --gen-kwargs
         usage = call.response.usage if call.response is not None else None
         if call.error is not None or usage is None or call.timings is None:
             raise ProbeFailed(call.error.message if call.error else "no usage in the reply")

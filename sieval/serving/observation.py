@@ -190,6 +190,9 @@ class Sender:
     cost: Cost = field(default_factory=Cost)
     calls: list[Call] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.model = self.model.probing()  # a probe is sent as written, not as the run's
+
     def mark(self) -> Cost:
         """What has been spent so far (for ``since``)."""
         return msgspec.structs.replace(self.cost)

@@ -57,11 +57,9 @@ __all__ = [
 
 
 def lowered(model: Model, request: Request) -> Lowered:
-    """``request`` as ``model`` sends it (its defaults applied, lowered): no I/O, ``Refused`` when
-    the wire cannot carry it."""
-    return prepare(
-        model.dialect, request, model.model_id, model.request_defaults, model.request_overrides
-    )
+    """``request`` as ``model`` sends a probe (its defaults applied, not the run's overrides:
+    ``Model.probing``, lowered): no I/O, ``Refused`` when the wire cannot carry it."""
+    return prepare(model.dialect, request, model.model_id, model.request_defaults)
 
 
 SHORT = (

@@ -244,3 +244,23 @@ def test_the_kept_rates_drop_the_stale_ones(tmp_path: Path) -> None:
     _keep("newer", ServerRate(model="c", prefill=1.0, measured=1000.0 + REUSE_S + 1))
     assert set(_kept()) == {"new", "newer"}
     assert (tmp_path / "cache" / "rates.json").is_file()  # under $SIEVAL_CACHE
+
+
+async def test_the_probe_sends_its_own_max_tokens_whatever_the_runs_overrides() -> None:
+    """A run's ``--gen-kwargs max_tokens=64,temperature=0.7`` is not the probe's: a prefill probe
+    that generated 64 tokens would read decoding as prefill."""
+    from sieval.cost.rate import asker
+    from sieval.model import Model
+
+    overrides = {"sampling.max_tokens": 64, "sampling.temperature": 0.7}
+    async with (
+        ReferenceServer() as server,
+        Model(
+            dialect="openai_completions",
+            base_url=server.url,
+            model_id=server.model_name,
+            request_overrides=overrides,
+        ) as model,
+    ):
+        seen = await asker(model, chat=False)(32, 1)
+    assert seen.output_tokens == 1 and seen.prompt_tokens > 16

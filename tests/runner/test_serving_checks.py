@@ -79,6 +79,30 @@ async def test_every_check_passes_on_a_server_without_faults(clean: Serving) -> 
     assert clean.cost.prompt_tokens > 0 and clean.cost.unreported == 0
 
 
+async def test_a_runs_overrides_do_not_reach_the_probes(clean: Serving) -> None:
+    """``--gen-kwargs temperature=0.7,max_tokens=5`` is the run's, not the probes': with it
+    applied to them the greedy probes were sampled, server_defaults failed on a clean server and
+    the numerics fingerprint changed from run to run."""
+    needs = Needs({c: [] for c in ALL}, RUN)
+    overrides = {"sampling.temperature": 0.7, "sampling.max_tokens": 5}
+    async with (
+        ReferenceServer() as server,
+        Model(
+            dialect="vllm_native",
+            base_url=server.url,
+            model_id=server.model_name,
+            request_overrides=overrides,
+        ) as m,
+    ):
+        serving = await run_serving_checks(m, needs)
+        assert m.request_overrides == overrides  # the run's own requests still get them
+    assert {f.check: f.outcome for f in serving.findings} == {
+        f.check: f.outcome for f in clean.findings
+    }
+    assert serving.fingerprint is not None and clean.fingerprint is not None
+    assert serving.fingerprint.digest == clean.fingerprint.digest
+
+
 async def test_batch_variant_fails_the_batch_check_only() -> None:
     serving = await checks("batch-variant")
     batch = found(serving, "batch_invariance")
