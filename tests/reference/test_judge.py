@@ -319,13 +319,17 @@ SINGLE = (
 def test_a_json_verdict_under_structured_output(judge: RunningServer) -> None:
     messages = [{"role": "user", "content": SINGLE.format(answer="Two plus two is four.")}]
     schema = {"type": "json_schema", "json_schema": {"name": "verdict", "schema": VERDICT}}
-    text = chat(judge, messages, response_format=schema)["choices"][0]["message"]["content"]
+    # greedy: unseeded, at the server's default temperature, the verdict moves by up to 0.2 drawn
+    # from the server's one rng, whose state depends on which tests this worker ran before (a
+    # rating of 2 for "Bananas." in a full run)
+    greedy = {"response_format": schema, "temperature": 0.0}
+    text = chat(judge, messages, **greedy)["choices"][0]["message"]["content"]
     verdict = json.loads(text)
     assert verdict["rating"] == 10 and "key words" in verdict["explanation"]
     poor = chat(judge, [{"role": "user", "content": SINGLE.format(answer="Bananas.")}],
-                response_format=schema)  # fmt: skip
+                **greedy)  # fmt: skip
     assert json.loads(poor["choices"][0]["message"]["content"])["rating"] == 1
-    broken = chat(judge, messages, "judge-unparseable", response_format=schema)
+    broken = chat(judge, messages, "judge-unparseable", **greedy)
     assert "rating" not in json.loads(broken["choices"][0]["message"]["content"])
 
 
