@@ -51,6 +51,7 @@ from ..errors import ConfigError
 from ..ir.request import FunctionTool
 from ..scoring.bfcl_decode import hermes_calls
 from ..scoring.bfcl_langs import language_of
+from .base import ModelFacts, Requirement
 
 __all__ = [
     "AST_CATEGORIES",
@@ -58,6 +59,7 @@ __all__ = [
     "ORACLE_VERSION",
     "REFUSED",
     "RELEVANCE_CATEGORIES",
+    "column_requirements",
     "data_directory",
     "entries",
     "fc_tools",
@@ -365,3 +367,22 @@ def lost_calls(
     if marked:
         return f"the text holds {len(marked)} <tool_call> block(s) the server's parser did not read"
     return None
+
+
+def column_requirements(
+    column: str, model: ModelFacts, *, sampling: str, asked: str, history: bool = False
+) -> list[Requirement]:
+    """What a BFCL column asks of the wire: FC a chat wire with function tools (and, over several
+    steps, ``history``: the calls and their results sent back); Prompt a chat wire or raw text.
+    ``asked``: what the question is (``the question``, ``the turns``)."""
+    out = [Requirement("sampling", sampling)]
+    if column == "fc":
+        out.append(Requirement("chat", f"{asked} is a conversation"))
+        out.append(Requirement("function_tools", "the entry's functions are offered (FC)"))
+        if history:
+            out.append(Requirement("tool_history", "the calls and their results are sent back"))
+    elif model.input_kind == "chat":
+        out.append(Requirement("chat", f"{asked} is a conversation"))
+    else:
+        out.append(Requirement("text_prompt", "the conversation written as text"))
+    return out

@@ -64,6 +64,7 @@ from ._bfcl import (
     AST_CATEGORIES,
     CATEGORIES,
     REFUSED,
+    column_requirements,
     data_directory,
     entries,
     fc_tools,
@@ -165,15 +166,9 @@ class Bfcl(StaticTask):
     # -- what planning asks -------------------------------------------------------------------
 
     def requirements_for(self, model: ModelFacts) -> Sequence[Requirement]:
-        out = [Requirement("sampling", "greedy, max_tokens set")]
-        if self.column == "fc":
-            out.append(Requirement("chat", "the question is a conversation"))
-            out.append(Requirement("function_tools", "the entry's functions are offered (FC)"))
-        elif model.input_kind == "chat":
-            out.append(Requirement("chat", "the question is a conversation"))
-        else:
-            out.append(Requirement("text_prompt", "the conversation written as text"))
-        return out
+        return column_requirements(
+            self.column, model, sampling="greedy, max_tokens set", asked="the question"
+        )
 
     def protocol_for(self, model: ModelFacts) -> str:
         if self.column == "prompt" and model.input_kind != "chat":

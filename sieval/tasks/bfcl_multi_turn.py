@@ -76,7 +76,15 @@ from ..ir.response import ended_for_length
 from ..scoring.bfcl_env import Call, Environments, ExecutorError, shared
 from ..scoring.bfcl_multi_turn import check, fc_calls, prompt_calls
 from ..scoring.repeats import pass_at_k, pass_hat_k
-from ._bfcl import HINTS, data_directory, fc_tools, lost_calls, prompt_system, transcript
+from ._bfcl import (
+    HINTS,
+    column_requirements,
+    data_directory,
+    fc_tools,
+    lost_calls,
+    prompt_system,
+    transcript,
+)
 from ._shared import check_options, int_option, temperature_option
 from .base import (
     COMPLETION_MODEL,
@@ -234,16 +242,13 @@ class BfclMultiTurn(Task):
     # -- what planning asks -------------------------------------------------------------------
 
     def requirements_for(self, model: ModelFacts) -> Sequence[Requirement]:
-        out = [Requirement("sampling", "max_tokens set, greedy unless a temperature is given")]
-        if self.column == "fc":
-            out.append(Requirement("chat", "the turns are a conversation"))
-            out.append(Requirement("function_tools", "the entry's functions are offered (FC)"))
-            out.append(Requirement("tool_history", "the calls and their results are sent back"))
-        elif model.input_kind == "chat":
-            out.append(Requirement("chat", "the turns are a conversation"))
-        else:
-            out.append(Requirement("text_prompt", "the conversation written as text"))
-        return out
+        return column_requirements(
+            self.column,
+            model,
+            sampling="max_tokens set, greedy unless a temperature is given",
+            asked="the turns",
+            history=True,
+        )
 
     def protocol_for(self, model: ModelFacts) -> str:
         if self.column == "prompt" and model.input_kind != "chat":
